@@ -1,0 +1,35 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+BENCH ?=
+
+.PHONY: run test bench lint typecheck ide migration clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+ide: $(STAMP)
+	$(PY) -m service.graphql.ide_build
+
+run: $(STAMP) ide
+	$(VENV)/bin/timebot serve --demo
+
+test: $(STAMP) ide
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(PY) -m bench $(BENCH)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check timebot service bot mail tests bench
+	$(VENV)/bin/mypy
+
+migration: $(STAMP)
+	$(PY) scripts/regen_initial_migration.py
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,1 @@
+"""Inbound and outbound mail."""

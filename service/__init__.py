@@ -1,0 +1,1 @@
+"""The time tracking service, embedded: schema, models, rules, resolvers."""

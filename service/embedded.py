@@ -1,0 +1,41 @@
+"""The embedded time tracking service: database, schema and executor, started with the app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import GraphQLSchema
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from service.clock import SYSTEM_CLOCK, Clock
+from service.db import create_engine, migrate, session_factory
+from service.graphql.execution import Executor
+from service.graphql.schema import build_schema
+
+
+@dataclass
+class EmbeddedService:
+    database_url: str
+    clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
+    engine: AsyncEngine = field(init=False)
+    sessions: async_sessionmaker[AsyncSession] = field(init=False)
+    schema: GraphQLSchema = field(init=False)
+    executor: Executor = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.engine = create_engine(self.database_url)
+        self.sessions = session_factory(self.engine)
+        self.schema = build_schema()
+        self.executor = Executor(self.schema, self.sessions, self.clock)
+
+    async def start(self) -> None:
+        await migrate(self.engine)
+
+    async def stop(self) -> None:
+        await self.engine.dispose()
+
+    def routes(self) -> list[Any]:
+        from service.graphql.http import graphql_routes
+
+        return graphql_routes(self.executor)

@@ -1,0 +1,1 @@
+"""The GraphQL interface: schema assembly, execution, HTTP endpoint."""

@@ -1,0 +1,65 @@
+"""What every resolver gets as `info.context`: the unit of work and who is asking."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.clock import Clock
+from service.models import Organisation, Person, PersonManager
+from service.models.person import ROLE_ADMIN, ROLE_MANAGER
+
+
+@dataclass
+class RequestContext:
+    session: AsyncSession
+    organisation: Organisation
+    person: Person
+    clock: Clock
+    now_ms: int
+    # Set by a mutation resolver that changed nothing (e.g. delete with check: true).
+    skip_audit: bool = False
+    # Things to do after the request's transaction commits (webhook deliveries, ...).
+    after_commit: list[Any] = field(default_factory=list)
+    _managed_ids: set[str] | None = None
+
+    @property
+    def org_id(self) -> str:
+        return self.organisation.id
+
+    @property
+    def is_admin(self) -> bool:
+        return self.person.role.kind == ROLE_ADMIN
+
+    @property
+    def is_manager(self) -> bool:
+        return self.person.role.kind == ROLE_MANAGER
+
+    async def managed_person_ids(self) -> set[str]:
+        """Ids of the people the caller manages (makeManagerOfPerson)."""
+        if self._managed_ids is None:
+            rows = await self.session.scalars(
+                select(PersonManager.person_id).where(
+                    PersonManager.organisation_id == self.org_id,
+                    PersonManager.manager_id == self.person.id,
+                )
+            )
+            self._managed_ids = set(rows)
+        return self._managed_ids
+
+    async def can_access_person_data(self, person_id: str | None) -> bool:
+        """An employee sees only their own records, a manager also their people's, an admin all."""
+        if self.is_admin or person_id == self.person.id:
+            return True
+        if person_id is None:
+            return False
+        return person_id in await self.managed_person_ids()
+
+    async def visible_person_ids(self) -> set[str] | None:
+        """None means every person (admin); otherwise the caller and the people they manage."""
+        if self.is_admin:
+            return None
+        return {self.person.id} | await self.managed_person_ids()

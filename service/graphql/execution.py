@@ -1,0 +1,211 @@
+"""Executing a GraphQL request: authentication, one unit of work, audit, result shaping."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from inspect import isawaitable
+from typing import Any
+
+import structlog
+from graphql import (
+    DocumentNode,
+    ExecutionResult,
+    GraphQLError,
+    GraphQLSchema,
+    OperationDefinitionNode,
+    OperationType,
+    execute,
+    parse,
+    validate,
+)
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from service.clock import Clock
+from service.errors import AccountInactive, ApiKeyError, PermissionDenied, ServiceError
+from service.graphql.auth import authenticate
+from service.graphql.context import RequestContext
+from service.models import AuditTrail
+
+log = structlog.get_logger("service.graphql")
+
+
+@dataclass
+class GraphQLResponse:
+    status: int
+    body: dict[str, Any]
+
+
+class Executor:
+    """Runs requests against the schema; one session (and transaction) per request."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        sessions: async_sessionmaker[AsyncSession],
+        clock: Clock,
+        after_commit: Callable[[list[Any]], Any] | None = None,
+    ) -> None:
+        self.schema = schema
+        self.sessions = sessions
+        self.clock = clock
+        self.after_commit = after_commit
+        self._parse = lru_cache(maxsize=512)(self._parse_and_validate)
+
+    def _parse_and_validate(self, query: str) -> DocumentNode | list[GraphQLError]:
+        try:
+            document = parse(query)
+        except GraphQLError as error:
+            return [error]
+        errors = validate(self.schema, document)
+        return list(errors) if errors else document
+
+    async def run(
+        self, payload: Any, apikey: str | None, operation_name: str | None = None
+    ) -> GraphQLResponse:
+        if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
+            return GraphQLResponse(400, {"errors": [{"message": "Must provide query string."}]})
+        variables = payload.get("variables") or {}
+        if not isinstance(variables, dict):
+            return GraphQLResponse(400, {"errors": [{"message": "variables must be an object"}]})
+        operation_name = payload.get("operationName") or operation_name
+        async with self.sessions() as session:
+            try:
+                organisation, person = await authenticate(session, apikey)
+            except AccountInactive as error:
+                return GraphQLResponse(402, {"errors": [{"message": error.message}]})
+            except ApiKeyError as error:
+                return GraphQLResponse(200, {"data": None, "errors": [{"message": error.message}]})
+            parsed = self._parse(payload["query"])
+            if isinstance(parsed, list):
+                return GraphQLResponse(200, {"errors": [e.formatted for e in parsed]})
+            context = RequestContext(
+                session=session,
+                organisation=organisation,
+                person=person,
+                clock=self.clock,
+                now_ms=self.clock.now_ms(),
+            )
+            result = execute(
+                self.schema,
+                parsed,
+                context_value=context,
+                variable_values=variables,
+                operation_name=operation_name,
+                middleware=[root_field_middleware],
+            )
+            if isawaitable(result):
+                result = await result
+            assert isinstance(result, ExecutionResult)
+            if _is_mutation(parsed, operation_name):
+                await session.commit()
+            else:
+                await session.rollback()
+        if context.after_commit and self.after_commit is not None:
+            await self.after_commit(context.after_commit)
+        return GraphQLResponse(200, shape_result(result))
+
+
+def _is_mutation(document: DocumentNode, operation_name: str | None) -> bool:
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode) and (
+            operation_name is None
+            or (definition.name is not None and definition.name.value == operation_name)
+        ):
+            return definition.operation == OperationType.MUTATION
+    return False
+
+
+async def root_field_middleware(next_: Any, root: Any, info: Any, **args: Any) -> Any:
+    """Labels permission errors with their path; makes each mutation atomic and audited."""
+    label = f"{info.parent_type.name}.{info.field_name}"
+    try:
+        if info.parent_type.name == "Mutation":
+            return await _run_mutation(next_, root, info, args)
+        result = next_(root, info, **args)
+        if isawaitable(result):
+            result = await result
+        return result
+    except PermissionDenied as error:
+        error.path_label = error.path_label or label
+        raise
+
+
+async def _run_mutation(next_: Any, root: Any, info: Any, args: dict[str, Any]) -> Any:
+    context: RequestContext = info.context
+    context.skip_audit = False
+    async with context.session.begin_nested():
+        result = next_(root, info, **args)
+        if isawaitable(result):
+            result = await result
+        await context.session.flush()
+        if not context.skip_audit:
+            ids = _response_ids(result)
+            context.session.add(
+                AuditTrail(
+                    organisation_id=context.org_id,
+                    operation_name=info.field_name,
+                    person_id=context.person.id,
+                    timestamp_ms=context.clock.now_ms(),
+                    arguments=json.loads(json.dumps(args, default=str)),
+                    response_id=ids[0] if ids else None,
+                    response_ids=ids,
+                )
+            )
+            await context.session.flush()
+    return result
+
+
+def _response_ids(result: Any) -> list[str]:
+    items = result if isinstance(result, list) else [result]
+    ids: list[str] = []
+    for item in items:
+        value = item.get("id") if isinstance(item, dict) else getattr(item, "id", None)
+        if isinstance(value, str):
+            ids.append(value)
+    return ids
+
+
+def shape_result(result: ExecutionResult) -> dict[str, Any]:
+    """`errors` for real errors; permission refusals leave `data` and go to permissionsErrors."""
+    body: dict[str, Any] = {"data": result.data}
+    errors: list[dict[str, Any]] = []
+    permissions: list[str] = []
+    for error in result.errors or []:
+        original = error.original_error
+        if isinstance(original, PermissionDenied):
+            label = original.path_label or ".".join(str(p) for p in error.path or [])
+            if label not in permissions:
+                permissions.append(label)
+            _omit(result.data, error.path)
+        elif isinstance(original, ServiceError):
+            errors.append({"message": original.message, "path": error.path})
+        elif original is not None:
+            log.error("resolver_crashed", path=error.path, exc_info=original)
+            errors.append({"message": "Internal server error", "path": error.path})
+        else:
+            errors.append(error.formatted)  # type: ignore[arg-type]
+    if errors:
+        body["errors"] = errors
+    if permissions:
+        body["permissionsErrors"] = permissions
+    return body
+
+
+def _omit(data: Any, path: list[str | int] | None) -> None:
+    """Drop a null field at `path` from the data, as the specification says refused fields are."""
+    if not path or data is None:
+        return
+    node = data
+    for key in path[:-1]:
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            return
+        if node is None:
+            return
+    last = path[-1]
+    if isinstance(node, dict) and isinstance(last, str) and node.get(last) is None:
+        node.pop(last, None)

@@ -1,0 +1,33 @@
+"""Builds the executable schema: every SDL file of service/schema, every resolver module's
+BINDABLES (service/resolvers/*.py), and the scalars."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+from typing import Any
+
+from ariadne import load_schema_from_path, make_executable_schema
+from graphql import GraphQLSchema
+
+import service.resolvers
+from service.graphql.scalars import BINDABLES as SCALARS
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
+
+
+def type_defs() -> str:
+    return load_schema_from_path(str(SCHEMA_DIR))
+
+
+def resolver_bindables() -> list[Any]:
+    bindables: list[Any] = []
+    for module_info in sorted(pkgutil.iter_modules(service.resolvers.__path__)):
+        module = importlib.import_module(f"service.resolvers.{module_info.name}")
+        bindables.extend(getattr(module, "BINDABLES", []))
+    return bindables
+
+
+def build_schema() -> GraphQLSchema:
+    return make_executable_schema(type_defs(), *SCALARS, *resolver_bindables())

@@ -1,0 +1,70 @@
+"""Loading entities of the caller's organisation by id, with errors that name the argument."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.errors import NotFound
+
+T = TypeVar("T")
+
+
+async def get_in_org(
+    session: AsyncSession,
+    model: type[T],
+    org_id: str,
+    entity_id: str | None,
+    argument: str = "id",
+    what: str | None = None,
+    *,
+    for_update: bool = False,
+) -> T:
+    """The entity with that id in the organisation, or NotFound naming `argument`."""
+    label = what or getattr(model, "__tablename__", "item").rstrip("s").replace("_", " ")
+    if entity_id is None:
+        raise NotFound(argument, entity_id, label)
+    statement: Any = select(model).where(
+        model.id == entity_id,  # type: ignore[attr-defined]
+        model.organisation_id == org_id,  # type: ignore[attr-defined]
+    )
+    if for_update:
+        statement = statement.with_for_update()
+    found = (await session.scalars(statement)).unique().one_or_none()
+    if found is None:
+        raise NotFound(argument, entity_id, label)
+    return found  # type: ignore[no-any-return]
+
+
+async def get_many_in_org(
+    session: AsyncSession,
+    model: type[T],
+    org_id: str,
+    entity_ids: Sequence[str | None] | None,
+    argument: str = "ids",
+    what: str | None = None,
+) -> list[T]:
+    """All of them, in the order given, or NotFound naming `argument[i]` for the first missing."""
+    ids = list(entity_ids or [])
+    label = what or getattr(model, "__tablename__", "item").rstrip("s").replace("_", " ")
+    for index, value in enumerate(ids):
+        if value is None:
+            raise NotFound(f"{argument}[{index}]", value, label)
+    found = {
+        item.id: item  # type: ignore[attr-defined]
+        for item in (
+            await session.scalars(
+                select(model).where(
+                    model.id.in_(ids),  # type: ignore[attr-defined]
+                    model.organisation_id == org_id,  # type: ignore[attr-defined]
+                )
+            )
+        ).unique()
+    }
+    for index, value in enumerate(ids):
+        if value not in found:
+            raise NotFound(f"{argument}[{index}]", value, label)
+    return [found[value] for value in ids if value is not None]

@@ -1,0 +1,38 @@
+"""Declarative base and the columns every service table shares."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, ForeignKey, MetaData, String
+from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
+
+from service.ids import new_id
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def id_column() -> Mapped[str]:
+    return mapped_column(String(24), primary_key=True, default=new_id)
+
+
+def ms_column(nullable: bool = False) -> Mapped[int]:
+    return mapped_column(BigInteger, nullable=nullable)
+
+
+class OrgScoped:
+    """Every tenant table carries its organisation; queries always filter on it."""
+
+    @declared_attr
+    def organisation_id(cls) -> Mapped[str]:  # noqa: N805
+        return mapped_column(
+            String(24), ForeignKey("organisations.id", ondelete="CASCADE"), index=True
+        )

@@ -1,0 +1,83 @@
+"""People, their roles, API keys and who manages whom."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from service.models.base import Base, OrgScoped, id_column
+
+ROLE_ADMIN = "admin"
+ROLE_MANAGER = "manager"
+ROLE_EMPLOYEE = "employee"
+ROLE_KINDS = (ROLE_ADMIN, ROLE_MANAGER, ROLE_EMPLOYEE)
+
+
+class Role(OrgScoped, Base):
+    __tablename__ = "roles"
+
+    id: Mapped[str] = id_column()
+    name: Mapped[str] = mapped_column(String(255))
+    # What the role may do: admin (everything), manager (own + managed people), employee (own).
+    kind: Mapped[str] = mapped_column(String(16), default=ROLE_EMPLOYEE)
+    archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    color: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class Person(OrgScoped, Base):
+    __tablename__ = "persons"
+    __table_args__ = (
+        UniqueConstraint("organisation_id", "email", name="uq_persons_org_email"),
+    )
+
+    id: Mapped[str] = id_column()
+    name: Mapped[str] = mapped_column(String(255))
+    email: Mapped[str] = mapped_column(String(320))
+    role_id: Mapped[str] = mapped_column(String(24), ForeignKey("roles.id"))
+    archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    color: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    lang: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    timezone: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    currency: Mapped[str | None] = mapped_column(String(3), nullable=True)
+    start_date_ms: Mapped[int] = mapped_column(BigInteger)
+    # Person-level settings (approval preference, timesheet rules, ...), keyed by name.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+    role: Mapped[Role] = relationship(lazy="joined")
+
+
+class ApiKey(Base):
+    """One GraphQL key per person. No foreign keys on purpose: a key outlives a deleted
+    person or organisation so that the service can say which one is gone."""
+
+    __tablename__ = "api_keys"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    person_id: Mapped[str] = mapped_column(String(24), unique=True)
+    organisation_id: Mapped[str] = mapped_column(String(24), index=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class PersonManager(OrgScoped, Base):
+    """`manager_id` is a people manager of `person_id` (makeManagerOfPerson)."""
+
+    __tablename__ = "person_managers"
+    __table_args__ = (Index("ix_person_managers_person", "person_id"),)
+
+    id: Mapped[str] = id_column()
+    manager_id: Mapped[str] = mapped_column(
+        String(24), ForeignKey("persons.id", ondelete="CASCADE"), index=True
+    )
+    person_id: Mapped[str] = mapped_column(String(24), ForeignKey("persons.id", ondelete="CASCADE"))
+    created_ms: Mapped[int] = mapped_column(BigInteger)

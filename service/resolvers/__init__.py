@@ -1,0 +1,1 @@
+"""Resolver modules, one per area. Each exposes BINDABLES; service.graphql.schema collects them."""

@@ -1,0 +1,228 @@
+"""Test support: a live timebot on loopback, GraphQL over real HTTP, organisations to test in."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+
+from service.clock import Clock
+from service.db import unit_of_work
+from service.embedded import EmbeddedService
+from service.provisioning import add_person, create_organisation
+from timebot.app import create_app
+from timebot.config import Settings, load_settings
+
+PG_ADMIN_DSN = os.environ.get("TIMEBOT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+DAY_MS = 86_400_000
+HOUR_MS = 3_600_000
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def create_pg_database() -> str:
+    """A fresh PostgreSQL database; returns its name."""
+    import asyncpg
+
+    name = f"timebot_test_{uuid.uuid4().hex[:12]}"
+    connection = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
+    return name
+
+
+async def drop_pg_database(name: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await connection.close()
+
+
+def pg_url(database: str) -> str:
+    base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
+    return f"{base}/{database}"
+
+
+@dataclass
+class LiveServer:
+    """A running timebot: real uvicorn on 127.0.0.1, its app and runtime at hand."""
+
+    backend: str
+    base_url: str
+    app: Starlette
+    settings: Settings
+    clock: Clock
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    databases: list[str] = field(default_factory=list)
+
+    @property
+    def service(self) -> EmbeddedService:
+        service = self.app.state.runtime.service
+        assert service is not None
+        return service  # type: ignore[no-any-return]
+
+    @property
+    def graphql_url(self) -> str:
+        return f"{self.base_url}/graphql"
+
+
+async def start_live_server(
+    backend: str, data_dir: Path, extra_env: dict[str, str] | None = None
+) -> LiveServer:
+    databases: list[str] = []
+    env = {
+        "TIMEBOT_DATA_DIR": str(data_dir),
+        "TIMEBOT_SMTP_PORT": "0",
+        "TIMEBOT_SECRET_KEY": "test-secret-key",
+        "TIMEBOT_HTTP_HOST": "127.0.0.1",
+    }
+    if backend == "postgresql":
+        service_db = await create_pg_database()
+        bot_db = await create_pg_database()
+        databases += [service_db, bot_db]
+        env["TIMEBOT_SERVICE_DATABASE_URL"] = pg_url(service_db)
+        env["TIMEBOT_DATABASE_URL"] = pg_url(bot_db)
+    port = free_port()
+    env["TIMEBOT_HTTP_PORT"] = str(port)
+    env.update(extra_env or {})
+    settings = load_settings(env)
+    clock = Clock()
+    app = create_app(settings, clock)
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    for _ in range(500):
+        if server.started:
+            break
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.02)
+    else:
+        raise RuntimeError("the live server did not start")
+    return LiveServer(backend, f"http://127.0.0.1:{port}", app, settings, clock, server, task,
+                      databases)
+
+
+async def stop_live_server(live: LiveServer) -> None:
+    live.server.should_exit = True
+    await live.task
+    for name in live.databases:
+        await drop_pg_database(name)
+
+
+class GraphQLError(AssertionError):
+    def __init__(self, body: dict[str, Any]) -> None:
+        super().__init__(f"GraphQL errors: {body.get('errors')} / {body.get('permissionsErrors')}")
+        self.body = body
+
+
+@dataclass
+class GQL:
+    """POST /graphql with one person's key."""
+
+    http: httpx.AsyncClient
+    url: str
+    apikey: str | None
+
+    async def raw(self, query: str, variables: dict[str, Any] | None = None) -> httpx.Response:
+        headers = {"apikey": self.apikey} if self.apikey is not None else {}
+        return await self.http.post(
+            self.url, json={"query": query, "variables": variables or {}}, headers=headers
+        )
+
+    async def body(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The whole response body (data, errors, permissionsErrors); asserts HTTP 200."""
+        response = await self.raw(query, variables)
+        assert response.status_code == 200, response.text
+        return response.json()  # type: ignore[no-any-return]
+
+    async def __call__(self, query: str, variables: dict[str, Any] | None = None) -> Any:
+        """`data`, asserting there are neither errors nor permission errors."""
+        body = await self.body(query, variables)
+        if body.get("errors") or body.get("permissionsErrors"):
+            raise GraphQLError(body)
+        return body["data"]
+
+    async def error(self, query: str, variables: dict[str, Any] | None = None) -> str:
+        """The first error message; asserts there is one."""
+        body = await self.body(query, variables)
+        assert body.get("errors"), f"expected an error, got {body}"
+        return str(body["errors"][0]["message"])
+
+    async def denied(self, query: str, variables: dict[str, Any] | None = None) -> list[str]:
+        """The permissionsErrors paths; asserts there are some and no errors."""
+        body = await self.body(query, variables)
+        assert not body.get("errors"), body
+        assert body.get("permissionsErrors"), f"expected permission errors, got {body}"
+        return list(body["permissionsErrors"])
+
+
+@dataclass
+class Member:
+    id: str
+    name: str
+    email: str
+    apikey: str
+    gql: GQL
+
+
+@dataclass
+class Org:
+    """A fresh organisation on the live server: each test gets its own tenant."""
+
+    id: str
+    live: LiveServer
+    http: httpx.AsyncClient
+    admin: Member
+    members: dict[str, Member] = field(default_factory=dict)
+
+    def gql_for(self, apikey: str | None) -> GQL:
+        return GQL(self.http, self.live.graphql_url, apikey)
+
+    async def add_member(self, name: str, role: str = "employee", email: str | None = None) -> Member:
+        """A person with a role kind (admin, manager, employee) and a key; set-up, not under test."""
+        address = email or f"{name.lower().replace(' ', '.')}.{uuid.uuid4().hex[:6]}@example.com"
+        async with unit_of_work(self.live.service.sessions) as session:
+            person, key = await add_person(
+                session, self.id, name, address, role, self.live.clock.now_ms()
+            )
+        member = Member(person.id, name, person.email, key, self.gql_for(key))
+        self.members[name] = member
+        return member
+
+
+async def new_org(live: LiveServer, http: httpx.AsyncClient, name: str = "Acme") -> Org:
+    suffix = uuid.uuid4().hex[:8]
+    async with unit_of_work(live.service.sessions) as session:
+        created = await create_organisation(
+            session, f"{name} {suffix}", "Ada Admin", f"ada.{suffix}@example.com",
+            live.clock.now_ms(),
+        )
+    admin = Member(
+        created.admin.id,
+        created.admin.name,
+        created.admin.email,
+        created.apikey,
+        GQL(http, live.graphql_url, created.apikey),
+    )
+    return Org(created.organisation.id, live, http, admin)

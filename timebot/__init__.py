@@ -1,0 +1,1 @@
+"""timebot: timesheets from chat and e-mail."""

@@ -1,0 +1,108 @@
+"""The one ASGI app: the embedded service's endpoints, health, metrics (and, as they are
+configured, Slack, webhooks, one-click links and the outbox)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from service.clock import SYSTEM_CLOCK, Clock
+from service.db import check_connection
+from service.embedded import EmbeddedService
+from timebot.config import Settings
+from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
+
+log = structlog.get_logger("timebot.app")
+
+StartHook = Callable[["Runtime"], Awaitable[None]]
+
+
+@dataclass
+class Runtime:
+    """What the running process holds: settings, the embedded service (if any), and the
+    start/stop hooks of the optional parts (Slack, mail, scheduler)."""
+
+    settings: Settings
+    clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
+    service: EmbeddedService | None = None
+    on_start: list[StartHook] = field(default_factory=list)
+    on_stop: list[StartHook] = field(default_factory=list)
+
+
+def create_app(settings: Settings, clock: Clock | None = None) -> Starlette:
+    runtime = Runtime(settings=settings, clock=clock or SYSTEM_CLOCK)
+    routes: list[BaseRoute] = []
+    if settings.embedded:
+        runtime.service = EmbeddedService(settings.service_database_url, clock=runtime.clock)
+        routes.extend(runtime.service.routes())
+
+    async def healthz(_request: Request) -> Response:
+        checks: dict[str, str] = {}
+        healthy = True
+        if runtime.service is not None:
+            try:
+                await check_connection(runtime.service.engine)
+                checks["service_database"] = "ok"
+            except Exception as error:  # noqa: BLE001 - reported, not raised
+                checks["service_database"] = f"error: {error}"
+                healthy = False
+        return JSONResponse(
+            {"status": "ok" if healthy else "error", "checks": checks},
+            status_code=200 if healthy else 503,
+        )
+
+    routes.append(Route("/healthz", healthz))
+    routes.append(Route("/metrics", metrics_endpoint))
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if runtime.service is not None:
+            await runtime.service.start()
+        for hook in runtime.on_start:
+            await hook(runtime)
+        log.info("started", embedded=settings.embedded, graphql=settings.graphql_url)
+        try:
+            yield
+        finally:
+            for hook in reversed(runtime.on_stop):
+                await hook(runtime)
+            if runtime.service is not None:
+                await runtime.service.stop()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.runtime = runtime
+    app.add_middleware(_MetricsMiddleware)
+    return app
+
+
+class _MetricsMiddleware:
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = {"code": 500}
+
+        async def send_wrapper(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        route = scope["path"].split("/")[1] if scope["path"] != "/" else ""
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            HTTP_REQUESTS.labels(scope["method"], route, str(status["code"])).inc()
+            HTTP_LATENCY.labels(scope["method"], route).observe(time.perf_counter() - started)

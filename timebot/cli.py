@@ -1,0 +1,169 @@
+"""The `timebot` command."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import click
+
+from service.clock import SYSTEM_CLOCK
+from timebot.config import Settings, load_settings
+
+T = TypeVar("T")
+
+
+def _run(coroutine_factory: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(coroutine_factory())  # type: ignore[arg-type]
+
+
+def _print_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+async def _with_service_session(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
+    from service.db import create_engine, migrate, session_factory, unit_of_work
+
+    if not settings.embedded:
+        raise click.ClickException(
+            "TIMEBOT_SERVICE_URL points at a hosted service; this command manages the embedded one"
+        )
+    engine = create_engine(settings.service_database_url)
+    try:
+        await migrate(engine)
+        async with unit_of_work(session_factory(engine)) as session:
+            return await work(session)
+    finally:
+        await engine.dispose()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.pass_context
+def main(context: click.Context) -> None:
+    """timebot: timesheets from Slack and e-mail, with an embedded time tracking service.
+
+    Configuration comes from TIMEBOT_* and SLACK_* environment variables (or timebot.toml);
+    see README.md.
+    """
+    context.obj = load_settings()
+
+
+@main.command()
+@click.option("--demo", is_flag=True, help="Seed the demo organisation on first start.")
+@click.pass_obj
+def serve(settings: Settings, demo: bool) -> None:
+    """Run everything configured: the HTTP app, mail listeners, IMAP poller, scheduler."""
+    import uvicorn
+
+    from timebot.app import create_app
+    from timebot.logs import configure_logging
+
+    configure_logging()
+    if demo:
+        if not settings.embedded:
+            raise click.ClickException("--demo seeds the embedded service; unset TIMEBOT_SERVICE_URL")
+        summary = _run(lambda: _with_service_session(settings, _seed_demo))
+        _print_demo_banner(settings, summary)
+    app = create_app(settings)
+    uvicorn.run(app, host=settings.http_host, port=settings.http_port, log_level="info")
+
+
+async def _seed_demo(session: Any) -> dict[str, Any]:
+    from service.demo import export_demo, seed_demo
+
+    await seed_demo(session, SYSTEM_CLOCK.now_ms())
+    return await export_demo(session)
+
+
+def _print_demo_banner(settings: Settings, summary: dict[str, Any]) -> None:
+    base = settings.public_url
+    click.echo(f"timebot demo: {summary['organisation']['name']}")
+    click.echo(f"  GraphQL IDE:   {base}/graphql   (set the header apikey: <key>)")
+    click.echo(f"  Legacy API:    {base}/api/v2")
+    click.echo(f"  Outbox:        {base}/outbox")
+    click.echo(f"  Health:        {base}/healthz")
+    click.echo("  People and their keys:")
+    for person in summary["persons"]:
+        click.echo(f"    {person['role']:<9} {person['email']:<28} apikey {person['apikey']}")
+    click.echo("  Try: curl -s -H 'apikey: <key>' -H 'content-type: application/json' "
+               f"-d '{{\"query\":\"{{currentPerson{{name}}}}\"}}' {base}/graphql")
+
+
+@main.group()
+def demo() -> None:
+    """The demo organisation."""
+
+
+@demo.command("export")
+@click.pass_obj
+def demo_export(settings: Settings) -> None:
+    """Print the demo organisation of the data dir as JSON (seeding it if needed)."""
+    _print_json(_run(lambda: _with_service_session(settings, _seed_demo)))
+
+
+@main.group()
+def service() -> None:
+    """Manage the embedded time tracking service."""
+
+
+@service.command("init")
+@click.option("--org", "org_name", required=True, help="Name of the new organisation.")
+@click.option("--admin-name", required=True)
+@click.option("--admin-email", required=True)
+@click.pass_obj
+def service_init(settings: Settings, org_name: str, admin_name: str, admin_email: str) -> None:
+    """Create an empty organisation with its administrator; print their ids and keys."""
+    from service.provisioning import create_organisation
+
+    async def work(session: Any) -> dict[str, Any]:
+        created = await create_organisation(
+            session, org_name, admin_name, admin_email, SYSTEM_CLOCK.now_ms()
+        )
+        admin: dict[str, Any] = {
+            "id": created.admin.id,
+            "email": created.admin.email,
+            "apikey": created.apikey,
+        }
+        admin["legacyToken"] = await _legacy_token(session, created.admin)
+        return {"organisation": {"id": created.organisation.id}, "admin": admin}
+
+    _print_json(_run(lambda: _with_service_session(settings, work)))
+
+
+async def _legacy_token(session: Any, person: Any) -> str | None:
+    try:
+        from service.legacy.tokens import ensure_legacy_token
+    except ImportError:
+        return None
+    return await ensure_legacy_token(session, person, SYSTEM_CLOCK.now_ms())
+
+
+@service.command("apikey")
+@click.option("--email", required=True)
+@click.option("--org", "org_id", default=None, help="Organisation id, when EMAIL is in several.")
+@click.option("--reset", is_flag=True, help="Revoke the current key and issue a new one.")
+@click.pass_obj
+def service_apikey(settings: Settings, email: str, org_id: str | None, reset: bool) -> None:
+    """Print the person's GraphQL API key."""
+    from service.provisioning import ensure_api_key, persons_by_email, reset_api_key
+
+    async def work(session: Any) -> str:
+        persons = await persons_by_email(session, email, org_id)
+        if not persons:
+            raise click.ClickException(f"no person with e-mail {email}")
+        if len(persons) > 1:
+            orgs = ", ".join(p.organisation_id for p in persons)
+            raise click.ClickException(f"{email} is in several organisations ({orgs}); pass --org")
+        now = SYSTEM_CLOCK.now_ms()
+        if reset:
+            return await reset_api_key(session, persons[0], now)
+        return await ensure_api_key(session, persons[0], now)
+
+    click.echo(_run(lambda: _with_service_session(settings, work)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

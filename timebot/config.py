@@ -1,0 +1,127 @@
+"""Configuration from the environment (and optionally a TOML file with the same keys).
+
+The variables and their defaults are fixed by the outside contract (shared/contract.md).
+A TOML file named by TIMEBOT_CONFIG (or ./timebot.toml) may hold the same keys, either as
+written (`TIMEBOT_HTTP_PORT = 8000`) or lower-case without the prefix (`http_port = 8000`);
+the environment wins over the file.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    database_url: str
+    service_database_url: str
+    service_url: str | None  # None: the embedded service
+    integration_key: str | None
+    http_host: str
+    http_port: int
+    public_url: str
+    smtp_host: str
+    smtp_port: int
+    lmtp_port: int | None
+    imap_url: str | None
+    mail_domain: str
+    mail_from: str
+    smtp_relay: str | None
+    trusted_authserv_ids: tuple[str, ...]
+    dkim_txt_file: Path | None
+    secret_key: str
+    slack_bot_token: str | None
+    slack_signing_secret: str | None
+    slack_app_token: str | None
+    slack_organisation: str | None
+    slack_api_url: str | None
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def embedded(self) -> bool:
+        return self.service_url is None
+
+    @property
+    def graphql_url(self) -> str:
+        return self.service_url or f"http://{self.http_host}:{self.http_port}/graphql"
+
+    @property
+    def outbox_dir(self) -> Path:
+        return self.data_dir / "outbox"
+
+
+def _load_toml(env: Mapping[str, str]) -> dict[str, str]:
+    path = Path(env.get("TIMEBOT_CONFIG", "timebot.toml"))
+    if not path.is_file():
+        return {}
+    values: dict[str, str] = {}
+    for key, value in tomllib.loads(path.read_text()).items():
+        name = key if key.isupper() else (
+            key.upper() if key.upper().startswith("SLACK_") else f"TIMEBOT_{key.upper()}"
+        )
+        values[name] = str(value)
+    return values
+
+
+def _secret_key(data_dir: Path) -> str:
+    path = data_dir / "secret.key"
+    if path.exists():
+        return path.read_text().strip()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(48)
+    path.write_text(key)
+    path.chmod(0o600)
+    return key
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    source = dict(os.environ if env is None else env)
+    merged = {**_load_toml(source), **source}
+
+    def get(name: str, default: str | None = None) -> str | None:
+        value = merged.get(name)
+        return value if value not in (None, "") else default
+
+    data_dir = Path(get("TIMEBOT_DATA_DIR", "./var") or "./var").resolve()
+    host = get("TIMEBOT_HTTP_HOST", "127.0.0.1") or "127.0.0.1"
+    port = int(get("TIMEBOT_HTTP_PORT", "8000") or 8000)
+    mail_domain = get("TIMEBOT_MAIL_DOMAIN", "timebot.localhost") or "timebot.localhost"
+    lmtp = get("TIMEBOT_LMTP_PORT")
+    dkim_file = get("TIMEBOT_DKIM_TXT_FILE")
+    secret = get("TIMEBOT_SECRET_KEY") or _secret_key(data_dir)
+    return Settings(
+        data_dir=data_dir,
+        database_url=get("TIMEBOT_DATABASE_URL") or f"sqlite+aiosqlite:///{data_dir / 'bot.db'}",
+        service_database_url=get("TIMEBOT_SERVICE_DATABASE_URL")
+        or f"sqlite+aiosqlite:///{data_dir / 'service.db'}",
+        service_url=get("TIMEBOT_SERVICE_URL"),
+        integration_key=get("TIMEBOT_INTEGRATION_KEY"),
+        http_host=host,
+        http_port=port,
+        public_url=(get("TIMEBOT_PUBLIC_URL") or f"http://{host}:{port}").rstrip("/"),
+        smtp_host=get("TIMEBOT_SMTP_HOST", "127.0.0.1") or "127.0.0.1",
+        smtp_port=int(get("TIMEBOT_SMTP_PORT", "2525") or 0),
+        lmtp_port=int(lmtp) if lmtp else None,
+        imap_url=get("TIMEBOT_IMAP_URL"),
+        mail_domain=mail_domain,
+        mail_from=get("TIMEBOT_MAIL_FROM") or f"timebot@{mail_domain}",
+        smtp_relay=get("TIMEBOT_SMTP_RELAY"),
+        trusted_authserv_ids=tuple(
+            part.strip()
+            for part in (get("TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS", "") or "").split(",")
+            if part.strip()
+        ),
+        dkim_txt_file=Path(dkim_file) if dkim_file else None,
+        secret_key=secret,
+        slack_bot_token=get("SLACK_BOT_TOKEN"),
+        slack_signing_secret=get("SLACK_SIGNING_SECRET"),
+        slack_app_token=get("SLACK_APP_TOKEN"),
+        slack_organisation=get("TIMEBOT_SLACK_ORGANISATION"),
+        slack_api_url=get("TIMEBOT_SLACK_API_URL"),
+    )
