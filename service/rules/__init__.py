@@ -1,0 +1,1 @@
+"""Pure rules of the service (approval workflow, edit rights, ...)."""
