@@ -30,6 +30,7 @@ lint: $(STAMP)
 
 migration: $(STAMP)
 	$(PY) scripts/regen_initial_migration.py
+	$(PY) scripts/regen_bot_migration.py
 
 clean:
 	rm -rf $(VENV) var

@@ -199,8 +199,10 @@ class Org:
     def gql_for(self, apikey: str | None) -> GQL:
         return GQL(self.http, self.live.graphql_url, apikey)
 
-    async def add_member(self, name: str, role: str = "employee", email: str | None = None) -> Member:
-        """A person with a role kind (admin, manager, employee) and a key; set-up, not under test."""
+    async def add_member(
+        self, name: str, role: str = "employee", email: str | None = None
+    ) -> Member:
+        """A person of a role kind (admin, manager, employee) with a key; set-up, not under test."""
         address = email or f"{name.lower().replace(' ', '.')}.{uuid.uuid4().hex[:6]}@example.com"
         async with unit_of_work(self.live.service.sessions) as session:
             person, key = await add_person(

@@ -4,9 +4,8 @@ configured, Slack, webhooks, one-click links and the outbox)."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -17,42 +16,32 @@ from starlette.routing import BaseRoute, Route
 
 from service.clock import SYSTEM_CLOCK, Clock
 from service.db import check_connection
-from service.embedded import EmbeddedService
 from timebot.config import Settings
 from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
+from timebot.runtime import build_runtime
 
 log = structlog.get_logger("timebot.app")
 
-StartHook = Callable[["Runtime"], Awaitable[None]]
-
-
-@dataclass
-class Runtime:
-    """What the running process holds: settings, the embedded service (if any), and the
-    start/stop hooks of the optional parts (Slack, mail, scheduler)."""
-
-    settings: Settings
-    clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
-    service: EmbeddedService | None = None
-    on_start: list[StartHook] = field(default_factory=list)
-    on_stop: list[StartHook] = field(default_factory=list)
-
-
 def create_app(settings: Settings, clock: Clock | None = None) -> Starlette:
-    runtime = Runtime(settings=settings, clock=clock or SYSTEM_CLOCK)
+    runtime = build_runtime(settings, clock or SYSTEM_CLOCK)
     routes: list[BaseRoute] = []
-    if settings.embedded:
-        runtime.service = EmbeddedService(settings.service_database_url, clock=runtime.clock)
+    if runtime.service is not None:
         routes.extend(runtime.service.routes())
 
     async def healthz(_request: Request) -> Response:
         checks: dict[str, str] = {}
         healthy = True
+        try:
+            await check_connection(runtime.state_engine)
+            checks["bot_database"] = "ok"
+        except Exception as error:  # reported in the body, not raised
+            checks["bot_database"] = f"error: {error}"
+            healthy = False
         if runtime.service is not None:
             try:
                 await check_connection(runtime.service.engine)
                 checks["service_database"] = "ok"
-            except Exception as error:  # noqa: BLE001 - reported, not raised
+            except Exception as error:  # reported in the body, not raised
                 checks["service_database"] = f"error: {error}"
                 healthy = False
         return JSONResponse(
@@ -65,18 +54,12 @@ def create_app(settings: Settings, clock: Clock | None = None) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        if runtime.service is not None:
-            await runtime.service.start()
-        for hook in runtime.on_start:
-            await hook(runtime)
+        await runtime.start()
         log.info("started", embedded=settings.embedded, graphql=settings.graphql_url)
         try:
             yield
         finally:
-            for hook in reversed(runtime.on_stop):
-                await hook(runtime)
-            if runtime.service is not None:
-                await runtime.service.stop()
+            await runtime.stop()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.runtime = runtime

@@ -64,7 +64,9 @@ def serve(settings: Settings, demo: bool) -> None:
     configure_logging()
     if demo:
         if not settings.embedded:
-            raise click.ClickException("--demo seeds the embedded service; unset TIMEBOT_SERVICE_URL")
+            raise click.ClickException(
+                "--demo seeds the embedded service; unset TIMEBOT_SERVICE_URL"
+            )
         summary = _run(lambda: _with_service_session(settings, _seed_demo))
         _print_demo_banner(settings, summary)
     app = create_app(settings)
@@ -163,6 +165,58 @@ def service_apikey(settings: Settings, email: str, org_id: str | None, reset: bo
         return await ensure_api_key(session, persons[0], now)
 
     click.echo(_run(lambda: _with_service_session(settings, work)))
+
+
+@main.group()
+def people() -> None:
+    """Who timebot may act for, and with which key."""
+
+
+async def _with_directory(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
+    from timebot.runtime import build_runtime
+
+    runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True)
+    try:
+        await runtime.start()
+        return await work(runtime.directory)
+    finally:
+        await runtime.stop()
+
+
+@people.command("link")
+@click.option("--email", required=True, help="The person's e-mail address in the service.")
+@click.option("--apikey", required=True, help="The person's own GraphQL API key.")
+@click.pass_obj
+def people_link(settings: Settings, email: str, apikey: str) -> None:
+    """Link a person's own API key (checked with currentPerson, stored encrypted)."""
+    from timebot.errors import TimebotError
+
+    async def work(directory: Any) -> Any:
+        return await directory.link(email, apikey)
+
+    try:
+        entry = _run(lambda: _with_directory(settings, work))
+    except TimebotError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"linked {entry.email} ({entry.name}) of organisation {entry.organisation_id}")
+
+
+@people.command("list")
+@click.pass_obj
+def people_list(settings: Settings) -> None:
+    """Show who is linked and how (never the keys)."""
+
+    async def work(directory: Any) -> Any:
+        return await directory.entries()
+
+    entries = _run(lambda: _with_directory(settings, work))
+    if not entries:
+        click.echo("nobody is linked yet")
+    for entry in entries:
+        slack = f" slack:{entry.slack_user_id}" if entry.slack_user_id else ""
+        click.echo(
+            f"{entry.organisation_id}  {entry.email:<32} {entry.name:<24} {entry.source}{slack}"
+        )
 
 
 if __name__ == "__main__":

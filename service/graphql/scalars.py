@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ariadne import ScalarType
@@ -32,7 +33,6 @@ def _literal(ast: Any) -> Any:
     return value_from_ast_untyped(ast)
 
 
-@timestamp.value_parser
 def parse_timestamp(value: Any) -> int:
     if isinstance(value, bool):
         raise GraphQLError("SvcTimestamp must be milliseconds since the epoch, not a boolean")
@@ -45,29 +45,18 @@ def parse_timestamp(value: Any) -> int:
     raise GraphQLError(f"SvcTimestamp must be an integer number of milliseconds, got {value!r}")
 
 
-@timestamp.literal_parser
-def parse_timestamp_literal(ast: Any, _variables: Any = None) -> int:
-    return parse_timestamp(_literal(ast))
 
-
-@timestamp.serializer
 def serialize_timestamp(value: Any) -> int:
     return int(value)
 
 
-@svc_id.value_parser
 def parse_id(value: Any) -> str:
     if isinstance(value, str) and is_id(value.strip().lower()):
         return value.strip().lower()
     raise GraphQLError(f"SvcId must be 24 hexadecimal digits, got {value!r}")
 
 
-@svc_id.literal_parser
-def parse_id_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_id(_literal(ast))
 
-
-@name.value_parser
 def parse_name(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise GraphQLError("SvcName must be a non-empty string")
@@ -76,82 +65,67 @@ def parse_name(value: Any) -> str:
     return value.strip()
 
 
-@name.literal_parser
-def parse_name_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_name(_literal(ast))
 
-
-@email.value_parser
 def parse_email(value: Any) -> str:
     if not isinstance(value, str) or not _EMAIL_RE.match(value.strip()):
         raise GraphQLError(f"SvcEmail must be an e-mail address, got {value!r}")
     return value.strip().lower()
 
 
-@email.literal_parser
-def parse_email_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_email(_literal(ast))
 
-
-@color.value_parser
 def parse_color(value: Any) -> str:
     if not isinstance(value, str) or len(value) > 32:
         raise GraphQLError("SvcColor must be a string of at most 32 characters")
     return value
 
 
-@color.literal_parser
-def parse_color_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_color(_literal(ast))
 
-
-@currency.value_parser
 def parse_currency(value: Any) -> str:
     if not isinstance(value, str) or not _CURRENCY_RE.match(value.strip().upper()):
         raise GraphQLError(f"SvcCurrency must be a three-letter currency code, got {value!r}")
     return value.strip().upper()
 
 
-@currency.literal_parser
-def parse_currency_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_currency(_literal(ast))
 
-
-@following.value_parser
 def parse_following(value: Any) -> str:
     if isinstance(value, str) and value.strip().upper() in ("AND", "OR"):
         return value.strip().upper()
     raise GraphQLError(f"SvcFollowingCondition must be AND or OR, got {value!r}")
 
 
-@following.literal_parser
-def parse_following_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_following(_literal(ast))
 
-
-@approval_status.value_parser
 def parse_approval_status(value: Any) -> str:
     if value in ("d", "s", "a", "r"):
         return str(value)
     raise GraphQLError(f"SvcApprovalStatus must be one of d, s, a, r, got {value!r}")
 
 
-@approval_status.literal_parser
-def parse_approval_status_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_approval_status(_literal(ast))
 
-
-@absence_unit.value_parser
 def parse_absence_unit(value: Any) -> str:
     if value in ("day", "hour"):
         return str(value)
     raise GraphQLError(f"SvcAbsenceUnit must be day or hour, got {value!r}")
 
 
-@absence_unit.literal_parser
-def parse_absence_unit_literal(ast: Any, _variables: Any = None) -> str:
-    return parse_absence_unit(_literal(ast))
 
+def _bind(scalar: ScalarType, parse: Callable[[Any], Any]) -> None:
+    def parse_literal(ast: Any, _variables: Any = None) -> Any:
+        return parse(_literal(ast))
+
+    scalar.set_value_parser(parse)
+    scalar.set_literal_parser(parse_literal)
+
+
+_bind(timestamp, parse_timestamp)
+timestamp.set_serializer(serialize_timestamp)
+_bind(svc_id, parse_id)
+_bind(name, parse_name)
+_bind(email, parse_email)
+_bind(color, parse_color)
+_bind(currency, parse_currency)
+_bind(following, parse_following)
+_bind(approval_status, parse_approval_status)
+_bind(absence_unit, parse_absence_unit)
 
 BINDABLES = [
     timestamp,

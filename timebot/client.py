@@ -1,0 +1,109 @@
+"""The typed GraphQL client the bot and the mail front use to reach the service, as a person.
+
+gql parses and validates nothing here against a schema (the service may be hosted and newer);
+it carries documents over httpx with the person's `apikey` header on each request, over one
+pooled connection. Errors become the exceptions of timebot.errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+from gql import GraphQLRequest, gql
+from gql.transport.exceptions import TransportError
+from gql.transport.httpx import HTTPXAsyncTransport
+from graphql import ExecutionResult
+
+from timebot.errors import (
+    InvalidCredentials,
+    PermissionRefused,
+    ServiceRequestError,
+    ServiceUnavailable,
+)
+
+CREDENTIAL_MESSAGES = ("APIKeyError:", "AccountIsInactive")
+
+
+class _Transport(HTTPXAsyncTransport):
+    """Keeps the service's non-standard `permissionsErrors` (in extensions) and 402 bodies."""
+
+    def _prepare_result(self, response: httpx.Response) -> ExecutionResult:
+        try:
+            body = response.json()
+        except ValueError as error:
+            raise ServiceUnavailable(
+                f"the service answered HTTP {response.status_code}, not JSON"
+            ) from error
+        if not isinstance(body, dict) or ("data" not in body and "errors" not in body):
+            raise ServiceUnavailable(f"the service answered HTTP {response.status_code}")
+        extensions = dict(body.get("extensions") or {})
+        if body.get("permissionsErrors"):
+            extensions["permissionsErrors"] = body["permissionsErrors"]
+        extensions["httpStatus"] = response.status_code
+        return ExecutionResult(data=body.get("data"), errors=body.get("errors"),
+                               extensions=extensions)
+
+
+def operation(source: str) -> GraphQLRequest:
+    """A parsed GraphQL operation, ready to execute with variables."""
+    return gql(source)
+
+
+class ServiceClient:
+    """One connection pool to the GraphQL endpoint; every call names the key it acts with."""
+
+    def __init__(
+        self,
+        url: str,
+        timeout: float = 15.0,
+        http_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """`http_transport` lets the CLI reach the embedded service in-process (ASGI)."""
+        self.url = url
+        extra: dict[str, Any] = {"transport": http_transport} if http_transport else {}
+        self._transport = _Transport(url=url, timeout=timeout, **extra)
+        self._connected = False
+
+    async def start(self) -> None:
+        if not self._connected:
+            await self._transport.connect()  # type: ignore[no-untyped-call]
+            self._connected = True
+
+    async def close(self) -> None:
+        if self._connected:
+            await self._transport.close()  # type: ignore[no-untyped-call]
+            self._connected = False
+
+    async def execute(
+        self,
+        query: GraphQLRequest | str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        apikey: str,
+        allow_partial: bool = False,
+    ) -> dict[str, Any]:
+        """The `data` of the answer. Raises on errors; on permission refusals too unless
+        `allow_partial` (then the refused fields are simply missing from the data)."""
+        await self.start()
+        parsed = operation(query) if isinstance(query, str) else query
+        request = GraphQLRequest(parsed, variable_values=dict(variables or {}))
+        try:
+            result = await self._transport.execute(
+                request, extra_args={"headers": {"apikey": apikey}}
+            )
+        except ServiceUnavailable:
+            raise
+        except (TransportError, httpx.HTTPError, OSError) as error:
+            raise ServiceUnavailable(f"cannot reach the service at {self.url}: {error}") from error
+        raw_errors: list[Any] = list(result.errors or [])
+        messages = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in raw_errors]
+        if messages:
+            if any(m.startswith(CREDENTIAL_MESSAGES) for m in messages):
+                raise InvalidCredentials(messages)
+            raise ServiceRequestError(messages)
+        refused = list((result.extensions or {}).get("permissionsErrors") or [])
+        if refused and not allow_partial:
+            raise PermissionRefused(refused)
+        return dict(result.data or {})

@@ -1,0 +1,169 @@
+"""The people directory: which person of the service the bot may act for, with which key.
+
+Every call the bot makes on someone's behalf uses that person's own API key, never an
+administrator's. Keys come from a link (the person's own key, checked with `currentPerson`
+and stored encrypted) or, against the embedded service, are provisioned on first need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from service.clock import Clock
+from service.db import unit_of_work
+from timebot.client import ServiceClient, operation
+from timebot.crypto import SecretBox
+from timebot.errors import NotLinked, ServiceRequestError, UnknownPerson
+from timebot.state.models import PersonLink
+
+WHO_AM_I = operation(
+    "query WhoAmI { currentPerson { id name email } currentOrganisation { id name } }"
+)
+
+
+@dataclass(frozen=True)
+class DirectoryEntry:
+    organisation_id: str
+    person_id: str
+    email: str
+    name: str
+    source: str
+    slack_user_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ProvisionedPerson:
+    organisation_id: str
+    person_id: str
+    email: str
+    name: str
+    apikey: str
+
+
+class KeyProvisioner(Protocol):
+    """Issues people's keys; only the embedded service can (timebot.embedded_keys)."""
+
+    async def by_email(self, email: str, organisation_id: str | None) -> list[ProvisionedPerson]:
+        ...
+
+    async def by_id(self, organisation_id: str, person_id: str) -> ProvisionedPerson | None:
+        ...
+
+
+def _entry(link: PersonLink) -> DirectoryEntry:
+    return DirectoryEntry(
+        link.organisation_id, link.person_id, link.email, link.name, link.source,
+        link.slack_user_id,
+    )
+
+
+class PeopleDirectory:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        client: ServiceClient,
+        box: SecretBox,
+        clock: Clock,
+        provisioner: KeyProvisioner | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.client = client
+        self.box = box
+        self.clock = clock
+        self.provisioner = provisioner
+
+    async def link(self, email: str, apikey: str) -> DirectoryEntry:
+        """Link a person's own key, after checking with the service that it is theirs."""
+        data = await self.client.execute(WHO_AM_I, apikey=apikey)
+        person, organisation = data["currentPerson"], data["currentOrganisation"]
+        if person["email"].strip().lower() != email.strip().lower():
+            raise ServiceRequestError(
+                [f"that key belongs to {person['email']}, not to {email.strip().lower()}"]
+            )
+        return await self._store(
+            str(organisation["id"]), person["id"], person["email"], person["name"], apikey,
+            "linked",
+        )
+
+    async def _store(
+        self, org_id: str, person_id: str, email: str, name: str, apikey: str, source: str
+    ) -> DirectoryEntry:
+        now = self.clock.now_ms()
+        async with unit_of_work(self.sessions) as session:
+            link = (
+                await session.scalars(
+                    select(PersonLink).where(
+                        PersonLink.organisation_id == org_id, PersonLink.person_id == person_id
+                    )
+                )
+            ).one_or_none()
+            if link is None:
+                link = PersonLink(organisation_id=org_id, person_id=person_id, created_ms=now)
+                session.add(link)
+            link.email = email.strip().lower()
+            link.name = name
+            link.apikey_sealed = self.box.seal(apikey)
+            link.source = source
+            link.updated_ms = now
+            await session.flush()
+            return _entry(link)
+
+    async def entries(self) -> list[DirectoryEntry]:
+        async with self.sessions() as session:
+            links = await session.scalars(
+                select(PersonLink).order_by(PersonLink.organisation_id, PersonLink.email)
+            )
+            return [_entry(link) for link in links]
+
+    async def apikey_for(self, organisation_id: str, person_id: str) -> str:
+        """The person's own key: linked, or provisioned by the embedded service."""
+        async with self.sessions() as session:
+            link = (
+                await session.scalars(
+                    select(PersonLink).where(
+                        PersonLink.organisation_id == organisation_id,
+                        PersonLink.person_id == person_id,
+                    )
+                )
+            ).one_or_none()
+            if link is not None:
+                return self.box.open(link.apikey_sealed)
+        if self.provisioner is not None:
+            provisioned = await self.provisioner.by_id(organisation_id, person_id)
+            if provisioned is not None:
+                await self._remember(provisioned)
+                return provisioned.apikey
+            raise UnknownPerson(f"no person {person_id} in organisation {organisation_id}")
+        raise NotLinked(f"person {person_id} has not linked an API key")
+
+    async def find_by_email(
+        self, email: str, organisation_id: str | None = None
+    ) -> DirectoryEntry:
+        """The person with that e-mail; in the embedded default, provisioned on first need."""
+        address = email.strip().lower()
+        async with self.sessions() as session:
+            statement = select(PersonLink).where(PersonLink.email == address)
+            if organisation_id is not None:
+                statement = statement.where(PersonLink.organisation_id == organisation_id)
+            links = list(await session.scalars(statement))
+        if len(links) == 1:
+            return _entry(links[0])
+        if self.provisioner is not None:
+            found = await self.provisioner.by_email(address, organisation_id)
+            if len(found) == 1:
+                return await self._remember(found[0])
+            if len(found) > 1:
+                raise UnknownPerson(f"{address} is in several organisations; name one")
+        if links:
+            raise UnknownPerson(f"{address} is in several organisations; name one")
+        raise UnknownPerson(f"no person with e-mail {address} is known to timebot")
+
+    async def _remember(self, person: ProvisionedPerson) -> DirectoryEntry:
+        return await self._store(
+            person.organisation_id, person.person_id, person.email, person.name, person.apikey,
+            "provisioned",
+        )
