@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, MetaData, String, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from service.ids import new_id
@@ -34,3 +44,52 @@ class PersonLink(StateBase):
     slack_user_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     updated_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class InboxMessage(StateBase):
+    """A raw inbound message, committed before the SMTP/LMTP `250` (or the IMAP flag), then
+    processed by a worker that claims it with a lease. `message_key` (the Message-ID, or a
+    hash of the raw message) makes the same mail delivered twice one row."""
+
+    __tablename__ = "inbox_messages"
+    __table_args__ = (Index("ix_inbox_messages_status", "status", "received_ms"),)
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+    message_key: Mapped[str] = mapped_column(String(400), unique=True)
+    source: Mapped[str] = mapped_column(String(8))
+    mail_from: Mapped[str] = mapped_column(String(320), default="")
+    rcpt_tos: Mapped[list[str]] = mapped_column(JSON, default=list)
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    received_ms: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    outcome: Mapped[str | None] = mapped_column(Text, nullable=True)
+    processed_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class OutboxMessage(StateBase):
+    """A message to send, kept until the relay (or the local Maildir) has it. `dedupe_key`
+    makes a scheduled mail (a review request, a reminder) go out once even when several
+    timebot processes schedule it."""
+
+    __tablename__ = "outbox_messages"
+    __table_args__ = (Index("ix_outbox_messages_due", "status", "next_attempt_ms"),)
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+    message_id: Mapped[str] = mapped_column(String(400))
+    dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    envelope_from: Mapped[str] = mapped_column(String(320), default="")
+    rcpt_tos: Mapped[list[str]] = mapped_column(JSON, default=list)
+    subject: Mapped[str] = mapped_column(Text, default="")
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

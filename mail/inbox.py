@@ -1,0 +1,154 @@
+"""The durable inbox: every accepted message is committed here before we say `250`, and a
+worker claims and processes it afterwards (slow work never holds an SMTP session).
+
+The same message delivered twice — over SMTP and IMAP, or retried by an MTA after a crash —
+has one row, by its Message-ID (or a hash of its bytes when it has none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+from typing import Any
+
+import structlog
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from service.clock import Clock
+from service.db import unit_of_work
+from timebot.state.models import InboxMessage
+from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
+from timebot.worker import PollingWorker
+
+log = structlog.get_logger("mail.inbox")
+
+_MESSAGE_ID = re.compile(r"<\s*([^<>\s]+)\s*>")
+
+
+def message_key(raw: bytes) -> str:
+    """`mid:<message-id>` (case of the domain folded), else `sha256:<hash of the bytes>`."""
+    headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+    value = str(headers.get("Message-ID", "") or "")
+    found = _MESSAGE_ID.search(value)
+    if found:
+        local, _, domain = found.group(1).rpartition("@")
+        normalised = f"{local}@{domain.lower()}" if local else found.group(1)
+        return f"mid:{normalised}"[:400]
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    id: str
+    source: str
+    mail_from: str
+    rcpt_tos: list[str]
+    raw: bytes
+    attempts: int
+
+
+Processor = Callable[[InboundMessage], Awaitable[str]]
+"""Processes one message; returns a short outcome for the log. Raising means: try again."""
+
+
+class Inbox:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        self.sessions = sessions
+        self.clock = clock
+
+    async def accept(self, raw: bytes, mail_from: str, rcpt_tos: list[str], source: str) -> bool:
+        """Commit the message; False when it was already here (a duplicate delivery)."""
+        values = {
+            "id": uuid.uuid4().hex[:24],
+            "message_key": message_key(raw),
+            "source": source,
+            "mail_from": mail_from,
+            "rcpt_tos": rcpt_tos,
+            "raw": raw,
+            "received_ms": self.clock.now_ms(),
+            "status": QUEUED,
+            "attempts": 0,
+        }
+        async with unit_of_work(self.sessions) as session:
+            dialect = session.get_bind().dialect.name
+            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            statement = insert(InboxMessage).values(**values).on_conflict_do_nothing(
+                index_elements=["message_key"]
+            )
+            result: Any = await session.execute(statement)
+            return bool(result.rowcount)
+
+    async def get(self, message_id: str) -> InboxMessage | None:
+        async with self.sessions() as session:
+            return await session.get(InboxMessage, message_id)
+
+    async def all(self) -> list[InboxMessage]:
+        async with self.sessions() as session:
+            rows = await session.scalars(select(InboxMessage).order_by(InboxMessage.received_ms))
+            return list(rows)
+
+
+class InboxWorker(PollingWorker):
+    """Claims queued messages (a lease, so a crashed worker's messages are taken over) and runs
+    the processor on each; several workers in several processes never share a message."""
+
+    name = "inbox-worker"
+
+    def __init__(
+        self,
+        inbox: Inbox,
+        processor: Processor,
+        *,
+        lease_ms: int = 120_000,
+        max_attempts: int = 5,
+        poll_seconds: float = 2.0,
+        batch: int = 10,
+    ) -> None:
+        super().__init__(poll_seconds)
+        self.inbox = inbox
+        self.processor = processor
+        self.lease_ms = lease_ms
+        self.max_attempts = max_attempts
+        self.batch = batch
+
+    async def run_once(self) -> int:
+        """Process what is claimable now; returns how many messages were handled."""
+        clock = self.inbox.clock
+        rows = await claim_rows(
+            self.inbox.sessions,
+            InboxMessage,
+            owner=self.owner,
+            now_ms=clock.now_ms(),
+            lease_ms=self.lease_ms,
+            limit=self.batch,
+            order_column=InboxMessage.received_ms,
+        )
+        for row in rows:
+            message = InboundMessage(
+                row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts
+            )
+            try:
+                outcome = await self.processor(message)
+            except Exception as error:  # a failed message is retried, then set aside
+                log.exception("inbox_processing_failed", id=row.id, attempts=row.attempts)
+                final = row.attempts >= self.max_attempts
+                await finish_row(
+                    self.inbox.sessions, InboxMessage, row.id, self.owner,
+                    status=FAILED if final else QUEUED,
+                    outcome=f"error: {error}",
+                    lease_owner=None,
+                )
+                continue
+            await finish_row(
+                self.inbox.sessions, InboxMessage, row.id, self.owner,
+                status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None,
+            )
+        return len(rows)

@@ -1,0 +1,104 @@
+"""Inbound SMTP and LMTP (aiosmtpd), in the application's event loop.
+
+The protocol stays in aiosmtpd; our handler only refuses cheaply at RCPT time (unknown or
+malformed addresses: 550 5.1.1) and answers DATA with 250 once the raw message is committed
+to the durable inbox. Everything slow happens afterwards in the inbox worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from aiosmtpd.lmtp import LMTP
+from aiosmtpd.smtp import SMTP, Envelope, Session
+
+from mail.addresses import Refusal, TokenCheck, classify_recipient
+from mail.inbox import Inbox
+
+log = structlog.get_logger("mail.listener")
+
+DEFAULT_SIZE_LIMIT = 10 * 1024 * 1024
+
+
+class InboundHandler:
+    """aiosmtpd handler hooks: RCPT (cheap checks) and DATA (commit, then 250)."""
+
+    def __init__(
+        self,
+        inbox: Inbox,
+        mail_domain: str,
+        token_check: TokenCheck,
+        on_accepted: Callable[[], None] = lambda: None,
+        source: str = "smtp",
+    ) -> None:
+        self.inbox = inbox
+        self.mail_domain = mail_domain
+        self.token_check = token_check
+        self.on_accepted = on_accepted
+        self.source = source
+
+    async def handle_RCPT(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        rcpt_options: list[str],
+    ) -> str:
+        verdict = classify_recipient(address, self.mail_domain, self.token_check)
+        if isinstance(verdict, Refusal):
+            log.info("rcpt_refused", address=address, reason=verdict.reason)
+            return f"550 5.1.1 <{address}>: {verdict.reason}"
+        envelope.rcpt_tos.append(address)
+        return "250 2.1.5 OK"
+
+    async def handle_DATA(
+        self, server: SMTP, session: Session, envelope: Envelope
+    ) -> str:
+        raw = envelope.original_content or b""
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8", "surrogateescape")
+        try:
+            new = await self.inbox.accept(
+                bytes(raw), envelope.mail_from or "", list(envelope.rcpt_tos), self.source
+            )
+        except Exception:  # the database is unavailable: the sender must retry
+            log.exception("inbox_commit_failed")
+            return self._per_recipient(envelope, "451 4.3.0 Temporary failure, try again later")
+        log.info("mail_accepted", new=new, rcpt=envelope.rcpt_tos, source=self.source)
+        if new:
+            self.on_accepted()
+        return self._per_recipient(envelope, "250 2.0.0 Message accepted")
+
+    def _per_recipient(self, envelope: Envelope, status: str) -> str:
+        if self.source != "lmtp":
+            return status
+        # LMTP answers DATA once per accepted recipient (RFC 2033 §4.2).
+        return "\r\n".join([status] * max(1, len(envelope.rcpt_tos)))
+
+
+async def start_listener(
+    handler: InboundHandler,
+    host: str,
+    port: int,
+    *,
+    lmtp: bool = False,
+    data_size_limit: int = DEFAULT_SIZE_LIMIT,
+    hostname: str | None = None,
+) -> asyncio.base_events.Server:
+    protocol: Any = LMTP if lmtp else SMTP
+    loop = asyncio.get_running_loop()
+    return await loop.create_server(
+        lambda: protocol(
+            handler,
+            data_size_limit=data_size_limit,
+            enable_SMTPUTF8=True,
+            hostname=hostname,
+            ident="timebot",
+        ),
+        host=host,
+        port=port,
+    )

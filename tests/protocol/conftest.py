@@ -1,0 +1,41 @@
+"""A fresh bot-state database per test module, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from timebot.state.db import create_engine, migrate, session_factory
+from tests.support import create_pg_database, drop_pg_database, pg_url
+
+
+@dataclass
+class StateDB:
+    backend: str
+    url: str
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+async def state_db(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[StateDB]:
+    backend: str = request.param
+    database = None
+    if backend == "postgresql":
+        database = await create_pg_database()
+        url = pg_url(database)
+    else:
+        url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('state') / 'bot.db'}"
+    engine = create_engine(url)
+    await migrate(engine)
+    try:
+        yield StateDB(backend, url, engine, session_factory(engine))
+    finally:
+        await engine.dispose()
+        if database is not None:
+            await drop_pg_database(database)
