@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,46 +16,13 @@ from service.clock import Clock
 from service.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.provisioning import add_person, create_organisation
+from tests.net import free_port
+from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.app import create_app
 from timebot.config import Settings, load_settings
 
-PG_ADMIN_DSN = os.environ.get("TIMEBOT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-async def create_pg_database() -> str:
-    """A fresh PostgreSQL database; returns its name."""
-    import asyncpg
-
-    name = f"timebot_test_{uuid.uuid4().hex[:12]}"
-    connection = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await connection.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await connection.close()
-    return name
-
-
-async def drop_pg_database(name: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await connection.close()
-
-
-def pg_url(database: str) -> str:
-    base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
-    return f"{base}/{database}"
 
 
 @dataclass

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.state.db import create_engine, migrate, session_factory
-from tests.support import create_pg_database, drop_pg_database, pg_url
 
 
 @dataclass

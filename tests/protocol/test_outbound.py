@@ -23,8 +23,8 @@ from mail.outbound import (
     new_message,
 )
 from service.clock import Clock
+from tests.net import free_port
 from tests.protocol.conftest import StateDB
-from tests.support import free_port
 from timebot.state.db import create_engine, session_factory
 from timebot.state.models import OutboxMessage
 

@@ -16,8 +16,8 @@ from mail.addresses import reply_token_check
 from mail.inbox import Inbox
 from mail.listener import InboundHandler, start_listener
 from service.clock import Clock
+from tests.net import free_port
 from tests.protocol.conftest import StateDB
-from tests.support import free_port
 from timebot.state.models import InboxMessage
 from timebot.tokens import make_token, reply_address
 

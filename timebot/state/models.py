@@ -93,3 +93,22 @@ class OutboxMessage(StateBase):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class ImapMessage(StateBase):
+    """A message the IMAP poller copied into the inbox, until it is flagged on the server.
+
+    The poller fetches with BODY.PEEK (the message stays unseen) and sets \\Seen only once the
+    inbox row is processed, so a message whose processing failed stays unseen."""
+
+    __tablename__ = "imap_messages"
+    __table_args__ = (
+        UniqueConstraint("mailbox", "uidvalidity", "uid", name="uq_imap_messages_uid"),
+    )
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+    mailbox: Mapped[str] = mapped_column(String(255))
+    uidvalidity: Mapped[int] = mapped_column(BigInteger)
+    uid: Mapped[int] = mapped_column(BigInteger)
+    message_key: Mapped[str] = mapped_column(String(400), index=True)
+    fetched_ms: Mapped[int] = mapped_column(BigInteger)

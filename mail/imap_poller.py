@@ -1,0 +1,226 @@
+"""The IMAP poller (aioimaplib): another way into the same durable inbox as SMTP and LMTP.
+
+- IDLE, with a search before and after each IDLE (nothing that arrived in between is missed);
+- fetch with BODY.PEEK[] so that a message stays unseen until it is processed;
+- \\Seen (and, if configured, a move to a folder) only once its inbox row is processed: a
+  message whose processing failed stays unseen, visible to a person;
+- reconnect with backoff when the server goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import aioimaplib
+import structlog
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mail.inbox import Inbox, message_key
+from service.db import unit_of_work
+from timebot.state.models import ImapMessage, InboxMessage
+from timebot.state.queue import DONE
+
+log = structlog.get_logger("mail.imap")
+
+BACKOFF_SECONDS = (1, 2, 5, 10, 30, 60)
+_UID = re.compile(rb"UID (\d+)")
+_UIDVALIDITY = re.compile(rb"UIDVALIDITY (\d+)")
+
+
+@dataclass(frozen=True)
+class ImapSettings:
+    host: str
+    port: int
+    user: str
+    password: str
+    mailbox: str = "INBOX"
+    tls: bool = False
+    move_to: str | None = None
+
+    @classmethod
+    def parse(cls, url: str) -> ImapSettings:
+        """`imap[s]://user:password@host:port/MAILBOX[?processed=FOLDER]`."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("imap", "imaps") or not parts.hostname or not parts.username:
+            raise ValueError("TIMEBOT_IMAP_URL must be imap[s]://user:password@host:port/MAILBOX")
+        tls = parts.scheme == "imaps"
+        query = parse_qs(parts.query)
+        return cls(
+            host=parts.hostname,
+            port=parts.port or (993 if tls else 143),
+            user=unquote(parts.username),
+            password=unquote(parts.password or ""),
+            mailbox=unquote(parts.path.lstrip("/")) or "INBOX",
+            tls=tls,
+            move_to=query.get("processed", [None])[0],
+        )
+
+
+class ImapError(Exception):
+    pass
+
+
+def _check(response: aioimaplib.Response, what: str) -> aioimaplib.Response:
+    if response.result != "OK":
+        raise ImapError(f"{what}: {response.result} {response.lines}")
+    return response
+
+
+class ImapPoller:
+    def __init__(
+        self,
+        settings: ImapSettings,
+        inbox: Inbox,
+        sessions: async_sessionmaker[AsyncSession],
+        on_accepted: Callable[[], None] = lambda: None,
+        *,
+        idle_seconds: float = 300.0,
+    ) -> None:
+        self.settings = settings
+        self.inbox = inbox
+        self.sessions = sessions
+        self.on_accepted = on_accepted
+        self.idle_seconds = idle_seconds
+        self._task: asyncio.Task[None] | None = None
+        self._client: aioimaplib.IMAP4 | None = None
+        self._uidvalidity = 0
+
+    async def connect(self) -> aioimaplib.IMAP4:
+        settings = self.settings
+        client: aioimaplib.IMAP4 = (
+            aioimaplib.IMAP4_SSL(host=settings.host, port=settings.port)
+            if settings.tls
+            else aioimaplib.IMAP4(host=settings.host, port=settings.port)
+        )
+        await client.wait_hello_from_server()
+        _check(await client.login(settings.user, settings.password), "LOGIN")
+        selected = _check(await client.select(settings.mailbox), "SELECT")
+        for line in selected.lines:
+            found = _UIDVALIDITY.search(bytes(line))
+            if found:
+                self._uidvalidity = int(found.group(1))
+        self._client = client
+        return client
+
+    async def sync(self, client: aioimaplib.IMAP4) -> int:
+        """Copy new unseen messages into the inbox, flag the processed ones; returns new ones."""
+        fetched = await self._fetch_unseen(client)
+        await self._flag_processed(client)
+        return fetched
+
+    async def _fetch_unseen(self, client: aioimaplib.IMAP4) -> int:
+        response = _check(await client.uid_search("UNSEEN", charset=None), "UID SEARCH")
+        uids = [int(part) for line in response.lines[:1] for part in bytes(line).split()
+                if part.isdigit()]
+        async with self.sessions() as session:
+            known = set(
+                await session.scalars(
+                    select(ImapMessage.uid).where(
+                        ImapMessage.mailbox == self.settings.mailbox,
+                        ImapMessage.uidvalidity == self._uidvalidity,
+                    )
+                )
+            )
+        new = 0
+        for uid in uids:
+            if uid in known:
+                continue
+            raw = await self._fetch(client, uid)
+            if raw is None:
+                continue
+            if await self.inbox.accept(raw, "", [self.settings.user], "imap"):
+                new += 1
+                self.on_accepted()
+            async with unit_of_work(self.sessions) as session:
+                session.add(
+                    ImapMessage(
+                        mailbox=self.settings.mailbox,
+                        uidvalidity=self._uidvalidity,
+                        uid=uid,
+                        message_key=message_key(raw),
+                        fetched_ms=self.inbox.clock.now_ms(),
+                    )
+                )
+        return new
+
+    async def _fetch(self, client: aioimaplib.IMAP4, uid: int) -> bytes | None:
+        response = _check(await client.uid("fetch", str(uid), "(UID BODY.PEEK[])"), "UID FETCH")
+        lines = response.lines
+        for index, line in enumerate(lines[:-1]):
+            if isinstance(line, bytes | bytearray) and _UID.search(bytes(line)):
+                following = lines[index + 1]
+                if isinstance(following, bytearray):
+                    return bytes(following)
+        log.warning("imap_fetch_empty", uid=uid)
+        return None
+
+    async def _flag_processed(self, client: aioimaplib.IMAP4) -> None:
+        async with self.sessions() as session:
+            rows = (
+                await session.execute(
+                    select(ImapMessage.id, ImapMessage.uid)
+                    .join(InboxMessage, InboxMessage.message_key == ImapMessage.message_key)
+                    .where(
+                        ImapMessage.mailbox == self.settings.mailbox,
+                        ImapMessage.uidvalidity == self._uidvalidity,
+                        InboxMessage.status == DONE,
+                    )
+                )
+            ).all()
+        for row_id, uid in rows:
+            _check(await client.uid("store", str(uid), "+FLAGS", "(\\Seen)"), "UID STORE")
+            if self.settings.move_to:
+                _check(await client.uid("move", str(uid), self.settings.move_to), "UID MOVE")
+            async with unit_of_work(self.sessions) as session:
+                await session.execute(delete(ImapMessage).where(ImapMessage.id == row_id))
+
+    async def _session(self) -> None:
+        client = await self.connect()
+        try:
+            while True:
+                await self.sync(client)
+                idle = await client.idle_start(timeout=self.idle_seconds)
+                try:
+                    await client.wait_server_push(timeout=self.idle_seconds + 5)
+                except TimeoutError:
+                    pass
+                client.idle_done()
+                await asyncio.wait_for(idle, timeout=30)
+        finally:
+            try:
+                await client.logout()
+            except Exception:  # the connection is already gone
+                pass
+
+    async def run_forever(self) -> None:
+        failures = 0
+        while True:
+            try:
+                await self._session()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                delay = BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)]
+                failures += 1
+                log.warning("imap_reconnecting", error=str(error), in_seconds=delay)
+                await asyncio.sleep(delay)
+            else:
+                failures = 0
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self.run_forever(), name="imap-poller")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None

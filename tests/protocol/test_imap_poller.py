@@ -1,0 +1,123 @@
+"""The IMAP poller against a real Dovecot: messages are copied into the durable inbox with
+BODY.PEEK (still unseen), flagged \\Seen only once processed, a failed one stays unseen, and a
+message already received over SMTP is not processed twice."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from sqlalchemy import delete
+
+from mail.imap_poller import ImapPoller, ImapSettings
+from mail.inbox import InboundMessage, Inbox, InboxWorker
+from service.clock import Clock
+from tests.protocol.conftest import StateDB
+from tests.protocol.dovecot import PASSWORD, Dovecot, start_dovecot
+from timebot.state.models import ImapMessage, InboxMessage
+
+pytestmark = pytest.mark.skipif(shutil.which("dovecot") is None, reason="dovecot is not installed")
+
+
+@pytest.fixture(scope="module")
+def dovecot() -> Iterator[Dovecot]:
+    server = start_dovecot()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def inbox(state_db: StateDB) -> AsyncIterator[Inbox]:
+    async with state_db.sessions() as session:
+        await session.execute(delete(InboxMessage))
+        await session.execute(delete(ImapMessage))
+        await session.commit()
+    yield Inbox(state_db.sessions, Clock())
+
+
+def mail(subject: str) -> bytes:
+    return (
+        f"From: ann@example.com\r\nTo: bot@example.com\r\nSubject: {subject}\r\n"
+        f"Message-ID: <{uuid.uuid4().hex}@example.com>\r\n\r\n{subject} body\r\n"
+    ).encode()
+
+
+def settings(dovecot: Dovecot, user: str) -> ImapSettings:
+    return ImapSettings.parse(f"imap://{user}:{PASSWORD}@127.0.0.1:{dovecot.port}/INBOX")
+
+
+async def test_flagged_only_after_processing_and_failures_stay_unseen(
+    dovecot: Dovecot, inbox: Inbox, state_db: StateDB
+) -> None:
+    user = f"bot-{uuid.uuid4().hex[:6]}"
+    dovecot.deliver(user, mail("good"))
+    dovecot.deliver(user, mail("bad"))
+    poller = ImapPoller(settings(dovecot, user), inbox, state_db.sessions)
+    client = await poller.connect()
+    try:
+        assert await poller.sync(client) == 2
+        assert len(dovecot.unseen(user)) == 2, "fetched with BODY.PEEK: still unseen"
+
+        async def process(message: InboundMessage) -> str:
+            if b"bad body" in message.raw:
+                raise RuntimeError("cannot process")
+            return "ok"
+
+        worker = InboxWorker(inbox, process, max_attempts=1)
+        assert await worker.run_once() == 2
+        await poller.sync(client)
+        unseen = dovecot.unseen(user)
+        assert len(unseen) == 1, "the processed message is flagged, the failed one is not"
+        statuses = sorted(row.status for row in await inbox.all())
+        assert statuses == ["done", "failed"]
+        assert await poller.sync(client) == 0, "nothing is fetched twice"
+    finally:
+        await client.logout()
+
+
+async def test_a_message_already_received_by_smtp_has_one_effect(
+    dovecot: Dovecot, inbox: Inbox, state_db: StateDB
+) -> None:
+    user = f"bot-{uuid.uuid4().hex[:6]}"
+    raw = mail("twice")
+    assert await inbox.accept(raw, "ann@example.com", ["approvals@x"], "smtp")
+    dovecot.deliver(user, raw)
+    poller = ImapPoller(settings(dovecot, user), inbox, state_db.sessions)
+    client = await poller.connect()
+    try:
+        assert await poller.sync(client) == 0
+        assert len(await inbox.all()) == 1
+    finally:
+        await client.logout()
+
+
+async def test_idle_picks_up_new_mail(
+    dovecot: Dovecot, inbox: Inbox, state_db: StateDB
+) -> None:
+    user = f"bot-{uuid.uuid4().hex[:6]}"
+    dovecot.deliver(user, mail("first"))
+    arrived = asyncio.Event()
+    poller = ImapPoller(settings(dovecot, user), inbox, state_db.sessions, arrived.set,
+                        idle_seconds=5)
+    poller.start()
+    try:
+        await asyncio.wait_for(arrived.wait(), timeout=15)
+        arrived.clear()
+        await asyncio.to_thread(dovecot.deliver, user, mail("second"))
+        await asyncio.wait_for(arrived.wait(), timeout=15)
+        assert len(await inbox.all()) == 2
+    finally:
+        await poller.stop()
+
+
+def test_imap_url_parse() -> None:
+    parsed = ImapSettings.parse("imaps://bot%40x.com:p%40ss@imap.example.com/Approvals?processed=Done")
+    assert parsed == ImapSettings("imap.example.com", 993, "bot@x.com", "p@ss", "Approvals", True,
+                                  "Done")
+    with pytest.raises(ValueError, match="TIMEBOT_IMAP_URL"):
+        ImapSettings.parse("http://x")
