@@ -32,7 +32,10 @@ def graphql_routes(executor: Executor) -> list[BaseRoute]:
         result = await executor.run(payload, request.headers.get("apikey"))
         return JSONResponse(result.body, status_code=result.status)
 
-    routes: list[BaseRoute] = [Route("/graphql", endpoint, methods=["GET", "POST"])]
-    if IDE_DIR.is_dir():
-        routes.append(Mount("/graphql-ide", app=StaticFiles(directory=IDE_DIR), name="ide"))
-    return routes
+    # The IDE's script, styles and Monaco workers (built by `make ide`; mounted even before
+    # the build so that a later `make ide` needs no restart).
+    ide_assets = StaticFiles(directory=IDE_DIR, check_dir=False)
+    return [
+        Route("/graphql", endpoint, methods=["GET", "POST"]),
+        Mount("/graphql-ide", app=ide_assets, name="ide"),
+    ]
