@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from service.models.base import Base, OrgScoped, id_column
@@ -42,6 +42,9 @@ class Project(OrgScoped, Base):
 
 class ProjectManager(OrgScoped, Base):
     __tablename__ = "project_managers"
+    __table_args__ = (
+        UniqueConstraint("project_id", "person_id", name="uq_project_managers_project_person"),
+    )
 
     id: Mapped[str] = id_column()
     project_id: Mapped[str] = mapped_column(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from service.models.base import Base, OrgScoped, id_column
@@ -40,6 +40,7 @@ class Tag(OrgScoped, Base):
 
 class PersonTag(OrgScoped, Base):
     __tablename__ = "person_tags"
+    __table_args__ = (UniqueConstraint("tag_id", "person_id", name="uq_person_tags_tag_person"),)
 
     id: Mapped[str] = id_column()
     tag_id: Mapped[str] = mapped_column(
@@ -53,6 +54,9 @@ class PersonTag(OrgScoped, Base):
 
 class ProjectTag(OrgScoped, Base):
     __tablename__ = "project_tags"
+    __table_args__ = (
+        UniqueConstraint("tag_id", "project_id", name="uq_project_tags_tag_project"),
+    )
 
     id: Mapped[str] = id_column()
     tag_id: Mapped[str] = mapped_column(
@@ -61,3 +65,4 @@ class ProjectTag(OrgScoped, Base):
     project_id: Mapped[str] = mapped_column(
         String(24), ForeignKey("projects.id", ondelete="CASCADE"), index=True
     )
+    start_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Integer, String
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from service.models.base import Base, OrgScoped, id_column
@@ -68,6 +77,7 @@ class TaskOwner(OrgScoped, Base):
     """The owner (potential=False, one per task) and potential owners of a task."""
 
     __tablename__ = "task_owners"
+    __table_args__ = (UniqueConstraint("task_id", "person_id", name="uq_task_owners_task_person"),)
 
     id: Mapped[str] = id_column()
     task_id: Mapped[str] = mapped_column(
@@ -82,6 +92,9 @@ class TaskOwner(OrgScoped, Base):
 
 class TaskDependency(OrgScoped, Base):
     __tablename__ = "task_dependencies"
+    __table_args__ = (
+        UniqueConstraint("task_id", "depends_on_id", name="uq_task_dependencies_task_depends_on"),
+    )
 
     id: Mapped[str] = id_column()
     task_id: Mapped[str] = mapped_column(

@@ -1,0 +1,529 @@
+"""Tags (a tree inside each tag category) and the tagging of people and projects.
+
+Everyone in the organisation reads tags and tag categories; admins edit them and tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ariadne import MutationType, ObjectType, QueryType
+from sqlalchemy import Select, delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.errors import BadInput, RuleViolation
+from service.graphql.context import RequestContext
+from service.graphql.filters import filter_clause
+from service.lookup import get_in_org, get_many_in_org
+from service.models import Person, PersonTag, Project, ProjectTag, Tag, TagCategory
+from service.structure import (
+    active_clause,
+    check_new_parent,
+    check_unique_ids,
+    children_map,
+    descendants,
+    name_contains,
+    parent_map,
+    raw_relation,
+    require_admin,
+)
+
+query = QueryType()
+mutation = MutationType()
+tag_type = ObjectType("SvcTag")
+category_type = ObjectType("SvcTagCategory")
+
+DEFAULT_CATEGORY_NAME = "Tags"
+
+
+async def default_tag_category(session: AsyncSession, org_id: str) -> TagCategory:
+    """The category of tags added without one: the oldest category, created on first need."""
+    first = (
+        await session.scalars(
+            select(TagCategory)
+            .where(TagCategory.organisation_id == org_id)
+            .order_by(TagCategory.id)
+            .limit(1)
+        )
+    ).first()
+    if first is not None:
+        return first
+    category = TagCategory(organisation_id=org_id, name=DEFAULT_CATEGORY_NAME, level_names=[])
+    session.add(category)
+    await session.flush()
+    return category
+
+
+async def _tag(context: RequestContext, tag_id: str | None, argument: str = "id") -> Tag:
+    return await get_in_org(context.session, Tag, context.org_id, tag_id, argument, "tag")
+
+
+async def _category(context: RequestContext, category_id: str, argument: str) -> TagCategory:
+    return await get_in_org(context.session, TagCategory, context.org_id, category_id, argument,
+                            "tag category")
+
+
+async def _tag_select(
+    context: RequestContext,
+    filter: Sequence[Mapping[str, Any] | None] | None,
+    archived: bool | None,
+    category_id: str | None,
+) -> Select[Any]:
+    org_id = context.org_id
+    conditions = {
+        "id": lambda v: Tag.id == v,
+        "notId": lambda v: Tag.id != v,
+        "name": lambda v: name_contains(Tag.name, v),
+        "level": lambda v: Tag.level == v,
+        "archived": lambda v: Tag.archived.is_(bool(v)),
+        "categoryId": lambda v: Tag.category_id == v,
+        "taggedPersonId": lambda v: Tag.id.in_(
+            select(PersonTag.tag_id).where(
+                PersonTag.organisation_id == org_id, PersonTag.person_id == v
+            )
+        ),
+        "taggedProjectId": lambda v: Tag.id.in_(
+            select(ProjectTag.tag_id).where(
+                ProjectTag.organisation_id == org_id, ProjectTag.project_id == v
+            )
+        ),
+    }
+    statement = select(Tag).where(Tag.organisation_id == org_id, filter_clause(filter, conditions))
+    active = active_clause(Tag.archived, archived, filter)
+    if active is not None:
+        statement = statement.where(active)
+    if category_id is not None:
+        statement = statement.where(Tag.category_id == category_id)
+    return statement.order_by(func.lower(Tag.name), Tag.id)
+
+
+async def _set_archived(
+    context: RequestContext, ids: Sequence[str], argument: str, archived: bool, subtree: bool
+) -> list[Tag]:
+    require_admin(context)
+    session = context.session
+    check_unique_ids(list(ids), argument)
+    tags = await get_many_in_org(session, Tag, context.org_id, list(ids), argument, "tag")
+    targets: dict[str, Tag] = {tag.id: tag for tag in tags}
+    if subtree:
+        parents = await parent_map(session, Tag, context.org_id)
+        extra = [i for i in descendants(parents, targets) if i not in targets]
+        if extra:
+            for tag in await session.scalars(select(Tag).where(Tag.id.in_(extra))):
+                targets.setdefault(tag.id, tag)
+    for tag in targets.values():
+        tag.archived = archived
+    return list(targets.values())
+
+
+async def _delete_tags(context: RequestContext, tags: Sequence[Tag]) -> None:
+    session = context.session
+    deleting = {tag.id for tag in tags}
+    for tag in tags:
+        child_ids = await session.scalars(select(Tag.id).where(Tag.parent_id == tag.id))
+        children = [child for child in child_ids if child not in deleting]
+        if children:
+            raise RuleViolation(
+                f'Tag "{tag.name}" ({tag.id}) cannot be deleted: it has {len(children)} '
+                f"subtag{'s' if len(children) != 1 else ''}"
+            )
+    ids = sorted(deleting)
+    await session.execute(delete(PersonTag).where(PersonTag.tag_id.in_(ids)))
+    await session.execute(delete(ProjectTag).where(ProjectTag.tag_id.in_(ids)))
+    for tag in sorted(tags, key=lambda t: -t.level):
+        await session.delete(tag)
+        await session.flush()
+
+
+def _check_level_names(level_names: Sequence[str | None] | None) -> list[str]:
+    names: list[str] = []
+    for index, value in enumerate(level_names or []):
+        if value is None:
+            raise BadInput(f"levelNames[{index}]", "must be a string, not null")
+        names.append(value)
+    return names
+
+
+# -- queries ---------------------------------------------------------------------------------
+
+
+@query.field("getTag")
+async def resolve_get_tag(_root: Any, info: Any, id: str) -> Tag:
+    return await _tag(info.context, id)
+
+
+@query.field("getTags")
+async def resolve_get_tags(
+    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
+    categoryId: str | None = None,
+) -> list[Tag]:
+    context: RequestContext = info.context
+    statement = await _tag_select(context, filter, archived, categoryId)
+    return list((await context.session.scalars(statement)).unique())
+
+
+@query.field("countTags")
+async def resolve_count_tags(
+    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
+    categoryId: str | None = None,
+) -> int:
+    context: RequestContext = info.context
+    statement = await _tag_select(context, filter, archived, categoryId)
+    count = await context.session.scalar(
+        select(func.count()).select_from(statement.order_by(None).subquery())
+    )
+    return int(count or 0)
+
+
+@query.field("filterTagIds")
+async def resolve_filter_tag_ids(
+    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
+    categoryId: str | None = None,
+) -> list[str]:
+    context: RequestContext = info.context
+    statement = await _tag_select(context, filter, archived, categoryId)
+    return list(await context.session.scalars(statement.with_only_columns(Tag.id)))
+
+
+@query.field("getTagCategories")
+async def resolve_get_tag_categories(_root: Any, info: Any) -> list[TagCategory]:
+    context: RequestContext = info.context
+    rows = await context.session.scalars(
+        select(TagCategory)
+        .where(TagCategory.organisation_id == context.org_id)
+        .order_by(func.lower(TagCategory.name), TagCategory.id)
+    )
+    return list(rows)
+
+
+@tag_type.field("category")
+async def resolve_tag_category(tag: Tag, info: Any) -> TagCategory:
+    if tag.category is not None:
+        return tag.category
+    context: RequestContext = info.context
+    return await default_tag_category(context.session, context.org_id)
+
+
+@tag_type.field("parent")
+async def resolve_tag_parent(tag: Tag, info: Any) -> Tag | None:
+    if tag.parent_id is None:
+        return None
+    context: RequestContext = info.context
+    return await context.session.get(Tag, tag.parent_id)
+
+
+@category_type.field("levelNames")
+def resolve_category_level_names(category: TagCategory, _info: Any) -> list[str]:
+    return list(category.level_names or [])
+
+
+# -- tag categories --------------------------------------------------------------------------
+
+
+@mutation.field("addTagCategory")
+async def resolve_add_tag_category(_root: Any, info: Any, name: str) -> TagCategory:
+    context: RequestContext = info.context
+    require_admin(context)
+    category = TagCategory(organisation_id=context.org_id, name=name, level_names=[])
+    context.session.add(category)
+    await context.session.flush()
+    return category
+
+
+@mutation.field("deleteTagCategory")
+async def resolve_delete_tag_category(_root: Any, info: Any, id: str) -> TagCategory:
+    context: RequestContext = info.context
+    require_admin(context)
+    category = await _category(context, id, "id")
+    used = await context.session.scalar(
+        select(func.count()).select_from(Tag).where(Tag.category_id == category.id)
+    )
+    if used:
+        raise RuleViolation(
+            f'Tag category "{category.name}" cannot be deleted: {used} tag'
+            f"{'s' if used != 1 else ''} belong{'s' if used == 1 else ''} to it"
+        )
+    await context.session.delete(category)
+    return category
+
+
+@mutation.field("editTagCategoryName")
+async def resolve_edit_tag_category_name(_root: Any, info: Any, id: str, name: str) -> TagCategory:
+    context: RequestContext = info.context
+    require_admin(context)
+    category = await _category(context, id, "id")
+    category.name = name
+    return category
+
+
+@mutation.field("editTagCategoryLevelNames")
+async def resolve_edit_tag_category_level_names(
+    _root: Any, info: Any, id: str, levelNames: list[str | None] | None = None
+) -> TagCategory:
+    context: RequestContext = info.context
+    require_admin(context)
+    category = await _category(context, id, "id")
+    category.level_names = _check_level_names(levelNames)
+    return category
+
+
+# -- tags ------------------------------------------------------------------------------------
+
+
+@mutation.field("addTag")
+async def resolve_add_tag(
+    _root: Any, info: Any, name: str, categoryId: str | None = None,
+    parentId: str | None = None, color: str | None = None,
+) -> Tag:
+    """A subtag (parentId) lives in its parent's category; level = depth."""
+    context: RequestContext = info.context
+    require_admin(context)
+    session, org_id = context.session, context.org_id
+    parent = await _tag(context, parentId, "parentId") if parentId is not None else None
+    if categoryId is not None:
+        category = await _category(context, categoryId, "categoryId")
+        if parent is not None and parent.category_id != category.id:
+            raise BadInput("categoryId", "a subtag must be in its parent tag's category")
+    elif parent is not None and parent.category is not None:
+        category = parent.category
+    else:
+        category = await default_tag_category(session, org_id)
+    tag = Tag(
+        organisation_id=org_id,
+        name=name,
+        category_id=category.id,
+        parent_id=parent.id if parent else None,
+        level=parent.level + 1 if parent else 0,
+        color=color,
+        archived=False,
+        settings={},
+        created_ms=context.now_ms,
+    )
+    session.add(tag)
+    await session.flush()
+    await session.refresh(tag, ["category"])
+    return tag
+
+
+@mutation.field("deleteTag")
+async def resolve_delete_tag(_root: Any, info: Any, id: str, check: bool | None = None) -> Tag:
+    """Refused while the tag has subtags; its taggings go with it."""
+    context: RequestContext = info.context
+    require_admin(context)
+    tag = await _tag(context, id)
+    if check:
+        child = await context.session.scalar(select(Tag.id).where(Tag.parent_id == tag.id))
+        if child is not None:
+            raise RuleViolation(f'Tag "{tag.name}" ({tag.id}) cannot be deleted: it has subtags')
+        context.skip_audit = True
+        return tag
+    await _delete_tags(context, [tag])
+    return tag
+
+
+@mutation.field("deleteTags")
+async def resolve_delete_tags(_root: Any, info: Any, ids: list[str]) -> list[Tag]:
+    context: RequestContext = info.context
+    require_admin(context)
+    check_unique_ids(ids, "ids")
+    tags = await get_many_in_org(context.session, Tag, context.org_id, ids, "ids", "tag")
+    await _delete_tags(context, tags)
+    return tags
+
+
+@mutation.field("archiveTag")
+async def resolve_archive_tag(_root: Any, info: Any, id: str) -> list[Tag]:
+    return await _set_archived(info.context, [id], "id", True, subtree=True)
+
+
+@mutation.field("archiveTags")
+async def resolve_archive_tags(_root: Any, info: Any, ids: list[str]) -> list[Tag]:
+    return await _set_archived(info.context, ids, "ids", True, subtree=True)
+
+
+@mutation.field("unarchiveTag")
+async def resolve_unarchive_tag(_root: Any, info: Any, id: str) -> Tag:
+    return (await _set_archived(info.context, [id], "id", False, subtree=False))[0]
+
+
+@mutation.field("unarchiveTags")
+async def resolve_unarchive_tags(_root: Any, info: Any, ids: list[str]) -> list[Tag]:
+    return await _set_archived(info.context, ids, "ids", False, subtree=False)
+
+
+@mutation.field("editTagName")
+async def resolve_edit_tag_name(_root: Any, info: Any, id: str, name: str) -> Tag:
+    require_admin(info.context)
+    tag = await _tag(info.context, id)
+    tag.name = name
+    return tag
+
+
+@mutation.field("editTagColor")
+async def resolve_edit_tag_color(_root: Any, info: Any, id: str, color: str | None = None) -> Tag:
+    require_admin(info.context)
+    tag = await _tag(info.context, id)
+    tag.color = color
+    return tag
+
+
+@mutation.field("editTagParent")
+async def resolve_edit_tag_parent(
+    _root: Any, info: Any, id: str, parentId: str | None = None
+) -> Tag:
+    context: RequestContext = info.context
+    require_admin(context)
+    session = context.session
+    tag = await _tag(context, id)
+    parent = await _tag(context, parentId, "parentId") if parentId is not None else None
+    if parent is not None and parent.category_id != tag.category_id:
+        raise BadInput("parentId", "the parent tag is in another tag category")
+    parents = await parent_map(session, Tag, context.org_id)
+    check_new_parent(parents, tag.id, parentId, "tag")
+    tag.parent_id = parentId
+    tag.level = parent.level + 1 if parent else 0
+    parents[tag.id] = parentId
+    subtree = descendants(parents, [tag.id])
+    if subtree:
+        loaded = {t.id: t for t in await session.scalars(select(Tag).where(Tag.id.in_(subtree)))}
+        children = children_map(parents)
+        queue = [tag]
+        while queue:
+            current = queue.pop(0)
+            for child_id in children.get(current.id, []):
+                loaded[child_id].level = current.level + 1
+                queue.append(loaded[child_id])
+    return tag
+
+
+# -- tagging ---------------------------------------------------------------------------------
+
+
+def _person_relation(row: PersonTag) -> dict[str, Any]:
+    return raw_relation(row.id, row.tag_id, "tagged", row.person_id, "taggedBy", row.start_ms)
+
+
+def _project_relation(row: ProjectTag) -> dict[str, Any]:
+    return raw_relation(row.id, row.tag_id, "tagged", row.project_id, "taggedBy", row.start_ms)
+
+
+async def _active_tag(context: RequestContext, tag_id: str) -> Tag:
+    tag = await _tag(context, tag_id, "tagId")
+    if tag.archived:
+        raise BadInput("tagId", f'tag "{tag.name}" is archived')
+    return tag
+
+
+@mutation.field("tagPerson")
+async def resolve_tag_person(
+    _root: Any, info: Any, tagId: str, personId: str, startTime: int | None = None
+) -> dict[str, Any]:
+    """The person carries the tag (from `startTime` on, when given); tagging again moves the
+    start."""
+    context: RequestContext = info.context
+    require_admin(context)
+    session, org_id = context.session, context.org_id
+    tag = await _active_tag(context, tagId)
+    person = await get_in_org(session, Person, org_id, personId, "personId", "person")
+    row = (
+        await session.scalars(
+            select(PersonTag).where(PersonTag.tag_id == tag.id, PersonTag.person_id == person.id)
+        )
+    ).first()
+    if row is None:
+        row = PersonTag(organisation_id=org_id, tag_id=tag.id, person_id=person.id)
+        session.add(row)
+    row.start_ms = startTime
+    await session.flush()
+    return _person_relation(row)
+
+
+@mutation.field("untagPerson")
+async def resolve_untag_person(
+    _root: Any, info: Any, tagId: str, personId: str
+) -> dict[str, Any]:
+    context: RequestContext = info.context
+    require_admin(context)
+    session = context.session
+    tag = await _tag(context, tagId, "tagId")
+    person = await get_in_org(session, Person, context.org_id, personId, "personId", "person")
+    row = (
+        await session.scalars(
+            select(PersonTag).where(PersonTag.tag_id == tag.id, PersonTag.person_id == person.id)
+        )
+    ).first()
+    if row is None:
+        raise BadInput("personId", f'{person.name} does not carry tag "{tag.name}"')
+    relation = _person_relation(row)
+    await session.delete(row)
+    return relation
+
+
+@mutation.field("resetTaggedPersons")
+async def resolve_reset_tagged_persons(_root: Any, info: Any, tagId: str) -> Tag:
+    context: RequestContext = info.context
+    require_admin(context)
+    tag = await _tag(context, tagId, "tagId")
+    await context.session.execute(delete(PersonTag).where(PersonTag.tag_id == tag.id))
+    return tag
+
+
+@mutation.field("tagProject")
+async def resolve_tag_project(
+    _root: Any, info: Any, tagId: str, projectId: str, startTime: int | None = None
+) -> dict[str, Any]:
+    context: RequestContext = info.context
+    require_admin(context)
+    session, org_id = context.session, context.org_id
+    tag = await _active_tag(context, tagId)
+    project = await get_in_org(session, Project, org_id, projectId, "projectId", "project")
+    row = (
+        await session.scalars(
+            select(ProjectTag).where(
+                ProjectTag.tag_id == tag.id, ProjectTag.project_id == project.id
+            )
+        )
+    ).first()
+    if row is None:
+        row = ProjectTag(organisation_id=org_id, tag_id=tag.id, project_id=project.id)
+        session.add(row)
+    row.start_ms = startTime
+    await session.flush()
+    return _project_relation(row)
+
+
+@mutation.field("untagProject")
+async def resolve_untag_project(
+    _root: Any, info: Any, tagId: str, projectId: str
+) -> dict[str, Any]:
+    context: RequestContext = info.context
+    require_admin(context)
+    session = context.session
+    tag = await _tag(context, tagId, "tagId")
+    project = await get_in_org(session, Project, context.org_id, projectId, "projectId",
+                               "project")
+    row = (
+        await session.scalars(
+            select(ProjectTag).where(
+                ProjectTag.tag_id == tag.id, ProjectTag.project_id == project.id
+            )
+        )
+    ).first()
+    if row is None:
+        raise BadInput("projectId", f'project "{project.name}" does not carry tag "{tag.name}"')
+    relation = _project_relation(row)
+    await session.delete(row)
+    return relation
+
+
+@mutation.field("resetTaggedProjects")
+async def resolve_reset_tagged_projects(_root: Any, info: Any, tagId: str) -> Tag:
+    context: RequestContext = info.context
+    require_admin(context)
+    tag = await _tag(context, tagId, "tagId")
+    await context.session.execute(delete(ProjectTag).where(ProjectTag.tag_id == tag.id))
+    return tag
+
+
+BINDABLES = [query, mutation, tag_type, category_type]

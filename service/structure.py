@@ -1,0 +1,120 @@
+"""Helpers shared by the structure areas (projects, tasks, tags): admin checks, trees,
+name matching, the archived switch and SvcRawRelation results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
+from sqlalchemy.sql.elements import ColumnElement
+
+from service.errors import BadInput, PermissionDenied
+from service.graphql.context import RequestContext
+
+
+def require_admin(context: RequestContext, what: str = "edit the structure") -> None:
+    """Structure (projects, tasks, tags and their categories) is edited by admins."""
+    if not context.is_admin:
+        raise PermissionDenied(f"only an administrator may {what}")
+
+
+def name_contains(column: InstrumentedAttribute[str], value: str) -> ColumnElement[bool]:
+    """Case-insensitive substring match of a name column."""
+    return func.lower(column).contains(value.strip().lower(), autoescape=True)
+
+
+def active_clause(
+    archived_column: InstrumentedAttribute[bool],
+    archived: bool | None,
+    filters: Sequence[Mapping[str, Any] | None] | None = None,
+) -> ColumnElement[bool] | None:
+    """List queries return only active items unless `archived: true` asks for the archived too
+    (or a filter object matches on `archived` itself)."""
+    if archived or any(item and item.get("archived") is not None for item in filters or []):
+        return None
+    return archived_column.is_(False)
+
+
+async def parent_map(
+    session: AsyncSession, model: Any, org_id: str
+) -> dict[str, str | None]:
+    """{id: parent_id} of every item of a tree table in the organisation."""
+    rows = await session.execute(
+        select(model.id, model.parent_id).where(model.organisation_id == org_id)
+    )
+    return {row[0]: row[1] for row in rows}
+
+
+def children_map(parents: Mapping[str, str | None]) -> dict[str, list[str]]:
+    children: dict[str, list[str]] = {}
+    for item_id, parent_id in parents.items():
+        if parent_id is not None:
+            children.setdefault(parent_id, []).append(item_id)
+    return children
+
+
+def descendants(parents: Mapping[str, str | None], roots: Iterable[str]) -> list[str]:
+    """The roots' descendants (not the roots themselves), breadth first."""
+    children = children_map(parents)
+    found: list[str] = []
+    seen: set[str] = set(roots)
+    queue = list(roots)
+    while queue:
+        current = queue.pop(0)
+        for child in children.get(current, []):
+            if child not in seen:
+                seen.add(child)
+                found.append(child)
+                queue.append(child)
+    return found
+
+
+def ancestors(parents: Mapping[str, str | None], item_id: str) -> list[str]:
+    """Parent, grandparent, ... of an item (nearest first)."""
+    found: list[str] = []
+    current = parents.get(item_id)
+    while current is not None and current not in found and current != item_id:
+        found.append(current)
+        current = parents.get(current)
+    return found
+
+
+def check_new_parent(
+    parents: Mapping[str, str | None], item_id: str, parent_id: str | None, what: str
+) -> None:
+    """Refuses a parent that is the item itself or one of its descendants."""
+    if parent_id is None:
+        return
+    if parent_id == item_id or parent_id in descendants(parents, [item_id]):
+        raise BadInput("parentId", f"a {what} cannot be moved under itself or its own sub{what}")
+
+
+def raw_relation(
+    relation_id: str,
+    source_id: str,
+    source_key: str,
+    target_id: str,
+    target_key: str,
+    start_ms: int | None = None,
+) -> dict[str, Any]:
+    """A SvcRawRelation: `source.sourceKey` links to `target.targetKey`."""
+    return {
+        "id": relation_id,
+        "sourceId": source_id,
+        "sourceKey": source_key,
+        "targetId": target_id,
+        "targetKey": target_key,
+        "signature": f"{source_id}.{source_key}-{target_id}.{target_key}",
+        "startTime": start_ms,
+    }
+
+
+def check_unique_ids(ids: list[str], argument: str) -> None:
+    seen: set[str] = set()
+    for index, value in enumerate(ids):
+        if value in seen:
+            raise BadInput(f"{argument}[{index}]", f"{value!r} is listed twice")
+        seen.add(value)
