@@ -1,0 +1,439 @@
+"""Read a raw e-mail into a small typed ReadMessage: addresses, threading headers, the text.
+
+`read_message(raw)` never raises on bad input: broken headers, bad base64, unknown or lying
+charsets, truncated multiparts all yield what can be read (an empty text at worst).
+
+The text is the first text/plain part that is not an attachment; without one, the first
+text/html part turned into text (`html_to_text`: blocks become lines, <blockquote> and the
+usual quote containers of webmail clients become "> " lines, signatures and scripts are
+dropped; only the first MAX_HTML_CHARS characters are read). Parts inside attached messages
+(message/rfc822) are not the reply's text.
+
+Charsets: the declared one (with the usual supersets: gb2312 -> gb18030, iso-8859-1 and
+us-ascii -> windows-1252, shift_jis -> cp932, ks_c_5601 -> cp949, ...); if the bytes do not
+decode with it, UTF-8, then windows-1252, then latin-1 (which always succeeds).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from email import policy
+from email.header import decode_header, make_header
+from email.message import Message
+from email.parser import BytesParser
+from email.utils import getaddresses
+from html.parser import HTMLParser
+
+__all__ = ["ReadMessage", "decode_text", "html_to_text", "read_message"]
+
+
+@dataclass(frozen=True)
+class ReadMessage:
+    """What the mail flow needs to know about one message."""
+
+    from_address: str | None  # the single From addr-spec, lower-cased; None if absent/several
+    from_addresses: tuple[str, ...]  # every address found in From headers (lower-cased)
+    from_name: str
+    message_id: str | None  # with its angle brackets
+    subject: str
+    in_reply_to: tuple[str, ...]  # message ids, with angle brackets
+    references: tuple[str, ...]
+    to: tuple[str, ...]  # addresses of To and Cc, lower-cased
+    return_path: str | None  # None: no Return-Path header; "" the null sender <>
+    content_type: str  # of the whole message, e.g. "multipart/report"
+    report_type: str | None  # report-type parameter of a multipart/report
+    headers: tuple[tuple[str, str], ...]  # every header, in order, decoded (names as written)
+    text: str  # the body text (quotes and all: see mail.quotes)
+    text_source: str  # "plain", "html" or "none"
+
+    def header(self, name: str) -> str | None:
+        """The first header of that name (case-insensitive), or None."""
+        wanted = name.lower()
+        for key, value in self.headers:
+            if key.lower() == wanted:
+                return value
+        return None
+
+    def header_all(self, name: str) -> list[str]:
+        wanted = name.lower()
+        return [value for key, value in self.headers if key.lower() == wanted]
+
+    @property
+    def from_domain(self) -> str | None:
+        if not self.from_address:
+            return None
+        return self.from_address.rpartition("@")[2] or None
+
+
+# --- charsets ------------------------------------------------------------------------------
+
+_SUPERSETS = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "euc-cn": "gb18030",
+    "iso8859-1": "cp1252",
+    "latin-1": "cp1252",
+    "ascii": "cp1252",
+    "shift_jis": "cp932",
+    "euc_kr": "cp949",
+    "ks_c_5601-1987": "cp949",
+    "big5": "big5hkscs",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+}
+
+
+def _codec(charset: str | None) -> str | None:
+    if not charset:
+        return None
+    name = charset.strip().strip('"').lower()
+    if name in ("unknown-8bit", "x-unknown", "8bit", "binary", "default"):
+        return None
+    if name in _SUPERSETS:
+        return _SUPERSETS[name]
+    try:
+        canonical = codecs.lookup(name).name
+    except LookupError:
+        return None
+    return _SUPERSETS.get(canonical, canonical)
+
+
+def decode_text(data: bytes, charset: str | None) -> str:
+    """Bytes of a text part to str: declared charset, else UTF-8, windows-1252, latin-1."""
+    tried: list[str] = []
+    for candidate in (_codec(charset), "utf-8", "cp1252"):
+        if candidate is None or candidate in tried:
+            continue
+        tried.append(candidate)
+        try:
+            return data.decode(candidate)
+        except (UnicodeDecodeError, LookupError):
+            continue
+        except Exception:  # a codec may fail in unexpected ways on garbage
+            continue
+    return data.decode("latin-1")
+
+
+# --- headers -------------------------------------------------------------------------------
+
+
+def _decode_raw_header(value: str) -> str:
+    """A header value as stored by the parser (maybe with RFC 2047 words) to text."""
+    try:
+        return str(make_header(decode_header(value)))
+    except Exception:  # malformed encoded words: keep them as they are
+        return value
+
+
+def _clean(value: str) -> str:
+    return re.sub(r"\s+", " ", value.replace("\x00", "")).strip()
+
+
+def _headers(message: Message) -> tuple[tuple[str, str], ...]:
+    result: list[tuple[str, str]] = []
+    try:
+        raw_items = list(message.raw_items())
+    except Exception:
+        raw_items = []
+    for name, value in raw_items:
+        text = value if isinstance(value, str) else str(value)
+        if re.search("[\udc80-\udcff]", text):  # raw 8-bit bytes in a header
+            text = decode_text(text.encode("utf-8", "surrogateescape"), None)
+        if "=?" in text:
+            text = _decode_raw_header(text)
+        result.append((str(name), _clean(text)))
+    return tuple(result)
+
+
+def _first(headers: tuple[tuple[str, str], ...], name: str) -> str | None:
+    for key, value in headers:
+        if key.lower() == name:
+            return value
+    return None
+
+
+_MSG_ID = re.compile(r"<[^<>\s]+>")
+
+
+def _message_ids(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    found = _MSG_ID.findall(value)
+    if not found and value.strip() and " " not in value.strip():
+        found = [f"<{value.strip().strip('<>')}>"]
+    return tuple(found)
+
+
+def _addresses(values: list[str]) -> list[tuple[str, str]]:
+    try:
+        pairs = getaddresses(values)
+    except Exception:
+        return []
+    return [(name, address.strip().lower()) for name, address in pairs if "@" in address]
+
+
+# --- HTML to text --------------------------------------------------------------------------
+
+_BLOCK = {
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "tr", "ul",
+}  # fmt: skip
+_SKIP = {"script", "style", "head", "title", "template", "noscript", "object", "svg"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+         "track", "wbr"}  # fmt: skip
+# containers that hold quoted history in webmail/desktop clients' HTML
+_QUOTE_CLASSES = {"gmail_quote", "yahoo_quoted", "moz-cite-prefix", "protonmail_quote",
+                  "zmail_extra", "ms-outlook-mobile-reference-message"}  # fmt: skip
+_QUOTE_IDS = {"yahoo_quoted", "mail-editor-reference-message-container"}
+_SIGNATURE_CLASSES = {"gmail_signature", "moz-signature", "signature"}
+_SIGNATURE_IDS = {"applemailsignature", "signature", "ms-outlook-mobile-signature"}
+
+
+_MAX_STACK = 400
+MAX_HTML_CHARS = 300_000  # html_to_text reads no further (the reply is at the top)
+_MAX_RENDERED_DEPTH = 8
+
+
+class _TextExtractor(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines: list[tuple[int, str, bool]] = []  # (quote depth, text, preformatted)
+        self._current: list[str] = []
+        self._current_depth = 0
+        self._stack: list[tuple[str, str]] = []  # (tag, role: "" | "quote" | "skip")
+        self._quotes = 0  # open elements with role "quote"
+        self._skips = 0
+        self._in_pre = 0
+
+    # depth / skipping come from the open elements
+    @property
+    def _depth(self) -> int:
+        return min(self._quotes, _MAX_RENDERED_DEPTH)
+
+    @property
+    def _skipping(self) -> bool:
+        return self._skips > 0
+
+    def _flush(self) -> None:
+        text = "".join(self._current)
+        if text.strip() or self._in_pre:
+            self.lines.append((self._current_depth, text, self._in_pre > 0))
+        elif self.lines and self.lines[-1][1] != "":
+            self.lines.append((self._current_depth, "", False))
+        self._current = []
+        self._current_depth = self._depth
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        tag = tag.lower()
+        if tag in _BLOCK:
+            self._flush()
+        if tag == "hr" and not self._skipping:
+            self.lines.append((self._depth, "________________________________", False))
+        if tag in _VOID:
+            return
+        attributes = {key.lower(): (value or "") for key, value in attrs}
+        classes = set(attributes.get("class", "").lower().split())
+        element_id = attributes.get("id", "").lower()
+        role = ""
+        if tag in _SKIP or classes & _SIGNATURE_CLASSES or element_id in _SIGNATURE_IDS:
+            role = "skip"
+        elif (
+            tag == "blockquote"
+            or classes & _QUOTE_CLASSES
+            or element_id in _QUOTE_IDS
+        ):
+            role = "quote"
+        if len(self._stack) >= _MAX_STACK:
+            return  # absurdly deep markup: what is deeper is read as plain text
+        if tag == "pre":
+            self._in_pre += 1
+        self._stack.append((tag, role))
+        self._quotes += role == "quote"
+        self._skips += role == "skip"
+        if tag in _BLOCK:
+            self._current_depth = self._depth
+
+    def handle_endtag(self, tag: str) -> None:
+        tag = tag.lower()
+        if tag in _VOID:
+            if tag == "br":
+                self._flush()
+            return
+        for index in range(len(self._stack) - 1, max(-1, len(self._stack) - 65), -1):
+            if self._stack[index][0] == tag:
+                closed = self._stack[index:]
+                if any(t in _BLOCK for t, _ in closed):
+                    self._flush()
+                del self._stack[index:]
+                self._quotes -= sum(role == "quote" for _t, role in closed)
+                self._skips -= sum(role == "skip" for _t, role in closed)
+                if tag == "pre":
+                    self._in_pre = max(0, self._in_pre - 1)
+                self._current_depth = self._depth
+                return
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag.lower() not in _VOID:
+            self.handle_endtag(tag)
+
+    def handle_data(self, data: str) -> None:
+        if self._skipping:
+            return
+        if not self._current:
+            self._current_depth = self._depth
+        if self._in_pre:
+            parts = data.split("\n")
+            for index, part in enumerate(parts):
+                if index:
+                    self._flush()
+                self._current.append(part)
+        else:
+            self._current.append(re.sub(r"[ \t\r\n\f]+", " ", data))
+
+    def text(self) -> str:
+        self._flush()
+        out: list[str] = []
+        for depth, line, preformatted in self.lines:
+            line = line.replace("\xa0", " ")
+            line = line.rstrip() if preformatted else line.strip()
+            out.append(("> " * depth + line).rstrip() if depth else line)
+        text = "\n".join(out)
+        return re.sub(r"\n{3,}", "\n\n", text).strip("\n")
+
+
+def html_to_text(html: str) -> str:
+    """Readable text of an HTML body; quoted history becomes "> " lines."""
+    parser = _TextExtractor()
+    try:
+        parser.feed(html[:MAX_HTML_CHARS])
+        parser.close()
+    except Exception:  # HTMLParser is tolerant; this is belt and braces
+        pass
+    return parser.text()
+
+
+# --- body ----------------------------------------------------------------------------------
+
+
+def _is_attachment(part: Message) -> bool:
+    try:
+        disposition = (part.get("Content-Disposition") or "").split(";", 1)[0].strip().lower()
+    except Exception:
+        return False
+    return disposition == "attachment"
+
+
+def _text_parts(message: Message) -> tuple[Message | None, Message | None]:
+    """First inline text/plain and text/html, not descending into attached messages."""
+    plain: Message | None = None
+    html: Message | None = None
+    stack: list[Message] = [message]
+    while stack:
+        part = stack.pop(0)
+        try:
+            content_type = part.get_content_type()
+        except Exception:
+            continue
+        if part.is_multipart():
+            payload = part.get_payload()
+            if isinstance(payload, list):
+                stack[0:0] = [p for p in payload if isinstance(p, Message)]
+            continue
+        if content_type.startswith("message/") or _is_attachment(part):
+            continue
+        if content_type == "text/plain" and plain is None:
+            plain = part
+        elif content_type == "text/html" and html is None:
+            html = part
+    return plain, html
+
+
+def _part_text(part: Message) -> str:
+    try:
+        data = part.get_payload(decode=True)
+    except Exception:
+        data = None
+    if not isinstance(data, bytes):
+        payload = part.get_payload()
+        data = payload.encode("utf-8", "replace") if isinstance(payload, str) else b""
+    try:
+        charset = part.get_param("charset")
+    except Exception:
+        charset = None
+    declared = charset if isinstance(charset, str) else None
+    return decode_text(data, declared)
+
+
+def _normalise_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_message(raw: bytes) -> ReadMessage:
+    """Parse raw message bytes (CRLF or LF) without ever raising on bad input."""
+    try:
+        message: Message = BytesParser(policy=policy.default).parsebytes(raw)
+    except Exception:
+        message = BytesParser(policy=policy.compat32).parsebytes(b"")
+    headers = _headers(message)
+
+    from_values = [value for key, value in headers if key.lower() == "from"]
+    from_pairs = _addresses(from_values)
+    from_addresses = tuple(address for _name, address in from_pairs)
+    from_address = from_addresses[0] if len(from_addresses) == 1 else None
+    from_name = from_pairs[0][0] if len(from_pairs) == 1 else ""
+
+    recipients = [value for key, value in headers if key.lower() in ("to", "cc")]
+    return_path_value = _first(headers, "return-path")
+    return_path: str | None = None
+    if return_path_value is not None:
+        stripped = return_path_value.strip()
+        if stripped in ("<>", ""):
+            return_path = ""
+        else:
+            pairs = _addresses([stripped])
+            return_path = pairs[0][1] if pairs else stripped.strip("<>").lower()
+
+    try:
+        content_type = message.get_content_type()
+    except Exception:
+        content_type = "text/plain"
+    try:
+        report = message.get_param("report-type")
+    except Exception:
+        report = None
+    report_type = report.lower() if isinstance(report, str) else None
+
+    text, source = "", "none"
+    try:
+        plain, html = _text_parts(message)
+        if plain is not None:
+            text, source = _normalise_newlines(_part_text(plain)), "plain"
+            if not text.strip() and html is not None:
+                text, source = html_to_text(_normalise_newlines(_part_text(html))), "html"
+        elif html is not None:
+            text, source = html_to_text(_normalise_newlines(_part_text(html))), "html"
+    except Exception:  # a part so broken that the stdlib gave up
+        text, source = "", "none"
+
+    message_ids = _message_ids(_first(headers, "message-id"))
+    return ReadMessage(
+        from_address=from_address,
+        from_addresses=from_addresses,
+        from_name=from_name,
+        message_id=message_ids[0] if message_ids else None,
+        subject=_first(headers, "subject") or "",
+        in_reply_to=_message_ids(_first(headers, "in-reply-to")),
+        references=_message_ids(" ".join(v for k, v in headers if k.lower() == "references")),
+        to=tuple(address for _name, address in _addresses(recipients)),
+        return_path=return_path,
+        content_type=content_type,
+        report_type=report_type,
+        headers=headers,
+        text=text.replace("\x00", ""),
+        text_source=source,
+    )

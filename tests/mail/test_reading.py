@@ -1,0 +1,232 @@
+# ruff: noqa: RUF001  (test data in many scripts: look-alike letters are intended)
+"""The MIME reader (mail.reading) and the reply-text extraction (mail.quotes)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from mail.quotes import extract_reply
+from mail.reading import decode_text, html_to_text, read_message
+
+
+def raw(headers: str, body: bytes) -> bytes:
+    return headers.replace("\n", "\r\n").encode() + b"\r\n" + body
+
+
+def test_headers_and_threading() -> None:
+    message = read_message(
+        raw(
+            "From: =?UTF-8?Q?J=C3=BCrgen?= <Juergen@Example.COM>\n"
+            "To: Timebot <approvals+abc@timebot.localhost>, x@example.com\n"
+            "Cc: y@example.com\n"
+            "Subject: =?UTF-8?B?UmU6IFN0dW5kZW56ZXR0ZWwgZsO8ciBCb2I=?=\n"
+            "Message-ID: <m1@example.com>\n"
+            "In-Reply-To: <a.b@timebot.localhost>\n"
+            "References: <older@x>\n <a.b@timebot.localhost>\n"
+            "Return-Path: <juergen@example.com>\n"
+            "Content-Type: text/plain\n",
+            b"approve\r\n",
+        )
+    )
+    assert message.from_address == "juergen@example.com"
+    assert message.from_name == "Jürgen"
+    assert message.from_domain == "example.com"
+    assert message.subject == "Re: Stundenzettel für Bob"
+    assert message.message_id == "<m1@example.com>"
+    assert message.in_reply_to == ("<a.b@timebot.localhost>",)
+    assert message.references == ("<older@x>", "<a.b@timebot.localhost>")
+    assert message.to == ("approvals+abc@timebot.localhost", "x@example.com", "y@example.com")
+    assert message.return_path == "juergen@example.com"
+    assert message.header("subject") == message.subject
+    assert message.text == "approve\n" and message.text_source == "plain"
+
+
+def test_several_from_addresses_give_no_from_address() -> None:
+    message = read_message(raw("From: a@example.com, b@example.com\n", b"x"))
+    assert message.from_address is None
+    assert message.from_addresses == ("a@example.com", "b@example.com")
+
+
+def test_null_return_path() -> None:
+    assert read_message(raw("Return-Path: <>\nFrom: a@example.com\n", b"x")).return_path == ""
+
+
+@pytest.mark.parametrize(
+    ("charset", "text"),
+    [
+        ("iso-8859-1", "Abgelehnt: Stunden für Dienstag fehlen"),
+        ("windows-1252", "Refusé : il manque 3 h – “mardi” €"),
+        ("koi8-r", "Во вторник не хватает часов"),
+        ("gb2312", "周二的工时不对"),
+        ("shift_jis", "ありがとうございます"),
+        ("big5", "週二的工時不對"),
+        ("utf-8", "Ça marche 👍"),
+    ],
+)
+@pytest.mark.parametrize("encoding", ["8bit", "base64", "quoted-printable"])
+def test_charsets_and_transfer_encodings(charset: str, text: str, encoding: str) -> None:
+    data = text.encode(charset)
+    if encoding == "base64":
+        body = base64.encodebytes(data)
+    elif encoding == "quoted-printable":
+        import quopri
+
+        body = quopri.encodestring(data)
+    else:
+        body = data
+    message = read_message(
+        raw(
+            f"From: a@example.com\nContent-Type: text/plain; charset={charset}\n"
+            f"Content-Transfer-Encoding: {encoding}\n",
+            body,
+        )
+    )
+    assert message.text.strip() == text
+
+
+def test_charset_fallbacks() -> None:
+    assert decode_text("Überstunden".encode("latin-1"), "utf-8") == "Überstunden"
+    assert decode_text("Überstunden".encode(), None) == "Überstunden"
+    assert decode_text("Überstunden".encode(), "no-such-charset") == "Überstunden"
+    assert decode_text(b"\x81\x8d\xff", "utf-8") == "\x81\x8d\xff"  # latin-1 at last
+
+
+def test_raw_8bit_header_is_decoded() -> None:
+    message = read_message(b"From: J\xfcrgen <j@example.com>\r\nSubject: F\xc3\xbcr\r\n\r\nok")
+    assert message.from_address == "j@example.com"
+    assert message.subject == "Für"
+
+
+def test_plain_preferred_over_html_and_attachments_skipped() -> None:
+    body = (
+        b"--b\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Disposition: attachment\r\n\r\n"
+        b"attached reject\r\n--b\r\nContent-Type: multipart/alternative; boundary=c\r\n\r\n"
+        b"--c\r\nContent-Type: text/html\r\n\r\n<p>html approve</p>\r\n"
+        b"--c\r\nContent-Type: text/plain\r\n\r\nplain approve\r\n--c--\r\n--b--\r\n"
+    )
+    message = read_message(
+        raw("From: a@example.com\nContent-Type: multipart/mixed; boundary=b\n", body)
+    )
+    assert message.text.strip() == "plain approve"
+
+
+def test_html_only() -> None:
+    body = (
+        b"<html><head><style>p{color:red}</style><title>t</title></head><body>"
+        b"<p>Reject:&nbsp;wrong&nbsp;project</p><p>second&amp;line</p>"
+        b'<div class="gmail_signature">-- <br>Anna</div>'
+        b'<blockquote type="cite">approve<blockquote>deeper</blockquote></blockquote>'
+        b"<script>approve()</script></body></html>"
+    )
+    message = read_message(raw("From: a@example.com\nContent-Type: text/html\n", body))
+    assert message.text_source == "html"
+    assert message.text.split("\n")[:3] == ["Reject: wrong project", "", "second&line"]
+    assert "> approve" in message.text and "> > deeper" in message.text
+    assert "Anna" not in message.text and "approve()" not in message.text
+    assert extract_reply(message.text) == "Reject: wrong project\n\nsecond&line"
+
+
+def test_html_pre_and_br() -> None:
+    assert html_to_text("<pre>a\n  b</pre>x<br>y<br/>z") == "a\n  b\nx\ny\nz"
+
+
+def test_broken_input_never_raises() -> None:
+    for data in (
+        b"",
+        b"\xff\xfe\x00garbage",
+        b"Content-Type: multipart/mixed; boundary=\r\n\r\n--\r\n",
+        b"From: <<<@@@>>>\r\nContent-Type: text/plain; charset=\"\r\n\r\nx",
+        b"Content-Transfer-Encoding: base64\r\n\r\n!!!not base64",
+        b"Subject: =?utf-8?q?broken\r\n\r\nbody",
+        b"Content-Type: text/plain; charset=utf-7\r\n\r\n+ZeVnLIqe-",
+    ):
+        message = read_message(data)
+        assert isinstance(message.text, str)
+
+
+# --- quotes -----------------------------------------------------------------------------------
+
+ORIGINAL = "Bob submitted his timesheet.\nReply approve or reject <reason>."
+QUOTED = "> Bob submitted his timesheet.\n> Reply approve or reject <reason>."
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        f"On Mon, Jan 5, 2026 at 10:00 AM Timebot <\nt@x.example> wrote:\n\n{QUOTED}",
+        f"> On 5 Jan 2026, at 10:00, Timebot <t@x.example> wrote:\n> \n{QUOTED}",
+        f"On 05/01/2026 10:00, Timebot wrote:\n{QUOTED}",
+        f"Timebot schrieb am 05.01.2026 um 10:00:\n{QUOTED}",
+        f"Am Mo., 5. Jan. 2026 um 10:00 Uhr schrieb Timebot <t@x.example>:\n\n{QUOTED}",
+        f"Le lun. 5 janv. 2026 à 10:00, Timebot <t@x.example> a\nécrit :\n\n{QUOTED}",
+        f"El lun, 5 ene 2026 a las 10:00, Timebot (<t@x.example>)\nescribió:\n\n{QUOTED}",
+        f"Op ma 5 jan. 2026 om 10:00 schreef Timebot <t@x.example>:\n\n{QUOTED}",
+        f"Op 5 jan 2026 om 10:00 heeft Timebot het volgende geschreven:\n\n{QUOTED}",
+        f"在 2026年1月5日 10:00，Timebot <t@x.example> 写道：\n{QUOTED}",
+        f"2026/01/05 10:00、Timebot <t@x.example> のメッセージ:\n\n{QUOTED}",
+        f"-----Original Message-----\nFrom: Timebot\nSent: Monday\n\n{ORIGINAL}",
+        f"________________________________\nFrom: Timebot <t@x.example>\nSent: Monday, January 5"
+        f"\nTo: Anna\nSubject: Timesheet\n\n{ORIGINAL}",
+        f"Von: Timebot <t@x.example>\nGesendet: Montag, 5. Januar 2026\nAn: Anna\n"
+        f"Betreff: Stundenzettel\n\n{ORIGINAL}",
+        f"De : Timebot\nEnvoyé : lundi 5 janvier 2026\nÀ : Anna\nObjet : Feuille\n\n{ORIGINAL}",
+        f"De: Timebot\nEnviado el: lunes\nPara: Anna\nAsunto: Hoja\n\n{ORIGINAL}",
+        f"Van: Timebot\nVerzonden: maandag\nAan: Anna\nOnderwerp: Urenstaat\n\n{ORIGINAL}",
+        f"发件人: Timebot\n发送时间: 2026年1月5日\n收件人: Anna\n主题: 工时\n\n{ORIGINAL}",
+        f"From: Timebot Sent: Monday To: Anna Subject: Timesheet {ORIGINAL}",
+        f"-------- Original message --------\nFrom: Timebot\nDate: 05/01/2026\n\n{ORIGINAL}",
+        f"------------------ 原始邮件 ------------------\n发件人: Timebot\n\n{ORIGINAL}",
+        f"---------- Forwarded message ---------\nFrom: Timebot\n\n{ORIGINAL}",
+        f"Begin forwarded message:\n\nFrom: Timebot\n\n{ORIGINAL}",
+    ],
+)
+def test_history_is_removed(history: str) -> None:
+    assert extract_reply(f"Looks fine to me.\n\n{history}\n") == "Looks fine to me."
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "-- \nAnna Approver\n+49 30 1234",
+        "--\nAnna",
+        "Sent from my iPhone",
+        "Sent from my Galaxy",
+        "Sent from Outlook for iOS",
+        "Get Outlook for Android",
+        "Sent from Yahoo Mail on Android",
+        "Sent with Proton Mail secure email.",
+        "Von meinem iPhone gesendet",
+        "Gesendet von Outlook für Android",
+        "Envoyé de mon iPhone",
+        "Enviado desde mi iPhone",
+        "Verzonden vanaf mijn iPhone",
+        "发自我的iPhone",
+        "iPhoneから送信",
+    ],
+)
+def test_signatures_are_removed(signature: str) -> None:
+    assert extract_reply(f"Looks fine to me.\n\n{signature}\n\n> quoted\n") == "Looks fine to me."
+
+
+def test_text_that_merely_resembles_a_signature_stays() -> None:
+    text = "Sent via the wrong project, please fix.\nFrom: Monday on it was wrong"
+    assert extract_reply(text) == text
+
+
+def test_interleaved_reply_keeps_all_own_text() -> None:
+    text = "On Mon, Timebot wrote:\n> one\nfirst answer\n> two\nsecond answer\n"
+    assert extract_reply(text) == "first answer\nsecond answer"
+
+
+def test_outlook_web_html_reply() -> None:
+    html = (
+        '<html><body><div style="font-family:Calibri">Reject: Monday is wrong</div>'
+        '<div id="appendonsend"></div><hr style="display:inline-block;width:98%">'
+        '<div id="divRplyFwdMsg" dir="ltr"><font face="Calibri"><b>From:</b> Timebot '
+        "&lt;t@x.example&gt;<br><b>Sent:</b> Monday, January 5, 2026 10:00 AM<br><b>To:</b> "
+        "Anna<br><b>Subject:</b> Timesheet</font><div>&nbsp;</div></div>"
+        "<div>Reply approve or reject</div></body></html>"
+    )
+    assert extract_reply(html_to_text(html)) == "Reject: Monday is wrong"
