@@ -219,5 +219,30 @@ def people_list(settings: Settings) -> None:
         )
 
 
+@service.command("legacy-token")
+@click.option("--email", required=True)
+@click.option("--org", "org_id", default=None, help="Organisation id, when EMAIL is in several.")
+@click.option("--reset", is_flag=True, help="Revoke the current token and issue a new one.")
+@click.pass_obj
+def service_legacy_token(settings: Settings, email: str, org_id: str | None, reset: bool) -> None:
+    """Print the person's legacy interface token (POST /api/v2, basic auth TOKEN:x)."""
+    from service.legacy.tokens import ensure_legacy_token, reset_legacy_token
+    from service.provisioning import persons_by_email
+
+    async def work(session: Any) -> str:
+        persons = await persons_by_email(session, email, org_id)
+        if not persons:
+            raise click.ClickException(f"no person with e-mail {email}")
+        if len(persons) > 1:
+            orgs = ", ".join(p.organisation_id for p in persons)
+            raise click.ClickException(f"{email} is in several organisations ({orgs}); pass --org")
+        now = SYSTEM_CLOCK.now_ms()
+        if reset:
+            return await reset_legacy_token(session, persons[0], now)
+        return await ensure_legacy_token(session, persons[0], now)
+
+    click.echo(_run(lambda: _with_service_session(settings, work)))
+
+
 if __name__ == "__main__":
     sys.exit(main())
