@@ -73,7 +73,10 @@ class PersonManager(OrgScoped, Base):
     """`manager_id` is a people manager of `person_id` (makeManagerOfPerson)."""
 
     __tablename__ = "person_managers"
-    __table_args__ = (Index("ix_person_managers_person", "person_id"),)
+    __table_args__ = (
+        Index("ix_person_managers_person", "person_id"),
+        UniqueConstraint("manager_id", "person_id", name="uq_person_managers_manager_person"),
+    )
 
     id: Mapped[str] = id_column()
     manager_id: Mapped[str] = mapped_column(
