@@ -1,0 +1,206 @@
+"""Resolving what was typed against what the person may log on: pure, case- and accent-blind.
+
+Each typed segment matches a name exactly, by prefix, or (failing both) fuzzily, within a
+small edit distance; the best level wins if exactly one candidate reaches it, otherwise the
+candidates at that level are `Ambiguous` (buttons in Slack, a list in the mail receipt).
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+T = TypeVar("T")
+
+#: at most this many names are suggested when nothing matches
+MAX_SUGGESTIONS = 5
+
+Kind = Literal["project", "task"]
+How = Literal["exact", "prefix", "fuzzy"]
+_HOWS: tuple[How, ...] = ("exact", "prefix", "fuzzy")
+_LEVEL: dict[How, int] = {how: level for level, how in enumerate(_HOWS)}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A project (path: its name, or the names down from the top project) or a task."""
+
+    id: str
+    path: tuple[str, ...]
+    kind: Kind
+
+
+@dataclass(frozen=True)
+class AbsenceType:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Match(Generic[T]):
+    value: T
+    how: How
+    #: for match_absence: the words after the absence type's name (they belong to the comment)
+    rest: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ambiguous(Generic[T]):
+    candidates: tuple[T, ...]
+
+
+@dataclass(frozen=True)
+class NoMatch(Generic[T]):
+    #: the closest names, to suggest
+    suggestions: tuple[T, ...] = ()
+
+
+def fold(text: str) -> str:
+    """Lower case, accents dropped, only letters and digits: "Café-Bar 2" → "cafebar2"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed.casefold() if ch.isalnum())
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance (insert, delete, substitute, swap neighbours)."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]
+
+
+def _allowed_typos(typed: str) -> int:
+    return 0 if len(typed) < 3 else 1 if len(typed) < 6 else 2
+
+
+def segment_score(typed: str, name: str) -> tuple[int, int] | None:
+    """(level, distance) of a typed segment against a name, or None; lower is better."""
+    t, n = fold(typed), fold(name)
+    if not t or not n:
+        return None
+    if t == n:
+        return (_LEVEL["exact"], 0)
+    if n.startswith(t):
+        return (_LEVEL["prefix"], 0)
+    allowed = _allowed_typos(t)
+    if not allowed:
+        return None
+    # a typo in the whole name, or in a prefix of about the typed length
+    distance = min(
+        edit_distance(t, n[:length])
+        for length in {len(n), *range(max(1, len(t) - 1), min(len(n), len(t) + 1) + 1)}
+    )
+    return (_LEVEL["fuzzy"], distance) if distance <= allowed else None
+
+
+def _pick(
+    scored: list[tuple[tuple[int, int], T]], key: Callable[[T], str]
+) -> Match[T] | Ambiguous[T] | None:
+    if not scored:
+        return None
+    best = min(score for score, _ in scored)
+    winners = sorted((value for score, value in scored if score == best), key=key)
+    if len(winners) == 1:
+        return Match(winners[0], _HOWS[best[0]])
+    return Ambiguous(tuple(winners))
+
+
+def _path_score(typed: Sequence[str], path: Sequence[str]) -> tuple[int, int] | None:
+    level, distance = 0, 0
+    for t, n in zip(typed, path, strict=True):
+        score = segment_score(t, n)
+        if score is None:
+            return None
+        level, distance = max(level, score[0]), distance + score[1]
+    return (level, distance)
+
+
+def _path_key(candidate: Candidate) -> str:
+    return "/".join(fold(s) for s in candidate.path)
+
+
+def match_target(
+    path: Sequence[str], candidates: Sequence[Candidate]
+) -> Match[Candidate] | Ambiguous[Candidate] | NoMatch[Candidate]:
+    """The candidate that `@a/b/c` names.
+
+    Segments are matched one to one against candidates with as many segments; if none
+    matches, against the last segments of longer paths (so `@website` finds Acme/Website).
+    """
+    typed = tuple(path)
+    if not typed:
+        return NoMatch()
+    same = [
+        (score, c)
+        for c in candidates
+        if len(c.path) == len(typed) and (score := _path_score(typed, c.path)) is not None
+    ]
+    picked = _pick(same, _path_key)
+    if picked is None:
+        tails = [
+            (score, c)
+            for c in candidates
+            if len(c.path) > len(typed)
+            and (score := _path_score(typed, c.path[-len(typed) :])) is not None
+        ]
+        picked = _pick(tails, _path_key)
+    if picked is not None:
+        return picked
+    # "@acme/xyzzy": the tasks of what the leading segments name
+    for known in range(len(typed) - 1, 0, -1):
+        siblings = [
+            c
+            for c in candidates
+            if len(c.path) == len(typed) and _path_score(typed[:known], c.path[:known])
+        ]
+        if siblings:
+            last = fold(typed[-1])
+            siblings.sort(
+                key=lambda c: (
+                    -difflib.SequenceMatcher(None, last, fold(c.path[-1])).ratio(),
+                    _path_key(c),
+                )
+            )
+            return NoMatch(tuple(siblings[:MAX_SUGGESTIONS]))
+    names = {_path_key(c): c for c in candidates}
+    typed_key = "/".join(fold(s) for s in typed)
+    close = difflib.get_close_matches(typed_key, list(names), n=MAX_SUGGESTIONS, cutoff=0.5)
+    return NoMatch(tuple(names[name] for name in close))
+
+
+def match_absence(
+    words: Sequence[str], absence_types: Sequence[AbsenceType]
+) -> Match[AbsenceType] | Ambiguous[AbsenceType] | NoMatch[AbsenceType]:
+    """The absence type the leading words name ("sick leave", "vac"); `rest` has the others.
+
+    The longest run of leading words that names a type exactly or by prefix wins ("vacation
+    family trip" is Vacation with the rest "family trip"); only if none does, the longest run
+    that names one with a typo ("vacaton").
+    """
+    for max_level in (_LEVEL["prefix"], _LEVEL["fuzzy"]):
+        for length in range(len(words), 0, -1):
+            phrase = " ".join(words[:length])
+            scored = [
+                (score, t)
+                for t in absence_types
+                if (score := segment_score(phrase, t.name)) is not None and score[0] <= max_level
+            ]
+            picked = _pick(scored, lambda t: fold(t.name))
+            if isinstance(picked, Match):
+                return Match(picked.value, picked.how, tuple(words[length:]))
+            if picked is not None:
+                return picked
+    names = {fold(t.name): t for t in absence_types}
+    typed = fold("".join(words))
+    close = difflib.get_close_matches(typed, list(names), n=MAX_SUGGESTIONS, cutoff=0.5)
+    return NoMatch(tuple(names[name] for name in close))
