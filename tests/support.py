@@ -50,8 +50,14 @@ class LiveServer:
 
 
 async def start_live_server(
-    backend: str, data_dir: Path, extra_env: dict[str, str] | None = None
+    backend: str,
+    data_dir: Path,
+    extra_env: dict[str, str] | None = None,
+    reuse_databases: list[str] | None = None,
+    auto_subscribe: bool = False,
 ) -> LiveServer:
+    """`reuse_databases` (PostgreSQL: the `databases` of a stopped server; SQLite: pass the same
+    data_dir) restarts on existing data instead of fresh databases."""
     databases: list[str] = []
     env = {
         "TIMEBOT_DATA_DIR": str(data_dir),
@@ -60,8 +66,11 @@ async def start_live_server(
         "TIMEBOT_HTTP_HOST": "127.0.0.1",
     }
     if backend == "postgresql":
-        service_db = await create_pg_database()
-        bot_db = await create_pg_database()
+        if reuse_databases:
+            service_db, bot_db = reuse_databases
+        else:
+            service_db = await create_pg_database()
+            bot_db = await create_pg_database()
         databases += [service_db, bot_db]
         env["TIMEBOT_SERVICE_DATABASE_URL"] = pg_url(service_db)
         env["TIMEBOT_DATABASE_URL"] = pg_url(bot_db)
@@ -70,7 +79,7 @@ async def start_live_server(
     env.update(extra_env or {})
     settings = load_settings(env)
     clock = Clock()
-    app = create_app(settings, clock)
+    app = create_app(settings, clock, auto_subscribe=auto_subscribe)
     config = uvicorn.Config(
         app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False
     )

@@ -19,11 +19,15 @@ from service.db import check_connection
 from timebot.config import Settings
 from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
 from timebot.runtime import build_runtime
+from timebot.webhook_consumer import webhook_route
 
 log = structlog.get_logger("timebot.app")
 
-def create_app(settings: Settings, clock: Clock | None = None) -> Starlette:
+def create_app(
+    settings: Settings, clock: Clock | None = None, *, auto_subscribe: bool = True
+) -> Starlette:
     runtime = build_runtime(settings, clock or SYSTEM_CLOCK)
+    runtime.auto_subscribe = auto_subscribe
     routes: list[BaseRoute] = []
     if runtime.service is not None:
         routes.extend(runtime.service.routes())
@@ -49,6 +53,9 @@ def create_app(settings: Settings, clock: Clock | None = None) -> Starlette:
             status_code=200 if healthy else 503,
         )
 
+    routes.append(
+        webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
+    )
     routes.append(Route("/healthz", healthz))
     routes.append(Route("/metrics", metrics_endpoint))
 

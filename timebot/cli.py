@@ -177,7 +177,7 @@ async def _with_directory(settings: Settings, work: Callable[[Any], Awaitable[T]
 
     runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True)
     try:
-        await runtime.start()
+        await runtime.start(background=False)
         return await work(runtime.directory)
     finally:
         await runtime.stop()

@@ -53,6 +53,12 @@ class KeyProvisioner(Protocol):
     async def by_id(self, organisation_id: str, person_id: str) -> ProvisionedPerson | None:
         ...
 
+    async def integration_key(self, organisation_id: str) -> str:
+        ...
+
+    async def organisation_ids(self) -> list[str]:
+        ...
+
 
 def _entry(link: PersonLink) -> DirectoryEntry:
     return DirectoryEntry(
@@ -69,12 +75,32 @@ class PeopleDirectory:
         box: SecretBox,
         clock: Clock,
         provisioner: KeyProvisioner | None = None,
+        integration_key: str | None = None,
     ) -> None:
         self.sessions = sessions
         self.client = client
         self.box = box
         self.clock = clock
         self.provisioner = provisioner
+        self._integration_key = integration_key
+
+    async def integration_key(self, organisation_id: str) -> str:
+        """The key for directory look-ups and approval states of that organisation:
+        TIMEBOT_INTEGRATION_KEY, or one the embedded service provisions for timebot."""
+        if self._integration_key is not None:
+            return self._integration_key
+        if self.provisioner is not None:
+            return await self.provisioner.integration_key(organisation_id)
+        raise NotLinked("TIMEBOT_INTEGRATION_KEY is not set")
+
+    async def organisation_ids(self) -> list[str]:
+        """The organisations timebot serves: every embedded one, or the integration key's."""
+        if self.provisioner is not None and self._integration_key is None:
+            return await self.provisioner.organisation_ids()
+        data = await self.client.execute(
+            "query { currentOrganisation { id } }", apikey=await self.integration_key("")
+        )
+        return [str(data["currentOrganisation"]["id"])]
 
     async def link(self, email: str, apikey: str) -> DirectoryEntry:
         """Link a person's own key, after checking with the service that it is theirs."""

@@ -8,15 +8,19 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
 from service.db import unit_of_work
-from service.models import Person
+from service.models import Organisation, Person, Role
+from service.models.person import ROLE_ADMIN
 from service.provisioning import ensure_api_key
 from timebot.directory import ProvisionedPerson
 
 
 class EmbeddedKeys:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+    def __init__(
+        self, sessions: async_sessionmaker[AsyncSession], clock: Clock, bot_address: str
+    ) -> None:
         self.sessions = sessions
         self.clock = clock
+        self.bot_address = bot_address.strip().lower()
 
     async def _provision(self, session: AsyncSession, person: Person) -> ProvisionedPerson:
         key = await ensure_api_key(session, person, self.clock.now_ms())
@@ -42,3 +46,42 @@ class EmbeddedKeys:
                 )
             ).unique().one_or_none()
             return None if person is None else await self._provision(session, person)
+
+    async def organisation_ids(self) -> list[str]:
+        async with self.sessions() as session:
+            return list(await session.scalars(select(Organisation.id).order_by(Organisation.id)))
+
+    async def integration_key(self, organisation_id: str) -> str:
+        """timebot's own person in the organisation: an administrator, archived so that it is
+        in no list, no workflow and no reminder, whose key is the integration key."""
+        async with unit_of_work(self.sessions) as session:
+            person = (
+                await session.scalars(
+                    select(Person).where(
+                        Person.organisation_id == organisation_id,
+                        Person.email == self.bot_address,
+                    )
+                )
+            ).unique().one_or_none()
+            if person is None:
+                role = (
+                    await session.scalars(
+                        select(Role).where(
+                            Role.organisation_id == organisation_id, Role.kind == ROLE_ADMIN
+                        ).limit(1)
+                    )
+                ).one()
+                now = self.clock.now_ms()
+                person = Person(
+                    organisation_id=organisation_id,
+                    name="timebot",
+                    email=self.bot_address,
+                    role_id=role.id,
+                    archived=True,
+                    start_date_ms=now,
+                    created_ms=now,
+                    settings={"integration": True},
+                )
+                session.add(person)
+                await session.flush()
+            return await ensure_api_key(session, person, self.clock.now_ms())

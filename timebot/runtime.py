@@ -4,6 +4,7 @@ the optional parts (Slack, mail, scheduler)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -17,7 +18,9 @@ from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
 from timebot.embedded_keys import EmbeddedKeys
+from timebot.events import EventBus, EventStore, EventWorker
 from timebot.state.db import create_engine, migrate, session_factory
+from timebot.webhook_consumer import WebhookSubscriptions
 
 Hook = Callable[["Runtime"], Awaitable[None]]
 
@@ -31,17 +34,54 @@ class Runtime:
     state_sessions: async_sessionmaker[AsyncSession]
     client: ServiceClient
     directory: PeopleDirectory
+    box: SecretBox
+    events: EventStore
+    bus: EventBus
+    event_worker: EventWorker
+    subscriptions: WebhookSubscriptions
     on_start: list[Hook] = field(default_factory=list)
     on_stop: list[Hook] = field(default_factory=list)
+    subscribe_every_seconds: float = 30.0
+    # Tests that need no webhook subscription (and no integration person) turn this off.
+    auto_subscribe: bool = True
+    _background: list[asyncio.Task[None]] = field(default_factory=list)
 
-    async def start(self) -> None:
+    async def start(self, *, background: bool = True) -> None:
+        """Migrate and start; `background=False` (the CLI) starts no workers."""
         if self.service is not None:
             await self.service.start()
         await migrate(self.state_engine)
+        if background:
+            self.event_worker.start()
+            if self.auto_subscribe:
+                self._background.append(asyncio.create_task(self._keep_subscribed()))
         for hook in self.on_start:
             await hook(self)
 
+    async def _keep_subscribed(self) -> None:
+        """Subscribe to every organisation served (new ones appear while running), once the
+        HTTP server is up: the embedded service is reached over HTTP like a hosted one."""
+        import structlog
+
+        log = structlog.get_logger("timebot.runtime")
+        await asyncio.sleep(0.2)
+        while True:
+            try:
+                await self.subscriptions.ensure_all()
+            except Exception as error:  # not reachable yet, or a hosted service is down
+                log.warning("webhook_subscription_pending", error=str(error))
+            await asyncio.sleep(self.subscribe_every_seconds)
+
     async def stop(self) -> None:
+        for task in self._background:
+            task.cancel()
+        for task in self._background:
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        self._background.clear()
+        await self.event_worker.stop()
         for hook in reversed(self.on_stop):
             await hook(self)
         await self.client.close()
@@ -63,8 +103,19 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     client = ServiceClient(settings.graphql_url, http_transport=transport)
     state_engine = create_engine(settings.database_url)
     state_sessions = session_factory(state_engine)
-    provisioner = EmbeddedKeys(service.sessions, clock) if service is not None else None
-    directory = PeopleDirectory(
-        state_sessions, client, SecretBox(settings.secret_key), clock, provisioner
+    provisioner = (
+        EmbeddedKeys(service.sessions, clock, settings.mail_from) if service is not None else None
     )
-    return Runtime(settings, clock, service, state_engine, state_sessions, client, directory)
+    box = SecretBox(settings.secret_key)
+    directory = PeopleDirectory(
+        state_sessions, client, box, clock, provisioner, settings.integration_key
+    )
+    events = EventStore(state_sessions, clock)
+    bus = EventBus()
+    subscriptions = WebhookSubscriptions(
+        state_sessions, client, box, directory, settings.public_url, clock
+    )
+    return Runtime(
+        settings, clock, service, state_engine, state_sessions, client, directory, box,
+        events, bus, EventWorker(events, bus), subscriptions,
+    )

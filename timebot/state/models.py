@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -112,3 +114,37 @@ class ImapMessage(StateBase):
     uid: Mapped[int] = mapped_column(BigInteger)
     message_key: Mapped[str] = mapped_column(String(400), index=True)
     fetched_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class WebhookRegistration(StateBase):
+    """timebot's own webhook on an organisation of the service, with its secret (encrypted)."""
+
+    __tablename__ = "webhook_registrations"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    webhook_id: Mapped[str] = mapped_column(String(64))
+    url: Mapped[str] = mapped_column(Text)
+    secret_sealed: Mapped[str] = mapped_column(String(512))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class ReceivedEvent(StateBase):
+    """An event from the service (webhook delivery, or the approval-state poller), committed
+    before the delivery is acknowledged and then dispatched by a worker; the delivery id
+    makes a redelivery one row."""
+
+    __tablename__ = "received_events"
+    __table_args__ = (Index("ix_received_events_status", "status", "received_ms"),)
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+    delivery_id: Mapped[str] = mapped_column(String(128), unique=True)
+    event: Mapped[str] = mapped_column(String(64))
+    organisation_id: Mapped[str] = mapped_column(String(64))
+    timestamp_ms: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    received_ms: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    outcome: Mapped[str | None] = mapped_column(Text, nullable=True)

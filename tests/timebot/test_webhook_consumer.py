@@ -1,0 +1,82 @@
+"""The bot's webhook consumer, fed by the embedded service's real webhook deliveries over
+loopback HTTP: subscription with the integration key, signature check, one row per delivery,
+dispatch to the bus."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from timebot.events import ServiceEvent
+from timebot.runtime import Runtime
+from timebot.webhook_consumer import WEBHOOK_PATH, sign
+from tests.support import HOUR_MS, Org
+
+WEEK_START = 1_788_220_800_000  # Monday 2026-09-01 00:00 UTC
+
+
+def runtime_of(org: Org) -> Runtime:
+    return org.live.app.state.runtime  # type: ignore[no-any-return]
+
+
+async def test_service_events_reach_the_bus_once(org: Org) -> None:
+    runtime = runtime_of(org)
+    seen: list[ServiceEvent] = []
+
+    async def probe(event: ServiceEvent) -> None:
+        if event.organisation_id == org.id:
+            seen.append(event)
+
+    runtime.bus.subscribe("test-probe", probe)
+    try:
+        await runtime.subscriptions.ensure(org.id)
+        # Subscribing twice registers one webhook.
+        await runtime.subscriptions.ensure(org.id, refresh=True)
+        hooks = (await org.admin.gql(
+            "{ currentOrganisation { integrations { webhooks { url } } } }"
+        ))["currentOrganisation"]["integrations"]["webhooks"]
+        assert [hook["url"] for hook in hooks] == [runtime.subscriptions.url]
+        await org.admin.gql(
+            "mutation($p: SvcId!, $s: SvcTimestamp!, $d: Int!) {"
+            " addTimeRecord(personId: $p, startTime: $s, duration: $d) { id } }",
+            {"p": org.admin.id, "s": WEEK_START + 9 * HOUR_MS, "d": 2 * HOUR_MS},
+        )
+        await org.admin.gql(
+            "mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {"
+            " submitTimesheet(personId: $p, startTime: $s, endTime: $e) { id status } }",
+            {"p": org.admin.id, "s": WEEK_START, "e": WEEK_START + 7 * 24 * HOUR_MS},
+        )
+        for _ in range(200):
+            if seen:
+                break
+            await asyncio.sleep(0.05)
+        assert seen, "the service's approvalEventUpdate reached the bus"
+        event = seen[0]
+        assert event.event == "approvalEventUpdate"
+        assert event.data["person"]["id"] == org.admin.id
+        assert event.data["status"] == "a"  # no workflow: approved at once
+    finally:
+        runtime.bus.subscribers.remove(("test-probe", probe))
+
+
+async def test_unsigned_or_forged_deliveries_are_refused_and_duplicates_ignored(org: Org) -> None:
+    runtime = runtime_of(org)
+    secret = await runtime.subscriptions.ensure(org.id)
+    url = f"{org.live.base_url}{WEBHOOK_PATH}"
+    body = json.dumps(
+        {"id": f"d-{org.id}", "event": "approvalEventUpdate", "organisationId": org.id,
+         "timestamp": 1, "data": {"status": "s"}}
+    ).encode()
+    forged = await org.http.post(url, content=body, headers={"X-Svc-Signature": sign("x", body)})
+    assert forged.status_code == 401
+    missing = await org.http.post(url, content=body)
+    assert missing.status_code == 401
+    garbage = await org.http.post(url, content=b"{}", headers={"X-Svc-Signature": "sha256=0"})
+    assert garbage.status_code == 400
+    headers = {"X-Svc-Signature": sign(secret, body)}
+    first = await org.http.post(url, content=body, headers=headers)
+    second = await org.http.post(url, content=body, headers=headers)
+    assert first.json() == {"ok": True, "duplicate": False}
+    assert second.json() == {"ok": True, "duplicate": True}
+    rows = [row for row in await runtime.events.all() if row.delivery_id == f"d-{org.id}"]
+    assert len(rows) == 1

@@ -1,0 +1,141 @@
+"""Events from the service, as the bot's parts see them.
+
+Webhook deliveries (POST /svc/webhooks) — or, against a hosted service without webhooks, the
+approval-state poller — are committed to `received_events` (one row per delivery id) and then
+dispatched by a worker to every subscriber: the mail half (review requests, reminders) and
+the Slack half (DMs, nudges). A subscriber that fails makes the event be dispatched again, to
+every subscriber: subscribers are idempotent (they send through the outbox with dedupe keys).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from service.clock import Clock
+from service.db import unit_of_work
+from timebot.state.models import ReceivedEvent
+from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
+from timebot.worker import PollingWorker
+
+log = structlog.get_logger("timebot.events")
+
+APPROVAL_UPDATE = "approvalEventUpdate"
+APPROVAL_REMINDER = "approvalReminder"
+TIMESHEET_REMINDER = "timesheetReminder"
+
+
+@dataclass(frozen=True)
+class ServiceEvent:
+    delivery_id: str
+    event: str
+    organisation_id: str
+    timestamp_ms: int
+    data: dict[str, Any]
+
+
+Subscriber = Callable[[ServiceEvent], Awaitable[None]]
+
+
+@dataclass
+class EventBus:
+    subscribers: list[tuple[str, Subscriber]] = field(default_factory=list)
+
+    def subscribe(self, name: str, subscriber: Subscriber) -> None:
+        self.subscribers.append((name, subscriber))
+
+    async def dispatch(self, event: ServiceEvent) -> None:
+        for name, subscriber in self.subscribers:
+            log.debug("event_dispatch", subscriber=name, kind=event.event)
+            await subscriber(event)
+
+
+class EventStore:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        self.sessions = sessions
+        self.clock = clock
+
+    async def accept(self, event: ServiceEvent) -> bool:
+        """Commit the event; False when this delivery was received before."""
+        values = {
+            "id": uuid.uuid4().hex[:24],
+            "delivery_id": event.delivery_id,
+            "event": event.event,
+            "organisation_id": event.organisation_id,
+            "timestamp_ms": event.timestamp_ms,
+            "data": event.data,
+            "received_ms": self.clock.now_ms(),
+            "status": QUEUED,
+            "attempts": 0,
+        }
+        async with unit_of_work(self.sessions) as session:
+            dialect = session.get_bind().dialect.name
+            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            result: Any = await session.execute(
+                insert(ReceivedEvent).values(**values).on_conflict_do_nothing(
+                    index_elements=["delivery_id"]
+                )
+            )
+            return bool(result.rowcount)
+
+    async def all(self) -> list[ReceivedEvent]:
+        async with self.sessions() as session:
+            rows = await session.scalars(select(ReceivedEvent).order_by(ReceivedEvent.received_ms))
+            return list(rows)
+
+
+class EventWorker(PollingWorker):
+    name = "event-worker"
+
+    def __init__(
+        self,
+        store: EventStore,
+        bus: EventBus,
+        *,
+        lease_ms: int = 120_000,
+        max_attempts: int = 8,
+        poll_seconds: float = 2.0,
+    ) -> None:
+        super().__init__(poll_seconds)
+        self.store = store
+        self.bus = bus
+        self.lease_ms = lease_ms
+        self.max_attempts = max_attempts
+
+    async def run_once(self) -> int:
+        rows = await claim_rows(
+            self.store.sessions,
+            ReceivedEvent,
+            owner=self.owner,
+            now_ms=self.store.clock.now_ms(),
+            lease_ms=self.lease_ms,
+            limit=20,
+            order_column=ReceivedEvent.received_ms,
+        )
+        for row in rows:
+            event = ServiceEvent(
+                row.delivery_id, row.event, row.organisation_id, row.timestamp_ms, dict(row.data)
+            )
+            try:
+                await self.bus.dispatch(event)
+            except Exception as error:
+                log.exception("event_dispatch_failed", delivery=row.delivery_id)
+                await finish_row(
+                    self.store.sessions, ReceivedEvent, row.id, self.owner,
+                    status=FAILED if row.attempts >= self.max_attempts else QUEUED,
+                    outcome=f"error: {error}", lease_owner=None,
+                )
+                continue
+            await finish_row(
+                self.store.sessions, ReceivedEvent, row.id, self.owner,
+                status=DONE, outcome="dispatched", lease_owner=None,
+            )
+        return len(rows)

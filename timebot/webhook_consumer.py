@@ -1,0 +1,168 @@
+"""POST /svc/webhooks: events from the service, signed with the secret of timebot's own
+webhook on that organisation, committed once per delivery id, then dispatched by the worker.
+
+timebot subscribes itself: for each organisation it serves it registers a webhook (events
+"*") with the organisation's integration key and keeps the secret the service issued
+(encrypted). When an admin rotates the secret, the first delivery that fails to verify makes
+timebot read the current secret again (at most once a minute per organisation).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from typing import Any
+
+import structlog
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from service.clock import Clock
+from service.db import unit_of_work
+from timebot.client import ServiceClient, operation
+from timebot.crypto import SecretBox
+from timebot.directory import PeopleDirectory
+from timebot.events import EventStore, ServiceEvent
+from timebot.state.models import WebhookRegistration
+
+log = structlog.get_logger("timebot.webhooks")
+
+WEBHOOK_PATH = "/svc/webhooks"
+WEBHOOK_NAME = "timebot"
+REFRESH_INTERVAL_MS = 60_000
+
+OUR_WEBHOOKS = operation(
+    """query OurWebhooks {
+      currentOrganisation { id integrations { webhooks { id url secret active } } }
+    }"""
+)
+SUBSCRIBE = operation(
+    """mutation Subscribe($name: String!, $url: String!, $events: [String]!) {
+      addIntegrationWebhook(name: $name, url: $url, events: $events) {
+        integrations { webhooks { id url secret active } }
+      }
+    }"""
+)
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+class WebhookSubscriptions:
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        client: ServiceClient,
+        box: SecretBox,
+        directory: PeopleDirectory,
+        public_url: str,
+        clock: Clock,
+    ) -> None:
+        self.sessions = sessions
+        self.client = client
+        self.box = box
+        self.directory = directory
+        self.url = public_url.rstrip("/") + WEBHOOK_PATH
+        self.clock = clock
+        self._refreshed_ms: dict[str, int] = {}
+
+    async def ensure(self, organisation_id: str, *, refresh: bool = False) -> str:
+        """Our webhook on that organisation exists; returns its secret."""
+        if not refresh:
+            secret = await self.secret_for(organisation_id)
+            if secret is not None:
+                return secret
+        key = await self.directory.integration_key(organisation_id)
+        data = await self.client.execute(OUR_WEBHOOKS, apikey=key)
+        webhooks = data["currentOrganisation"]["integrations"]["webhooks"] or []
+        ours = next((hook for hook in webhooks if hook["url"] == self.url), None)
+        if ours is None:
+            created = await self.client.execute(
+                SUBSCRIBE, {"name": WEBHOOK_NAME, "url": self.url, "events": ["*"]}, apikey=key
+            )
+            hooks = created["addIntegrationWebhook"]["integrations"]["webhooks"] or []
+            ours = next(hook for hook in hooks if hook["url"] == self.url)
+            log.info("webhook_subscribed", organisation=organisation_id, url=self.url)
+        await self._store(organisation_id, ours["id"], ours["secret"])
+        return str(ours["secret"])
+
+    async def ensure_all(self) -> int:
+        """Subscribe to every organisation timebot serves; returns how many are subscribed."""
+        count = 0
+        for organisation_id in await self.directory.organisation_ids():
+            await self.ensure(organisation_id)
+            count += 1
+        return count
+
+    async def secret_for(self, organisation_id: str) -> str | None:
+        async with self.sessions() as session:
+            row = await session.get(WebhookRegistration, organisation_id)
+            return None if row is None else self.box.open(row.secret_sealed)
+
+    async def refreshed_secret(self, organisation_id: str) -> str | None:
+        """The current secret read again from the service, at most once a minute."""
+        now = self.clock.now_ms()
+        if now - self._refreshed_ms.get(organisation_id, 0) < REFRESH_INTERVAL_MS:
+            return None
+        self._refreshed_ms[organisation_id] = now
+        try:
+            return await self.ensure(organisation_id, refresh=True)
+        except Exception:  # the service is unreachable: the delivery will be retried
+            log.exception("webhook_secret_refresh_failed", organisation=organisation_id)
+            return None
+
+    async def _store(self, organisation_id: str, webhook_id: str, secret: str) -> None:
+        async with unit_of_work(self.sessions) as session:
+            row = await session.get(WebhookRegistration, organisation_id)
+            if row is None:
+                row = WebhookRegistration(
+                    organisation_id=organisation_id, created_ms=self.clock.now_ms()
+                )
+                session.add(row)
+            row.webhook_id = webhook_id
+            row.url = self.url
+            row.secret_sealed = self.box.seal(secret)
+
+    async def registrations(self) -> list[WebhookRegistration]:
+        async with self.sessions() as session:
+            return list(await session.scalars(select(WebhookRegistration)))
+
+
+def _verified(secret: str | None, body: bytes, header: str) -> bool:
+    return secret is not None and hmac.compare_digest(sign(secret, body), header)
+
+
+def webhook_route(
+    subscriptions: WebhookSubscriptions, store: EventStore, on_accepted: Any
+) -> Route:
+    async def receive(request: Request) -> Response:
+        body = await request.body()
+        try:
+            payload = json.loads(body)
+            organisation_id = str(payload["organisationId"])
+            event = ServiceEvent(
+                delivery_id=str(payload.get("id") or request.headers["X-Svc-Delivery"]),
+                event=str(payload.get("event") or request.headers["X-Svc-Event"]),
+                organisation_id=organisation_id,
+                timestamp_ms=int(payload.get("timestamp") or 0),
+                data=dict(payload.get("data") or {}),
+            )
+        except (ValueError, KeyError, TypeError):
+            return JSONResponse({"error": "not a webhook delivery of the service"}, 400)
+        header = request.headers.get("X-Svc-Signature", "")
+        if not _verified(await subscriptions.secret_for(organisation_id), body, header) and not (
+            _verified(await subscriptions.refreshed_secret(organisation_id), body, header)
+        ):
+            log.warning("webhook_signature_refused", organisation=organisation_id)
+            return JSONResponse({"error": "signature does not verify"}, 401)
+        new = await store.accept(event)
+        if new:
+            on_accepted()
+        return JSONResponse({"ok": True, "duplicate": not new})
+
+    return Route(WEBHOOK_PATH, receive, methods=["POST"])
