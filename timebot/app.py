@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 
 from service.clock import SYSTEM_CLOCK, Clock
 from service.db import check_connection
+from timebot.assembly import install_components
 from timebot.config import Settings
 from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
 from timebot.runtime import build_runtime
@@ -56,6 +57,7 @@ def create_app(
     routes.append(
         webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
     )
+    install_components(runtime, routes)
     routes.append(Route("/healthz", healthz))
     routes.append(Route("/metrics", metrics_endpoint))
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from mail.inbox import Inbox
+from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
 from service.clock import Clock
 from service.embedded import EmbeddedService
 from timebot.client import ServiceClient
@@ -39,6 +41,9 @@ class Runtime:
     bus: EventBus
     event_worker: EventWorker
     subscriptions: WebhookSubscriptions
+    inbox: Inbox
+    outbox: Outbox
+    outbox_worker: OutboxWorker
     on_start: list[Hook] = field(default_factory=list)
     on_stop: list[Hook] = field(default_factory=list)
     subscribe_every_seconds: float = 30.0
@@ -53,6 +58,7 @@ class Runtime:
         await migrate(self.state_engine)
         if background:
             self.event_worker.start()
+            self.outbox_worker.start()
             if self.auto_subscribe:
                 self._background.append(asyncio.create_task(self._keep_subscribed()))
         for hook in self.on_start:
@@ -82,6 +88,7 @@ class Runtime:
                 pass
         self._background.clear()
         await self.event_worker.stop()
+        await self.outbox_worker.stop()
         for hook in reversed(self.on_stop):
             await hook(self)
         await self.client.close()
@@ -115,7 +122,16 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     subscriptions = WebhookSubscriptions(
         state_sessions, client, box, directory, settings.public_url, clock
     )
+    outbox = Outbox(state_sessions, clock)
     return Runtime(
         settings, clock, service, state_engine, state_sessions, client, directory, box,
-        events, bus, EventWorker(events, bus), subscriptions,
+        events, bus, EventWorker(events, bus), subscriptions, Inbox(state_sessions, clock),
+        outbox, OutboxWorker(outbox, deliverer(settings)),
     )
+
+
+def deliverer(settings: Settings) -> Deliverer:
+    """The relay when TIMEBOT_SMTP_RELAY is set, else the local Maildir outbox."""
+    if settings.smtp_relay:
+        return SmtpRelay(RelaySettings.parse(settings.smtp_relay))
+    return MaildirOutbox(settings.outbox_dir)

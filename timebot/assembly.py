@@ -1,0 +1,13 @@
+"""Where the optional parts of the process install themselves: each adds its routes and its
+start/stop hooks to the runtime when it is configured (mail inbound, review requests and
+reminders, Slack). One line per part."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute
+
+from timebot.runtime import Runtime
+
+
+def install_components(runtime: Runtime, routes: list[BaseRoute]) -> None:
+    """Called once by create_app, before the app starts."""
