@@ -118,18 +118,28 @@ def _is_mutation(document: DocumentNode, operation_name: str | None) -> bool:
     return False
 
 
-async def root_field_middleware(next_: Any, root: Any, info: Any, **args: Any) -> Any:
-    """Labels permission errors with their path; makes each mutation atomic and audited."""
-    label = f"{info.parent_type.name}.{info.field_name}"
+def root_field_middleware(next_: Any, root: Any, info: Any, **args: Any) -> Any:
+    """Labels permission errors with their path; makes each mutation atomic and audited.
+
+    Synchronous on purpose: a field whose resolver is synchronous (most leaf fields) stays
+    synchronous, so large lists are not turned into one asyncio task per field."""
     try:
         if info.parent_type.name == "Mutation":
-            return await _run_mutation(next_, root, info, args)
+            return _labelled(_run_mutation(next_, root, info, args), info)
         result = next_(root, info, **args)
-        if isawaitable(result):
-            result = await result
-        return result
     except PermissionDenied as error:
-        error.path_label = error.path_label or label
+        error.path_label = error.path_label or f"{info.parent_type.name}.{info.field_name}"
+        raise
+    if isawaitable(result):
+        return _labelled(result, info)
+    return result
+
+
+async def _labelled(result: Any, info: Any) -> Any:
+    try:
+        return await result
+    except PermissionDenied as error:
+        error.path_label = error.path_label or f"{info.parent_type.name}.{info.field_name}"
         raise
 
 
@@ -182,7 +192,7 @@ def shape_result(result: ExecutionResult) -> dict[str, Any]:
             _omit(result.data, error.path)
         elif isinstance(original, ServiceError):
             errors.append({"message": original.message, "path": error.path})
-        elif original is not None:
+        elif original is not None and not isinstance(original, GraphQLError):
             log.error("resolver_crashed", path=error.path, exc_info=original)
             errors.append({"message": "Internal server error", "path": error.path})
         else:

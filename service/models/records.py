@@ -78,7 +78,7 @@ class TimeRecord(OrgScoped, Base):
         String(24), ForeignKey("tasks.id", ondelete="SET NULL"), nullable=True, index=True
     )
     absence_id: Mapped[str | None] = mapped_column(
-        String(24), ForeignKey("absence_types.id", ondelete="SET NULL"), nullable=True
+        String(24), ForeignKey("absence_types.id", ondelete="SET NULL"), nullable=True, index=True
     )
     comment: Mapped[str] = mapped_column(Text, default="")
     non_billable: Mapped[bool] = mapped_column(Boolean, default=False)
