@@ -50,7 +50,9 @@ class KeyProvisioner(Protocol):
     async def by_email(self, email: str, organisation_id: str | None) -> list[ProvisionedPerson]:
         ...
 
-    async def by_id(self, organisation_id: str, person_id: str) -> ProvisionedPerson | None:
+    async def by_id(
+        self, organisation_id: str | None, person_id: str
+    ) -> ProvisionedPerson | None:
         ...
 
     async def integration_key(self, organisation_id: str) -> str:
@@ -165,6 +167,21 @@ class PeopleDirectory:
                 return provisioned.apikey
             raise UnknownPerson(f"no person {person_id} in organisation {organisation_id}")
         raise NotLinked(f"person {person_id} has not linked an API key")
+
+    async def find_by_person_id(self, person_id: str) -> DirectoryEntry:
+        """The person with that id, whatever the organisation (ids are unique across them):
+        what a reply token or a one-click link names."""
+        async with self.sessions() as session:
+            link = (
+                await session.scalars(select(PersonLink).where(PersonLink.person_id == person_id))
+            ).first()
+        if link is not None:
+            return _entry(link)
+        if self.provisioner is not None:
+            provisioned = await self.provisioner.by_id(None, person_id)
+            if provisioned is not None:
+                return await self._remember(provisioned)
+        raise UnknownPerson(f"no person {person_id} is known to timebot")
 
     async def find_by_email(
         self, email: str, organisation_id: str | None = None

@@ -36,15 +36,14 @@ class EmbeddedKeys:
             persons = list((await session.scalars(statement)).unique())
             return [await self._provision(session, person) for person in persons]
 
-    async def by_id(self, organisation_id: str, person_id: str) -> ProvisionedPerson | None:
+    async def by_id(
+        self, organisation_id: str | None, person_id: str
+    ) -> ProvisionedPerson | None:
         async with unit_of_work(self.sessions) as session:
-            person = (
-                await session.scalars(
-                    select(Person).where(
-                        Person.id == person_id, Person.organisation_id == organisation_id
-                    )
-                )
-            ).unique().one_or_none()
+            statement = select(Person).where(Person.id == person_id)
+            if organisation_id is not None:
+                statement = statement.where(Person.organisation_id == organisation_id)
+            person = (await session.scalars(statement)).unique().one_or_none()
             return None if person is None else await self._provision(session, person)
 
     async def organisation_ids(self) -> list[str]:

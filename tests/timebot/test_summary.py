@@ -81,3 +81,11 @@ async def test_loaded_from_the_service(org: Org) -> None:
     summary = await load_summary(runtime.client, key, bob.id, MONDAY, MONDAY + 7 * 24 * HOUR_MS)
     assert summary.person_name == "Bob" and summary.by_project == (("Website", 5_400_000),)
     assert summary.time_zone == "UTC"
+
+
+async def test_the_directory_finds_a_person_by_id_alone(org: Org) -> None:
+    runtime = org.live.app.state.runtime
+    bob = await org.add_member("Bob")
+    entry = await runtime.directory.find_by_person_id(bob.id)
+    assert (entry.organisation_id, entry.email, entry.source) == (org.id, bob.email, "provisioned")
+    assert await runtime.directory.apikey_for(org.id, bob.id) == bob.apikey
