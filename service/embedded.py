@@ -8,10 +8,12 @@ from typing import Any
 from graphql import GraphQLSchema
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from service.approvals.reminders import approval_sweeps
 from service.clock import SYSTEM_CLOCK, Clock
 from service.db import create_engine, migrate, session_factory
 from service.graphql.execution import Executor
 from service.graphql.schema import build_schema
+from service.webhooks.worker import WebhookWorker
 
 
 @dataclass
@@ -22,20 +24,28 @@ class EmbeddedService:
     sessions: async_sessionmaker[AsyncSession] = field(init=False)
     schema: GraphQLSchema = field(init=False)
     executor: Executor = field(init=False)
+    webhooks: WebhookWorker = field(init=False)
 
     def __post_init__(self) -> None:
         self.engine = create_engine(self.database_url)
         self.sessions = session_factory(self.engine)
         self.schema = build_schema()
-        self.executor = Executor(self.schema, self.sessions, self.clock)
+        self.webhooks = WebhookWorker(self.sessions, self.clock)
+        self.webhooks.periodic.append(approval_sweeps)
+        self.executor = Executor(
+            self.schema, self.sessions, self.clock, after_commit=self.webhooks.after_commit
+        )
 
     async def start(self) -> None:
         await migrate(self.engine)
+        await self.webhooks.start()
 
     async def stop(self) -> None:
+        await self.webhooks.stop()
         await self.engine.dispose()
 
     def routes(self) -> list[Any]:
         from service.graphql.http import graphql_routes
+        from service.legacy.routes import legacy_routes
 
-        return graphql_routes(self.executor)
+        return [*graphql_routes(self.executor), *legacy_routes(self.executor)]

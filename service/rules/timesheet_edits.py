@@ -12,10 +12,70 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from service.approvals import settings as cfg
+from service.approvals.edit_rights import EditCheck, EditDecision, decide
+from service.approvals.workflow import (
+    Actor,
+    covering_timesheet,
+    period_label,
+    restart,
+    stage_label,
+)
+from service.errors import RuleViolation
+from service.models import Person
+from service.models.approval import STATUS_DRAFT, STATUS_SUBMITTED, Timesheet
+from service.webhooks.queue import KICK
+
 if TYPE_CHECKING:
     from service.graphql.context import RequestContext
 
 Change = Literal["added", "modified", "deleted"]
+_RESTARTED = "_approval_restarted_timesheets"
+
+
+async def _decision(
+    context: RequestContext, owner_id: str, start_ms: int
+) -> tuple[EditDecision, Timesheet | None]:
+    session = context.session
+    timesheet = await covering_timesheet(session, context.org_id, owner_id, start_ms)
+    status = timesheet.status if timesheet is not None else STATUS_DRAFT
+    period = (
+        period_label(timesheet.start_ms, timesheet.end_ms)
+        if timesheet is not None
+        else f"the period of {period_label(start_ms, start_ms + 1)}"
+    )
+    owner_or_admin_only = False
+    admin_only_for_others = False
+    if not context.is_admin and context.person.id != owner_id:
+        owner = await session.get(Person, owner_id)
+        if owner is not None:
+            owner_or_admin_only = bool(
+                (await cfg.resolve(session, context.organisation, owner,
+                                   cfg.OWNER_OR_ADMIN_ONLY)).value
+            )
+            admin_only_for_others = bool(
+                (await cfg.resolve(session, context.organisation, owner,
+                                   cfg.ONLY_ADMIN_EDITS_OTHERS)).value
+            )
+    approvers: frozenset[str] = frozenset()
+    label = ""
+    if timesheet is not None and timesheet.status == STATUS_SUBMITTED:
+        if 0 <= timesheet.stage < len(timesheet.stages):
+            approvers = frozenset(timesheet.stages[timesheet.stage].get("approvers") or [])
+        label = stage_label(timesheet.stages, timesheet.stage)
+    check = EditCheck(
+        caller_id=context.person.id,
+        caller_is_admin=context.is_admin,
+        owner_id=owner_id,
+        status=status,
+        period=period,
+        current_stage_label=label,
+        current_stage_approvers=approvers,
+        rejected_by_id=timesheet.rejected_by_id if timesheet is not None else None,
+        owner_or_admin_only=owner_or_admin_only,
+        admin_only_for_others=admin_only_for_others,
+    )
+    return decide(check), timesheet
 
 
 async def guard_time_record_change(
@@ -23,11 +83,30 @@ async def guard_time_record_change(
 ) -> None:
     """Raise RuleViolation (naming the reason) when the caller may not edit the owner's
     timesheet for the period containing `start_ms`. Access by role is checked before this."""
-    return None
+    decision, timesheet = await _decision(context, owner_id, start_ms)
+    restarted: set[str] = context.__dict__.get(_RESTARTED, set())
+    if timesheet is not None and timesheet.id in restarted:
+        return  # the caller's earlier edit in this request restarted it: the batch goes on
+    if not decision.allowed:
+        raise RuleViolation(decision.reason)
 
 
 async def record_time_record_change(
     context: RequestContext, owner_id: str, start_ms: int, record_id: str, change: Change
 ) -> None:
-    """Note an accepted change for the approval workflow."""
-    return None
+    """Note an accepted change for the approval workflow: an approver's edit of a submitted
+    timesheet restarts its workflow (once per request). Changes since a rejection are found
+    at resubmission by comparing the content with the previous submission's."""
+    if context.is_admin or context.person.id == owner_id:
+        return
+    decision, timesheet = await _decision(context, owner_id, start_ms)
+    if timesheet is None or not decision.restarts_workflow:
+        return
+    done: set[str] = context.__dict__.setdefault(_RESTARTED, set())
+    if timesheet.id in done:
+        return
+    done.add(timesheet.id)
+    await restart(
+        Actor(context.session, context.organisation, context.person, context.now_ms), timesheet
+    )
+    context.after_commit.append(KICK)

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 02:03:43.420436
+Create Date: 2026-11-22 02:15:29.127048
 """
 
 from collections.abc import Sequence
@@ -88,6 +88,60 @@ def upgrade() -> None:
     with op.batch_alter_table('expense_types', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_expense_types_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('integration_webhooks',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('url', sa.String(length=2048), nullable=False),
+    sa.Column('secret', sa.String(length=128), nullable=False),
+    sa.Column('events', sa.JSON(), nullable=False),
+    sa.Column('active', sa.Boolean(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_integration_webhooks_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_integration_webhooks'))
+    )
+    with op.batch_alter_table('integration_webhooks', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_integration_webhooks_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('journal_messages',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('author_id', sa.String(length=24), nullable=True),
+    sa.Column('date_ms', sa.BigInteger(), nullable=False),
+    sa.Column('type', sa.String(length=32), nullable=False),
+    sa.Column('content', sa.Text(), nullable=False),
+    sa.Column('reference_id', sa.String(length=24), nullable=True),
+    sa.Column('reference_type', sa.String(length=32), nullable=True),
+    sa.Column('thread_id', sa.String(length=24), nullable=True),
+    sa.Column('reply_to_id', sa.String(length=24), nullable=True),
+    sa.Column('is_pinned', sa.Boolean(), nullable=False),
+    sa.Column('kind', sa.String(length=32), nullable=True),
+    sa.Column('stage', sa.Integer(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_journal_messages_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_journal_messages'))
+    )
+    with op.batch_alter_table('journal_messages', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_journal_messages_author_id'), ['author_id'], unique=False)
+        batch_op.create_index('ix_journal_messages_org_date', ['organisation_id', 'date_ms'], unique=False)
+        batch_op.create_index(batch_op.f('ix_journal_messages_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_journal_messages_reference_id'), ['reference_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_journal_messages_thread_id'), ['thread_id'], unique=False)
+
+    op.create_table('legacy_external_ids',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('kind', sa.String(length=32), nullable=False),
+    sa.Column('entity_id', sa.String(length=24), nullable=False),
+    sa.Column('xid', sa.String(length=255), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_legacy_external_ids_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_legacy_external_ids')),
+    sa.UniqueConstraint('organisation_id', 'kind', 'entity_id', name='uq_legacy_external_ids_entity'),
+    sa.UniqueConstraint('organisation_id', 'kind', 'xid', name='uq_legacy_external_ids_xid')
+    )
+    with op.batch_alter_table('legacy_external_ids', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_legacy_external_ids_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('project_categories',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -134,6 +188,22 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('task_categories', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_task_categories_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('journal_mentions',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('message_id', sa.String(length=24), nullable=False),
+    sa.Column('entity_id', sa.String(length=24), nullable=False),
+    sa.Column('entity_type', sa.String(length=32), nullable=False),
+    sa.Column('position', sa.Integer(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['message_id'], ['journal_messages.id'], name=op.f('fk_journal_mentions_message_id_journal_messages'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_journal_mentions_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_journal_mentions'))
+    )
+    with op.batch_alter_table('journal_mentions', schema=None) as batch_op:
+        batch_op.create_index('ix_journal_mentions_entity', ['entity_id', 'message_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_journal_mentions_message_id'), ['message_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_journal_mentions_organisation_id'), ['organisation_id'], unique=False)
 
     op.create_table('persons',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -213,6 +283,27 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_task_statuses_category_id'), ['category_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_task_statuses_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('webhook_deliveries',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('webhook_id', sa.String(length=24), nullable=False),
+    sa.Column('event', sa.String(length=64), nullable=False),
+    sa.Column('body', sa.Text(), nullable=False),
+    sa.Column('status', sa.String(length=16), nullable=False),
+    sa.Column('attempts', sa.Integer(), nullable=False),
+    sa.Column('next_attempt_ms', sa.BigInteger(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('delivered_ms', sa.BigInteger(), nullable=True),
+    sa.Column('last_error', sa.Text(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_webhook_deliveries_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['webhook_id'], ['integration_webhooks.id'], name=op.f('fk_webhook_deliveries_webhook_id_integration_webhooks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_webhook_deliveries'))
+    )
+    with op.batch_alter_table('webhook_deliveries', schema=None) as batch_op:
+        batch_op.create_index('ix_webhook_deliveries_due', ['status', 'next_attempt_ms'], unique=False)
+        batch_op.create_index(batch_op.f('ix_webhook_deliveries_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_webhook_deliveries_webhook_id'), ['webhook_id'], unique=False)
+
     op.create_table('expense_records',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('date_ms', sa.BigInteger(), nullable=False),
@@ -236,6 +327,32 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_expense_records_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_expense_records_project_id'), ['project_id'], unique=False)
 
+    op.create_table('legacy_tokens',
+    sa.Column('token', sa.String(length=64), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_legacy_tokens_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_legacy_tokens_person_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('token', name=op.f('pk_legacy_tokens')),
+    sa.UniqueConstraint('person_id', name=op.f('uq_legacy_tokens_person_id'))
+    )
+    with op.batch_alter_table('legacy_tokens', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_legacy_tokens_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('legacy_usage',
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('day', sa.Date(), nullable=False),
+    sa.Column('requests', sa.Integer(), nullable=False),
+    sa.Column('bytes', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_legacy_usage_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_legacy_usage_person_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('person_id', 'day', name=op.f('pk_legacy_usage'))
+    )
+    with op.batch_alter_table('legacy_usage', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_legacy_usage_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('person_managers',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('manager_id', sa.String(length=24), nullable=False),
@@ -245,7 +362,8 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['manager_id'], ['persons.id'], name=op.f('fk_person_managers_manager_id_persons'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_person_managers_organisation_id_organisations'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_person_managers_person_id_persons'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_person_managers'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_person_managers')),
+    sa.UniqueConstraint('manager_id', 'person_id', name='uq_person_managers_manager_person')
     )
     with op.batch_alter_table('person_managers', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_person_managers_manager_id'), ['manager_id'], unique=False)
@@ -261,7 +379,8 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_person_tags_organisation_id_organisations'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_person_tags_person_id_persons'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_person_tags_tag_id_tags'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_person_tags'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_person_tags')),
+    sa.UniqueConstraint('tag_id', 'person_id', name='uq_person_tags_tag_person')
     )
     with op.batch_alter_table('person_tags', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_person_tags_organisation_id'), ['organisation_id'], unique=False)
@@ -276,7 +395,8 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_project_managers_organisation_id_organisations'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_project_managers_person_id_persons'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_project_managers_project_id_projects'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_project_managers'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_project_managers')),
+    sa.UniqueConstraint('project_id', 'person_id', name='uq_project_managers_project_person')
     )
     with op.batch_alter_table('project_managers', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_project_managers_organisation_id'), ['organisation_id'], unique=False)
@@ -287,11 +407,13 @@ def upgrade() -> None:
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('tag_id', sa.String(length=24), nullable=False),
     sa.Column('project_id', sa.String(length=24), nullable=False),
+    sa.Column('start_ms', sa.BigInteger(), nullable=True),
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_project_tags_organisation_id_organisations'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_project_tags_project_id_projects'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_project_tags_tag_id_tags'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_project_tags'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_project_tags')),
+    sa.UniqueConstraint('tag_id', 'project_id', name='uq_project_tags_tag_project')
     )
     with op.batch_alter_table('project_tags', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_project_tags_organisation_id'), ['organisation_id'], unique=False)
@@ -327,6 +449,79 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_tasks_project_id'), ['project_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_tasks_status_id'), ['status_id'], unique=False)
 
+    op.create_table('timesheets',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('end_ms', sa.BigInteger(), nullable=False),
+    sa.Column('status', sa.String(length=1), nullable=False),
+    sa.Column('stage', sa.Integer(), nullable=False),
+    sa.Column('submit_id', sa.String(length=24), nullable=True),
+    sa.Column('round', sa.Integer(), nullable=False),
+    sa.Column('stages', sa.JSON(), nullable=False),
+    sa.Column('snapshot', sa.JSON(), nullable=False),
+    sa.Column('rejected_by_id', sa.String(length=24), nullable=True),
+    sa.Column('stage_entered_ms', sa.BigInteger(), nullable=True),
+    sa.Column('reminded_ms', sa.BigInteger(), nullable=True),
+    sa.Column('updated_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_timesheets_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_timesheets_person_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_timesheets')),
+    sa.UniqueConstraint('organisation_id', 'person_id', 'start_ms', 'end_ms', name='uq_timesheets_period')
+    )
+    with op.batch_alter_table('timesheets', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_timesheets_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index('ix_timesheets_person_period', ['organisation_id', 'person_id', 'start_ms'], unique=False)
+
+    op.create_table('approval_events',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('timesheet_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('end_ms', sa.BigInteger(), nullable=False),
+    sa.Column('kind', sa.String(length=16), nullable=False),
+    sa.Column('status', sa.String(length=1), nullable=False),
+    sa.Column('stage', sa.Integer(), nullable=False),
+    sa.Column('ts_ms', sa.BigInteger(), nullable=False),
+    sa.Column('by_id', sa.String(length=24), nullable=True),
+    sa.Column('comment', sa.Text(), nullable=True),
+    sa.Column('submit_id', sa.String(length=24), nullable=True),
+    sa.Column('changes', sa.JSON(), nullable=True),
+    sa.Column('rejected_stage', sa.Integer(), nullable=True),
+    sa.Column('system_action', sa.String(length=64), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_approval_events_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_approval_events_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['timesheet_id'], ['timesheets.id'], name=op.f('fk_approval_events_timesheet_id_timesheets'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_approval_events'))
+    )
+    with op.batch_alter_table('approval_events', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_approval_events_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index('ix_approval_events_person', ['organisation_id', 'person_id', 'start_ms'], unique=False)
+        batch_op.create_index(batch_op.f('ix_approval_events_submit_id'), ['submit_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_approval_events_timesheet_id'), ['timesheet_id'], unique=False)
+
+    op.create_table('approvals',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('timesheet_id', sa.String(length=24), nullable=False),
+    sa.Column('submit_id', sa.String(length=24), nullable=False),
+    sa.Column('round', sa.Integer(), nullable=False),
+    sa.Column('stage', sa.Integer(), nullable=False),
+    sa.Column('approver_id', sa.String(length=24), nullable=False),
+    sa.Column('ts_ms', sa.BigInteger(), nullable=False),
+    sa.Column('carried_over', sa.Boolean(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_approvals_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['timesheet_id'], ['timesheets.id'], name=op.f('fk_approvals_timesheet_id_timesheets'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_approvals')),
+    sa.UniqueConstraint('submit_id', 'round', 'stage', 'approver_id', name='uq_approvals_once')
+    )
+    with op.batch_alter_table('approvals', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_approvals_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_approvals_submit_id'), ['submit_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_approvals_timesheet_id'), ['timesheet_id'], unique=False)
+
     op.create_table('task_dependencies',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('task_id', sa.String(length=24), nullable=False),
@@ -335,7 +530,8 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['depends_on_id'], ['tasks.id'], name=op.f('fk_task_dependencies_depends_on_id_tasks'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_task_dependencies_organisation_id_organisations'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_task_dependencies_task_id_tasks'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_dependencies'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_dependencies')),
+    sa.UniqueConstraint('task_id', 'depends_on_id', name='uq_task_dependencies_task_depends_on')
     )
     with op.batch_alter_table('task_dependencies', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_task_dependencies_organisation_id'), ['organisation_id'], unique=False)
@@ -351,7 +547,8 @@ def upgrade() -> None:
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_task_owners_organisation_id_organisations'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_task_owners_person_id_persons'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_task_owners_task_id_tasks'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_owners'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_owners')),
+    sa.UniqueConstraint('task_id', 'person_id', name='uq_task_owners_task_person')
     )
     with op.batch_alter_table('task_owners', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_task_owners_organisation_id'), ['organisation_id'], unique=False)
@@ -381,6 +578,7 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_time_records'))
     )
     with op.batch_alter_table('time_records', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_time_records_absence_id'), ['absence_id'], unique=False)
         batch_op.create_index('ix_time_records_org_start', ['organisation_id', 'start_ms'], unique=False)
         batch_op.create_index(batch_op.f('ix_time_records_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index('ix_time_records_person_start', ['organisation_id', 'person_id', 'start_ms'], unique=False)
@@ -410,6 +608,7 @@ def downgrade() -> None:
         batch_op.drop_index('ix_time_records_person_start')
         batch_op.drop_index(batch_op.f('ix_time_records_organisation_id'))
         batch_op.drop_index('ix_time_records_org_start')
+        batch_op.drop_index(batch_op.f('ix_time_records_absence_id'))
 
     op.drop_table('time_records')
     with op.batch_alter_table('task_owners', schema=None) as batch_op:
@@ -423,6 +622,24 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_task_dependencies_organisation_id'))
 
     op.drop_table('task_dependencies')
+    with op.batch_alter_table('approvals', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_approvals_timesheet_id'))
+        batch_op.drop_index(batch_op.f('ix_approvals_submit_id'))
+        batch_op.drop_index(batch_op.f('ix_approvals_organisation_id'))
+
+    op.drop_table('approvals')
+    with op.batch_alter_table('approval_events', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_approval_events_timesheet_id'))
+        batch_op.drop_index(batch_op.f('ix_approval_events_submit_id'))
+        batch_op.drop_index('ix_approval_events_person')
+        batch_op.drop_index(batch_op.f('ix_approval_events_organisation_id'))
+
+    op.drop_table('approval_events')
+    with op.batch_alter_table('timesheets', schema=None) as batch_op:
+        batch_op.drop_index('ix_timesheets_person_period')
+        batch_op.drop_index(batch_op.f('ix_timesheets_organisation_id'))
+
+    op.drop_table('timesheets')
     with op.batch_alter_table('tasks', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_tasks_status_id'))
         batch_op.drop_index(batch_op.f('ix_tasks_project_id'))
@@ -454,6 +671,14 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_person_managers_manager_id'))
 
     op.drop_table('person_managers')
+    with op.batch_alter_table('legacy_usage', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_legacy_usage_organisation_id'))
+
+    op.drop_table('legacy_usage')
+    with op.batch_alter_table('legacy_tokens', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_legacy_tokens_organisation_id'))
+
+    op.drop_table('legacy_tokens')
     with op.batch_alter_table('expense_records', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_expense_records_project_id'))
         batch_op.drop_index(batch_op.f('ix_expense_records_person_id'))
@@ -461,6 +686,12 @@ def downgrade() -> None:
         batch_op.drop_index('ix_expense_records_org_date')
 
     op.drop_table('expense_records')
+    with op.batch_alter_table('webhook_deliveries', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_webhook_deliveries_webhook_id'))
+        batch_op.drop_index(batch_op.f('ix_webhook_deliveries_organisation_id'))
+        batch_op.drop_index('ix_webhook_deliveries_due')
+
+    op.drop_table('webhook_deliveries')
     with op.batch_alter_table('task_statuses', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_task_statuses_organisation_id'))
         batch_op.drop_index(batch_op.f('ix_task_statuses_category_id'))
@@ -480,6 +711,12 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_persons_organisation_id'))
 
     op.drop_table('persons')
+    with op.batch_alter_table('journal_mentions', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_journal_mentions_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_journal_mentions_message_id'))
+        batch_op.drop_index('ix_journal_mentions_entity')
+
+    op.drop_table('journal_mentions')
     with op.batch_alter_table('task_categories', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_task_categories_organisation_id'))
 
@@ -496,6 +733,22 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_project_categories_organisation_id'))
 
     op.drop_table('project_categories')
+    with op.batch_alter_table('legacy_external_ids', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_legacy_external_ids_organisation_id'))
+
+    op.drop_table('legacy_external_ids')
+    with op.batch_alter_table('journal_messages', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_journal_messages_thread_id'))
+        batch_op.drop_index(batch_op.f('ix_journal_messages_reference_id'))
+        batch_op.drop_index(batch_op.f('ix_journal_messages_organisation_id'))
+        batch_op.drop_index('ix_journal_messages_org_date')
+        batch_op.drop_index(batch_op.f('ix_journal_messages_author_id'))
+
+    op.drop_table('journal_messages')
+    with op.batch_alter_table('integration_webhooks', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_integration_webhooks_organisation_id'))
+
+    op.drop_table('integration_webhooks')
     with op.batch_alter_table('expense_types', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_expense_types_organisation_id'))
 

@@ -1,0 +1,78 @@
+"""Cascading settings of the approval workflow: account, tag, person; the most specific wins.
+
+Stored in the `settings` JSON of Organisation, Tag and Person under these keys. Among several
+tags of a person that set a key, the deepest tag (highest level) wins, then the first by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.models import Organisation, Person, PersonTag, Tag
+
+APPROVAL_STAGES = "approvalStages"
+APPROVAL_REMINDER = "approvalReminder"
+OWNER_OR_ADMIN_ONLY = "ownerOrAdminOnly"
+ONLY_ADMIN_EDITS_OTHERS = "onlyAdminEditsOthers"
+AUTO_SUBMIT = "autoSubmit"
+
+
+@dataclass
+class Resolved:
+    value: Any
+    # Where the value comes from: [{"id", "collection", "name"}] (empty: nowhere, default).
+    path: list[dict[str, str]] = field(default_factory=list)
+
+
+def _path(entity: Any, collection: str) -> list[dict[str, str]]:
+    return [{"id": entity.id, "collection": collection, "name": entity.name}]
+
+
+def set_value(entity: Organisation | Tag | Person, key: str, value: Any) -> None:
+    """Set (or with None, clear) one setting; JSON columns need a new dict to be saved."""
+    settings = dict(entity.settings or {})
+    if value is None:
+        settings.pop(key, None)
+    else:
+        settings[key] = value
+    entity.settings = settings
+
+
+async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> list[Tag]:
+    rows = await session.scalars(
+        select(Tag)
+        .join(PersonTag, PersonTag.tag_id == Tag.id)
+        .where(PersonTag.organisation_id == org_id, PersonTag.person_id == person_id)
+    )
+    return list(rows.unique())
+
+
+async def resolve(
+    session: AsyncSession, organisation: Organisation, person: Person | None, key: str
+) -> Resolved:
+    """The value of `key` for the person: person, else their deepest tag, else the account."""
+    if person is not None:
+        if key in (person.settings or {}):
+            return Resolved(person.settings[key], _path(person, "persons"))
+        tags = [
+            t for t in await person_tags(session, organisation.id, person.id)
+            if key in (t.settings or {}) and not t.archived
+        ]
+        if tags:
+            tags.sort(key=lambda t: (-t.level, t.name, t.id))
+            return Resolved(tags[0].settings[key], _path(tags[0], "tags"))
+    if key in (organisation.settings or {}):
+        return Resolved(organisation.settings[key], _path(organisation, "organisations"))
+    return Resolved(None, [])
+
+
+def own(entity: Organisation | Tag | Person, collection: str, key: str) -> Resolved:
+    """The entity's own value (no cascade) with itself as the path."""
+    settings = entity.settings or {}
+    if key in settings:
+        return Resolved(settings[key], _path(entity, collection))
+    return Resolved(None, [])
