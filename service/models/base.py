@@ -32,7 +32,7 @@ class OrgScoped:
     """Every tenant table carries its organisation; queries always filter on it."""
 
     @declared_attr
-    def organisation_id(cls) -> Mapped[str]:  # noqa: N805
+    def organisation_id(cls) -> Mapped[str]:
         return mapped_column(
             String(24), ForeignKey("organisations.id", ondelete="CASCADE"), index=True
         )

@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 
+from tests.support import HOUR_MS, Org
 from timebot.events import ServiceEvent
 from timebot.runtime import Runtime
 from timebot.webhook_consumer import WEBHOOK_PATH, sign
-from tests.support import HOUR_MS, Org
 
 WEEK_START = 1_788_220_800_000  # Monday 2026-09-01 00:00 UTC
 
