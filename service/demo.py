@@ -523,9 +523,10 @@ async def export_demo(session: AsyncSession) -> dict[str, Any]:
 
     persons = list(
         await session.scalars(
-            select(Person).where(Person.organisation_id == org_id).order_by(
-                Person.created_ms, Person.name, Person.id
-            )
+            # Archived people are not the demo's: timebot's own integration person is one.
+            select(Person)
+            .where(Person.organisation_id == org_id, Person.archived.is_(False))
+            .order_by(Person.created_ms, Person.name, Person.id)
         )
     )
     role_order = {ROLE_ADMIN: 0, ROLE_MANAGER: 1, ROLE_EMPLOYEE: 2}
