@@ -6,8 +6,14 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
+from bot.component import install_slack
+from mail.inbound_component import install_inbound
+from mail.review_component import install_reviews
 from timebot.runtime import Runtime
 
 
 def install_components(runtime: Runtime, routes: list[BaseRoute]) -> None:
     """Called once by create_app, before the app starts."""
+    install_inbound(runtime, routes)
+    install_reviews(runtime, routes)
+    install_slack(runtime, routes)

@@ -15,7 +15,9 @@ MAC length per purpose:
 - "reply": 5 bytes (40 bits), so that `approvals+<token>` stays within the 64 octets RFC 5321
   allows for a local part (53 + 10 = 63). A reply is only applied when its sender is also
   authenticated as the approver (mail.sender_auth), so the token is not the only gate.
-- links: 12 bytes (96 bits), 64 characters; a link is a bearer credential.
+- links: 12 bytes (96 bits), 64 characters; a link is a bearer credential. ("submit-link" and
+  "prefs-link" are timebot.links' Submit now and notification-preference links: their "event
+  id" packs the period, resp. names the organisation.)
 
 Our Message-IDs carry the reply token too, `<token.nonce@mail domain>`, so a reply whose client
 dropped the Reply-To address can still be matched through In-Reply-To / References.
@@ -38,11 +40,15 @@ from typing import Literal
 
 from mail.errors import TokenError, TokenExpired, TokenMalformed, TokenMissing, TokenTampered
 
-Purpose = Literal["reply", "approve-link", "reject-link"]
-PURPOSES: tuple[Purpose, ...] = ("reply", "approve-link", "reject-link")
+Purpose = Literal["reply", "approve-link", "reject-link", "submit-link", "prefs-link"]
+PURPOSES: tuple[Purpose, ...] = (
+    "reply", "approve-link", "reject-link", "submit-link", "prefs-link"
+)
 
 REPLY_LOCAL_PREFIX = "approvals+"
-_MAC_BYTES: dict[str, int] = {"reply": 5, "approve-link": 12, "reject-link": 12}
+_MAC_BYTES: dict[str, int] = {
+    "reply": 5, "approve-link": 12, "reject-link": 12, "submit-link": 12, "prefs-link": 12,
+}
 _PAYLOAD_BYTES = 1 + 12 + 12 + 3
 _HOUR_MS = 3_600_000
 _MAX_HOURS = (1 << 24) - 1

@@ -148,3 +148,199 @@ class ReceivedEvent(StateBase):
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     outcome: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class SlackOutgoing(StateBase):
+    """A Slack Web API call to make (chat.postMessage, chat.update, …), kept until Slack took
+    it: the sender (bot/sender.py) paces them within Slack's rate limits and waits out a 429's
+    Retry-After without dropping any. `ref` names what a posted message shows (e.g. an approval
+    request), so it can be updated in place later; `channel_id`/`ts` are Slack's answer."""
+
+    __tablename__ = "slack_outgoing"
+    __table_args__ = (
+        Index("ix_slack_outgoing_due", "status", "next_attempt_ms"),
+        Index("ix_slack_outgoing_posted", "channel_id", "ts"),
+    )
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+    seq: Mapped[int] = mapped_column(BigInteger, index=True)
+    dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
+    method: Mapped[str] = mapped_column(String(64))
+    channel: Mapped[str] = mapped_column(String(64))
+    ref: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    channel_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    ts: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class SlackClaim(StateBase):
+    """A decision clicked in Slack, claimed before it is made: the unique key (what is decided,
+    by whom) makes a double click, a retry or a second approver's click decide once."""
+
+    __tablename__ = "slack_claims"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    slack_user_id: Mapped[str] = mapped_column(String(32))
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class SlackNudgePreference(StateBase):
+    """An approver's nudge settings in Slack: off, daily digest, snoozed until; and when
+    they were last nudged about what (`nudged`: submit id -> [count, last ms])."""
+
+    __tablename__ = "slack_nudge_preferences"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    person_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    slack_user_id: Mapped[str] = mapped_column(String(32))
+    off: Mapped[bool] = mapped_column(default=False)
+    digest: Mapped[bool] = mapped_column(default=False)
+    snoozed_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    nudged: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    last_digest_day: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    last_staff_nudge: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+# --- review requests, one-click links, reminders (mail/reviews.py, timebot/links.py) ---------
+
+
+class NotificationPreference(StateBase):
+    """How a person's approval updates arrive: "instant" (one e-mail per review request, the
+    default when there is no row) or "digest" (one e-mail a day listing everything waiting)."""
+
+    __tablename__ = "notification_preferences"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    person_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    mode: Mapped[str] = mapped_column(String(12), default="instant")
+    updated_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class UsedLink(StateBase):
+    """A one-click link that was followed: `link_key` names what it acts on (a review link:
+    submit event, approver and stage, shared by its Approve and Reject links; a Submit now
+    link: person and period). Inserted before acting (status "working"), so that two clicks at
+    once act once; `outcome` is what the second click is told."""
+
+    __tablename__ = "used_links"
+
+    link_key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    action: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(12), default="working")
+    outcome: Mapped[str] = mapped_column(Text, default="")
+    used_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class ApprovalReminderTally(StateBase):
+    """Each approvalReminder event received for a submission's stage, so that the bot can
+    remind at increasing intervals (the 1st, 3rd, 6th, 10th… of the service's reminders)."""
+
+    __tablename__ = "approval_reminder_tally"
+    __table_args__ = (Index("ix_approval_reminder_tally_stage", "submit_id", "stage"),)
+
+    delivery_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    organisation_id: Mapped[str] = mapped_column(String(64))
+    submit_id: Mapped[str] = mapped_column(String(64))
+    stage: Mapped[int] = mapped_column(Integer)
+    timestamp_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class SchedulerLease(StateBase):
+    """Which process runs a scheduled job now (several timebot processes share the database):
+    the holder renews it; another takes over when it expires."""
+
+    __tablename__ = "scheduler_leases"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(64))
+    until_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class PolledApproval(StateBase):
+    """What the approval-state poller last saw of one submitted timesheet (hosted service
+    without webhooks): it reports a change as an event, and reminds after N days."""
+
+    __tablename__ = "polled_approvals"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    submit_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    person_id: Mapped[str] = mapped_column(String(64))
+    start_ms: Mapped[int] = mapped_column(BigInteger)
+    end_ms: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(4))
+    stage: Mapped[int] = mapped_column(Integer)
+    pending: Mapped[list[str]] = mapped_column(JSON, default=list)
+    stage_since_ms: Mapped[int] = mapped_column(BigInteger)
+    reminders: Mapped[int] = mapped_column(Integer, default=0)
+    seen_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class MailReply(StateBase):
+    """An approver's reply (by its inbox message key) that timebot is acting on: written before
+    the decision is applied with the approver's key, finished when its receipt is queued. After
+    a crash between the two, the retry finds it and answers as the first attempt would have
+    ("Approved", not "Nothing changed") instead of acting twice."""
+
+    __tablename__ = "mail_replies"
+
+    message_key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    organisation_id: Mapped[str] = mapped_column(String(64))
+    event_id: Mapped[str] = mapped_column(String(64))
+    approver_id: Mapped[str] = mapped_column(String(64))
+    stage: Mapped[int] = mapped_column(Integer)
+    action: Mapped[str] = mapped_column(String(16))  # approve | reject | comment
+    detail: Mapped[str] = mapped_column(Text, default="")  # the reason or the comment
+    outcome: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    finished_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class MailErrorReceipt(StateBase):
+    """When the last error receipt ("Nothing changed" for a refusal) went to a sender: at most
+    one per sender per hour (mail.loop_guard.error_receipt_allowed)."""
+
+    __tablename__ = "mail_error_receipts"
+
+    sender: Mapped[str] = mapped_column(String(320), primary_key=True)
+    last_sent_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class QuickEntry(StateBase):
+    """A time record created by quick time entry (`/time` in Slack, a mail to time@),
+    remembered for `/time undo`. `source_key` (a mail's inbox id and line) makes a mail
+    processed twice create its records once."""
+
+    __tablename__ = "quick_entries"
+    __table_args__ = (Index("ix_quick_entries_person", "organisation_id", "person_id",
+                            "created_ms"),)
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+    organisation_id: Mapped[str] = mapped_column(String(64))
+    person_id: Mapped[str] = mapped_column(String(64))
+    record_id: Mapped[str] = mapped_column(String(64))
+    reading: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(8))
+    source_key: Mapped[str | None] = mapped_column(String(200), unique=True, nullable=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    undone_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class QuickListing(StateBase):
+    """The numbered list of entries last shown to a person (`/time list`, `/time week`):
+    what `/time edit <n>` and `/time delete <n>` refer to."""
+
+    __tablename__ = "quick_listings"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    person_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    record_ids: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_ms: Mapped[int] = mapped_column(BigInteger)

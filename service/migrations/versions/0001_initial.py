@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 02:15:29.127048
+Create Date: 2026-11-22 02:42:16.638465
 """
 
 from collections.abc import Sequence

@@ -1,0 +1,65 @@
+"""GET /outbox (no relay configured): the list, one message, and an answer that goes into the
+durable inbox as a real MIME reply, as the SMTP listener would put it there. (Processing the
+answer is mail/process.py's, with its own tests; the shared test server runs no inbox worker.)"""
+
+from __future__ import annotations
+
+import re
+from email import message_from_bytes
+
+from tests.mail.reviews_support import (
+    add_record,
+    mails,
+    outbox_rows,
+    runtime_of,
+    set_stages,
+    settle,
+    submit,
+    wait_for,
+)
+from tests.support import Org
+
+
+async def test_outbox_list_read_and_answer(org: Org) -> None:
+    runtime = runtime_of(org)
+    approver = await org.add_member("Olga Outbox", "manager")
+    owner = await org.add_member("Oscar Owner")
+    await set_stages(org, (approver,))
+    await runtime.subscriptions.ensure(org.id)
+    await add_record(owner)
+    await submit(owner)
+    await settle(runtime, org.id, 1)
+    await wait_for(lambda: outbox_rows(runtime, approver.email, "review"), what="review mail")
+    [sent] = await mails(runtime, approver, "review")
+
+    async def listed() -> str | None:
+        page = await org.http.get(f"{org.live.base_url}/outbox")
+        assert page.status_code == 200
+        found = re.search(r'href="/outbox/([^"]+)">([^<]*Oscar Owner[^<]*)<', page.text)
+        return found.group(1) if found else None
+
+    key = await wait_for(listed, what="the message in the Maildir outbox")
+    page = await org.http.get(f"{org.live.base_url}/outbox/{key}")
+    assert page.status_code == 200
+    assert "Oscar Owner" in page.text and "/a/" in page.text
+    assert f"Answer as {approver.email}" in page.text
+
+    answer = await org.http.post(f"{org.live.base_url}/outbox/{key}/reply",
+                                 data={"body": "approve"}, follow_redirects=True)
+    assert answer.status_code == 200 and 'id="notice"' in answer.text  # after the redirect
+    rows = [row for row in await runtime.inbox.all() if row.source == "outbox"
+            and approver.email in row.mail_from]
+    assert len(rows) == 1
+    reply = message_from_bytes(rows[0].raw)
+    assert reply["From"] == approver.email
+    assert reply["To"] == str(sent["Reply-To"])
+    assert rows[0].rcpt_tos == [str(sent["Reply-To"])]
+    assert reply["In-Reply-To"] == sent["Message-ID"]
+    assert reply["Subject"] == f"Re: {sent['Subject']}"
+    payload = reply.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    body = payload.decode().replace("\r\n", "\n")
+    assert body.startswith("approve\n") and "> " in body
+
+    missing = await org.http.get(f"{org.live.base_url}/outbox/nope")
+    assert missing.status_code == 404

@@ -1,0 +1,398 @@
+"""One-click links from the bot's e-mails, working without signing in (the signed token is
+the credential):
+
+- GET /a/<token>: approves as the approver the token names, and shows the outcome.
+- GET /r/<token>: a form for the reason; POST /r/<token>: rejects with it.
+- GET /s/<token>: the period's summary and a Submit button; POST /s/<token>: submits it as
+  its owner ("Submit now" of the reminders: two steps, so that a mail scanner following the
+  link submits nothing).
+- GET/POST /prefs/<token>: how approval updates arrive (instantly or as a digest).
+
+Links are signed, expire, and are single-use: a review link's use is recorded (one row per
+submit event, approver and stage, shared by its Approve and Reject links) *before* acting, so
+a second click — or two at once — says what already happened instead of acting again. The
+approval state is checked first: a stage that moved on, a timesheet decided or replaced, is
+reported and nothing changes. A tampered, malformed or expired link shows a clear page and
+changes nothing. Every action calls the service with the person's OWN key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from sqlalchemy import delete
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from mail.errors import TokenError, TokenExpired
+from mail.reminders import unpack_period
+from mail.reviews import (
+    MODES,
+    ApprovalSnapshot,
+    MailContext,
+    approval_snapshot,
+    period_label,
+    person_info,
+    preference,
+    set_preference,
+    time_zone_of,
+)
+from service.db import unit_of_work
+from timebot.client import operation
+from timebot.errors import (
+    DirectoryError,
+    PermissionRefused,
+    ServiceClientError,
+    ServiceRequestError,
+    ServiceUnavailable,
+)
+from timebot.state.models import UsedLink
+from timebot.summary import load_summary
+from timebot.tokens import ApprovalToken, Purpose, verify_token
+
+log = structlog.get_logger("timebot.links")
+
+APPROVE = operation(
+    "mutation LinkApprove($id: SvcId!) { approveTimesheet(id: $id) { id status stage } }"
+)
+REJECT = operation(
+    """mutation LinkReject($id: SvcId!, $stage: Int!, $comment: String!) {
+      rejectTimesheet(id: $id, stage: $stage, comment: $comment) { id status stage }
+    }"""
+)
+SUBMIT = operation(
+    """mutation LinkSubmit($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+      submitTimesheet(personId: $p, startTime: $s, endTime: $e) { id status stage }
+    }"""
+)
+STATE = operation(
+    """query LinkState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+      getApprovalState(personId: $p, startTime: $s, endTime: $e) { status currentStage }
+    }"""
+)
+STATUS_WORDS = {"a": "approved", "r": "rejected", "s": "waiting for approval", "d": "a draft"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    title: str
+    detail: str
+    kind: str  # ok, notice, error
+    status: int = 200
+
+
+def review_link_key(token: ApprovalToken) -> str:
+    return f"review:{token.event_id}:{token.approver_id}:{token.stage}"
+
+
+def token_link_key(kind: str, token: str) -> str:
+    return f"{kind}:{hashlib.sha256(token.strip().lower().encode()).hexdigest()[:40]}"
+
+
+def refusal(snapshot: ApprovalSnapshot | None, token: ApprovalToken, approver: str) -> str | None:
+    """Pure: why a review link may not act now (the state moved on), or None."""
+    if snapshot is None:
+        return "This timesheet is not known to the service."
+    if snapshot.submit_id != token.event_id:
+        return "This submission was replaced by a later one; a new request was sent for it."
+    if snapshot.status != "s":
+        return f"The timesheet is already {STATUS_WORDS.get(snapshot.status or 'd', 'decided')}."
+    if snapshot.stage != token.stage:
+        return (
+            f"Stage {token.stage + 1} has already been decided; the timesheet is now at stage "
+            f"{(snapshot.stage or 0) + 1}."
+        )
+    if token.approver_id not in snapshot.pending_ids():
+        if approver in snapshot.approved_by.get(token.stage, ()):
+            return "You have already approved this stage."
+        return "You are not a pending approver of this stage any more."
+    return None
+
+
+def already_page(row: UsedLink) -> Outcome:
+    return Outcome("This link was already used", f"{row.outcome} Nothing changed this time.",
+                   "notice")
+
+
+class Links:
+    def __init__(self, ctx: MailContext) -> None:
+        self.ctx = ctx
+        self.runtime = ctx.runtime
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def page(self, outcome: Outcome, **context: Any) -> HTMLResponse:
+        return HTMLResponse(
+            self.ctx.templates.page(
+                "outcome", title=outcome.title, detail=outcome.detail, kind=outcome.kind,
+                **context,
+            ),
+            status_code=outcome.status,
+            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+        )
+
+    def verify(self, purpose: Purpose, token: str) -> ApprovalToken | Outcome:
+        try:
+            return verify_token(
+                self.runtime.settings.secret_key, purpose, token, now_ms=self.runtime.clock.now_ms()
+            )
+        except TokenExpired:
+            return Outcome("This link has expired",
+                           "Links in our e-mails work for a limited time. Nothing was changed; "
+                           "open the timesheet in the service, or reply to the e-mail.",
+                           "error", 410)
+        except TokenError:
+            return Outcome("This link is not valid",
+                           "The link is incomplete or was altered. Nothing was changed; copy the "
+                           "whole link from the e-mail.", "error", 400)
+
+    async def used(self, link_key: str) -> UsedLink | None:
+        async with self.runtime.state_sessions() as session:
+            return await session.get(UsedLink, link_key)
+
+    async def claim(self, link_key: str, action: str) -> bool:
+        async with unit_of_work(self.runtime.state_sessions) as session:
+            dialect = session.get_bind().dialect.name
+            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            result: Any = await session.execute(
+                insert(UsedLink).values(
+                    link_key=link_key, action=action, status="working", outcome="",
+                    used_ms=self.runtime.clock.now_ms(),
+                ).on_conflict_do_nothing(index_elements=["link_key"])
+            )
+            return bool(result.rowcount)
+
+    async def finish(self, link_key: str, outcome: str) -> None:
+        async with unit_of_work(self.runtime.state_sessions) as session:
+            row = await session.get(UsedLink, link_key)
+            if row is not None:
+                row.status = "done"
+                row.outcome = outcome
+
+    async def unclaim(self, link_key: str) -> None:
+        async with unit_of_work(self.runtime.state_sessions) as session:
+            await session.execute(delete(UsedLink).where(UsedLink.link_key == link_key))
+
+    async def act(
+        self, link_key: str, action: str, call: Callable[[], Awaitable[Outcome]]
+    ) -> Outcome:
+        """Claim the link, run the mutation, record what happened."""
+        if not await self.claim(link_key, action):
+            row = await self.used(link_key)
+            assert row is not None
+            return already_page(row)
+        try:
+            outcome = await call()
+        except ServiceUnavailable:
+            await self.unclaim(link_key)
+            return Outcome("The time tracking service is unreachable",
+                           "Nothing was changed. Please try the link again in a moment.",
+                           "error", 503)
+        except (ServiceRequestError, PermissionRefused) as error:
+            outcome = Outcome("Nothing changed", f"The service refused: {error}.", "notice")
+        await self.finish(link_key, outcome.detail)
+        return outcome
+
+    async def review_context(
+        self, token: ApprovalToken
+    ) -> tuple[str, str, ApprovalSnapshot | None]:
+        """(organisation id, approver name, current approval state)."""
+        entry = await self.runtime.directory.find_by_person_id(token.approver_id)
+        key = await self.runtime.directory.integration_key(entry.organisation_id)
+        snapshot = await approval_snapshot(self.runtime.client, key, token.event_id)
+        return entry.organisation_id, entry.name, snapshot
+
+    # --- GET /a/<token> ---------------------------------------------------------------------
+
+    async def approve(self, request: Request) -> Response:
+        token = self.verify("approve-link", request.path_params["token"])
+        if isinstance(token, Outcome):
+            return self.page(token)
+        link_key = review_link_key(token)
+        row = await self.used(link_key)
+        if row is not None:
+            return self.page(already_page(row))
+        organisation_id, name, snapshot = await self.review_context(token)
+        why = refusal(snapshot, token, name)
+        if why is not None:
+            return self.page(Outcome("Nothing changed", why, "notice"))
+        assert snapshot is not None
+        apikey = await self.runtime.directory.apikey_for(organisation_id, token.approver_id)
+        period = await self._period(organisation_id, snapshot)
+
+        async def call() -> Outcome:
+            result = (
+                await self.runtime.client.execute(APPROVE, {"id": token.event_id}, apikey=apikey)
+            )["approveTimesheet"]
+            if result["status"] == "a":
+                detail = f"You approved the timesheet for {period}; it is now approved."
+            else:
+                detail = (f"You approved the timesheet for {period}; it now waits for stage "
+                          f"{int(result['stage']) + 1}.")
+            return Outcome("Approved", detail, "ok")
+
+        return self.page(await self.act(link_key, "approve", call))
+
+    # --- GET/POST /r/<token> ----------------------------------------------------------------
+
+    async def reject(self, request: Request) -> Response:
+        raw = request.path_params["token"]
+        token = self.verify("reject-link", raw)
+        if isinstance(token, Outcome):
+            return self.page(token)
+        link_key = review_link_key(token)
+        row = await self.used(link_key)
+        if row is not None:
+            return self.page(already_page(row))
+        organisation_id, name, snapshot = await self.review_context(token)
+        why = refusal(snapshot, token, name)
+        if why is not None:
+            return self.page(Outcome("Nothing changed", why, "notice"))
+        assert snapshot is not None
+        key = await self.runtime.directory.integration_key(organisation_id)
+        summary = await load_summary(self.runtime.client, key, snapshot.person_id,
+                                     snapshot.start_ms, snapshot.end_ms)
+        period = period_label(snapshot.start_ms, snapshot.end_ms, summary.time_zone)
+        reason = ""
+        if request.method == "POST":
+            form = await request.form()
+            reason = str(form.get("reason") or "").strip()
+            if reason:
+                apikey = await self.runtime.directory.apikey_for(
+                    organisation_id, token.approver_id
+                )
+
+                async def call() -> Outcome:
+                    await self.runtime.client.execute(
+                        REJECT, {"id": token.event_id, "stage": token.stage, "comment": reason},
+                        apikey=apikey,
+                    )
+                    return Outcome(
+                        "Rejected",
+                        f"You rejected the timesheet for {period}. "
+                        f"{summary.person_name} was told why: {reason}",
+                        "ok",
+                    )
+
+                return self.page(await self.act(link_key, "reject", call))
+        error = "A reason is required to reject a timesheet." if request.method == "POST" else ""
+        return HTMLResponse(
+            self.ctx.templates.page("reject_form", summary=summary, period=period,
+                                    error=error, reason=reason),
+            status_code=400 if error else 200,
+            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+        )
+
+    # --- GET/POST /s/<token> ----------------------------------------------------------------
+
+    async def submit(self, request: Request) -> Response:
+        raw = request.path_params["token"]
+        token = self.verify("submit-link", raw)
+        if isinstance(token, Outcome):
+            return self.page(token)
+        link_key = token_link_key("submit", raw)
+        row = await self.used(link_key)
+        if row is not None:
+            return self.page(already_page(row))
+        start, end = unpack_period(token.event_id)
+        entry = await self.runtime.directory.find_by_person_id(token.approver_id)
+        key = await self.runtime.directory.integration_key(entry.organisation_id)
+        state = (
+            await self.runtime.client.execute(
+                STATE, {"p": token.approver_id, "s": start, "e": end}, apikey=key
+            )
+        ).get("getApprovalState") or {}
+        summary = await load_summary(self.runtime.client, key, token.approver_id, start, end)
+        period = period_label(start, end, summary.time_zone)
+        status = state.get("status") or "d"
+        if status in ("s", "a"):
+            return self.page(Outcome(
+                "Nothing changed",
+                f"Your timesheet for {period} is already {STATUS_WORDS[status]}.", "notice",
+            ))
+        if request.method != "POST":
+            return HTMLResponse(
+                self.ctx.templates.page("submit", summary=summary, period=period),
+                headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+            )
+        apikey = await self.runtime.directory.apikey_for(entry.organisation_id, token.approver_id)
+
+        async def call() -> Outcome:
+            result = (
+                await self.runtime.client.execute(
+                    SUBMIT, {"p": token.approver_id, "s": start, "e": end}, apikey=apikey
+                )
+            )["submitTimesheet"]
+            state_word = STATUS_WORDS.get(result["status"], "submitted")
+            return Outcome("Submitted", f"Your timesheet for {period} is now {state_word}.", "ok")
+
+        return self.page(await self.act(link_key, "submit", call))
+
+    # --- GET/POST /prefs/<token> ------------------------------------------------------------
+
+    async def prefs(self, request: Request) -> Response:
+        token = self.verify("prefs-link", request.path_params["token"])
+        if isinstance(token, Outcome):
+            return self.page(token)
+        organisation_id, person_id = token.event_id, token.approver_id
+        key = await self.runtime.directory.integration_key(organisation_id)
+        person = await person_info(self.runtime.client, key, person_id)
+        if person is None:
+            return self.page(Outcome("Unknown person", "Nothing was changed.", "error", 404))
+        saved = False
+        if request.method == "POST":
+            mode = str((await request.form()).get("mode") or "")
+            if mode not in MODES:
+                return self.page(Outcome("Choose instantly or digest", "Nothing was changed.",
+                                         "error", 400))
+            await set_preference(self.runtime, organisation_id, person_id, mode)
+            saved = True
+        mode = await preference(self.runtime, organisation_id, person_id)
+        return HTMLResponse(
+            self.ctx.templates.page("prefs", person_name=person["name"], mode=mode, saved=saved),
+            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+        )
+
+    async def _period(self, organisation_id: str, snapshot: ApprovalSnapshot) -> str:
+        key = await self.runtime.directory.integration_key(organisation_id)
+        owner = await person_info(self.runtime.client, key, snapshot.person_id) or {}
+        return period_label(snapshot.start_ms, snapshot.end_ms, time_zone_of(owner))
+
+    def guarded(
+        self, handler: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """A clear page, not a stack trace, when the service or the directory cannot answer."""
+
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except DirectoryError as error:
+                log.warning("link_directory_error", error=str(error))
+                return self.page(Outcome(
+                    "timebot cannot act for you",
+                    f"{error}. Link your API key (timebot people link), then follow the link "
+                    "again. Nothing was changed.", "error", 403,
+                ))
+            except ServiceClientError as error:
+                log.warning("link_service_error", error=str(error))
+                return self.page(Outcome(
+                    "The time tracking service is unreachable",
+                    "Nothing was changed. Please try the link again in a moment.", "error", 503,
+                ))
+
+        return endpoint
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/a/{token}", self.guarded(self.approve), methods=["GET"]),
+            Route("/r/{token}", self.guarded(self.reject), methods=["GET", "POST"]),
+            Route("/s/{token}", self.guarded(self.submit), methods=["GET", "POST"]),
+            Route("/prefs/{token}", self.guarded(self.prefs), methods=["GET", "POST"]),
+        ]

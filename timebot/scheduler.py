@@ -1,0 +1,219 @@
+"""The scheduler: end-of-period reminders in each person's own time zone, and daily digests.
+
+Periods are weeks, Monday 00:00 to Monday 00:00 in the person's time zone (GraphQL
+`localisation { timeZone { value } }`). When a week has ended (and for REMINDER_GRACE_MS after,
+so that a process that was down catches up), each active person whose timesheet for it is
+draft, rejected or empty is reminded once: never when it is approved or submitted (waiting
+for someone else), nor when the person was absent on every working day (Monday to Friday).
+
+Several timebot processes may share one database: a lease (`scheduler_leases`) lets one of
+them run a tick at a time, and every mail carries a dedupe key (person, period), so each
+reminder goes out exactly once even should two ticks overlap after a lease expired.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import structlog
+from sqlalchemy import or_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from mail.digest import send_digests
+from mail.reminders import send_timesheet_reminder
+from mail.reviews import MailContext, already_queued, time_zone_of
+from service.db import unit_of_work
+from timebot.client import operation
+from timebot.state.models import SchedulerLease
+from timebot.summary import load_summary
+from timebot.worker import PollingWorker
+
+log = structlog.get_logger("timebot.scheduler")
+
+DAY_MS = 86_400_000
+REMINDER_GRACE_MS = 2 * DAY_MS
+LEASE_MS = 5 * 60_000
+WORKING_DAYS = 5  # Monday to Friday
+
+PEOPLE = operation(
+    """query SchedulerPeople {
+      getPersons {
+        id name email archived
+        localisation { timeZone { value } }
+        timeSettings { autoSubmit { value } }
+      }
+    }"""
+)
+TEAM_STATES = operation(
+    """query SchedulerStates($ids: [SvcId!]!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+      getTeamApprovalStates(personIds: $ids, startTime: $s, endTime: $e) {
+        person { id } status totalDuration
+      }
+    }"""
+)
+
+
+@dataclass(frozen=True)
+class Period:
+    start_ms: int
+    end_ms: int
+
+
+def last_ended_week(now_ms: int, time_zone: str) -> Period:
+    """Pure: the latest local week (Monday 00:00 to Monday 00:00) that has ended by now."""
+    zone = ZoneInfo(time_zone)
+    local = datetime.fromtimestamp(now_ms / 1000, UTC).astimezone(zone)
+    monday = (local - timedelta(days=local.weekday())).date()
+    end = datetime(monday.year, monday.month, monday.day, tzinfo=zone)
+    start_day = monday - timedelta(days=7)
+    start = datetime(start_day.year, start_day.month, start_day.day, tzinfo=zone)
+    return Period(int(start.timestamp() * 1000), int(end.timestamp() * 1000))
+
+
+def reminder_due(now_ms: int, period: Period) -> bool:
+    """Pure: the period has ended, not longer ago than the grace."""
+    return period.end_ms <= now_ms < period.end_ms + REMINDER_GRACE_MS
+
+
+def absent_whole_period(
+    records: list[tuple[date, bool]], period: Period, time_zone: str
+) -> bool:
+    """Pure: `records` = (local day, is absence). Absent on every working day and nothing
+    but absences."""
+    zone = ZoneInfo(time_zone)
+    absent_days = set()
+    for day, is_absence in records:
+        if not is_absence:
+            return False
+        absent_days.add(day)
+    first = datetime.fromtimestamp(period.start_ms / 1000, UTC).astimezone(zone).date()
+    working = {first + timedelta(days=offset) for offset in range(WORKING_DAYS)}
+    return working <= absent_days
+
+
+def period_dedupe_key(organisation_id: str, person_id: str, period: Period) -> str:
+    return f"period-reminder:{organisation_id}:{person_id}:{period.start_ms}"
+
+
+async def acquire_lease(ctx: MailContext, name: str, owner: str, lease_ms: int) -> bool:
+    """Take or renew the named lease; False when another process holds it."""
+    now = ctx.runtime.clock.now_ms()
+    async with unit_of_work(ctx.runtime.state_sessions) as session:
+        dialect = session.get_bind().dialect.name
+        insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+        created: Any = await session.execute(
+            insert(SchedulerLease).values(name=name, owner=owner, until_ms=now + lease_ms)
+            .on_conflict_do_nothing(index_elements=["name"])
+        )
+        if created.rowcount:
+            return True
+        taken: Any = await session.execute(
+            update(SchedulerLease)
+            .where(
+                SchedulerLease.name == name,
+                or_(SchedulerLease.owner == owner, SchedulerLease.until_ms <= now),
+            )
+            .values(owner=owner, until_ms=now + lease_ms)
+        )
+        return bool(taken.rowcount)
+
+
+async def release_lease(ctx: MailContext, name: str, owner: str) -> None:
+    async with unit_of_work(ctx.runtime.state_sessions) as session:
+        await session.execute(
+            update(SchedulerLease)
+            .where(SchedulerLease.name == name, SchedulerLease.owner == owner)
+            .values(until_ms=0)
+        )
+
+
+async def period_reminders(ctx: MailContext, organisation_id: str) -> int:
+    """The end-of-period reminders due now in one organisation; returns how many were queued."""
+    runtime = ctx.runtime
+    now = runtime.clock.now_ms()
+    key = await runtime.directory.integration_key(organisation_id)
+    people = (await runtime.client.execute(PEOPLE, apikey=key)).get("getPersons") or []
+    due: dict[Period, list[dict[str, Any]]] = {}
+    for person in people:
+        if person.get("archived") or not person.get("email"):
+            continue
+        if str(person["email"]).lower() == runtime.settings.mail_from.lower():
+            continue  # timebot's own integration person
+        period = last_ended_week(now, time_zone_of(person))
+        if not reminder_due(now, period):
+            continue
+        if await already_queued(runtime, period_dedupe_key(organisation_id, person["id"], period)):
+            continue
+        due.setdefault(period, []).append(person)
+    sent = 0
+    for period, group in due.items():
+        states = (
+            await runtime.client.execute(
+                TEAM_STATES,
+                {"ids": [p["id"] for p in group], "s": period.start_ms, "e": period.end_ms},
+                apikey=key,
+            )
+        ).get("getTeamApprovalStates") or []
+        status_of = {s["person"]["id"]: s.get("status") or "d" for s in states}
+        for person in group:
+            status = status_of.get(person["id"], "d")
+            if status in ("s", "a"):
+                continue
+            summary = await load_summary(
+                runtime.client, key, person["id"], period.start_ms, period.end_ms
+            )
+            records = [(entry.day, entry.absence is not None) for entry in summary.entries]
+            if records and absent_whole_period(records, period, time_zone_of(person)):
+                continue
+            sent += await send_timesheet_reminder(
+                ctx,
+                organisation_id=organisation_id,
+                person=person,
+                start_ms=period.start_ms,
+                end_ms=period.end_ms,
+                status=status,
+                entries=len(summary.entries),
+                total_ms=summary.total_ms,
+                dedupe_key=period_dedupe_key(organisation_id, person["id"], period),
+            )
+    return sent
+
+
+class Scheduler(PollingWorker):
+    """Ticks every `poll_seconds` (wall clock); each tick does what is due by the runtime's
+    clock (a test clock that jumps ahead is honoured at the next tick)."""
+
+    name = "scheduler"
+    LEASE = "scheduler"
+
+    def __init__(self, ctx: MailContext, poll_seconds: float = 60.0) -> None:
+        super().__init__(poll_seconds)
+        self.ctx = ctx
+
+    async def run_once(self) -> int:
+        if not await acquire_lease(self.ctx, self.LEASE, self.owner, LEASE_MS):
+            return 0
+        sent = 0
+        for organisation_id in await self.ctx.runtime.directory.organisation_ids():
+            try:
+                sent += await period_reminders(self.ctx, organisation_id)
+            except Exception:  # one organisation's failure does not stop the others
+                log.exception("period_reminders_failed", organisation=organisation_id)
+        sent += await send_digests(self.ctx)
+        return sent
+
+    async def _loop(self) -> None:  # a tick, then wait: run_once never asks for more
+        while True:
+            try:
+                await self.run_once()
+            except Exception:
+                log.exception("scheduler_tick_failed")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds)
