@@ -217,6 +217,7 @@ async def test_failed_deliveries_are_retried_then_given_up(
     await submit(bob, bob)  # no workflow: approved at once, one event
     await until(lambda: len(receiver.requests) == 1, org.live)
     for delay in RETRY_DELAYS_S:
+        await recorded(org, len(receiver.requests))
         clock.advance(delay * 1000 - 1)
         org.live.service.webhooks.kick()
         await asyncio.sleep(0.3)
@@ -235,6 +236,7 @@ async def test_failed_deliveries_are_retried_then_given_up(
     await add_record(eve, eve)
     await submit(eve, eve)
     await until(lambda: len(receiver.requests) == 7, org.live)
+    await recorded(org, 7)
     receiver.status = 200
     clock.advance(5_000)
     await until(lambda: len(receiver.requests) == 8, org.live)
@@ -242,6 +244,29 @@ async def test_failed_deliveries_are_retried_then_given_up(
     org.live.service.webhooks.kick()
     await asyncio.sleep(0.3)
     assert len(receiver.requests) == 8 and len(receiver.accepted()) == 1
+
+
+async def recorded(org: Org, attempts: int) -> None:
+    """Wait until the worker has recorded `attempts` failed attempts (and so scheduled the next
+    one from the clock as it was): moving the frozen clock before that would race it."""
+    from sqlalchemy import func, select
+
+    from service.models.approval import IntegrationWebhook, WebhookDelivery
+
+    for _ in range(400):
+        async with org.live.service.sessions() as session:
+            total = await session.scalar(
+                select(func.coalesce(func.sum(WebhookDelivery.attempts), 0))
+                .join(IntegrationWebhook, IntegrationWebhook.id == WebhookDelivery.webhook_id)
+                .where(
+                    IntegrationWebhook.organisation_id == org.id,
+                    WebhookDelivery.last_error.is_not(None),
+                )
+            )
+        if total is not None and total >= attempts:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the worker did not record {attempts} failed attempts")
 
 
 def rebind(member: Member, http: httpx.AsyncClient, live: LiveServer) -> Member:
