@@ -8,6 +8,7 @@ candidates at that level are `Ambiguous` (buttons in Slack, a list in the mail r
 from __future__ import annotations
 
 import difflib
+import functools
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ class NoMatch(Generic[T]):
     suggestions: tuple[T, ...] = ()
 
 
+@functools.lru_cache(maxsize=65_536)
 def fold(text: str) -> str:
     """Lower case, accents dropped, only letters and digits: "Café-Bar 2" → "cafebar2"."""
     decomposed = unicodedata.normalize("NFKD", text)
@@ -83,8 +85,9 @@ def _allowed_typos(typed: str) -> int:
     return 0 if len(typed) < 3 else 1 if len(typed) < 6 else 2
 
 
-def segment_score(typed: str, name: str) -> tuple[int, int] | None:
-    """(level, distance) of a typed segment against a name, or None; lower is better."""
+def segment_score(typed: str, name: str, fuzzy: bool = True) -> tuple[int, int] | None:
+    """(level, distance) of a typed segment against a name, or None; lower is better.
+    `fuzzy=False`: exact and prefix matches only (the cheap first pass)."""
     t, n = fold(typed), fold(name)
     if not t or not n:
         return None
@@ -93,7 +96,7 @@ def segment_score(typed: str, name: str) -> tuple[int, int] | None:
     if n.startswith(t):
         return (_LEVEL["prefix"], 0)
     allowed = _allowed_typos(t)
-    if not allowed:
+    if not allowed or not fuzzy:
         return None
     # a typo in the whole name, or in a prefix of about the typed length
     distance = min(
@@ -115,10 +118,12 @@ def _pick(
     return Ambiguous(tuple(winners))
 
 
-def _path_score(typed: Sequence[str], path: Sequence[str]) -> tuple[int, int] | None:
+def _path_score(
+    typed: Sequence[str], path: Sequence[str], fuzzy: bool = True
+) -> tuple[int, int] | None:
     level, distance = 0, 0
     for t, n in zip(typed, path, strict=True):
-        score = segment_score(t, n)
+        score = segment_score(t, n, fuzzy)
         if score is None:
             return None
         level, distance = max(level, score[0]), distance + score[1]
@@ -140,20 +145,19 @@ def match_target(
     typed = tuple(path)
     if not typed:
         return NoMatch()
-    same = [
-        (score, c)
-        for c in candidates
-        if len(c.path) == len(typed) and (score := _path_score(typed, c.path)) is not None
-    ]
-    picked = _pick(same, _path_key)
-    if picked is None:
-        tails = [
+    # Each pass first without typos: when anything matches exactly or by prefix, no fuzzy
+    # match can win (its level is worse), so the costly edit distances are skipped.
+    picked: Match[Candidate] | Ambiguous[Candidate] | None = None
+    for tail, fuzzy in ((False, False), (False, True), (True, False), (True, True)):
+        scored = [
             (score, c)
             for c in candidates
-            if len(c.path) > len(typed)
-            and (score := _path_score(typed, c.path[-len(typed) :])) is not None
+            if (len(c.path) > len(typed) if tail else len(c.path) == len(typed))
+            and (score := _path_score(typed, c.path[-len(typed) :], fuzzy)) is not None
         ]
-        picked = _pick(tails, _path_key)
+        picked = _pick(scored, _path_key)
+        if picked is not None:
+            break
     if picked is not None:
         return picked
     # "@acme/xyzzy": the tasks of what the leading segments name

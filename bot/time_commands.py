@@ -1,0 +1,273 @@
+"""Quick time entry in Slack: `/time …` and `/timesheet submit|status` (issue 6).
+
+Commands (registered in bot.commands' registry by `register`):
+
+- `/time <entry>` — logs it (timebot.grammar; several separated by `;`) as the caller, in
+  their Slack time zone; the ephemeral answer says how each entry was read, with an Undo and
+  an Edit button; an ambiguous @target answers with its candidates as buttons;
+- `/time list`, `/time edit <n> <entry>`, `/time delete <n>`, `/time undo`,
+  `/time week [last]`, `/time help`; `/timesheet submit [last]`, `/timesheet status`.
+
+The buttons (Undo, Edit, a candidate) and the Edit modal are bolt listeners that `install(bot)`
+adds to the Slack app. Everything goes through timebot.timeentry.QuickTime with the person's
+own key; nothing here talks to the service directly.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bot.commands import CommandContext, CommandRegistry
+from bot.identity import NotIdentified, SlackPerson
+from timebot.timeentry import LogResult, Memory, QuickTime, Who
+from timebot.timeentry.texts import HELP
+
+if TYPE_CHECKING:
+    from slack_bolt.async_app import AsyncAck, AsyncRespond
+
+    from bot.app import SlackBot
+    from timebot.runtime import Runtime
+
+UNDO = "timebot_time_undo"
+EDIT = "timebot_time_edit"
+PICK = "timebot_time_pick"
+PICK_PATTERN = re.compile(rf"^{PICK}_\d+$")
+EDIT_VIEW = "timebot_time_edit_view"
+MAX_CHOICES = 5
+
+
+def who_of(person: SlackPerson) -> Who:
+    try:
+        zone = ZoneInfo(person.tz or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = ZoneInfo("UTC")
+    return Who(person.organisation_id, person.person_id, person.apikey, zone)
+
+
+def quick(runtime: Runtime) -> QuickTime:
+    return QuickTime(runtime.client, Memory(runtime.state_sessions), runtime.clock.now_ms)
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}
+
+
+def _button(text: str, action_id: str, value: str, style: str | None = None
+            ) -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "action_id": action_id, "value": value[:2000],
+                              "text": {"type": "plain_text", "text": text[:75]}}
+    if style:
+        button["style"] = style
+    return button
+
+
+def log_blocks(result: LogResult) -> tuple[str, list[dict[str, Any]]]:
+    """The answer to `/time <entry>` (pure): each entry as read, with its buttons."""
+    if result.parse_error is not None:
+        text = f"Not understood, nothing logged: {result.parse_error}"
+        return text, [_section(text), _section("See `/time help` for what I understand.")]
+    blocks: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for outcome in result.outcomes:
+        line = outcome.line()
+        lines.append(line)
+        blocks.append(_section(line))
+        if outcome.record_id is not None:
+            blocks.append({"type": "actions", "elements": [
+                _button("Undo", UNDO, outcome.record_id, "danger"),
+                _button("Edit", EDIT, outcome.record_id),
+            ]})
+        elif outcome.choices:
+            blocks.append({"type": "actions", "elements": [
+                _button(choice.label, f"{PICK}_{i}", choice.text)
+                for i, choice in enumerate(outcome.choices[:MAX_CHOICES])
+            ]})
+    return "\n".join(lines), blocks
+
+
+async def time_log(ctx: CommandContext) -> None:
+    result = await quick(ctx.runtime).log(who_of(ctx.person), ctx.args, source="slack")
+    text, blocks = log_blocks(result)
+    await ctx.respond(text, blocks)
+
+
+async def time_list(ctx: CommandContext) -> None:
+    listing, _ = await quick(ctx.runtime).recent(who_of(ctx.person))
+    await ctx.respond(f"Your entries (newest first):\n{listing}\n"
+                      "Change one with `/time edit <n> <entry>`, remove one with"
+                      " `/time delete <n>`.")
+
+
+async def time_edit(ctx: CommandContext) -> None:
+    number, _, text = ctx.args.strip().partition(" ")
+    if not number or not text.strip():
+        await ctx.respond("Write `/time edit <n> <entry>`, e.g. `/time edit 2 1h30 @acme`"
+                          " (the numbers come from `/time list`).")
+        return
+    message, outcome = await quick(ctx.runtime).edit(who_of(ctx.person), number, text)
+    result = LogResult((outcome,)) if outcome is not None and outcome.choices else None
+    blocks = log_blocks(result)[1] if result is not None else None
+    await ctx.respond(message, blocks)
+
+
+async def time_delete(ctx: CommandContext) -> None:
+    if not ctx.args.strip():
+        await ctx.respond("Write `/time delete <n>` (the numbers come from `/time list`).")
+        return
+    await ctx.respond(await quick(ctx.runtime).delete(who_of(ctx.person), ctx.args))
+
+
+async def time_undo(ctx: CommandContext) -> None:
+    await ctx.respond(await quick(ctx.runtime).undo(who_of(ctx.person)))
+
+
+def _last(args: str) -> bool | None:
+    word = args.strip().lower()
+    if word in ("", "this"):
+        return False
+    if word in ("last", "previous", "prev"):
+        return True
+    return None
+
+
+async def time_week(ctx: CommandContext) -> None:
+    last = _last(ctx.args)
+    if last is None:
+        await ctx.respond("Write `/time week` or `/time week last`.")
+        return
+    await ctx.respond(await quick(ctx.runtime).week(who_of(ctx.person), last))
+
+
+async def time_help(ctx: CommandContext) -> None:
+    await ctx.respond(HELP)
+
+
+async def timesheet_submit(ctx: CommandContext) -> None:
+    last = _last(ctx.args)
+    if last is None:
+        await ctx.respond("Write `/timesheet submit` (this week) or `/timesheet submit last`.")
+        return
+    await ctx.respond(await quick(ctx.runtime).submit(who_of(ctx.person), last))
+
+
+async def timesheet_status(ctx: CommandContext) -> None:
+    await ctx.respond(await quick(ctx.runtime).status(who_of(ctx.person)))
+
+
+def register(registry: CommandRegistry) -> None:
+    registry.add("/time", "list", time_list, "your recent entries, numbered")
+    registry.add("/time", "edit", time_edit, "`<n> <entry>` replace entry n of the list")
+    registry.add("/time", "delete", time_delete, "`<n>` delete entry n of the list")
+    registry.add("/time", "undo", time_undo, "remove what you logged last")
+    registry.add("/time", "week", time_week, "`[last]` hours by day and project, and status")
+    registry.add("/time", "help", time_help, "what `/time` understands")
+    registry.fallback("/time", time_log)
+    registry.add("/timesheet", "submit", timesheet_submit, "`[last]` submit this (last) week")
+    registry.add("/timesheet", "status", timesheet_status, "this and last week's status")
+
+
+# --- buttons and the Edit modal ---------------------------------------------------------------
+
+
+def edit_view(record_id: str, text: str) -> dict[str, Any]:
+    return {
+        "type": "modal",
+        "callback_id": EDIT_VIEW,
+        "private_metadata": record_id,
+        "title": {"type": "plain_text", "text": "Edit entry"},
+        "submit": {"type": "plain_text", "text": "Save"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [{
+            "type": "input", "block_id": "entry",
+            "label": {"type": "plain_text", "text": "Entry"},
+            "element": {"type": "plain_text_input", "action_id": "value",
+                        "initial_value": text},
+        }],
+    }
+
+
+class TimeButtons:
+    """The listeners of the confirmation's buttons and of the Edit modal."""
+
+    def __init__(self, bot: SlackBot) -> None:
+        self.bot = bot
+        bot.app.action(UNDO)(self._on_undo)
+        bot.app.action(EDIT)(self._on_edit)
+        bot.app.action(PICK_PATTERN)(self._on_pick)
+        bot.app.view(EDIT_VIEW)(self._on_edit_submit)
+
+    async def _person(self, body: dict[str, Any], respond: AsyncRespond) -> SlackPerson | None:
+        user_id = str((body.get("user") or {}).get("id", ""))
+        try:
+            return await self.bot.identity.resolve(user_id)
+        except NotIdentified as refusal:
+            await respond(text=refusal.message, response_type="ephemeral",
+                          replace_original=False)
+            return None
+
+    @staticmethod
+    def _value(body: dict[str, Any]) -> str:
+        actions = body.get("actions") or [{}]
+        return str(actions[0].get("value") or "")
+
+    async def _on_undo(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+                       ) -> None:
+        await ack()
+        person = await self._person(body, respond)
+        if person is None:
+            return
+        text = await quick(self.bot.runtime).undo_record(who_of(person), self._value(body))
+        await respond(text=text, response_type="ephemeral", replace_original=True)
+
+    async def _on_edit(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+                       ) -> None:
+        await ack()
+        person = await self._person(body, respond)
+        if person is None:
+            return
+        record_id = self._value(body)
+        text = await quick(self.bot.runtime).reading_of(who_of(person), record_id)
+        if not text:
+            await respond(text="That entry is gone.", response_type="ephemeral",
+                          replace_original=False)
+            return
+        await self.bot.client.views_open(trigger_id=str(body.get("trigger_id", "")),
+                                          view=edit_view(record_id, text))
+
+    async def _on_pick(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+                       ) -> None:
+        await ack()
+        person = await self._person(body, respond)
+        if person is None:
+            return
+        result = await quick(self.bot.runtime).log(who_of(person), self._value(body),
+                                                   source="slack")
+        text, blocks = log_blocks(result)
+        await respond(text=text, blocks=blocks, response_type="ephemeral",
+                      replace_original=True)
+
+    async def _on_edit_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        user_id = str((body.get("user") or {}).get("id", ""))
+        view = body.get("view") or {}
+        record_id = str(view.get("private_metadata") or "")
+        values = (view.get("state") or {}).get("values") or {}
+        text = str(((values.get("entry") or {}).get("value") or {}).get("value") or "")
+        try:
+            person = await self.bot.identity.resolve(user_id)
+        except NotIdentified as refusal:
+            await ack(response_action="errors", errors={"entry": refusal.message[:150]})
+            return
+        message, outcome = await quick(self.bot.runtime).replace(who_of(person), record_id,
+                                                                 text)
+        if outcome is None or outcome.record_id is None:
+            await ack(response_action="errors", errors={"entry": message[:150]})
+            return
+        await ack()
+        await self.bot.sender.post(user_id, message, key=None)
+
+
+def install(bot: SlackBot) -> TimeButtons:
+    """Add the buttons' and the Edit modal's listeners to the Slack app."""
+    return TimeButtons(bot)

@@ -1,0 +1,140 @@
+"""Quick time entry by mail: `time@<mail domain>` (issue 6).
+
+A mail to time@ from a verified sender — the same rules as approval replies: its From is a
+person of the service (people directory) and the sending server authenticated it
+(mail.sender_auth, through `MessageProcessor.authenticate`) — has its lines logged, each line
+on its own (a line may hold several entries separated by `;`), with the person's own key and
+in their time zone (the service's person settings, `getPerson { localisation }`). Quoted text
+and signatures are left out (mail.quotes). The receipt lists each entry created, or why not;
+it answers in the same thread (In-Reply-To, References, `Re:` subject, envelope sender <>,
+Auto-Submitted: auto-replied) and is queued once per mail (outbox dedupe key).
+
+Refusals (unknown sender, unverified sender, nothing to log) are error receipts: "Nothing
+changed", at most one per sender an hour (mail.receipts). A mail processed twice (a retry
+after a crash) creates its records once: each line is remembered under the mail's key.
+"""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from mail.outbound import new_message
+from mail.quotes import extract_reply
+from mail.reading import ReadMessage
+from mail.receipts import Outcome, Verdict, receipt_dedupe_key, thread_subject
+from timebot.errors import DirectoryError, ServiceClientError, ServiceUnavailable
+from timebot.timeentry import LogResult, Memory, QuickTime, Who
+from timebot.timeentry.actions import refusal
+from timebot.timeentry.gateway import Gateway
+
+if TYPE_CHECKING:
+    from mail.process import InboundMail, MessageProcessor
+
+MAX_LINES = 50
+HOW_TO = (
+    "Write one entry a line, e.g. “2h @acme/website fixing the header” or “1d vacation "
+    "friday”, and send it from your own mailbox to {address}."
+)
+
+
+def receipt_body(lines: list[tuple[str, LogResult]], zone: str) -> tuple[str, int, int]:
+    """The receipt's text (pure): one paragraph per line of the mail; (text, created, failed)."""
+    out: list[str] = []
+    created = failed = 0
+    for line, result in lines:
+        if result.parse_error is not None:
+            failed += 1
+            out.append(f"Not logged: {line}\n  Not understood: {result.parse_error}")
+            continue
+        for outcome in result.outcomes:
+            if outcome.created:
+                created += 1
+                out.append(outcome.line())
+            else:
+                failed += 1
+                out.append(f"Not logged: {outcome.text.strip()}\n  {outcome.problem}")
+                for choice in outcome.choices:
+                    out.append(f"  - did you mean: {choice.text}")
+    head = f"Logged {created} {'entry' if created == 1 else 'entries'}"
+    if failed:
+        head += f", {failed} not logged"
+    body = [head, "", *out, "", f"(Dates read in your time zone, {zone}.)",
+            "Undo in Slack with /time undo, or see your week with /time week.",
+            "", "-- ", "timebot (this is an automatic answer to your e-mail)"]
+    return "\n".join(body) + "\n", created, failed
+
+
+def compose(read: ReadMessage, text: str, *, to: str, mail_from: str,
+            mail_domain: str) -> EmailMessage:
+    headers = {"Auto-Submitted": "auto-replied", "X-Auto-Response-Suppress": "All"}
+    if read.message_id:
+        headers["In-Reply-To"] = read.message_id
+        parents = list(read.references) or list(read.in_reply_to[-1:])
+        headers["References"] = " ".join([*parents, read.message_id])
+    subject = thread_subject(read.subject) or "your time entries"
+    return new_message(mail_from=mail_from, to=to, subject=f"Re: {subject}", text=text,
+                       mail_domain=mail_domain, headers=headers)
+
+
+def _refusal(code: str, why: str, address: str) -> Outcome:
+    return Outcome(Verdict.NOTHING_CHANGED, code, why, HOW_TO.format(address=address))
+
+
+async def process_time_entry(processor: MessageProcessor, mail: InboundMail) -> str:
+    runtime, settings = processor.runtime, processor.settings
+    address = mail.recipient or f"time@{settings.mail_domain}"
+    sender = mail.read.from_address
+    if sender is None:
+        return await processor.answer(mail, _refusal(
+            "unknown-sender", "Your mail has no single From address, so nothing was logged.",
+            address))
+    try:
+        person = await runtime.directory.find_by_email(sender)
+    except DirectoryError:
+        return await processor.answer(mail, _refusal(
+            "unknown-sender",
+            f"{sender} is not the address of a person of the time tracking service, so "
+            "nothing was logged.", address))
+    verdict = await processor.authenticate(mail)
+    if not verdict.authenticated:
+        return await processor.answer(mail, _refusal(
+            "sender-not-verified",
+            f"We could not verify that this mail really came from {sender} "
+            f"({verdict.reason[:300]}), so nothing was logged.", address))
+    text = extract_reply(mail.read.text)
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:MAX_LINES]
+    if not lines and mail.read.subject.strip():
+        lines = [thread_subject(mail.read.subject)]
+    if not lines:
+        return await processor.answer(mail, _refusal(
+            "empty", "Your mail holds no entries, so nothing was logged.", address))
+    org_id = person.organisation_id
+    apikey = await runtime.directory.apikey_for(org_id, person.person_id)
+    try:
+        zone_name = await Gateway(runtime.client, apikey, person.person_id).time_zone() or "UTC"
+        zone = ZoneInfo(zone_name)
+    except ZoneInfoNotFoundError:
+        zone = ZoneInfo("UTC")
+    except ServiceUnavailable:
+        raise  # retried by the inbox worker
+    except ServiceClientError as error:
+        return await processor.answer(mail, _refusal("refused", refusal(error), address))
+    quick = QuickTime(runtime.client, Memory(runtime.state_sessions), runtime.clock.now_ms)
+    who = Who(org_id, person.person_id, apikey, zone)
+    results: list[tuple[str, LogResult]] = []
+    for index, line in enumerate(lines):
+        key = f"mail:{mail.key}"[:180] + f":{index}"
+        results.append((line, await quick.log(who, line, source="mail", source_key=key)))
+    body, created, failed = receipt_body(results, zone.key)
+    message = compose(mail.read, body, to=sender, mail_from=settings.mail_from,
+                      mail_domain=settings.mail_domain)
+    queued = await runtime.outbox.enqueue(
+        message, kind="receipt", envelope_from="", rcpt_tos=[sender],
+        dedupe_key=receipt_dedupe_key(mail.key),
+    )
+    if queued:
+        runtime.outbox_worker.wake()
+    state = "queued" if queued else "already queued"
+    return f"time entries: {created} logged, {failed} not; receipt {state}"

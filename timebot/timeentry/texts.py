@@ -1,0 +1,161 @@
+"""Pure texts and periods of quick time entry: weeks in the person's zone, numbered entry
+lists, the week summary and the timesheet status, in plain words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from timebot.grammar.dates import format_day
+from timebot.grammar.render import format_target, quote
+from timebot.summary import TimesheetSummary, hours
+
+STATUS_WORDS = {
+    "d": "draft (not submitted)",
+    "s": "submitted, awaiting approval",
+    "a": "approved",
+    "r": "rejected",
+}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Period:
+    """A week, Monday 00:00 to the next Monday 00:00 in the person's zone (a timesheet)."""
+
+    first_day: date
+    start_ms: int
+    end_ms: int
+
+    @property
+    def last_day(self) -> date:
+        return self.first_day + timedelta(days=6)
+
+    @property
+    def label(self) -> str:
+        return f"the week of {format_day(self.first_day)} to {format_day(self.last_day)}"
+
+
+def _ms(moment: datetime) -> int:
+    return (moment.astimezone(UTC) - _EPOCH) // timedelta(milliseconds=1)
+
+
+def local_midnight_ms(day: date, zone: ZoneInfo) -> int:
+    return _ms(datetime.combine(day, time(0), zone))
+
+
+def week_of(today: date, zone: ZoneInfo, weeks_back: int = 0) -> Period:
+    monday = today - timedelta(days=today.weekday()) - timedelta(weeks=weeks_back)
+    return Period(monday, local_midnight_ms(monday, zone),
+                  local_midnight_ms(monday + timedelta(days=7), zone))
+
+
+def today_in(zone: ZoneInfo, now_ms: int) -> date:
+    return datetime.fromtimestamp(now_ms / 1000, tz=UTC).astimezone(zone).date()
+
+
+def local_day(ms: int, zone: ZoneInfo) -> date:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).astimezone(zone).date()
+
+
+def record_target(record: Mapping[str, Any]) -> str:
+    absence = (record.get("absence") or {}).get("name")
+    if absence:
+        return str(absence)
+    names = [str(p["name"]) for p in record.get("projects") or [] if p]
+    task = (record.get("task") or {}).get("name")
+    if task:
+        names.append(str(task))
+    return "/".join(names) or "(no project)"
+
+
+def format_record(record: Mapping[str, Any], zone: ZoneInfo) -> str:
+    """2h 30m on Mon 16 Mar 2026 · Acme/Website · wfh · “the comment”."""
+    start = int(record["startTime"]["ts"])
+    parts = [f"{hours(int(record['duration']))} on {format_day(local_day(start, zone))}",
+             record_target(record)]
+    if record.get("nonBillable"):
+        parts.append("non-billable")
+    if record.get("wfh"):
+        parts.append("wfh")
+    if record.get("comment"):
+        parts.append(quote(str(record["comment"])))
+    return " · ".join(parts)
+
+
+def entry_text(record: Mapping[str, Any], zone: ZoneInfo) -> str:
+    """A record written as an entry `/time` reads back (for an Edit form)."""
+    start = int(record["startTime"]["ts"])
+    minutes = round(int(record["duration"]) / 60_000)
+    amount = f"{minutes // 60}h{minutes % 60:02d}" if minutes % 60 else f"{minutes // 60}h"
+    if minutes < 60:
+        amount = f"{minutes}m"
+    parts = [amount, "on", format_day(local_day(start, zone))]
+    absence = (record.get("absence") or {}).get("name")
+    if absence:
+        parts.append(str(absence))
+    else:
+        names = [str(p["name"]) for p in record.get("projects") or [] if p]
+        task = (record.get("task") or {}).get("name")
+        path = [*names[:1], *([str(task)] if task else [])]
+        if path:
+            parts.append(format_target(path))
+    if record.get("nonBillable"):
+        parts.append("!nb")
+    if record.get("wfh"):
+        parts.append("#wfh")
+    if record.get("comment"):
+        parts.append(quote(str(record["comment"])))
+    return " ".join(parts)
+
+
+def sort_recent(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Most recent day first (then the later start, then id): the numbering of `/time list`."""
+    return sorted(records, key=lambda r: (-int(r["startTime"]["ts"]), str(r["id"])))
+
+
+def format_listing(records: Sequence[Mapping[str, Any]], zone: ZoneInfo) -> str:
+    if not records:
+        return "No entries in the last two weeks."
+    lines = [f"{n}. {format_record(r, zone)}" for n, r in enumerate(records, 1)]
+    return "\n".join(lines)
+
+
+def format_state(state: Mapping[str, Any]) -> str:
+    status = str(state.get("status") or "d")
+    words = STATUS_WORDS.get(status, status)
+    pending = [str(p["name"]) for p in state.get("pendingApprovers") or [] if p]
+    if status == "s" and pending:
+        words += f" (waiting for {', '.join(pending)})"
+    return words
+
+
+def format_week(summary: TimesheetSummary, period: Period, state: Mapping[str, Any]) -> str:
+    lines = [f"Week of {format_day(period.first_day)}: {hours(summary.total_ms)}"
+             f" · timesheet {format_state(state)}"]
+    by_day = dict(summary.by_day)
+    for offset in range(7):
+        day = period.first_day + timedelta(days=offset)
+        if day in by_day:
+            lines.append(f"  {format_day(day)}: {hours(by_day[day])}")
+    for name, ms in summary.by_project:
+        lines.append(f"  {name}: {hours(ms)}")
+    for name, ms in summary.absences:
+        lines.append(f"  {name} (absence): {hours(ms)}")
+    if not summary.entries:
+        lines.append("  No entries.")
+    return "\n".join(lines)
+
+
+HELP = """Log time: `/time 2h @acme/website fixing the header` · `/time 9:00-11:30 @acme yesterday`
+· `/time 1d vacation friday` · `/time 1:30 @acme $ #wfh "call with Bob"`
+· several at once: separate them with `;`
+Durations 2h, 2h30, 90m, 1.5h, 1:30, ranges 9-11:30, 9am-1pm; dates today, yesterday, mon,
+last fri, 2026-03-15, 15.03.; `$` billable, `!nb` non-billable, `#wfh` worked from home.
+`/time list` your recent entries, numbered · `/time edit <n> <entry>` replace entry n ·
+`/time delete <n>` · `/time undo` removes what you last logged · `/time week [last]` hours by
+day and project, and the timesheet's status · `/timesheet submit [last]` · `/timesheet status`
+By mail: write one entry a line to time@ (the same words)."""
