@@ -193,7 +193,9 @@ class ImapPoller:
                 await asyncio.wait_for(idle, timeout=30)
         finally:
             try:
-                await client.logout()
+                if client.has_pending_idle():  # else LOGOUT waits for the IDLE to time out
+                    client.idle_done()
+                await asyncio.wait_for(client.logout(), timeout=5)
             except Exception:  # the connection is already gone
                 pass
 

@@ -1,0 +1,90 @@
+"""Inbound mail as a part of the process: the SMTP listener (TIMEBOT_SMTP_HOST/PORT; port 0
+turns it off), the LMTP listener (TIMEBOT_LMTP_PORT), the IMAP poller (TIMEBOT_IMAP_URL) and the
+inbox workers running `process_message` — all started and stopped with the runtime.
+
+Every way in ends in the same durable inbox, and every message in the same processor."""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+from starlette.routing import BaseRoute
+
+from mail.addresses import reply_token_check
+from mail.imap_poller import ImapPoller, ImapSettings
+from mail.inbox import InboxWorker
+from mail.listener import InboundHandler, start_listener
+from mail.process import MessageProcessor
+from timebot.runtime import Runtime
+
+log = structlog.get_logger("mail.inbound")
+
+INBOX_WORKERS = 4
+"""Workers claiming inbox rows side by side (each row is leased to one): replies to different
+timesheets are processed concurrently; the service serialises what touches one timesheet."""
+
+
+class InboundComponent:
+    def __init__(self, runtime: Runtime, *, workers: int = INBOX_WORKERS) -> None:
+        self.runtime = runtime
+        self.processor = MessageProcessor(runtime)
+        self.workers = [
+            InboxWorker(runtime.inbox, self.processor.process_message, poll_seconds=2.0, batch=2)
+            for _ in range(max(1, workers))
+        ]
+        self.servers: list[asyncio.base_events.Server] = []
+        self.poller: ImapPoller | None = None
+
+    def wake(self) -> None:
+        for worker in self.workers:
+            worker.wake()
+
+    async def start(self, runtime: Runtime) -> None:
+        settings = runtime.settings
+        check = reply_token_check(settings.secret_key, runtime.clock.now_ms)
+        listeners = [("smtp", settings.smtp_port, False)]
+        if settings.lmtp_port:
+            listeners.append(("lmtp", settings.lmtp_port, True))
+        for source, port, lmtp in listeners:
+            if not port:
+                continue
+            handler = InboundHandler(
+                runtime.inbox, settings.mail_domain, check, self.wake, source=source
+            )
+            self.servers.append(
+                await start_listener(handler, settings.smtp_host, port, lmtp=lmtp,
+                                     hostname=settings.mail_domain)
+            )
+            log.info("listening", protocol=source, host=settings.smtp_host, port=port)
+        if settings.imap_url:
+            self.poller = ImapPoller(
+                ImapSettings.parse(settings.imap_url), runtime.inbox, runtime.state_sessions,
+                self.wake,
+            )
+            self.poller.start()
+        for worker in self.workers:
+            worker.start()
+
+    async def stop(self, runtime: Runtime) -> None:
+        for server in self.servers:
+            server.close()
+        for server in self.servers:
+            await server.wait_closed()
+        self.servers.clear()
+        if self.poller is not None:
+            await self.poller.stop()
+            self.poller = None
+        for worker in self.workers:
+            await worker.stop()
+
+
+def install_inbound(runtime: Runtime, routes: list[BaseRoute]) -> InboundComponent | None:
+    """Start inbound mail with the runtime when any way in is configured."""
+    settings = runtime.settings
+    if not (settings.smtp_port or settings.lmtp_port or settings.imap_url):
+        return None
+    inbound = InboundComponent(runtime)
+    runtime.on_start.append(inbound.start)
+    runtime.on_stop.append(inbound.stop)
+    return inbound
