@@ -80,11 +80,14 @@ class InboundComponent:
 
 
 def install_inbound(runtime: Runtime, routes: list[BaseRoute]) -> InboundComponent | None:
-    """Start inbound mail with the runtime when any way in is configured."""
+    """Start inbound mail with the runtime when any way in is configured: SMTP, LMTP, IMAP, or
+    the local outbox page (no relay), whose answers take the same inbound path."""
     settings = runtime.settings
-    if not (settings.smtp_port or settings.lmtp_port or settings.imap_url):
+    if not (settings.smtp_port or settings.lmtp_port or settings.imap_url
+            or not settings.smtp_relay):
         return None
     inbound = InboundComponent(runtime)
+    runtime.wake_inbox = inbound.wake
     runtime.on_start.append(inbound.start)
     runtime.on_stop.append(inbound.stop)
     return inbound

@@ -22,8 +22,12 @@ def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """An async engine; SQLite gets WAL, foreign keys and real transactions (SAVEPOINTs work)."""
+def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncEngine:
+    """An async engine; SQLite gets WAL, foreign keys and real transactions (SAVEPOINTs work).
+
+    On SQLite, writers begin with BEGIN IMMEDIATE (the write lock up front: no deadlock when a
+    read lock would be upgraded). `read_only=True` makes an engine for transactions that only
+    read: they begin deferred, so in WAL mode they run beside a writer instead of queuing."""
     if is_sqlite(url):
         engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
 
@@ -40,8 +44,7 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
 
         @event.listens_for(engine.sync_engine, "begin")
         def _on_begin(conn: Any) -> None:
-            # IMMEDIATE takes the write lock up front: no deadlock upgrading a read lock.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
     kwargs.setdefault("pool_size", 10)

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from service.approvals.reminders import approval_sweeps
 from service.clock import SYSTEM_CLOCK, Clock
-from service.db import create_engine, migrate, session_factory
+from service.db import create_engine, is_sqlite, migrate, session_factory
 from service.graphql.execution import Executor
 from service.graphql.schema import build_schema
 from service.webhooks.worker import WebhookWorker
@@ -29,11 +29,23 @@ class EmbeddedService:
     def __post_init__(self) -> None:
         self.engine = create_engine(self.database_url)
         self.sessions = session_factory(self.engine)
+        # Queries read through their own engine: on SQLite they then do not queue for the
+        # write lock; on PostgreSQL it is simply the same engine.
+        self.read_engine = (
+            create_engine(self.database_url, read_only=True)
+            if is_sqlite(self.database_url)
+            else self.engine
+        )
+        self.read_sessions = session_factory(self.read_engine)
         self.schema = build_schema()
         self.webhooks = WebhookWorker(self.sessions, self.clock)
         self.webhooks.periodic.append(approval_sweeps)
         self.executor = Executor(
-            self.schema, self.sessions, self.clock, after_commit=self.webhooks.after_commit
+            self.schema,
+            self.sessions,
+            self.clock,
+            after_commit=self.webhooks.after_commit,
+            read_sessions=self.read_sessions,
         )
 
     async def start(self) -> None:
@@ -43,6 +55,8 @@ class EmbeddedService:
     async def stop(self) -> None:
         await self.webhooks.stop()
         await self.engine.dispose()
+        if self.read_engine is not self.engine:
+            await self.read_engine.dispose()
 
     def routes(self) -> list[Any]:
         from service.graphql.http import graphql_routes

@@ -4,6 +4,7 @@ bot/ and mail/ never do (they go through the directory and the GraphQL client)."
 from __future__ import annotations
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
@@ -52,7 +53,14 @@ class EmbeddedKeys:
 
     async def integration_key(self, organisation_id: str) -> str:
         """timebot's own person in the organisation: an administrator, archived so that it is
-        in no list, no workflow and no reminder, whose key is the integration key."""
+        in no list, no workflow and no reminder, whose key is the integration key. Two
+        workers asking at once both end with the one person (the loser of the race re-reads)."""
+        try:
+            return await self._integration_key(organisation_id)
+        except IntegrityError:
+            return await self._integration_key(organisation_id)
+
+    async def _integration_key(self, organisation_id: str) -> str:
         async with unit_of_work(self.sessions) as session:
             person = (
                 await session.scalars(

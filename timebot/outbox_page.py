@@ -165,9 +165,7 @@ class OutboxPage:
                              mail_domain=self.runtime.settings.mail_domain)
         new = await self.runtime.inbox.accept(raw, sender, [recipient], "outbox")
         log.info("outbox_answer_accepted", new=new, to=recipient)
-        worker = getattr(self.runtime, "inbox_worker", None)  # the mail part's, when installed
-        if worker is not None:
-            worker.wake()
+        self.runtime.wake_inbox()
         return RedirectResponse(f"/outbox/{key}?sent=1", status_code=303)
 
     def routes(self) -> list[BaseRoute]:

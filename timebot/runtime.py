@@ -49,6 +49,8 @@ class Runtime:
     subscribe_every_seconds: float = 30.0
     # Tests that need no webhook subscription (and no integration person) turn this off.
     auto_subscribe: bool = True
+    # Wakes the inbox workers when something put a message in the inbox (set by mail).
+    wake_inbox: Callable[[], None] = lambda: None
     _background: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def start(self, *, background: bool = True) -> None:

@@ -47,9 +47,11 @@ class Executor:
         sessions: async_sessionmaker[AsyncSession],
         clock: Clock,
         after_commit: Callable[[list[Any]], Any] | None = None,
+        read_sessions: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
         self.schema = schema
         self.sessions = sessions
+        self.read_sessions = read_sessions or sessions
         self.clock = clock
         self.after_commit = after_commit
         self._parse = lru_cache(maxsize=512)(self._parse_and_validate)
@@ -71,14 +73,15 @@ class Executor:
         if not isinstance(variables, dict):
             return GraphQLResponse(400, {"errors": [{"message": "variables must be an object"}]})
         operation_name = payload.get("operationName") or operation_name
-        async with self.sessions() as session:
+        parsed = self._parse(payload["query"])
+        mutation = not isinstance(parsed, list) and _is_mutation(parsed, operation_name)
+        async with (self.sessions if mutation else self.read_sessions)() as session:
             try:
                 organisation, person = await authenticate(session, apikey)
             except AccountInactive as error:
                 return GraphQLResponse(402, {"errors": [{"message": error.message}]})
             except ApiKeyError as error:
                 return GraphQLResponse(200, {"data": None, "errors": [{"message": error.message}]})
-            parsed = self._parse(payload["query"])
             if isinstance(parsed, list):
                 return GraphQLResponse(200, {"errors": [e.formatted for e in parsed]})
             context = RequestContext(
@@ -99,7 +102,7 @@ class Executor:
             if isawaitable(result):
                 result = await result
             assert isinstance(result, ExecutionResult)
-            if _is_mutation(parsed, operation_name):
+            if mutation:
                 await session.commit()
             else:
                 await session.rollback()

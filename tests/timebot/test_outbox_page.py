@@ -1,6 +1,6 @@
 """GET /outbox (no relay configured): the list, one message, and an answer that goes into the
-durable inbox as a real MIME reply, as the SMTP listener would put it there. (Processing the
-answer is mail/process.py's, with its own tests; the shared test server runs no inbox worker.)"""
+durable inbox as a real MIME reply, as the SMTP listener would put it there, and is processed
+like any reply: the timesheet is approved and the receipt lands in the outbox."""
 
 from __future__ import annotations
 
@@ -17,7 +17,16 @@ from tests.mail.reviews_support import (
     submit,
     wait_for,
 )
-from tests.support import Org
+from tests.support import Member, Org
+
+
+async def submit_id_of(owner: Member) -> str:
+    data = await owner.gql(
+        "query($p: SvcId!) { getPersonApprovalEvents(personId: $p) { id submitId status } }",
+        {"p": owner.id},
+    )
+    events = data["getPersonApprovalEvents"]
+    return str(events[0]["submitId"] or events[0]["id"])
 
 
 async def test_outbox_list_read_and_answer(org: Org) -> None:
@@ -60,6 +69,20 @@ async def test_outbox_list_read_and_answer(org: Org) -> None:
     assert isinstance(payload, bytes)
     body = payload.decode().replace("\r\n", "\n")
     assert body.startswith("approve\n") and "> " in body
+
+    async def approved() -> bool:
+        data = await owner.gql(
+            "query($id: SvcId!) { getApprovalEventById(id: $id) { status } }",
+            {"id": submit_id},
+        )
+        return data["getApprovalEventById"]["status"] == "a"
+
+    submit_id = await submit_id_of(owner)
+    await wait_for(approved, what="the timesheet approved by the outbox answer")
+    receipts = await wait_for(
+        lambda: outbox_rows(runtime, approver.email, "receipt"), what="the receipt"
+    )
+    assert receipts
 
     missing = await org.http.get(f"{org.live.base_url}/outbox/nope")
     assert missing.status_code == 404

@@ -89,3 +89,11 @@ async def test_the_directory_finds_a_person_by_id_alone(org: Org) -> None:
     entry = await runtime.directory.find_by_person_id(bob.id)
     assert (entry.organisation_id, entry.email, entry.source) == (org.id, bob.email, "provisioned")
     assert await runtime.directory.apikey_for(org.id, bob.id) == bob.apikey
+
+
+async def test_concurrent_first_requests_for_the_integration_key_agree(org: Org) -> None:
+    import asyncio
+
+    runtime = org.live.app.state.runtime
+    keys = await asyncio.gather(*(runtime.directory.integration_key(org.id) for _ in range(6)))
+    assert len(set(keys)) == 1
