@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import (
@@ -15,21 +15,25 @@ from service.models import ApiKey, Organisation, Person
 
 
 async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organisation, Person]:
+    """One round trip: the key with its organisation and person (either may be gone)."""
     if not apikey:
         raise InvalidKey()
-    key = await session.get(ApiKey, apikey.strip())
-    if key is None:
+    row = (
+        await session.execute(
+            select(ApiKey.key, Organisation, Person)
+            .outerjoin(Organisation, Organisation.id == ApiKey.organisation_id)
+            .outerjoin(
+                Person,
+                and_(Person.id == ApiKey.person_id, Person.organisation_id == Organisation.id),
+            )
+            .where(ApiKey.key == apikey.strip())
+        )
+    ).first()
+    if row is None:
         raise InvalidKey()
-    organisation = await session.get(Organisation, key.organisation_id)
+    _key, organisation, person = row
     if organisation is None:
         raise CantFindLinkedOrganisation()
-    person = (
-        await session.scalars(
-            select(Person).where(
-                Person.id == key.person_id, Person.organisation_id == organisation.id
-            )
-        )
-    ).one_or_none()
     if person is None:
         raise CantFindLinkedAccount()
     if not organisation.active:

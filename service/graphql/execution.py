@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from inspect import isawaitable
-from typing import Any
+from types import CoroutineType
+from typing import Any, TypeGuard
 
 import structlog
 from graphql import (
     DocumentNode,
     ExecutionResult,
     GraphQLError,
+    GraphQLObjectType,
     GraphQLSchema,
     OperationDefinitionNode,
     OperationType,
@@ -97,7 +100,7 @@ class Executor:
                 context_value=context,
                 variable_values=variables,
                 operation_name=operation_name,
-                middleware=[root_field_middleware],
+                is_awaitable=is_awaitable,
             )
             if isawaitable(result):
                 result = await result
@@ -121,28 +124,58 @@ def _is_mutation(document: DocumentNode, operation_name: str | None) -> bool:
     return False
 
 
-def root_field_middleware(next_: Any, root: Any, info: Any, **args: Any) -> Any:
-    """Labels permission errors with their path; makes each mutation atomic and audited.
-
-    Synchronous on purpose: a field whose resolver is synchronous (most leaf fields) stays
-    synchronous, so large lists are not turned into one asyncio task per field."""
-    try:
-        if info.parent_type.name == "Mutation":
-            return _labelled(_run_mutation(next_, root, info, args), info)
-        result = next_(root, info, **args)
-    except PermissionDenied as error:
-        error.path_label = error.path_label or f"{info.parent_type.name}.{info.field_name}"
-        raise
-    if isawaitable(result):
-        return _labelled(result, info)
-    return result
+_AWAITABLES = (CoroutineType, asyncio.Future)
 
 
-async def _labelled(result: Any, info: Any) -> Any:
+def is_awaitable(value: Any) -> TypeGuard[Awaitable[Any]]:
+    """What our resolvers return when they wait: coroutines (and futures). graphql-core asks
+    this of every field value; its general check costs several times more."""
+    return isinstance(value, _AWAITABLES)
+
+
+def wrap_resolvers(schema: GraphQLSchema) -> GraphQLSchema:
+    """Give every field that has its own resolver the label of its path for permission
+    refusals, and every mutation its savepoint and audit entry. Done once at schema build
+    rather than as execution middleware, which would add a call to every field of every
+    record (default attribute resolvers cannot refuse anything)."""
+    for type_name, graphql_type in schema.type_map.items():
+        if type_name.startswith("__") or not isinstance(graphql_type, GraphQLObjectType):
+            continue
+        for field_name, field in graphql_type.fields.items():
+            label = f"{type_name}.{field_name}"
+            if type_name == "Mutation" and field.resolve is not None:
+                field.resolve = _mutation_resolver(field.resolve, label)
+            elif field.resolve is not None:
+                field.resolve = _labelling_resolver(field.resolve, label)
+    return schema
+
+
+def _labelling_resolver(resolve: Any, label: str) -> Any:
+    def resolver(root: Any, info: Any, **args: Any) -> Any:
+        try:
+            result = resolve(root, info, **args)
+        except PermissionDenied as error:
+            error.path_label = error.path_label or label
+            raise
+        if isawaitable(result):
+            return _labelled(result, label)
+        return result
+
+    return resolver
+
+
+def _mutation_resolver(resolve: Any, label: str) -> Any:
+    def resolver(root: Any, info: Any, **args: Any) -> Any:
+        return _labelled(_run_mutation(resolve, root, info, args), label)
+
+    return resolver
+
+
+async def _labelled(result: Any, label: str) -> Any:
     try:
         return await result
     except PermissionDenied as error:
-        error.path_label = error.path_label or f"{info.parent_type.name}.{info.field_name}"
+        error.path_label = error.path_label or label
         raise
 
 

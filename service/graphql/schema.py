@@ -30,4 +30,6 @@ def resolver_bindables() -> list[Any]:
 
 
 def build_schema() -> GraphQLSchema:
-    return make_executable_schema(type_defs(), *SCALARS, *resolver_bindables())
+    from service.graphql.execution import wrap_resolvers
+
+    return wrap_resolvers(make_executable_schema(type_defs(), *SCALARS, *resolver_bindables()))
