@@ -25,6 +25,7 @@ from service.lookup import get_in_org
 from service.models import Person, Project, Tag, Task, TimeRecord
 from service.models.approval import ApprovalEvent, JournalMessage, MessageMention, Timesheet
 from service.resolvers.approvals import can_view_timesheet
+from service.webhooks.queue import EVENT_JOURNAL_MESSAGE, KICK, enqueue
 
 query = QueryType()
 mutation = MutationType()
@@ -225,6 +226,17 @@ async def resolve_add_message(
     context.session.add(message)
     await context.session.flush()
     add_mentions(context.session, context.org_id, message.id, mentioned)
+    if message.thread_id is not None and message.reference_type == REFERENCE_TYPE:
+        referenced = await context.session.get(ApprovalEvent, message.reference_id)
+        author = await context.session.get(Person, author_id)
+        await enqueue(context.session, context.org_id, EVENT_JOURNAL_MESSAGE, {
+            "messageId": message.id, "timesheetId": message.thread_id,
+            "approvalEventId": message.reference_id,
+            "submitId": (referenced.submit_id or referenced.id) if referenced else None,
+            "author": {"id": author_id, "name": author.name if author else None},
+            "content": message.content, "replyTo": message.reply_to_id,
+        }, context.now_ms)
+        context.after_commit.append(KICK)
     return message
 
 

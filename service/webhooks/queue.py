@@ -28,7 +28,10 @@ from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, Webhoo
 EVENT_APPROVAL_UPDATE = "approvalEventUpdate"
 EVENT_APPROVAL_REMINDER = "approvalReminder"
 EVENT_TIMESHEET_REMINDER = "timesheetReminder"
-EVENTS = (EVENT_APPROVAL_UPDATE, EVENT_APPROVAL_REMINDER, EVENT_TIMESHEET_REMINDER)
+# A Journal message was written on a timesheet (addMessage): chat threads mirror it.
+EVENT_JOURNAL_MESSAGE = "journalMessage"
+EVENTS = (EVENT_APPROVAL_UPDATE, EVENT_APPROVAL_REMINDER, EVENT_TIMESHEET_REMINDER,
+          EVENT_JOURNAL_MESSAGE)
 ALL_EVENTS = "*"
 
 # Seconds to wait before retry 1..5; after the fifth retry fails the delivery is given up.

@@ -1,0 +1,107 @@
+"""The App Home tab: this week's hours by day, the timesheet's status and, for approvers, what
+waits for them with the same Approve / Reject buttons as the DMs. Read as the person (own key),
+published with views.publish when the tab is opened."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from bot.app import link_prompt
+from bot.approvals import Request, pending_blocks, period_text, status_word
+from bot.identity import NotIdentified, SlackPerson
+from bot.periods import days_of, week_of
+from timebot.errors import TimebotError
+from timebot.summary import hours
+
+if TYPE_CHECKING:
+    from bot.app import SlackBot
+
+log = structlog.get_logger("timebot.slack.home")
+
+HOME_QUERY = """
+query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
+  getTimeRecords(startTime: $start, endTime: $end, filter: [{personId: $person}]) {
+    duration startTime { ts }
+  }
+  getApprovalState(personId: $person, startTime: $start, endTime: $end) { status }
+  getPendingApprovals {
+    person { id name } startTime { ts } endTime { ts } currentStage submitId totalDuration
+  }
+}"""
+
+STATUS_TEXT = {"draft": "Draft (not submitted)", "submitted": "Submitted, waiting for approval",
+               "approved": "Approved", "rejected": "Rejected: correct it and submit again"}
+
+
+def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int) -> list[tuple[date, int]]:
+    totals: dict[date, int] = defaultdict(int)
+    for record in records:
+        ts = int(((record.get("startTime") or {}).get("ts")) or 0)
+        totals[datetime.fromtimestamp(ts / 1000, UTC).date()] += int(record.get("duration") or 0)
+    return [(day, totals.get(day, 0)) for day in days_of(start_ms, end_ms)]
+
+
+def home_view(
+    person: SlackPerson, days: list[tuple[date, int]], status: str | None,
+    pending: list[tuple[Request, str, str]], start_ms: int, end_ms: int,
+) -> dict[str, Any]:
+    total = sum(ms for _day, ms in days)
+    lines = "\n".join(f"{day:%a %d %b}: {hours(ms)}" for day, ms in days)
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text",
+                                    "text": f"This week ({period_text(start_ms, end_ms)})"}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"{lines}\n*Total {hours(total)}*"}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": (
+            f"*Timesheet:* {STATUS_TEXT.get(status or 'draft', status or 'Draft')}")}},
+    ]
+    if pending:
+        blocks.append({"type": "divider"})
+        blocks.append({"type": "header", "text": {"type": "plain_text",
+                                                  "text": f"Waiting for you ({len(pending)})"}})
+        blocks.extend(pending_blocks(pending[:40]))
+    return {"type": "home", "blocks": blocks[:100]}
+
+
+class HomePart:
+    def __init__(self, bot: SlackBot) -> None:
+        self.bot = bot
+        bot.app.event("app_home_opened")(self._on_opened)
+
+    async def _on_opened(self, event: dict[str, Any]) -> None:
+        if event.get("tab") not in (None, "home"):
+            return
+        user = str(event.get("user", ""))
+        try:
+            person = await self.bot.identity.resolve(user)
+        except NotIdentified as refusal:  # show how to link, in the tab
+            await self.bot.client.views_publish(user_id=user, view={
+                "type": "home", "blocks": link_prompt(refusal.message, refusal.can_link)})
+            return
+        try:
+            await self.publish(person)
+        except TimebotError as error:
+            log.warning("home_failed", user=user, error=str(error))
+
+    async def publish(self, person: SlackPerson) -> None:
+        start, end = week_of(self.bot.runtime.clock.now_ms())
+        data = await self.bot.runtime.client.execute(
+            HOME_QUERY, {"person": person.person_id, "start": start, "end": end},
+            apikey=person.apikey, allow_partial=True)
+        pending: list[tuple[Request, str, str]] = []
+        for item in data.get("getPendingApprovals") or []:
+            if not item or not item.get("submitId"):
+                continue
+            request = Request(
+                str(item["submitId"]), int(item.get("currentStage") or 0), "",
+                str(item["person"]["id"]), int(item["startTime"]["ts"]),
+                int(item["endTime"]["ts"]))
+            pending.append((request, str(item["person"]["name"]),
+                            hours(int(item.get("totalDuration") or 0))))
+        status = status_word((data.get("getApprovalState") or {}).get("status"))
+        view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
+                         status, pending, start, end)
+        await self.bot.client.views_publish(user_id=person.slack_user_id, view=view)

@@ -1,0 +1,350 @@
+"""Rate-limited, durable delivery of the bot's Slack messages.
+
+Every message the bot sends on its own initiative (DMs, updates in place, nudges, Home views)
+is a `slack_outgoing` row first, then a worker makes the Web API call. Pacing follows Slack's
+limits: about one message per second per channel, a workspace-wide rate for all channels
+together, and on HTTP 429 the worker waits the Retry-After and tries the same call again —
+nothing is dropped. Calls to one channel keep their order (a post before its update).
+
+Scheduling uses the wall clock (Slack's limits are real time), not the business clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from service.clock import Clock
+from service.db import unit_of_work
+from timebot.state.models import SlackOutgoing
+from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finish_row
+from timebot.worker import PollingWorker
+
+log = structlog.get_logger("timebot.slack.sender")
+
+POST = "chat.postMessage"
+UPDATE = "chat.update"
+FLUSH_SECONDS = 0.25
+RETRYABLE_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable",
+                    "request_timeout"}
+
+
+def wall_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class RateLimits:
+    """Seconds between two messages to one channel, and messages per second overall."""
+
+    per_channel_interval: float = 1.1  # a margin over Slack's one per second
+    workspace_per_second: float = 8.0
+    concurrency: int = 256
+
+
+class Pacer:
+    """Hands out send slots: per channel and workspace-wide; a 429 pauses everything."""
+
+    def __init__(self, limits: RateLimits) -> None:
+        self.limits = limits
+        self._channel_next: dict[str, float] = {}
+        # A DM posted to a user id lands in their IM channel: both are one channel.
+        self.aliases: dict[str, str] = {}
+        self._global_next = 0.0
+        self._paused_until = 0.0
+
+    async def slot(self, channel: str) -> None:
+        channel = self.aliases.get(channel, channel)
+        while True:
+            now = time.monotonic()
+            start = max(now, self._paused_until, self._channel_next.get(channel, 0.0),
+                        self._global_next)
+            if start <= now:
+                self._channel_next[channel] = now + self.limits.per_channel_interval
+                self._global_next = max(self._global_next, now) + \
+                    1.0 / self.limits.workspace_per_second
+                return
+            await asyncio.sleep(start - now)
+
+    def alias(self, channel: str, same_as: str) -> None:
+        """`channel` (a user id) is `same_as` (their IM channel): one pace for both."""
+        if self.aliases.get(channel) == same_as:
+            return
+        self.aliases[channel] = same_as
+        if channel in self._channel_next:
+            self._channel_next[same_as] = max(self._channel_next.pop(channel),
+                                              self._channel_next.get(same_as, 0.0))
+
+    def pause(self, seconds: float) -> None:
+        self._paused_until = max(self._paused_until, time.monotonic() + seconds)
+
+
+class SlackSender:
+    """Enqueue Slack calls (durably) and the worker that makes them."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        client: AsyncWebClient,
+        clock: Clock,
+        limits: RateLimits | None = None,
+    ) -> None:
+        self.sessions = sessions
+        self.client = client
+        self.clock = clock
+        self.worker = SenderWorker(self, limits or RateLimits())
+        self._seq = itertools.count()
+
+    def _next_seq(self) -> int:
+        return time.time_ns() // 1000 * 1000 + next(self._seq) % 1000
+
+    async def _insert(self, session: AsyncSession, values: dict[str, Any]) -> bool:
+        dialect = session.get_bind().dialect.name
+        insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+        statement = insert(SlackOutgoing).values(**values)
+        if values.get("dedupe_key") is not None:
+            statement = statement.on_conflict_do_nothing(index_elements=["dedupe_key"])
+        result: Any = await session.execute(statement)
+        return bool(result.rowcount)
+
+    def _row(
+        self, method: str, channel: str, payload: Mapping[str, Any], *, key: str | None,
+        ref: str | None = None, context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "id": uuid.uuid4().hex[:24], "seq": self._next_seq(), "dedupe_key": key,
+            "method": method, "channel": channel, "ref": ref, "payload": dict(payload),
+            "context": dict(context or {}), "status": QUEUED, "attempts": 0,
+            "next_attempt_ms": wall_ms(), "created_ms": self.clock.now_ms(),
+        }
+
+    async def call(
+        self, method: str, channel: str, payload: Mapping[str, Any], *, key: str | None = None,
+        ref: str | None = None, context: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Queue one Web API call; False when `key` was queued before (nothing added)."""
+        async with unit_of_work(self.sessions) as session:
+            added = await self._insert(
+                session, self._row(method, channel, payload, key=key, ref=ref, context=context)
+            )
+        self.worker.wake()
+        return added
+
+    async def post(
+        self, channel: str, text: str, blocks: Sequence[Mapping[str, Any]] | None = None, *,
+        key: str | None, ref: str | None = None, context: Mapping[str, Any] | None = None,
+        thread_ts: str | None = None,
+    ) -> bool:
+        payload: dict[str, Any] = {"channel": channel, "text": text}
+        if blocks:
+            payload["blocks"] = [dict(b) for b in blocks]
+        if thread_ts:
+            payload["thread_ts"] = thread_ts
+        return await self.call(POST, channel, payload, key=key, ref=ref, context=context)
+
+    async def post_many(
+        self, messages: Sequence[tuple[str, str, Sequence[Mapping[str, Any]] | None, str | None]]
+    ) -> int:
+        """Queue many posts (channel, text, blocks, dedupe key) in one transaction."""
+        added = 0
+        async with unit_of_work(self.sessions) as session:
+            for channel, text, blocks, key in messages:
+                payload: dict[str, Any] = {"channel": channel, "text": text}
+                if blocks:
+                    payload["blocks"] = [dict(b) for b in blocks]
+                added += await self._insert(session, self._row(POST, channel, payload, key=key))
+        self.worker.wake()
+        return added
+
+    async def update_row(
+        self, row_id: str, text: str, blocks: Sequence[Mapping[str, Any]] | None
+    ) -> bool:
+        """Show `text`/`blocks` in the message of a post row: changed before it goes when not
+        sent yet, else a chat.update queued after it (same channel, so in order)."""
+        content: dict[str, Any] = {"text": text, "blocks": [dict(b) for b in blocks or []]}
+        async with unit_of_work(self.sessions) as session:
+            row = (await session.scalars(
+                select(SlackOutgoing).where(SlackOutgoing.id == row_id).with_for_update()
+            )).one_or_none()
+            if row is None or row.status == FAILED:
+                return False
+            if row.status == QUEUED and row.ts is None:
+                row.payload = {**row.payload, **content}
+                return True
+            await self._insert(
+                session, self._row(UPDATE, row.channel, content, key=None,
+                                   context={"target": row.id}),
+            )
+        self.worker.wake()
+        return True
+
+    async def posted(self, channel_id: str, ts: str) -> SlackOutgoing | None:
+        """The message the bot posted at (channel, ts), if it was one of ours."""
+        async with self.sessions() as session:
+            return (await session.scalars(
+                select(SlackOutgoing).where(
+                    SlackOutgoing.channel_id == channel_id, SlackOutgoing.ts == ts
+                )
+            )).first()
+
+    async def sent_with_ref(self, ref_prefix: str) -> list[SlackOutgoing]:
+        async with self.sessions() as session:
+            return list(await session.scalars(
+                select(SlackOutgoing)
+                .where(SlackOutgoing.method == POST, SlackOutgoing.ref.startswith(ref_prefix))
+                .order_by(SlackOutgoing.seq)
+            ))
+
+    async def pending(self) -> int:
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(SlackOutgoing.id).where(SlackOutgoing.status.not_in([DONE, FAILED]))
+            )
+            return len(list(rows))
+
+
+class SenderWorker(PollingWorker):
+    name = "slack-sender"
+
+    def __init__(self, sender: SlackSender, limits: RateLimits, *, batch: int = 2000,
+                 max_attempts: int = 10, lease_ms: int = 600_000) -> None:
+        super().__init__(poll_seconds=1.0)
+        self.sender = sender
+        self.pacer = Pacer(limits)
+        self.batch = batch
+        self.max_attempts = max_attempts
+        self.lease_ms = lease_ms
+        self._outcomes: list[tuple[str, dict[str, Any]]] = []
+
+    async def run_once(self) -> int:
+        rows = await claim_rows(
+            self.sender.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
+            lease_ms=self.lease_ms, limit=self.batch, due_column=SlackOutgoing.next_attempt_ms,
+            order_column=SlackOutgoing.seq,
+        )
+        by_channel: dict[str, list[SlackOutgoing]] = defaultdict(list)
+        for row in rows:
+            by_channel[row.channel].append(row)
+        gate = asyncio.Semaphore(self.pacer.limits.concurrency)
+
+        async def drain(channel_rows: list[SlackOutgoing]) -> None:
+            async with gate:
+                for row in channel_rows:
+                    await self._send(row)
+
+        done = asyncio.Event()
+        flusher = asyncio.create_task(self._flush_every(FLUSH_SECONDS, done))
+        try:
+            await asyncio.gather(*(drain(group) for group in by_channel.values()))
+        finally:
+            done.set()
+            await flusher  # never cancelled half-way through a flush
+            await self._flush()
+        return len(rows)
+
+    async def _flush_every(self, seconds: float, done: asyncio.Event) -> None:
+        while not done.is_set():
+            try:
+                await asyncio.wait_for(done.wait(), timeout=seconds)
+            except TimeoutError:
+                pass
+            try:
+                await self._flush()
+            except Exception:  # kept for the next flush
+                log.exception("slack_sender_flush_failed")
+
+    async def _flush(self) -> None:
+        """Write the outcomes of the calls made since the last flush, in one transaction."""
+        if not self._outcomes:
+            return
+        outcomes, self._outcomes = self._outcomes, []
+        try:
+            async with unit_of_work(self.sender.sessions) as session:
+                for row_id, values in outcomes:
+                    await session.execute(
+                        update(SlackOutgoing)
+                        .where(SlackOutgoing.id == row_id,
+                               SlackOutgoing.lease_owner == self.owner,
+                               SlackOutgoing.status == WORKING)
+                        .values(lease_owner=None, **values)
+                    )
+        except BaseException:
+            self._outcomes[:0] = outcomes
+            raise
+
+    async def _target(self, row: SlackOutgoing) -> SlackOutgoing | None:
+        async with self.sender.sessions() as session:
+            return await session.get(SlackOutgoing, str(row.context.get("target")))
+
+    async def _send(self, row: SlackOutgoing) -> None:
+        payload = dict(row.payload)
+        if row.method == UPDATE:
+            target = await self._target(row)
+            if target is None or target.status == FAILED:
+                await self._finish(row, status=FAILED, last_error="nothing to update")
+                return
+            if target.ts is None:  # its post is not sent yet: after it
+                await self._finish(row, status=QUEUED, next_attempt_ms=wall_ms() + 1000)
+                return
+            payload["channel"], payload["ts"] = target.channel_id, target.ts
+        while True:
+            await self.pacer.slot(row.channel)
+            try:
+                answer = await self.sender.client.api_call(row.method, json=payload)
+            except SlackApiError as error:
+                status = error.response.status_code
+                code = str(error.response.get("error") or "")
+                if status == 429 or code == "ratelimited":
+                    retry_after = float(error.response.headers.get("Retry-After", "1") or 1)
+                    log.info("slack_rate_limited", method=row.method, retry_after=retry_after)
+                    self.pacer.pause(retry_after)
+                    continue
+                if code in RETRYABLE_ERRORS or status >= 500:
+                    await self._retry(row, f"{status} {code}")
+                    return
+                log.warning("slack_call_refused", method=row.method, error=code)
+                await self._finish(row, status=FAILED, last_error=code or str(status))
+                return
+            except (OSError, TimeoutError) as error:
+                await self._retry(row, str(error) or type(error).__name__)
+                return
+            break
+        values: dict[str, Any] = {"status": DONE, "sent_ms": wall_ms(), "last_error": None}
+        if row.method == POST:
+            if answer.get("channel") and answer.get("channel") != row.channel:
+                self.pacer.alias(row.channel, str(answer.get("channel")))
+            values["channel_id"] = answer.get("channel")
+            values["ts"] = answer.get("ts")
+        await self._finish(row, **values)
+
+    async def _retry(self, row: SlackOutgoing, error: str) -> None:
+        if row.attempts >= self.max_attempts:
+            await self._finish(row, status=FAILED, last_error=error)
+            return
+        delay = min(300_000, 1000 * 2 ** row.attempts)
+        await self._finish(row, status=QUEUED, next_attempt_ms=wall_ms() + delay,
+                           last_error=error)
+
+    async def _finish(self, row: SlackOutgoing, **values: Any) -> None:
+        """Record the outcome: a message with a ref at once, the others with the next flush
+        (within FLUSH_SECONDS: one transaction for many calls). A process that dies in
+        between sends those again after the lease (at least once, never dropped)."""
+        if row.ref is not None:  # its ts is looked up soon (updates, thread replies)
+            await finish_row(self.sender.sessions, SlackOutgoing, row.id, self.owner,
+                             lease_owner=None, **values)
+            return
+        self._outcomes.append((row.id, values))

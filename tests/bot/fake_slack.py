@@ -1,0 +1,281 @@
+"""A fake Slack Web API on loopback: a real HTTP server (uvicorn) that answers the methods the
+bot calls, records every call, and can be told to answer 429 with Retry-After.
+
+    fake = await FakeSlack.start()
+    fake.add_user("U1", "ann@example.com", tz="Europe/Paris", tz_offset=3600)
+    env = {"TIMEBOT_SLACK_API_URL": fake.api_url, "SLACK_BOT_TOKEN": "xoxb-test", ...}
+    ...
+    calls = await fake.wait_for("chat.postMessage", count=1)
+    fake.calls_to("chat.update")              # [Call(method, args, at)]
+    fake.rate_limit("chat.postMessage", times=2, retry_after=1)
+    fake.enforce_channel_rate(1.0)            # 429 when a channel gets two posts within 1 s
+    await fake.stop()
+
+`response_url`s for slash commands and actions point at `fake.response_url(...)`; what the bot
+posts there is recorded as method "response_url".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.net import free_port
+
+TEAM_ID = "T0TIMEBOT"
+BOT_USER_ID = "UBOT"
+
+
+@dataclass
+class Call:
+    method: str
+    args: dict[str, Any]
+    at: float
+
+
+@dataclass
+class FakeUser:
+    id: str
+    email: str | None
+    name: str
+    tz: str
+    tz_offset: int
+    is_bot: bool = False
+
+
+@dataclass
+class FakeSlack:
+    port: int
+    server: uvicorn.Server | None = None
+    task: asyncio.Task[None] | None = None
+    calls: list[Call] = field(default_factory=list)
+    users: dict[str, FakeUser] = field(default_factory=dict)
+    # method -> [(remaining 429 answers, retry-after seconds)]
+    _limited: dict[str, list[int]] = field(default_factory=dict)
+    _channel_interval: float | None = None
+    _channel_last: dict[str, float] = field(default_factory=dict)
+    rate_limited: list[Call] = field(default_factory=list)
+    _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    messages: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    by_channel: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    async def start(cls, port: int | None = None) -> FakeSlack:
+        fake = cls(port or free_port())
+        app = Starlette(routes=[
+            Route("/api/{method}", fake._api, methods=["GET", "POST"]),
+            Route("/response/{key}", fake._response, methods=["POST"]),
+            Route("/count/{method}", fake._count, methods=["GET"]),
+        ])
+        config = uvicorn.Config(app, host="127.0.0.1", port=fake.port, log_level="warning",
+                                access_log=False, lifespan="off")
+        fake.server = uvicorn.Server(config)
+        fake.task = asyncio.create_task(fake.server.serve())
+        for _ in range(500):
+            if fake.server.started:
+                break
+            await asyncio.sleep(0.01)
+        return fake
+
+    async def stop(self) -> None:
+        if self.server is not None and self.task is not None:
+            self.server.should_exit = True
+            await self.task
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def api_url(self) -> str:
+        """What TIMEBOT_SLACK_API_URL is set to."""
+        return f"{self.base_url}/api/"
+
+    def response_url(self, key: str = "r") -> str:
+        return f"{self.base_url}/response/{key}"
+
+    def add_user(
+        self, user_id: str, email: str | None, *, name: str = "", tz: str = "UTC",
+        tz_offset: int = 0, is_bot: bool = False,
+    ) -> FakeUser:
+        user = FakeUser(user_id, email, name or user_id, tz, tz_offset, is_bot)
+        self.users[user_id] = user
+        return user
+
+    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+        """The next `times` calls of `method` get HTTP 429 with Retry-After."""
+        self._limited[method] = [times, retry_after]
+
+    def enforce_channel_rate(self, interval: float | None) -> None:
+        """Answer 429 (Retry-After 1) to a post into a channel that had one < interval ago."""
+        self._channel_interval = interval
+
+    def reset(self) -> None:
+        self.calls.clear()
+        self.rate_limited.clear()
+        self._limited.clear()
+
+    def calls_to(self, method: str) -> list[Call]:
+        return [call for call in self.calls if call.method == method]
+
+    async def wait_for(self, method: str, count: int = 1, seconds: float = 20.0,
+                       **match: Any) -> list[Call]:
+        """Wait until `count` calls of `method` (whose args include `match`) were made."""
+        def found() -> list[Call]:
+            return [c for c in self.calls_to(method)
+                    if all(c.args.get(k) == v for k, v in match.items())]
+
+        deadline = time.monotonic() + seconds
+        async with self._changed:
+            while len(found()) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(
+                        f"expected {count} {method} {match or ''}, got {len(found())}: "
+                        f"{[c.method for c in self.calls]}"
+                    )
+                try:
+                    await asyncio.wait_for(self._changed.wait(), timeout=left)
+                except TimeoutError:
+                    pass
+        return found()
+
+    # --- the server -----------------------------------------------------------------------
+
+    async def _args(self, request: Request) -> dict[str, Any]:
+        args: dict[str, Any] = dict(request.query_params)
+        body = await request.body()
+        if body:
+            kind = request.headers.get("content-type", "")
+            if kind.startswith("application/json"):
+                args.update(json.loads(body))
+            else:
+                for key, value in parse_qsl(body.decode()):
+                    args[key] = value
+        for key in ("blocks", "view", "attachments"):
+            if isinstance(args.get(key), str):
+                try:
+                    args[key] = json.loads(args[key])
+                except ValueError:
+                    pass
+        return args
+
+    async def _record(self, call: Call) -> None:
+        self.calls.append(call)
+        async with self._changed:
+            self._changed.notify_all()
+
+    def _im(self, channel: str) -> str:
+        return "D" + channel[1:] if channel.startswith(("U", "W")) else channel
+
+    async def _api(self, request: Request) -> Response:
+        method = request.path_params["method"]
+        args = await self._args(request)
+        call = Call(method, args, time.monotonic())
+        limited = self._limited.get(method)
+        if limited and limited[0] > 0:
+            limited[0] -= 1
+            self.rate_limited.append(call)
+            return JSONResponse({"ok": False, "error": "ratelimited"}, status_code=429,
+                                headers={"Retry-After": str(limited[1])})
+        if self._channel_interval is not None and method == "chat.postMessage":
+            channel = self._im(str(args.get("channel", "")))
+            last = self._channel_last.get(channel)
+            # 5 % tolerance for clock granularity
+            if last is not None and call.at - last < self._channel_interval * 0.95:
+                self.rate_limited.append(call)
+                return JSONResponse({"ok": False, "error": "ratelimited"}, status_code=429,
+                                    headers={"Retry-After": "1"})
+            self._channel_last[channel] = call.at
+        await self._record(call)
+        return JSONResponse(self._answer(method, args))
+
+    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {"ok": True, "url": "https://timebot-test.slack.com/", "team": "Test",
+                    "user": "timebot", "team_id": TEAM_ID, "user_id": BOT_USER_ID,
+                    "bot_id": "BBOT"}
+        if method == "users.info":
+            user = self.users.get(str(args.get("user")))
+            if user is None:
+                return {"ok": False, "error": "user_not_found"}
+            return {"ok": True, "user": self._user(user)}
+        if method == "users.lookupByEmail":
+            email = str(args.get("email", "")).lower()
+            for user in self.users.values():
+                if (user.email or "").lower() == email:
+                    return {"ok": True, "user": self._user(user)}
+            return {"ok": False, "error": "users_not_found"}
+        if method == "users.list":
+            members = list(self.users.values())
+            start = int(args.get("cursor") or 0)
+            limit = int(args.get("limit") or 200)
+            page = members[start:start + limit]
+            following = str(start + limit) if start + limit < len(members) else ""
+            return {"ok": True, "members": [self._user(u) for u in page],
+                    "response_metadata": {"next_cursor": following}}
+        if method == "conversations.open":
+            return {"ok": True, "channel": {"id": self._im(str(args.get("users", "")))}}
+        if method == "chat.postMessage":
+            channel = self._im(str(args.get("channel", "")))
+            ts = f"{1_700_000_000 + next(self._ts)}.000100"
+            self.messages[(channel, ts)] = dict(args)
+            self.by_channel[channel].append(ts)
+            return {"ok": True, "channel": channel, "ts": ts, "message": {"text": args.get(
+                "text"), "ts": ts}}
+        if method == "chat.update":
+            key = (str(args.get("channel")), str(args.get("ts")))
+            if key not in self.messages:
+                return {"ok": False, "error": "message_not_found"}
+            self.messages[key] = {**self.messages[key], **args}
+            return {"ok": True, "channel": key[0], "ts": key[1]}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"{1_700_000_000 + next(self._ts)}.000200"}
+        if method in ("views.open", "views.publish", "views.update", "views.push"):
+            return {"ok": True, "view": {"id": f"V{next(self._ts)}", **dict(
+                args.get("view") or {})}}
+        return {"ok": True}
+
+    def _user(self, user: FakeUser) -> dict[str, Any]:
+        return {"id": user.id, "team_id": TEAM_ID, "name": user.name, "real_name": user.name,
+                "tz": user.tz, "tz_offset": user.tz_offset, "is_bot": user.is_bot,
+                "profile": {"email": user.email, "real_name": user.name}}
+
+    async def _count(self, request: Request) -> Response:
+        """How many calls of a method were recorded (for a fake run in another process)."""
+        return JSONResponse({"count": len(self.calls_to(request.path_params["method"]))})
+
+    async def _response(self, request: Request) -> Response:
+        args = await self._args(request)
+        args["response_key"] = request.path_params["key"]
+        await self._record(Call("response_url", args, time.monotonic()))
+        return Response("ok")
+
+
+async def serve_forever(port: int, users: list[tuple[str, str]]) -> None:
+    """`python -m tests.bot.fake_slack PORT USER_ID=EMAIL…`: the fake in its own process."""
+    fake = await FakeSlack.start(port)
+    for user_id, email in users:
+        fake.add_user(user_id, email)
+    assert fake.task is not None
+    await fake.task
+
+
+if __name__ == "__main__":
+    import sys
+
+    pairs = [argument.split("=", 1) for argument in sys.argv[2:]]
+    asyncio.run(serve_forever(int(sys.argv[1]), [(pair[0], pair[1]) for pair in pairs]))

@@ -1,0 +1,108 @@
+"""Requests signed like Slack's (v0 HMAC-SHA256 of `v0:<timestamp>:<body>`), and helpers that
+build the bodies Slack sends: slash commands, block actions, view submissions, events.
+
+    slack = SlackRequests(http, f"{live.base_url}/slack/events", SECRET, fake)
+    response = await slack.command("/timesheet", "remind", user="U1")
+    await slack.action(user="U1", action_id="approve", value="...", channel="D1", ts="...")
+    await slack.view_submission(user="U1", callback_id="...", values={...})
+    await slack.event({"type": "message", ...})
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+
+from tests.bot.fake_slack import TEAM_ID, FakeSlack
+
+
+def sign(secret: str, body: bytes, timestamp: int | None = None) -> dict[str, str]:
+    """The headers Slack adds: X-Slack-Request-Timestamp and X-Slack-Signature."""
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    base = b"v0:" + ts.encode() + b":" + body
+    digest = hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+@dataclass
+class SlackRequests:
+    http: httpx.AsyncClient
+    url: str
+    secret: str
+    fake: FakeSlack
+
+    async def post(self, body: bytes, content_type: str, *, timestamp: int | None = None,
+                   secret: str | None = None) -> httpx.Response:
+        headers = {"Content-Type": content_type, **sign(secret or self.secret, body, timestamp)}
+        return await self.http.post(self.url, content=body, headers=headers)
+
+    async def form(self, fields: dict[str, str], **kwargs: Any) -> httpx.Response:
+        return await self.post(urlencode(fields).encode(), "application/x-www-form-urlencoded",
+                               **kwargs)
+
+    async def command(self, command: str, text: str, *, user: str, channel: str = "C0GENERAL",
+                      **kwargs: Any) -> httpx.Response:
+        key = uuid.uuid4().hex[:8]
+        return await self.form({
+            "token": "legacy", "team_id": TEAM_ID, "team_domain": "test",
+            "channel_id": channel, "channel_name": "general", "user_id": user,
+            "user_name": user.lower(), "command": command, "text": text,
+            "api_app_id": "A0TIMEBOT", "is_enterprise_install": "false",
+            "response_url": self.fake.response_url(key), "trigger_id": f"trigger.{key}",
+        }, **kwargs)
+
+    async def interactive(self, payload: dict[str, Any], **kwargs: Any) -> httpx.Response:
+        return await self.form({"payload": json.dumps(payload)}, **kwargs)
+
+    async def action(
+        self, *, user: str, action_id: str, value: str = "", channel: str | None = None,
+        ts: str | None = None, block_id: str = "b", view: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
+        key = uuid.uuid4().hex[:8]
+        payload: dict[str, Any] = {
+            "type": "block_actions", "team": {"id": TEAM_ID}, "user": {"id": user},
+            "api_app_id": "A0TIMEBOT", "trigger_id": f"trigger.{key}",
+            "response_url": self.fake.response_url(key),
+            "actions": [{"type": "button", "action_id": action_id, "block_id": block_id,
+                         "value": value, "action_ts": str(time.time())}],
+        }
+        if channel is not None:
+            payload["channel"] = {"id": channel}
+            payload["container"] = {"type": "message", "channel_id": channel,
+                                    "message_ts": ts or ""}
+            payload["message"] = {"ts": ts or "", "text": ""}
+        if view is not None:
+            payload["view"] = view
+            payload["container"] = {"type": "view", "view_id": view.get("id", "V1")}
+        return await self.interactive(payload, **kwargs)
+
+    async def view_submission(
+        self, *, user: str, callback_id: str, values: dict[str, dict[str, Any]],
+        private_metadata: str = "", **kwargs: Any,
+    ) -> httpx.Response:
+        """`values`: {block_id: {action_id: {"type": ..., "value": ...}}}."""
+        payload = {
+            "type": "view_submission", "team": {"id": TEAM_ID}, "user": {"id": user},
+            "api_app_id": "A0TIMEBOT", "trigger_id": f"trigger.{uuid.uuid4().hex[:8]}",
+            "view": {"id": "V1", "type": "modal", "callback_id": callback_id,
+                     "private_metadata": private_metadata, "state": {"values": values}},
+        }
+        return await self.interactive(payload, **kwargs)
+
+    async def event(self, event: dict[str, Any], **kwargs: Any) -> httpx.Response:
+        body = {
+            "token": "legacy", "team_id": TEAM_ID, "api_app_id": "A0TIMEBOT",
+            "event": {"event_ts": str(time.time()), **event}, "type": "event_callback",
+            "event_id": f"Ev{uuid.uuid4().hex[:10]}", "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM_ID, "user_id": "UBOT", "is_bot": True}],
+        }
+        return await self.post(json.dumps(body).encode(), "application/json", **kwargs)
