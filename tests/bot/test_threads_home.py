@@ -76,6 +76,9 @@ async def test_home_tab_shows_the_week_and_what_waits(h: SlackHarness) -> None:
     await add_record(sam.member, sam.member, day=0, hours=3)
     await add_record(sam.member, sam.member, day=1, hours=5)
     event = await submit(sam.member, sam.member)
+    # The request DM is out before Ann decides on Home: deciding there updates it in place.
+    # (A DM still queued when the decision lands is rewritten before it goes, no update.)
+    await h.fake.wait_for("chat.postMessage", channel=ann.slack_id)
     await h.slack.event({"type": "app_home_opened", "user": sam.slack_id, "tab": "home",
                          "channel": "D" + sam.slack_id[1:]})
     home = (await h.fake.wait_for("views.publish", user_id=sam.slack_id))[0].args["view"]
