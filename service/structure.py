@@ -3,9 +3,10 @@ name matching, the archived switch and SvcRawRelation results."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ariadne import QueryType
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -118,3 +119,34 @@ def check_unique_ids(ids: list[str], argument: str) -> None:
         if value in seen:
             raise BadInput(f"{argument}[{index}]", f"{value!r} is listed twice")
         seen.add(value)
+
+
+ListingBuilder = Callable[[RequestContext, dict[str, Any]], Awaitable[Any]]
+
+
+def bind_listing(
+    query: QueryType, id_column: Any, build: ListingBuilder, *, get: str, count: str, ids: str
+) -> None:
+    """getXs, countXs and filterXIds: the same arguments (turned into one SELECT by `build`),
+    returning the rows, their number, or their ids."""
+
+    async def get_all(_root: Any, info: Any, **args: Any) -> list[Any]:
+        context: RequestContext = info.context
+        return list((await context.session.scalars(await build(context, args))).unique())
+
+    async def count_all(_root: Any, info: Any, **args: Any) -> int:
+        context: RequestContext = info.context
+        statement = await build(context, args)
+        total = await context.session.scalar(
+            select(func.count()).select_from(statement.order_by(None).subquery())
+        )
+        return int(total or 0)
+
+    async def filter_ids(_root: Any, info: Any, **args: Any) -> list[str]:
+        context: RequestContext = info.context
+        statement = await build(context, args)
+        return list(await context.session.scalars(statement.with_only_columns(id_column)))
+
+    query.set_field(get, get_all)
+    query.set_field(count, count_all)
+    query.set_field(ids, filter_ids)

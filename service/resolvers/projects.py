@@ -34,6 +34,7 @@ from service.projects_access import managed_project_ids, project_manager_ids
 from service.structure import (
     active_clause,
     ancestors,
+    bind_listing,
     check_new_parent,
     check_unique_ids,
     children_map,
@@ -230,37 +231,16 @@ async def resolve_get_project(_root: Any, info: Any, id: str) -> Project:
     return await _project(info.context, id)
 
 
-@query.field("getProjects")
-async def resolve_get_projects(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    categoryId: str | None = None,
-) -> list[Project]:
-    context: RequestContext = info.context
-    statement = await _project_select(context, filter, archived, categoryId)
-    return list((await context.session.scalars(statement)).unique())
-
-
-@query.field("countProjects")
-async def resolve_count_projects(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    categoryId: str | None = None,
-) -> int:
-    context: RequestContext = info.context
-    statement = await _project_select(context, filter, archived, categoryId)
-    count = await context.session.scalar(
-        select(func.count()).select_from(statement.order_by(None).subquery())
-    )
-    return int(count or 0)
-
-
-@query.field("filterProjectIds")
-async def resolve_filter_project_ids(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    categoryId: str | None = None,
-) -> list[str]:
-    context: RequestContext = info.context
-    statement = await _project_select(context, filter, archived, categoryId)
-    return list(await context.session.scalars(statement.with_only_columns(Project.id)))
+bind_listing(
+    query,
+    Project.id,
+    lambda context, args: _project_select(
+        context, args.get("filter"), args.get("archived"), args.get("categoryId")
+    ),
+    get="getProjects",
+    count="countProjects",
+    ids="filterProjectIds",
+)
 
 
 @query.field("getProjectCategories")

@@ -19,6 +19,7 @@ from service.lookup import get_in_org, get_many_in_org
 from service.models import Person, PersonTag, Project, ProjectTag, Tag, TagCategory
 from service.structure import (
     active_clause,
+    bind_listing,
     check_new_parent,
     check_unique_ids,
     children_map,
@@ -153,37 +154,16 @@ async def resolve_get_tag(_root: Any, info: Any, id: str) -> Tag:
     return await _tag(info.context, id)
 
 
-@query.field("getTags")
-async def resolve_get_tags(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    categoryId: str | None = None,
-) -> list[Tag]:
-    context: RequestContext = info.context
-    statement = await _tag_select(context, filter, archived, categoryId)
-    return list((await context.session.scalars(statement)).unique())
-
-
-@query.field("countTags")
-async def resolve_count_tags(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    categoryId: str | None = None,
-) -> int:
-    context: RequestContext = info.context
-    statement = await _tag_select(context, filter, archived, categoryId)
-    count = await context.session.scalar(
-        select(func.count()).select_from(statement.order_by(None).subquery())
-    )
-    return int(count or 0)
-
-
-@query.field("filterTagIds")
-async def resolve_filter_tag_ids(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    categoryId: str | None = None,
-) -> list[str]:
-    context: RequestContext = info.context
-    statement = await _tag_select(context, filter, archived, categoryId)
-    return list(await context.session.scalars(statement.with_only_columns(Tag.id)))
+bind_listing(
+    query,
+    Tag.id,
+    lambda context, args: _tag_select(
+        context, args.get("filter"), args.get("archived"), args.get("categoryId")
+    ),
+    get="getTags",
+    count="countTags",
+    ids="filterTagIds",
+)
 
 
 @query.field("getTagCategories")

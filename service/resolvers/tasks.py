@@ -31,6 +31,7 @@ from service.models import (
 )
 from service.structure import (
     active_clause,
+    bind_listing,
     check_new_parent,
     check_unique_ids,
     children_map,
@@ -287,37 +288,17 @@ async def resolve_get_task(_root: Any, info: Any, id: str) -> Task:
     return await _task(info.context, id)
 
 
-@query.field("getTasks")
-async def resolve_get_tasks(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    startTime: int | None = None, endTime: int | None = None, categoryId: str | None = None,
-) -> list[Task]:
-    context: RequestContext = info.context
-    statement = await _task_select(context, filter, archived, categoryId, startTime, endTime)
-    return list((await context.session.scalars(statement)).unique())
-
-
-@query.field("countTasks")
-async def resolve_count_tasks(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    startTime: int | None = None, endTime: int | None = None, categoryId: str | None = None,
-) -> int:
-    context: RequestContext = info.context
-    statement = await _task_select(context, filter, archived, categoryId, startTime, endTime)
-    count = await context.session.scalar(
-        select(func.count()).select_from(statement.order_by(None).subquery())
-    )
-    return int(count or 0)
-
-
-@query.field("filterTaskIds")
-async def resolve_filter_task_ids(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None,
-    categoryId: str | None = None,
-) -> list[str]:
-    context: RequestContext = info.context
-    statement = await _task_select(context, filter, archived, categoryId)
-    return list(await context.session.scalars(statement.with_only_columns(Task.id)))
+bind_listing(
+    query,
+    Task.id,
+    lambda context, args: _task_select(
+        context, args.get("filter"), args.get("archived"), args.get("categoryId"),
+        args.get("startTime"), args.get("endTime"),
+    ),
+    get="getTasks",
+    count="countTasks",
+    ids="filterTaskIds",
+)
 
 
 @query.field("getTaskCategories")
