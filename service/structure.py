@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ariadne import QueryType
+from ariadne import MutationType, QueryType
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -150,3 +150,28 @@ def bind_listing(
     query.set_field(get, get_all)
     query.set_field(count, count_all)
     query.set_field(ids, filter_ids)
+
+
+ArchiveSetter = Callable[[RequestContext, Sequence[str], str, bool, bool], Awaitable[list[Any]]]
+
+
+def bind_archiving(mutation: MutationType, set_archived: ArchiveSetter, entity: str) -> None:
+    """archiveX / archiveXs (with the subtree) and unarchiveX / unarchiveXs (only those named),
+    through the entity's own `set_archived(context, ids, argument, archived, subtree)`."""
+
+    async def archive_one(_root: Any, info: Any, id: str) -> list[Any]:
+        return await set_archived(info.context, [id], "id", True, True)
+
+    async def archive_many(_root: Any, info: Any, ids: list[str]) -> list[Any]:
+        return await set_archived(info.context, ids, "ids", True, True)
+
+    async def unarchive_one(_root: Any, info: Any, id: str) -> Any:
+        return (await set_archived(info.context, [id], "id", False, False))[0]
+
+    async def unarchive_many(_root: Any, info: Any, ids: list[str]) -> list[Any]:
+        return await set_archived(info.context, ids, "ids", False, False)
+
+    mutation.set_field(f"archive{entity}", archive_one)
+    mutation.set_field(f"archive{entity}s", archive_many)
+    mutation.set_field(f"unarchive{entity}", unarchive_one)
+    mutation.set_field(f"unarchive{entity}s", unarchive_many)

@@ -34,6 +34,7 @@ from service.projects_access import managed_project_ids, project_manager_ids
 from service.structure import (
     active_clause,
     ancestors,
+    bind_archiving,
     bind_listing,
     check_new_parent,
     check_unique_ids,
@@ -425,24 +426,7 @@ async def resolve_duplicate_project(
     return copy
 
 
-@mutation.field("archiveProject")
-async def resolve_archive_project(_root: Any, info: Any, id: str) -> list[Project]:
-    return await _set_archived(info.context, [id], "id", True, subtree=True)
-
-
-@mutation.field("archiveProjects")
-async def resolve_archive_projects(_root: Any, info: Any, ids: list[str]) -> list[Project]:
-    return await _set_archived(info.context, ids, "ids", True, subtree=True)
-
-
-@mutation.field("unarchiveProject")
-async def resolve_unarchive_project(_root: Any, info: Any, id: str) -> Project:
-    return (await _set_archived(info.context, [id], "id", False, subtree=False))[0]
-
-
-@mutation.field("unarchiveProjects")
-async def resolve_unarchive_projects(_root: Any, info: Any, ids: list[str]) -> list[Project]:
-    return await _set_archived(info.context, ids, "ids", False, subtree=False)
+bind_archiving(mutation, _set_archived, "Project")
 
 
 @mutation.field("editProjectName")

@@ -19,6 +19,7 @@ from service.lookup import get_in_org, get_many_in_org
 from service.models import Person, PersonTag, Project, ProjectTag, Tag, TagCategory
 from service.structure import (
     active_clause,
+    bind_archiving,
     bind_listing,
     check_new_parent,
     check_unique_ids,
@@ -312,24 +313,7 @@ async def resolve_delete_tags(_root: Any, info: Any, ids: list[str]) -> list[Tag
     return tags
 
 
-@mutation.field("archiveTag")
-async def resolve_archive_tag(_root: Any, info: Any, id: str) -> list[Tag]:
-    return await _set_archived(info.context, [id], "id", True, subtree=True)
-
-
-@mutation.field("archiveTags")
-async def resolve_archive_tags(_root: Any, info: Any, ids: list[str]) -> list[Tag]:
-    return await _set_archived(info.context, ids, "ids", True, subtree=True)
-
-
-@mutation.field("unarchiveTag")
-async def resolve_unarchive_tag(_root: Any, info: Any, id: str) -> Tag:
-    return (await _set_archived(info.context, [id], "id", False, subtree=False))[0]
-
-
-@mutation.field("unarchiveTags")
-async def resolve_unarchive_tags(_root: Any, info: Any, ids: list[str]) -> list[Tag]:
-    return await _set_archived(info.context, ids, "ids", False, subtree=False)
+bind_archiving(mutation, _set_archived, "Tag")
 
 
 @mutation.field("editTagName")

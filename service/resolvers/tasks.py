@@ -31,6 +31,7 @@ from service.models import (
 )
 from service.structure import (
     active_clause,
+    bind_archiving,
     bind_listing,
     check_new_parent,
     check_unique_ids,
@@ -476,24 +477,7 @@ async def resolve_delete_task(_root: Any, info: Any, id: str, check: bool | None
     return task
 
 
-@mutation.field("archiveTask")
-async def resolve_archive_task(_root: Any, info: Any, id: str) -> list[Task]:
-    return await _set_archived(info.context, [id], "id", True, subtree=True)
-
-
-@mutation.field("archiveTasks")
-async def resolve_archive_tasks(_root: Any, info: Any, ids: list[str]) -> list[Task]:
-    return await _set_archived(info.context, ids, "ids", True, subtree=True)
-
-
-@mutation.field("unarchiveTask")
-async def resolve_unarchive_task(_root: Any, info: Any, id: str) -> Task:
-    return (await _set_archived(info.context, [id], "id", False, subtree=False))[0]
-
-
-@mutation.field("unarchiveTasks")
-async def resolve_unarchive_tasks(_root: Any, info: Any, ids: list[str]) -> list[Task]:
-    return await _set_archived(info.context, ids, "ids", False, subtree=False)
+bind_archiving(mutation, _set_archived, "Task")
 
 
 @mutation.field("editTaskName")
