@@ -175,3 +175,22 @@ def bind_archiving(mutation: MutationType, set_archived: ArchiveSetter, entity: 
     mutation.set_field(f"archive{entity}s", archive_many)
     mutation.set_field(f"unarchive{entity}", unarchive_one)
     mutation.set_field(f"unarchive{entity}s", unarchive_many)
+
+
+async def oldest_in_org(session: AsyncSession, model: Any, org_id: str) -> Any | None:
+    """The organisation's first-made row of `model` (ids are time-ordered), or None."""
+    return (
+        await session.scalars(
+            select(model).where(model.organisation_id == org_id).order_by(model.id).limit(1)
+        )
+    ).first()
+
+
+async def categories_by_name(session: AsyncSession, model: Any, org_id: str) -> list[Any]:
+    """The organisation's categories of `model`, by name (case-insensitive), then id."""
+    rows = await session.scalars(
+        select(model)
+        .where(model.organisation_id == org_id)
+        .order_by(func.lower(model.name), model.id)
+    )
+    return list(rows)

@@ -36,11 +36,13 @@ from service.structure import (
     ancestors,
     bind_archiving,
     bind_listing,
+    categories_by_name,
     check_new_parent,
     check_unique_ids,
     children_map,
     descendants,
     name_contains,
+    oldest_in_org,
     parent_map,
     raw_relation,
     require_admin,
@@ -59,14 +61,7 @@ DEFAULT_CATEGORY_NAME = "Projects"
 
 async def default_project_category(session: AsyncSession, org_id: str) -> ProjectCategory:
     """The category of projects added without one: the oldest category, created on first need."""
-    first = (
-        await session.scalars(
-            select(ProjectCategory)
-            .where(ProjectCategory.organisation_id == org_id)
-            .order_by(ProjectCategory.id)
-            .limit(1)
-        )
-    ).first()
+    first: ProjectCategory | None = await oldest_in_org(session, ProjectCategory, org_id)
     if first is not None:
         return first
     category = ProjectCategory(organisation_id=org_id, name=DEFAULT_CATEGORY_NAME, level_names=[])
@@ -247,12 +242,7 @@ bind_listing(
 @query.field("getProjectCategories")
 async def resolve_get_project_categories(_root: Any, info: Any) -> list[ProjectCategory]:
     context: RequestContext = info.context
-    rows = await context.session.scalars(
-        select(ProjectCategory)
-        .where(ProjectCategory.organisation_id == context.org_id)
-        .order_by(func.lower(ProjectCategory.name), ProjectCategory.id)
-    )
-    return list(rows)
+    return await categories_by_name(context.session, ProjectCategory, context.org_id)
 
 
 @query.field("getPotentialProjectOwners")

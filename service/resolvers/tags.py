@@ -21,11 +21,13 @@ from service.structure import (
     active_clause,
     bind_archiving,
     bind_listing,
+    categories_by_name,
     check_new_parent,
     check_unique_ids,
     children_map,
     descendants,
     name_contains,
+    oldest_in_org,
     parent_map,
     raw_relation,
     require_admin,
@@ -41,14 +43,7 @@ DEFAULT_CATEGORY_NAME = "Tags"
 
 async def default_tag_category(session: AsyncSession, org_id: str) -> TagCategory:
     """The category of tags added without one: the oldest category, created on first need."""
-    first = (
-        await session.scalars(
-            select(TagCategory)
-            .where(TagCategory.organisation_id == org_id)
-            .order_by(TagCategory.id)
-            .limit(1)
-        )
-    ).first()
+    first: TagCategory | None = await oldest_in_org(session, TagCategory, org_id)
     if first is not None:
         return first
     category = TagCategory(organisation_id=org_id, name=DEFAULT_CATEGORY_NAME, level_names=[])
@@ -170,12 +165,7 @@ bind_listing(
 @query.field("getTagCategories")
 async def resolve_get_tag_categories(_root: Any, info: Any) -> list[TagCategory]:
     context: RequestContext = info.context
-    rows = await context.session.scalars(
-        select(TagCategory)
-        .where(TagCategory.organisation_id == context.org_id)
-        .order_by(func.lower(TagCategory.name), TagCategory.id)
-    )
-    return list(rows)
+    return await categories_by_name(context.session, TagCategory, context.org_id)
 
 
 @tag_type.field("category")

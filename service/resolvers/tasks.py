@@ -33,11 +33,13 @@ from service.structure import (
     active_clause,
     bind_archiving,
     bind_listing,
+    categories_by_name,
     check_new_parent,
     check_unique_ids,
     children_map,
     descendants,
     name_contains,
+    oldest_in_org,
     parent_map,
     raw_relation,
     require_admin,
@@ -82,14 +84,7 @@ async def _new_category(session: AsyncSession, org_id: str, name: str) -> TaskCa
 
 async def default_task_category(session: AsyncSession, org_id: str) -> TaskCategory:
     """The category of tasks added without one: the oldest category, created on first need."""
-    first = (
-        await session.scalars(
-            select(TaskCategory)
-            .where(TaskCategory.organisation_id == org_id)
-            .order_by(TaskCategory.id)
-            .limit(1)
-        )
-    ).first()
+    first: TaskCategory | None = await oldest_in_org(session, TaskCategory, org_id)
     if first is not None:
         return first
     return await _new_category(session, org_id, DEFAULT_CATEGORY_NAME)
@@ -305,12 +300,7 @@ bind_listing(
 @query.field("getTaskCategories")
 async def resolve_get_task_categories(_root: Any, info: Any) -> list[TaskCategory]:
     context: RequestContext = info.context
-    rows = await context.session.scalars(
-        select(TaskCategory)
-        .where(TaskCategory.organisation_id == context.org_id)
-        .order_by(func.lower(TaskCategory.name), TaskCategory.id)
-    )
-    return list(rows)
+    return await categories_by_name(context.session, TaskCategory, context.org_id)
 
 
 # -- type fields -----------------------------------------------------------------------------
