@@ -585,10 +585,6 @@ HANDLERS: dict[RecipientKind, Handler] = {
 """The dispatch by recipient kind: one handler per kind of our addresses."""
 
 
-def make_processor(runtime: Runtime) -> MessageProcessor:
-    return MessageProcessor(runtime)
-
-
 __all__ = [
     "HANDLERS",
     "InboundMail",
@@ -596,7 +592,6 @@ __all__ = [
     "StateView",
     "Verdict",
     "judge",
-    "make_processor",
     "process_approval_reply",
     "recipient_kind",
     "recipients_of",
