@@ -7,6 +7,7 @@ has one row, by its Message-ID (or a hash of its bytes when it has none).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import uuid
@@ -110,7 +111,8 @@ class InboxWorker(PollingWorker):
         lease_ms: int = 120_000,
         max_attempts: int = 5,
         poll_seconds: float = 2.0,
-        batch: int = 10,
+        batch: int = 32,
+        concurrency: int = 8,
     ) -> None:
         super().__init__(poll_seconds)
         self.inbox = inbox
@@ -118,9 +120,14 @@ class InboxWorker(PollingWorker):
         self.lease_ms = lease_ms
         self.max_attempts = max_attempts
         self.batch = batch
+        self.concurrency = concurrency
 
     async def run_once(self) -> int:
-        """Process what is claimable now; returns how many messages were handled."""
+        """Process what is claimable now; returns how many messages were handled.
+
+        Messages to different reply addresses are processed concurrently (the slow part is
+        waiting for the service); those to the same address — the same approver deciding on
+        the same stage — one after another in the order they came, as are IMAP messages."""
         clock = self.inbox.clock
         rows = await claim_rows(
             self.inbox.sessions,
@@ -131,24 +138,45 @@ class InboxWorker(PollingWorker):
             limit=self.batch,
             order_column=InboxMessage.received_ms,
         )
+        lanes: dict[str, list[InboxMessage]] = {}
         for row in rows:
-            message = InboundMessage(
-                row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts
-            )
-            try:
-                outcome = await self.processor(message)
-            except Exception as error:  # a failed message is retried, then set aside
-                log.exception("inbox_processing_failed", id=row.id, attempts=row.attempts)
-                final = row.attempts >= self.max_attempts
-                await finish_row(
-                    self.inbox.sessions, InboxMessage, row.id, self.owner,
-                    status=FAILED if final else QUEUED,
-                    outcome=f"error: {error}",
-                    lease_owner=None,
-                )
-                continue
+            lanes.setdefault(_lane(row), []).append(row)
+        slots = asyncio.Semaphore(self.concurrency)
+
+        async def run_lane(lane: list[InboxMessage]) -> None:
+            async with slots:
+                for row in lane:
+                    await self._handle(row)
+
+        await asyncio.gather(*(run_lane(lane) for lane in lanes.values()))
+        return len(rows)
+
+    async def _handle(self, row: InboxMessage) -> None:
+        clock = self.inbox.clock
+        message = InboundMessage(
+            row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts
+        )
+        try:
+            outcome = await self.processor(message)
+        except Exception as error:  # a failed message is retried, then set aside
+            log.exception("inbox_processing_failed", id=row.id, attempts=row.attempts)
+            final = row.attempts >= self.max_attempts
             await finish_row(
                 self.inbox.sessions, InboxMessage, row.id, self.owner,
-                status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None,
+                status=FAILED if final else QUEUED,
+                outcome=f"error: {error}",
+                lease_owner=None,
             )
-        return len(rows)
+            return
+        await finish_row(
+            self.inbox.sessions, InboxMessage, row.id, self.owner,
+            status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None,
+        )
+
+
+def _lane(row: InboxMessage) -> str:
+    """Messages of one lane are processed in order: by envelope recipients (a reply address
+    names one approver's decision on one stage); IMAP messages, which have none, share one."""
+    if row.source == "imap" or not row.rcpt_tos:
+        return f"source:{row.source}"
+    return "rcpt:" + ",".join(sorted(str(address).lower() for address in row.rcpt_tos))

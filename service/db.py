@@ -7,13 +7,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+
+from service.sqlite_inloop import connector
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -29,17 +31,18 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
     read lock would be upgraded). `read_only=True` makes an engine for transactions that only
     read: they begin deferred, so in WAL mode they run beside a writer instead of queuing."""
     if is_sqlite(url):
-        engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
+        # Statements run on the loop thread; waits for the write lock are asynchronous
+        # (service.sqlite_inloop). Connections come in autocommit mode: pysqlite's own
+        # transaction handling breaks SAVEPOINT, so transactions are begun below.
+        path = make_url(url).database or ":memory:"
+        engine = create_async_engine(url, async_creator=connector(path, timeout=30.0), **kwargs)
 
         @event.listens_for(engine.sync_engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            # pysqlite's own transaction handling breaks SAVEPOINT; take it over.
-            dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA synchronous=NORMAL")
-            cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
 
         @event.listens_for(engine.sync_engine, "begin")

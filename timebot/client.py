@@ -8,13 +8,14 @@ pooled connection. Errors become the exceptions of timebot.errors.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import httpx
 from gql import GraphQLRequest, gql
 from gql.transport.exceptions import TransportError
 from gql.transport.httpx import HTTPXAsyncTransport
-from graphql import ExecutionResult
+from graphql import DocumentNode, ExecutionResult, print_ast
 
 from timebot.errors import (
     InvalidCredentials,
@@ -48,7 +49,43 @@ class _Transport(HTTPXAsyncTransport):
 
 def operation(source: str) -> GraphQLRequest:
     """A parsed GraphQL operation, ready to execute with variables."""
+    return _parsed(source)
+
+
+@lru_cache(maxsize=1024)
+def _parsed(source: str) -> GraphQLRequest:
+    # Our operations are a few constant strings: parse each once, not on every call.
     return gql(source)
+
+
+_PRINTED: dict[int, tuple[DocumentNode, str]] = {}
+
+
+def _printed(document: DocumentNode) -> str:
+    """print_ast once per document (by identity: hashing a document walks all of it)."""
+    found = _PRINTED.get(id(document))
+    if found is not None and found[0] is document:
+        return found[1]
+    if len(_PRINTED) > 1024:
+        _PRINTED.clear()
+    text = print_ast(document)
+    _PRINTED[id(document)] = (document, text)
+    return text
+
+
+class _Request(GraphQLRequest):
+    """A request whose document is printed once per document, not once per call."""
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"query": _printed(self.document)}
+        if self.operation_name:
+            payload["operationName"] = self.operation_name
+        if self.variable_values:
+            payload["variables"] = self.variable_values
+        if self.extensions:
+            payload["extensions"] = self.extensions
+        return payload
 
 
 class ServiceClient:
@@ -88,7 +125,7 @@ class ServiceClient:
         `allow_partial` (then the refused fields are simply missing from the data)."""
         await self.start()
         parsed = operation(query) if isinstance(query, str) else query
-        request = GraphQLRequest(parsed, variable_values=dict(variables or {}))
+        request = _Request(parsed, variable_values=dict(variables or {}))
         try:
             result = await self._transport.execute(
                 request, extra_args={"headers": {"apikey": apikey}}

@@ -3,6 +3,8 @@ bot/ and mail/ never do (they go through the directory and the GraphQL client)."
 
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -16,12 +18,17 @@ from timebot.directory import ProvisionedPerson
 
 
 class EmbeddedKeys:
+    INTEGRATION_KEY_TTL_S = 10.0
+    """How long an integration key is reused without asking the database again: a reset key
+    keeps being tried for at most this long."""
+
     def __init__(
         self, sessions: async_sessionmaker[AsyncSession], clock: Clock, bot_address: str
     ) -> None:
         self.sessions = sessions
         self.clock = clock
         self.bot_address = bot_address.strip().lower()
+        self._integration_keys: dict[str, tuple[str, float]] = {}
 
     async def _provision(self, session: AsyncSession, person: Person) -> ProvisionedPerson:
         key = await ensure_api_key(session, person, self.clock.now_ms())
@@ -54,11 +61,17 @@ class EmbeddedKeys:
     async def integration_key(self, organisation_id: str) -> str:
         """timebot's own person in the organisation: an administrator, archived so that it is
         in no list, no workflow and no reminder, whose key is the integration key. Two
-        workers asking at once both end with the one person (the loser of the race re-reads)."""
+        workers asking at once both end with the one person (the loser of the race re-reads).
+        Provisioning takes the service's write lock, so the key is kept for a few seconds."""
+        cached = self._integration_keys.get(organisation_id)
+        if cached is not None and time.monotonic() - cached[1] < self.INTEGRATION_KEY_TTL_S:
+            return cached[0]
         try:
-            return await self._integration_key(organisation_id)
+            key = await self._integration_key(organisation_id)
         except IntegrityError:
-            return await self._integration_key(organisation_id)
+            key = await self._integration_key(organisation_id)
+        self._integration_keys[organisation_id] = (key, time.monotonic())
+        return key
 
     async def _integration_key(self, organisation_id: str) -> str:
         async with unit_of_work(self.sessions) as session:
