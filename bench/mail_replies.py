@@ -383,4 +383,8 @@ async def _measure(names: set[str], count: int, databases: dict[str, str]) -> li
 
 
 def run(names: set[str]) -> list[Figure]:
-    return asyncio.run(_run(names))
+    # uvloop, as `timebot serve` runs (uvicorn picks it when installed); the sink shares the loop.
+    import uvloop
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(_run(names))

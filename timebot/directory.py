@@ -7,6 +7,7 @@ and stored encrypted) or, against the embedded service, are provisioned on first
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -85,6 +86,16 @@ class PeopleDirectory:
         self.clock = clock
         self.provisioner = provisioner
         self._integration_key = integration_key
+        # Recent look-ups, reused for LOOKUP_TTL_S: a reply or a click needs the same person
+        # and key several times within a second. Links stored by this process replace them
+        # at once; by another process (the CLI), within the TTL.
+        self._recent_people: dict[str, tuple[DirectoryEntry, float]] = {}
+        self._recent_keys: dict[tuple[str, str], tuple[str, float]] = {}
+
+    LOOKUP_TTL_S = 10.0
+
+    def _fresh(self, stamp: float) -> bool:
+        return time.monotonic() - stamp < self.LOOKUP_TTL_S
 
     async def integration_key(self, organisation_id: str) -> str:
         """The key for directory look-ups and approval states of that organisation:
@@ -138,7 +149,10 @@ class PeopleDirectory:
             link.source = source
             link.updated_ms = now
             await session.flush()
-            return _entry(link)
+            entry = _entry(link)
+        self._recent_people.pop(person_id, None)
+        self._recent_keys[(org_id, person_id)] = (apikey, time.monotonic())
+        return entry
 
     async def entries(self) -> list[DirectoryEntry]:
         async with self.sessions() as session:
@@ -149,6 +163,9 @@ class PeopleDirectory:
 
     async def apikey_for(self, organisation_id: str, person_id: str) -> str:
         """The person's own key: linked, or provisioned by the embedded service."""
+        recent = self._recent_keys.get((organisation_id, person_id))
+        if recent is not None and self._fresh(recent[1]):
+            return recent[0]
         async with self.sessions() as session:
             link = (
                 await session.scalars(
@@ -159,7 +176,9 @@ class PeopleDirectory:
                 )
             ).one_or_none()
             if link is not None:
-                return self.box.open(link.apikey_sealed)
+                key = self.box.open(link.apikey_sealed)
+                self._recent_keys[(organisation_id, person_id)] = (key, time.monotonic())
+                return key
         if self.provisioner is not None:
             provisioned = await self.provisioner.by_id(organisation_id, person_id)
             if provisioned is not None:
@@ -171,12 +190,17 @@ class PeopleDirectory:
     async def find_by_person_id(self, person_id: str) -> DirectoryEntry:
         """The person with that id, whatever the organisation (ids are unique across them):
         what a reply token or a one-click link names."""
+        recent = self._recent_people.get(person_id)
+        if recent is not None and self._fresh(recent[1]):
+            return recent[0]
         async with self.sessions() as session:
             link = (
                 await session.scalars(select(PersonLink).where(PersonLink.person_id == person_id))
             ).first()
         if link is not None:
-            return _entry(link)
+            entry = _entry(link)
+            self._recent_people[person_id] = (entry, time.monotonic())
+            return entry
         if self.provisioner is not None:
             provisioned = await self.provisioner.by_id(None, person_id)
             if provisioned is not None:
