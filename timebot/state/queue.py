@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm.attributes import set_committed_value
 
 from service.db import unit_of_work
 
@@ -61,8 +62,14 @@ async def claim_rows(
                     attempts=table.attempts + 1,
                 )
             )
+            # What the UPDATE wrote, without reading each row back (no one else can have
+            # changed them: they are locked by this transaction).
+            until = now_ms + lease_ms
             for row in rows:
-                await session.refresh(row)
+                set_committed_value(row, "status", WORKING)
+                set_committed_value(row, "lease_owner", owner)
+                set_committed_value(row, "lease_until_ms", until)
+                set_committed_value(row, "attempts", (getattr(row, "attempts") or 0) + 1)
         return rows
 
 
