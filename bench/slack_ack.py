@@ -179,10 +179,12 @@ async def measure_sender(count: int, rate: float) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         engine = create_engine(f"sqlite+aiosqlite:///{Path(tmp) / 'bot.db'}")
         await migrate(engine)
-        from bot.app import web_client
+        from bot.app import close_keep_alive, keep_alive, web_client
 
-        sender = SlackSender(session_factory(engine), web_client(TOKEN, fake.api_url),
-                             SYSTEM_CLOCK, RateLimits(workspace_per_second=rate))
+        client = web_client(TOKEN, fake.api_url)
+        keep_alive(client)  # as the Slack component does when timebot starts
+        sender = SlackSender(session_factory(engine), client, SYSTEM_CLOCK,
+                             RateLimits(workspace_per_second=rate))
         messages: list[tuple[str, str, Any, str | None]] = [
             (f"U{n:08d}", "Please submit your timesheet.", None, f"bench:{n}")
             for n in range(count)
@@ -199,6 +201,7 @@ async def measure_sender(count: int, rate: float) -> float:
             await asyncio.sleep(0.5)
         elapsed = time.perf_counter() - started
         await sender.worker.stop()
+        await close_keep_alive(client)
         await engine.dispose()
     delivered = len(fake.calls_to("chat.postMessage"))
     note(f"slack_sender: {delivered} delivered, {len(fake.rate_limited)} answered 429")

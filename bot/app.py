@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -46,6 +47,21 @@ def web_client(token: str, base_url: str | None) -> AsyncWebClient:
     if base_url:
         return AsyncWebClient(token=token, base_url=base_url.rstrip("/") + "/")
     return AsyncWebClient(token=token)
+
+
+def keep_alive(client: AsyncWebClient) -> None:
+    """Give the client one aiohttp session, so that its calls reuse kept-alive connections:
+    without one, slack_sdk opens a session (a new TCP and TLS connection) per call. Called in
+    the running event loop (a session binds to it)."""
+    if client.session is None or client.session.closed:
+        client.session = aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=client.timeout))
+
+
+async def close_keep_alive(client: AsyncWebClient) -> None:
+    if client.session is not None:
+        await client.session.close()
+        client.session = None
 
 
 def link_prompt(message: str, can_link: bool) -> list[dict[str, Any]]:

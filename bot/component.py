@@ -11,10 +11,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.app import SlackBot
+from bot.app import SlackBot, close_keep_alive, keep_alive
 from bot.approvals import ApprovalsPart
 from bot.home import HomePart
 from bot.nudges import NudgesPart
+from bot.socket_mode import SocketMode
 from bot.threads import ThreadsPart
 from bot.time_commands import TimeButtons
 from timebot.errors import ConfigError
@@ -54,19 +55,24 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute]) -> None:
     bot.parts = SlackParts(bot)
     _BOTS[id(runtime)] = bot
 
-    if socket_mode:
-        from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+    async def start(_runtime: Runtime) -> None:
+        keep_alive(bot.client)
+        bot.sender.worker.start()
+        bot.parts.nudges.start()
 
-        handler = AsyncSocketModeHandler(bot.app, settings.slack_app_token)
+    async def stop(_runtime: Runtime) -> None:
+        await bot.parts.nudges.stop()
+        await bot.sender.worker.stop()
+        await close_keep_alive(bot.client)
+        _BOTS.pop(id(runtime), None)
 
-        async def connect(_runtime: Runtime) -> None:
-            await handler.connect_async()  # type: ignore[no-untyped-call]
-
-        async def disconnect(_runtime: Runtime) -> None:
-            await handler.close_async()  # type: ignore[no-untyped-call]
-
-        runtime.on_start.append(connect)
-        runtime.on_stop.append(disconnect)
+    runtime.on_start.append(start)
+    runtime.on_stop.append(stop)
+    if settings.slack_app_token:
+        # Connects after `start` and (stop hooks run in reverse) disconnects before `stop`.
+        socket = SocketMode(bot, settings.slack_app_token)
+        runtime.on_start.append(socket.start)
+        runtime.on_stop.append(socket.stop)
     else:
         http_handler = AsyncSlackRequestHandler(bot.app)
 
@@ -74,16 +80,4 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute]) -> None:
             return await http_handler.handle(request)
 
         routes.append(Route("/slack/events", events, methods=["POST"]))
-
-    async def start(_runtime: Runtime) -> None:
-        bot.sender.worker.start()
-        bot.parts.nudges.start()
-
-    async def stop(_runtime: Runtime) -> None:
-        await bot.parts.nudges.stop()
-        await bot.sender.worker.stop()
-        _BOTS.pop(id(runtime), None)
-
-    runtime.on_start.append(start)
-    runtime.on_stop.append(stop)
     log.info("slack_installed", mode="socket" if socket_mode else "http")

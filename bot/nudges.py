@@ -153,12 +153,14 @@ def nudge_controls() -> dict[str, Any]:
     ]}
 
 
-def submit_blocks(text: str, start_ms: int, end_ms: int) -> list[dict[str, Any]]:
+def submit_blocks(text: str, start_ms: int, end_ms: int, key: str) -> list[dict[str, Any]]:
+    """A nudge with "Submit now"; the button carries the dedupe key the DM is queued with, so a
+    click finds its DM whether or not Slack's answer (channel, ts) is recorded yet."""
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": text}},
         {"type": "actions", "block_id": "submit", "elements": [{
             "type": "button", "action_id": SUBMIT_NOW, "style": "primary",
-            "value": json.dumps([start_ms, end_ms]),
+            "value": json.dumps([start_ms, end_ms, key]),
             "text": {"type": "plain_text", "text": "Submit now"},
         }]},
     ]
@@ -255,8 +257,8 @@ class NudgesPart:
             in_slack.append(str(person.get("name")))
             text = (f"{context.person.name} reminds you to submit your timesheet for "
                     f"{period}.")
-            messages.append((user, text, submit_blocks(text, start, end),
-                             f"remind:{person['id']}:{start}:{today}"))
+            key = f"remind:{person['id']}:{start}:{today}"
+            messages.append((user, text, submit_blocks(text, start, end, key), key))
         await self.bot.sender.post_many(messages)
         names = ", ".join(str(p.get("name")) for p in remind)
         answer = f"Reminded {len(remind)} for {period}: {names}."
@@ -332,6 +334,19 @@ class NudgesPart:
                                       off=True)
         await self.bot.ephemeral(self._channel(body), user_id,
                                  "Approval nudges are off; `/timesheet nudges on` to resume.")
+
+    async def _nudge_message(
+        self, body: dict[str, Any], user_id: str, channel: str, key: str | None
+    ) -> SlackOutgoing | None:
+        """The DM whose button was clicked. By its dedupe key: the row exists before the DM is
+        sent, while Slack's answer (channel, ts) is recorded only after it (with the sender's
+        next flush), so a prompt click must not depend on it. Buttons without a key (older
+        messages) by (channel, ts)."""
+        if key is not None:
+            row = await self.bot.sender.queued_with_key(key)
+            return row if row is not None and row.channel in (user_id, channel) else None
+        message_ts = str((body.get("container") or {}).get("message_ts") or "")
+        return await self.bot.sender.posted(channel, message_ts) if message_ts else None
 
     @staticmethod
     def _channel(body: dict[str, Any]) -> str:
@@ -509,8 +524,8 @@ class NudgesPart:
         text = (f"Your timesheet for {period_words} was rejected: correct it and submit again."
                 if status == "rejected" else
                 f"The week is ending: your timesheet for {period_words} is not submitted yet.")
-        await self.bot.sender.post(user, text, submit_blocks(text, *period),
-                                   key=f"staff:{link.person_id}:{period[0]}")
+        key = f"staff:{link.person_id}:{period[0]}"
+        await self.bot.sender.post(user, text, submit_blocks(text, *period, key), key=key)
         return True
 
     async def _on_submit_now(self, ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -520,7 +535,9 @@ class NudgesPart:
         person = await self.bot.person_or_prompt(user_id, channel)
         if person is None:
             return
-        start, end = json.loads(str(body["actions"][0].get("value", "[0,0]")))
+        value = json.loads(str(body["actions"][0].get("value", "[0,0]")))
+        start, end = value[0], value[1]
+        key = str(value[2]) if len(value) > 2 else None
         try:
             await self.bot.runtime.client.execute(
                 SUBMIT, {"person": person.person_id, "start": int(start), "end": int(end)},
@@ -529,8 +546,7 @@ class NudgesPart:
             await self.bot.ephemeral(channel, user_id, f"Not submitted: {error}")
             return
         text = f"Submitted your timesheet for {period_text(int(start), int(end))}."
-        message_ts = str((body.get("container") or {}).get("message_ts") or "")
-        row = await self.bot.sender.posted(channel, message_ts) if message_ts else None
+        row = await self._nudge_message(body, user_id, channel, key)
         if row is not None:
             await self.bot.sender.update_row(
                 row.id, text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}])

@@ -23,7 +23,7 @@ from typing import Any
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -35,6 +35,8 @@ from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finis
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("timebot.slack.sender")
+
+OUTGOING: Table = SlackOutgoing.__table__  # type: ignore[assignment]  # Core, for bulk statements
 
 POST = "chat.postMessage"
 UPDATE = "chat.update"
@@ -68,17 +70,29 @@ class Pacer:
         self._paused_until = 0.0
 
     async def slot(self, channel: str) -> None:
-        channel = self.aliases.get(channel, channel)
+        """Wait until `channel` may get a message: its own pace first, then the next
+        workspace-wide slot, handed out first come, first served. Each waiter sleeps until
+        its own slot (a herd of waiters all waking at every slot to find it taken would cost
+        more CPU than the sending). A 429 meanwhile (pause) sends it back to the queue."""
+        interval = self.limits.per_channel_interval
+        spacing = 1.0 / self.limits.workspace_per_second
         while True:
+            key = self.aliases.get(channel, channel)
             now = time.monotonic()
-            start = max(now, self._paused_until, self._channel_next.get(channel, 0.0),
-                        self._global_next)
-            if start <= now:
-                self._channel_next[channel] = now + self.limits.per_channel_interval
-                self._global_next = max(self._global_next, now) + \
-                    1.0 / self.limits.workspace_per_second
-                return
-            await asyncio.sleep(start - now)
+            ready = max(self._paused_until, self._channel_next.get(key, 0.0))
+            if ready > now:
+                await asyncio.sleep(ready - now)
+                continue
+            start = max(now, self._global_next)
+            self._global_next = start + spacing
+            if start > now:
+                await asyncio.sleep(start - now)
+                key = self.aliases.get(channel, channel)
+                now = time.monotonic()
+                if max(self._paused_until, self._channel_next.get(key, 0.0)) > now:
+                    continue  # paused, or its channel used (through an alias) meanwhile
+            self._channel_next[key] = now + interval
+            return
 
     def alias(self, channel: str, same_as: str) -> None:
         """`channel` (a user id) is `same_as` (their IM channel): one pace for both."""
@@ -159,14 +173,22 @@ class SlackSender:
     async def post_many(
         self, messages: Sequence[tuple[str, str, Sequence[Mapping[str, Any]] | None, str | None]]
     ) -> int:
-        """Queue many posts (channel, text, blocks, dedupe key) in one transaction."""
-        added = 0
+        """Queue many posts (channel, text, blocks, dedupe key) in one transaction, with one
+        multi-row INSERT; how many were added (those whose key was queued before are not)."""
+        rows: list[dict[str, Any]] = []
+        for channel, text, blocks, key in messages:
+            payload: dict[str, Any] = {"channel": channel, "text": text}
+            if blocks:
+                payload["blocks"] = [dict(b) for b in blocks]
+            rows.append(self._row(POST, channel, payload, key=key))
+        if not rows:
+            return 0
         async with unit_of_work(self.sessions) as session:
-            for channel, text, blocks, key in messages:
-                payload: dict[str, Any] = {"channel": channel, "text": text}
-                if blocks:
-                    payload["blocks"] = [dict(b) for b in blocks]
-                added += await self._insert(session, self._row(POST, channel, payload, key=key))
+            dialect = session.get_bind().dialect.name
+            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            statement = insert(OUTGOING).on_conflict_do_nothing(
+                index_elements=["dedupe_key"]).returning(OUTGOING.c.id)
+            added = len((await session.execute(statement, rows)).all())
         self.worker.wake()
         return added
 
@@ -201,6 +223,13 @@ class SlackSender:
                 )
             )).first()
 
+    async def queued_with_key(self, key: str) -> SlackOutgoing | None:
+        """The call queued with dedupe key `key` (whatever its state)."""
+        async with self.sessions() as session:
+            return (await session.scalars(
+                select(SlackOutgoing).where(SlackOutgoing.dedupe_key == key)
+            )).one_or_none()
+
     async def sent_with_ref(self, ref_prefix: str) -> list[SlackOutgoing]:
         async with self.sessions() as session:
             return list(await session.scalars(
@@ -211,10 +240,10 @@ class SlackSender:
 
     async def pending(self) -> int:
         async with self.sessions() as session:
-            rows = await session.scalars(
-                select(SlackOutgoing.id).where(SlackOutgoing.status.not_in([DONE, FAILED]))
-            )
-            return len(list(rows))
+            return int(await session.scalar(
+                select(func.count()).select_from(SlackOutgoing)
+                .where(SlackOutgoing.status.not_in([DONE, FAILED]))
+            ) or 0)
 
 
 class SenderWorker(PollingWorker):
@@ -272,15 +301,22 @@ class SenderWorker(PollingWorker):
         if not self._outcomes:
             return
         outcomes, self._outcomes = self._outcomes, []
+        # One executemany per shape of outcome (which columns it sets), not a statement each.
+        shapes: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+        for row_id, values in outcomes:
+            shapes[tuple(sorted(values))].append(
+                {"row_id": row_id, **{f"new_{name}": value for name, value in values.items()}})
         try:
             async with unit_of_work(self.sender.sessions) as session:
-                for row_id, values in outcomes:
+                for names, parameters in shapes.items():
                     await session.execute(
-                        update(SlackOutgoing)
-                        .where(SlackOutgoing.id == row_id,
-                               SlackOutgoing.lease_owner == self.owner,
-                               SlackOutgoing.status == WORKING)
-                        .values(lease_owner=None, **values)
+                        update(OUTGOING)
+                        .where(OUTGOING.c.id == bindparam("row_id"),
+                               OUTGOING.c.lease_owner == self.owner,
+                               OUTGOING.c.status == WORKING)
+                        .values(lease_owner=None,
+                                **{name: bindparam(f"new_{name}") for name in names}),
+                        parameters,
                     )
         except BaseException:
             self._outcomes[:0] = outcomes

@@ -7,12 +7,14 @@ bot calls, records every call, and can be told to answer 429 with Retry-After.
     ...
     calls = await fake.wait_for("chat.postMessage", count=1)
     fake.calls_to("chat.update")              # [Call(method, args, at)]
-    fake.rate_limit("chat.postMessage", times=2, retry_after=1)
+    fake.rate_limit("chat.postMessage", times=2, retry_after=1)   # channel="U1": only there
+    await fake.wait_for("chat.postMessage", refused=True)   # a call that was answered 429
     fake.enforce_channel_rate(1.0)            # 429 when a channel gets two posts within 1 s
     await fake.stop()
 
 `response_url`s for slash commands and actions point at `fake.response_url(...)`; what the bot
-posts there is recorded as method "response_url".
+posts there is recorded as method "response_url". `apps.connections.open` (app-level tokens
+only) answers `fake.socket_url`, which tests/bot/fake_socket_mode.py sets.
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ class FakeSlack:
     task: asyncio.Task[None] | None = None
     calls: list[Call] = field(default_factory=list)
     users: dict[str, FakeUser] = field(default_factory=dict)
-    # method -> [(remaining 429 answers, retry-after seconds)]
-    _limited: dict[str, list[int]] = field(default_factory=dict)
+    # method -> (remaining 429 answers, retry-after seconds, only this channel or None)
+    _limited: dict[str, list[Any]] = field(default_factory=dict)
     _channel_interval: float | None = None
     _channel_last: dict[str, float] = field(default_factory=dict)
     rate_limited: list[Call] = field(default_factory=list)
@@ -71,6 +73,8 @@ class FakeSlack:
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     messages: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     by_channel: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # Socket Mode: what apps.connections.open answers (tests/bot/fake_socket_mode.py sets it).
+    socket_url: str | None = None
 
     @classmethod
     async def start(cls, port: int | None = None) -> FakeSlack:
@@ -115,9 +119,11 @@ class FakeSlack:
         self.users[user_id] = user
         return user
 
-    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
-        """The next `times` calls of `method` get HTTP 429 with Retry-After."""
-        self._limited[method] = [times, retry_after]
+    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1,
+                   channel: str | None = None) -> None:
+        """The next `times` calls of `method` (into `channel` only, if given) get HTTP 429
+        with Retry-After."""
+        self._limited[method] = [times, retry_after, channel]
 
     def enforce_channel_rate(self, interval: float | None) -> None:
         """Answer 429 (Retry-After 1) to a post into a channel that had one < interval ago."""
@@ -131,12 +137,14 @@ class FakeSlack:
     def calls_to(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
 
-    async def wait_for(self, method: str, count: int = 1, seconds: float = 20.0,
-                       **match: Any) -> list[Call]:
-        """Wait until `count` calls of `method` (whose args include `match`) were made."""
+    async def wait_for(self, method: str, count: int = 1, seconds: float = 20.0, *,
+                       refused: bool = False, **match: Any) -> list[Call]:
+        """Wait until `count` calls of `method` (whose args include `match`) were made; with
+        `refused`, calls that were answered 429."""
         def found() -> list[Call]:
-            return [c for c in self.calls_to(method)
-                    if all(c.args.get(k) == v for k, v in match.items())]
+            calls = self.rate_limited if refused else self.calls
+            return [c for c in calls if c.method == method
+                    and all(c.args.get(k) == v for k, v in match.items())]
 
         deadline = time.monotonic() + seconds
         async with self._changed:
@@ -178,6 +186,13 @@ class FakeSlack:
         async with self._changed:
             self._changed.notify_all()
 
+    async def _refuse(self, call: Call, retry_after: int) -> Response:
+        self.rate_limited.append(call)
+        async with self._changed:
+            self._changed.notify_all()
+        return JSONResponse({"ok": False, "error": "ratelimited"}, status_code=429,
+                            headers={"Retry-After": str(retry_after)})
+
     def _im(self, channel: str) -> str:
         return "D" + channel[1:] if channel.startswith(("U", "W")) else channel
 
@@ -186,20 +201,26 @@ class FakeSlack:
         args = await self._args(request)
         call = Call(method, args, time.monotonic())
         limited = self._limited.get(method)
-        if limited and limited[0] > 0:
+        if limited and limited[0] > 0 and limited[2] in (None, args.get("channel")):
             limited[0] -= 1
-            self.rate_limited.append(call)
-            return JSONResponse({"ok": False, "error": "ratelimited"}, status_code=429,
-                                headers={"Retry-After": str(limited[1])})
+            return await self._refuse(call, int(limited[1]))
         if self._channel_interval is not None and method == "chat.postMessage":
             channel = self._im(str(args.get("channel", "")))
             last = self._channel_last.get(channel)
             # 5 % tolerance for clock granularity
             if last is not None and call.at - last < self._channel_interval * 0.95:
-                self.rate_limited.append(call)
-                return JSONResponse({"ok": False, "error": "ratelimited"}, status_code=429,
-                                    headers={"Retry-After": "1"})
+                return await self._refuse(call, 1)
             self._channel_last[channel] = call.at
+        if method == "apps.connections.open":
+            # Slack answers it only to an app-level token, never to the bot token.
+            token = request.headers.get("authorization", "").removeprefix("Bearer ")
+            call.args["token"] = token
+            await self._record(call)
+            if not token.startswith("xapp-"):
+                return JSONResponse({"ok": False, "error": "not_allowed_token_type"})
+            if self.socket_url is None:
+                return JSONResponse({"ok": False, "error": "invalid_auth"})
+            return JSONResponse({"ok": True, "url": self.socket_url})
         await self._record(call)
         return JSONResponse(self._answer(method, args))
 

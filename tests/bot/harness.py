@@ -5,6 +5,9 @@ organisation for it (a workspace serves one organisation: the only one on this s
     member = await harness.slack_member("Ann", role="employee")   # a person + a Slack user
     await harness.slack.command("/timesheet", "remind", user=member.slack_id)
     await harness.stop()
+
+With `socket_mode=True` the app runs in Socket Mode (SLACK_APP_TOKEN, no signing secret):
+`harness.socket` is the fake Socket Mode server it connects to, and nothing is at /slack/events.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import httpx
 from bot.app import SlackBot
 from bot.component import bot_of
 from tests.bot.fake_slack import FakeSlack
+from tests.bot.fake_socket_mode import FakeSocketMode
 from tests.bot.signing import SlackRequests
 from tests.support import LiveServer, Member, Org, new_org, start_live_server, stop_live_server
 
 SIGNING_SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test-token"
+APP_TOKEN = "xapp-test-token"
 
 
 @dataclass
@@ -46,6 +51,7 @@ class SlackHarness:
     http: httpx.AsyncClient
     slack: SlackRequests
     org: Org
+    socket: FakeSocketMode | None = None
 
     @property
     def bot(self) -> SlackBot:
@@ -62,23 +68,25 @@ class SlackHarness:
 
     async def stop(self) -> None:
         await stop_live_server(self.live)
+        if self.socket is not None:
+            await self.socket.stop()
         await self.fake.stop()
         await self.http.aclose()
 
 
 async def start_slack_harness(
-    backend: str, data_dir: Path, extra_env: dict[str, str] | None = None
+    backend: str, data_dir: Path, extra_env: dict[str, str] | None = None, *,
+    socket_mode: bool = False,
 ) -> SlackHarness:
     fake = await FakeSlack.start()
-    live = await start_live_server(backend, data_dir, extra_env={
-        "SLACK_BOT_TOKEN": BOT_TOKEN,
-        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "TIMEBOT_SLACK_API_URL": fake.api_url,
-        **(extra_env or {}),
-    })
+    socket = await FakeSocketMode.start(fake) if socket_mode else None
+    env = {"SLACK_BOT_TOKEN": BOT_TOKEN, "TIMEBOT_SLACK_API_URL": fake.api_url}
+    env.update({"SLACK_APP_TOKEN": APP_TOKEN} if socket_mode else
+               {"SLACK_SIGNING_SECRET": SIGNING_SECRET})
+    live = await start_live_server(backend, data_dir, extra_env={**env, **(extra_env or {})})
     http = httpx.AsyncClient(timeout=30)
     org = await new_org(live, http, "Slack")
     runtime = live.app.state.runtime
     await runtime.subscriptions.ensure(org.id)
     slack = SlackRequests(http, f"{live.base_url}/slack/events", SIGNING_SECRET, fake)
-    return SlackHarness(live, fake, http, slack, org)
+    return SlackHarness(live, fake, http, slack, org, socket)

@@ -133,6 +133,36 @@ async def test_remind_nudges_only_those_who_have_not_submitted(h: SlackHarness) 
     assert len(wes_dms) == 1  # not twice the same day
 
 
+async def test_submit_now_finds_its_dm_before_slack_s_answer_is_recorded(
+    h: SlackHarness,
+) -> None:
+    """The button finds its DM by what was queued, not by the (channel, ts) Slack answers:
+    that answer is recorded only after the call, so a prompt click must not depend on it.
+    Here Tom clicks while his DM waits out a 429: it is posted, then updated in place."""
+    h.live.clock.set(WEEK + 3 * DAY_MS)
+    mia = await h.slack_member("Mia", role="manager")
+    tom = await h.slack_member("Tom")
+    await manage(h.org, mia.member, tom.member)
+    await add_record(tom.member, tom.member)
+    h.fake.rate_limit("chat.postMessage", times=1, retry_after=1, channel=tom.slack_id)
+    await h.slack.command("/timesheet", "remind", user=mia.slack_id)
+    refused = (await h.fake.wait_for("chat.postMessage", refused=True,
+                                     channel=tom.slack_id))[0]
+    im = "D" + tom.slack_id[1:]
+    await h.slack.action(user=tom.slack_id, action_id="timebot_submit_now",
+                         value=refused.args["blocks"][1]["elements"][0]["value"],
+                         channel=im, ts="1699999999.000100")
+    update = (await h.fake.wait_for("chat.update", channel=im))[0]
+    posts = h.fake.calls_to("chat.postMessage")
+    dm = [c for c in posts if c.args["channel"] == tom.slack_id]
+    assert len(dm) == 1 and "Mia reminds you" in dm[0].args["text"]
+    assert update.args["ts"] == h.fake.by_channel[im][-1] and update.at > dm[0].at
+    assert "Submitted your timesheet" in update.args["text"]
+    assert not [c for c in h.fake.calls_to("chat.postEphemeral")
+                if c.args["user"] == tom.slack_id]
+    assert (await state(h.org.admin, tom.member))["status"] == "a"
+
+
 async def test_remind_by_someone_managing_nobody(h: SlackHarness) -> None:
     ann = await h.slack_member("Ann")
     await h.slack.command("/timesheet", "remind", user=ann.slack_id)

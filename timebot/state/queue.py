@@ -65,11 +65,12 @@ async def claim_rows(
             # What the UPDATE wrote, without reading each row back (no one else can have
             # changed them: they are locked by this transaction).
             until = now_ms + lease_ms
-            for row in rows:
+            claimed: list[Any] = list(rows)
+            for row in claimed:
                 set_committed_value(row, "status", WORKING)
                 set_committed_value(row, "lease_owner", owner)
                 set_committed_value(row, "lease_until_ms", until)
-                set_committed_value(row, "attempts", (getattr(row, "attempts") or 0) + 1)
+                set_committed_value(row, "attempts", (row.attempts or 0) + 1)
         return rows
 
 

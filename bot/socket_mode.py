@@ -1,0 +1,47 @@
+"""Socket Mode: Slack's requests come over a websocket that timebot opens (apps.connections.open
+with the app-level token, SLACK_APP_TOKEN) instead of POST /slack/events; each envelope is
+acknowledged on the socket with its envelope_id.
+
+The client is made when the process starts, not when the app is assembled: slack_sdk's aiohttp
+client binds itself to the running event loop when it is constructed, and `create_app` runs
+before uvicorn starts the loop (`timebot serve`). Connecting runs in the background: while
+Slack is unreachable the client keeps trying, and the rest of timebot (HTTP, mail, the sender's
+queue) starts and stops regardless."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+if TYPE_CHECKING:
+    from bot.app import SlackBot
+    from timebot.runtime import Runtime
+
+
+class SocketMode:
+    def __init__(self, bot: SlackBot, app_token: str) -> None:
+        self.bot = bot
+        self.app_token = app_token
+        self.handler: AsyncSocketModeHandler | None = None
+        self._connecting: asyncio.Task[None] | None = None
+
+    async def start(self, _runtime: Runtime) -> None:
+        """Start connecting: a socket URL from apps.connections.open, then the socket."""
+        if self.handler is None:
+            self.handler = AsyncSocketModeHandler(self.bot.app, self.app_token)
+            self._connecting = asyncio.create_task(
+                self.handler.connect_async(), name="slack-socket-mode")  # type: ignore[no-untyped-call]
+
+    async def stop(self, _runtime: Runtime) -> None:
+        if self._connecting is not None:
+            self._connecting.cancel()
+            try:
+                await self._connecting
+            except asyncio.CancelledError:
+                pass
+            self._connecting = None
+        if self.handler is not None:
+            await self.handler.close_async()  # type: ignore[no-untyped-call]
+            self.handler = None
