@@ -9,13 +9,23 @@ database in the same run:
 - service_time_records_add: addTimeRecord throughput, records/s (one request each).
 
 BENCH_RECORDS (default 1000000) sets the number of records for quicker runs.
+
+Seeding a million records takes about a minute, so the seeded database is kept (about 600 MB
+for a million) in BENCH_CACHE (default: timebot-bench in the temporary directory; "off" to
+seed every time) under a name that changes with the migrations, the seeding code and the
+number of records; each run works on its own copy. Only the newest one is kept.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import inspect
+import json
 import os
 import random
+import shutil
+import sqlite3
 import tempfile
 import time
 from collections.abc import Iterable
@@ -27,7 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.common import Figure, median, note
 from service.clock import Clock
-from service.db import migrate, unit_of_work
+from service.db import MIGRATIONS_DIR, migrate, unit_of_work
 from service.embedded import EmbeddedService
 from service.models import AbsenceType, Project, Task, TaskCategory, TimeRecord
 from service.models.records import time_record_projects
@@ -202,6 +212,61 @@ async def seed(service: EmbeddedService, path: Path, total: int) -> World:
     return world
 
 
+def _cache_dir() -> Path | None:
+    setting = os.environ.get("BENCH_CACHE", "")
+    if setting.lower() in ("off", "0", "no"):
+        return None
+    return Path(setting) if setting else Path(tempfile.gettempdir()) / "timebot-bench"
+
+
+def _cache_key(total: int) -> str:
+    """Changes with anything that changes the seeded database."""
+    digest = hashlib.sha256()
+    for migration in sorted(MIGRATIONS_DIR.rglob("*.py")):
+        digest.update(migration.read_bytes())
+    for code in (seed, _record_rows, World):
+        digest.update(inspect.getsource(code).encode())
+    digest.update(repr((total, PERSONS, PER_DAY, TOP_PROJECTS, START_MS)).encode())
+    return digest.hexdigest()[:16]
+
+
+async def seeded(path: Path, total: int) -> tuple[EmbeddedService, World]:
+    """The service on a seeded database at `path`: a copy of the cached one, or seeded now
+    (and then cached)."""
+    cache = _cache_dir()
+    key = _cache_key(total)
+    cached_db = cache / f"time-records-{key}.db" if cache else None
+    cached_world = cached_db.with_suffix(".json") if cached_db else None
+    if cached_db and cached_world and cached_db.exists() and cached_world.exists():
+        began = time.perf_counter()
+        shutil.copyfile(cached_db, path)
+        world = World()
+        world.__dict__.update(json.loads(cached_world.read_text()))
+        note(f"seeded database copied from {cached_db} in {time.perf_counter() - began:.1f} s")
+        service = EmbeddedService(f"sqlite+aiosqlite:///{path}", Clock())
+        await migrate(service.engine)
+        return service, world
+    service = EmbeddedService(f"sqlite+aiosqlite:///{path}", Clock())
+    # The schema only: the service's background workers (webhooks, reminders) stay off so
+    # that they neither lock the file while seeding nor add noise to the figures.
+    await migrate(service.engine)
+    world = await seed(service, path, total)
+    if cache and cached_db and cached_world:
+        await service.engine.dispose()
+        connection = sqlite3.connect(path)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
+        cache.mkdir(parents=True, exist_ok=True)
+        for old in cache.glob("time-records-*"):
+            old.unlink()
+        partial = cached_db.with_suffix(".partial")
+        shutil.copyfile(path, partial)
+        cached_world.write_text(json.dumps(world.__dict__))
+        partial.rename(cached_db)
+        note(f"seeded database kept in {cached_db}")
+    return service, world
+
+
 async def _graphql(service: EmbeddedService, query: str, variables: dict[str, Any],
                    key: str) -> dict[str, Any]:
     response = await service.executor.run({"query": query, "variables": variables}, key)
@@ -241,12 +306,8 @@ async def measure(selected: set[str]) -> list[Figure]:
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="bench-timerecords-") as tmp:
         path = Path(tmp) / "service.db"
-        service = EmbeddedService(f"sqlite+aiosqlite:///{path}", Clock())
-        # The schema only: the service's background workers (webhooks, reminders) stay off so
-        # that they neither lock the file while seeding nor add noise to the figures.
-        await migrate(service.engine)
+        service, world = await seeded(path, total)
         try:
-            world = await seed(service, path, total)
             engine = service.engine
             rng = random.Random(11)
             weeks = max(1, world.days // 7)
@@ -338,6 +399,8 @@ async def measure(selected: set[str]) -> list[Figure]:
                                       bare_rate))
         finally:
             await service.engine.dispose()
+            if service.read_engine is not service.engine:
+                await service.read_engine.dispose()
     return figures
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import (
@@ -13,22 +13,23 @@ from service.errors import (
 )
 from service.models import ApiKey, Organisation, Person
 
+# Built once (it is the same for every request): only the key is a parameter.
+_BY_KEY = (
+    select(ApiKey.key, Organisation, Person)
+    .outerjoin(Organisation, Organisation.id == ApiKey.organisation_id)
+    .outerjoin(
+        Person,
+        and_(Person.id == ApiKey.person_id, Person.organisation_id == Organisation.id),
+    )
+    .where(ApiKey.key == bindparam("apikey"))
+)
+
 
 async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organisation, Person]:
     """One round trip: the key with its organisation and person (either may be gone)."""
     if not apikey:
         raise InvalidKey()
-    row = (
-        await session.execute(
-            select(ApiKey.key, Organisation, Person)
-            .outerjoin(Organisation, Organisation.id == ApiKey.organisation_id)
-            .outerjoin(
-                Person,
-                and_(Person.id == ApiKey.person_id, Person.organisation_id == Organisation.id),
-            )
-            .where(ApiKey.key == apikey.strip())
-        )
-    ).first()
+    row = (await session.execute(_BY_KEY, {"apikey": apikey.strip()})).first()
     if row is None:
         raise InvalidKey()
     _key, organisation, person = row

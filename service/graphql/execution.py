@@ -30,6 +30,7 @@ from service.clock import Clock
 from service.errors import AccountInactive, ApiKeyError, PermissionDenied, ServiceError
 from service.graphql.auth import authenticate
 from service.graphql.context import RequestContext
+from service.graphql.fastpath import fast_executor_class, is_plain
 from service.models import AuditTrail
 
 log = structlog.get_logger("service.graphql")
@@ -101,14 +102,15 @@ class Executor:
                 variable_values=variables,
                 operation_name=operation_name,
                 is_awaitable=is_awaitable,
+                executor_class=_EXECUTOR_CLASS,
             )
             if isawaitable(result):
                 result = await result
             assert isinstance(result, ExecutionResult)
             if mutation:
                 await session.commit()
-            else:
-                await session.rollback()
+            # A query's transaction ends when the session closes (a rollback), without the
+            # explicit rollback's expiring of every object loaded first.
         if context.after_commit and self.after_commit is not None:
             await self.after_commit(context.after_commit)
         return GraphQLResponse(200, shape_result(result))
@@ -125,6 +127,7 @@ def _is_mutation(document: DocumentNode, operation_name: str | None) -> bool:
 
 
 _AWAITABLES = (CoroutineType, asyncio.Future)
+_EXECUTOR_CLASS = fast_executor_class()
 
 
 def is_awaitable(value: Any) -> TypeGuard[Awaitable[Any]]:
@@ -137,7 +140,7 @@ def wrap_resolvers(schema: GraphQLSchema) -> GraphQLSchema:
     """Give every field that has its own resolver the label of its path for permission
     refusals, and every mutation its savepoint and audit entry. Done once at schema build
     rather than as execution middleware, which would add a call to every field of every
-    record (default attribute resolvers cannot refuse anything)."""
+    record (default attribute resolvers and `plain` ones cannot refuse anything)."""
     for type_name, graphql_type in schema.type_map.items():
         if type_name.startswith("__") or not isinstance(graphql_type, GraphQLObjectType):
             continue
@@ -145,7 +148,7 @@ def wrap_resolvers(schema: GraphQLSchema) -> GraphQLSchema:
             label = f"{type_name}.{field_name}"
             if type_name == "Mutation" and field.resolve is not None:
                 field.resolve = _mutation_resolver(field.resolve, label)
-            elif field.resolve is not None:
+            elif field.resolve is not None and not is_plain(field.resolve):
                 field.resolve = _labelling_resolver(field.resolve, label)
     return schema
 
@@ -157,7 +160,7 @@ def _labelling_resolver(resolve: Any, label: str) -> Any:
         except PermissionDenied as error:
             error.path_label = error.path_label or label
             raise
-        if isawaitable(result):
+        if is_awaitable(result):
             return _labelled(result, label)
         return result
 

@@ -17,6 +17,7 @@ from sqlalchemy import delete
 
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
+from service.graphql.fastpath import plain
 from service.ids import new_id
 from service.lookup import get_in_org, get_many_in_org
 from service.models import (
@@ -30,7 +31,13 @@ from service.models import (
     TimeRecord,
 )
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
-from service.timerecords_query import count_records, record_conditions, select_records
+from service.timerecords_query import (
+    count_visible,
+    record_loading,
+    record_query,
+    select_records,
+    select_visible,
+)
 from service.timerecords_rules import SETTING, check_task_allowed
 
 query = QueryType()
@@ -42,21 +49,25 @@ time_record_type = ObjectType("SvcTimeRecord")
 
 
 @time_record_type.field("startTime")
+@plain
 def resolve_start_time(record: TimeRecord, _info: Any) -> int:
     return record.start_ms
 
 
 @time_record_type.field("endTime")
+@plain
 def resolve_end_time(record: TimeRecord, _info: Any) -> int | None:
     return record.end_ms
 
 
 @time_record_type.field("duration")
+@plain
 def resolve_duration(record: TimeRecord, _info: Any) -> int:
     return record.duration_ms
 
 
 @time_record_type.field("nonBillable")
+@plain
 def resolve_non_billable(record: TimeRecord, _info: Any) -> bool:
     return record.non_billable
 
@@ -178,15 +189,16 @@ async def resolve_get_time_record(_root: Any, info: Any, id: str) -> TimeRecord:
 @query.field("getTimeRecords")
 async def resolve_get_time_records(_root: Any, info: Any, **args: Any) -> list[TimeRecord]:
     context: RequestContext = info.context
-    conditions = await record_conditions(context, **args)
-    return list((await context.session.scalars(select_records(conditions))).unique())
+    records = record_query(context, **args)
+    statement = select_visible(records, record_loading(info))
+    return list((await context.session.scalars(statement, records.params)).unique())
 
 
 @query.field("countTimeRecords")
 async def resolve_count_time_records(_root: Any, info: Any, **args: Any) -> int:
     context: RequestContext = info.context
-    conditions = await record_conditions(context, **args)
-    return int((await context.session.scalar(count_records(conditions))) or 0)
+    records = record_query(context, **args)
+    return int((await context.session.scalar(count_visible(records), records.params)) or 0)
 
 
 # ---------------------------------------------------------------------------- add

@@ -382,6 +382,63 @@ async def test_every_filter_field(org: Org) -> None:
     assert await listed(org.admin, filter=both) == [c]
 
 
+# ------------------------------------------------------------------------------- loading
+
+NESTED = """
+  id duration comment nonBillable wfh startTime { ts iso } endTime { ts iso }
+  person { id name email role { name } }
+  projects { id name level category { id name } parent { id name } }
+  task { id name category { id name } }
+  absence { id name unit }
+  event { id }
+"""
+
+
+async def test_a_list_reads_each_record_as_a_single_get_does(org: Org) -> None:
+    """getTimeRecords loads only the relationships a query names (projects in the same SQL
+    query as the records): whatever the query's shape, a record reads as getTimeRecord has it."""
+    w = await make_world(org)
+    bob = await org.add_member("Bob")
+    mia = await org.add_member("Mia", role="manager")
+    await manage(org, mia, bob)
+    two = await add(bob, bob, MONDAY, task=w.task, projects=[w.other, w.child])
+    off = await add(bob, bob, MONDAY + DAY_MS, absence=w.absence)
+    bare = await add(mia, mia, MONDAY + 2 * DAY_MS)
+    get = f"query($id: SvcId!) {{ getTimeRecord(id: $id) {{ {NESTED} }} }}"
+    for who, ids in ((bob, [two, off]), (mia, [two, off, bare]), (org.admin, [two, off, bare])):
+        expected = [(await who.gql(get, {"id": r["id"]}))["getTimeRecord"] for r in ids]
+        listed_records = (await who.gql(f"{{ getTimeRecords {{ {NESTED} }} }}"))["getTimeRecords"]
+        assert listed_records == expected
+    assert [p["name"] for p in expected[0]["projects"]] == ["Apollo 11", "Zeus"]
+    assert expected[0]["projects"][0]["parent"] == {"id": w.parent, "name": "Apollo"}
+
+    # a record on two projects is listed once, with both, also when a filter names one
+    on_child = await bob.gql(
+        "query($p: [SvcId]) { getTimeRecords(filter: [{projectIds: $p}]) { id projects { id } } }",
+        {"p": [w.child]},
+    )
+    assert on_child["getTimeRecords"] == [
+        {"id": two["id"], "projects": [{"id": w.child}, {"id": w.other}]}
+    ]
+    # fragments, inline fragments and aliases ask for relationships too
+    shaped = await bob.gql(
+        """query {
+          ids: getTimeRecords { id }
+          some: getTimeRecords { ...Some }
+          time: getTimeRecords(time: true) { ... on SvcTimeRecord { who: person { name } } }
+        }
+        fragment Some on SvcTimeRecord { id length: duration work: task { name } projects { name } }
+        """
+    )
+    assert shaped["ids"] == [{"id": two["id"]}, {"id": off["id"]}]
+    assert shaped["some"] == [
+        {"id": two["id"], "length": HOUR_MS, "work": {"name": "Design"},
+         "projects": [{"name": "Apollo 11"}, {"name": "Zeus"}]},
+        {"id": off["id"], "length": HOUR_MS, "work": None, "projects": []},
+    ]
+    assert shaped["time"] == [{"who": {"name": "Bob"}}]
+
+
 # ------------------------------------------------------------------------------- delete, clone
 
 
