@@ -56,6 +56,7 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
+from timebot.read_batching import ReadBatcher
 from timebot.state.models import MailReply
 from timebot.tokens import ApprovalToken, find_token_candidates, verify_token
 
@@ -325,6 +326,8 @@ class MessageProcessor:
             wake=runtime.outbox_worker.wake,
         )
         self._dkim = _DkimKeys(settings.dkim_txt_file)
+        # The event and state reads of messages processed at once share requests.
+        self.reads = ReadBatcher(runtime.client)
 
     # -- shared by every handler --
 
@@ -448,8 +451,8 @@ async def process_approval_reply(processor: MessageProcessor, mail: InboundMail)
     integration = await runtime.directory.integration_key(org_id)
     client = runtime.client
     try:
-        event = (await client.execute(EVENT_QUERY, {"id": token.event_id}, apikey=integration)
-                 )["getApprovalEventById"]
+        event = (await processor.reads.execute(EVENT_QUERY, {"id": token.event_id},
+                                               apikey=integration))["getApprovalEventById"]
     except (ServiceRequestError, PermissionRefused):
         event = None
     if not event:
@@ -460,7 +463,7 @@ async def process_approval_reply(processor: MessageProcessor, mail: InboundMail)
         str(event["person"]["name"]), int(event["startTime"]["ts"]), int(event["endTime"]["ts"])
     )
 
-    data = await client.execute(
+    data = await processor.reads.execute(
         STATE_QUERY,
         {"p": event["person"]["id"], "s": sheet.start_ms, "e": sheet.end_ms},
         apikey=integration,

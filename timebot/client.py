@@ -8,6 +8,7 @@ pooled connection. Errors become the exceptions of timebot.errors.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -123,6 +124,18 @@ class ServiceClient:
     ) -> dict[str, Any]:
         """The `data` of the answer. Raises on errors; on permission refusals too unless
         `allow_partial` (then the refused fields are simply missing from the data)."""
+        answer = await self.execute_raw(query, variables, apikey=apikey)
+        return self.interpret(answer, allow_partial=allow_partial)
+
+    async def execute_raw(
+        self,
+        query: GraphQLRequest | str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        apikey: str,
+    ) -> RawAnswer:
+        """The answer as it came (data, errors, permission refusals); raises only when there
+        is no GraphQL answer at all (ServiceUnavailable)."""
         await self.start()
         parsed = operation(query) if isinstance(query, str) else query
         request = _Request(parsed, variable_values=dict(variables or {}))
@@ -134,13 +147,25 @@ class ServiceClient:
             raise
         except (TransportError, httpx.HTTPError, OSError) as error:
             raise ServiceUnavailable(f"cannot reach the service at {self.url}: {error}") from error
-        raw_errors: list[Any] = list(result.errors or [])
-        messages = [str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in raw_errors]
+        errors = [e if isinstance(e, dict) else {"message": str(e)} for e in result.errors or []]
+        refused = [str(p) for p in (result.extensions or {}).get("permissionsErrors") or []]
+        return RawAnswer(result.data, errors, refused)
+
+    @staticmethod
+    def interpret(answer: RawAnswer, *, allow_partial: bool = False) -> dict[str, Any]:
+        """`execute`'s reading of an answer: its data, or the exception it amounts to."""
+        messages = [str(e.get("message", e)) for e in answer.errors]
         if messages:
             if any(m.startswith(CREDENTIAL_MESSAGES) for m in messages):
                 raise InvalidCredentials(messages)
             raise ServiceRequestError(messages)
-        refused = list((result.extensions or {}).get("permissionsErrors") or [])
-        if refused and not allow_partial:
-            raise PermissionRefused(refused)
-        return dict(result.data or {})
+        if answer.refused and not allow_partial:
+            raise PermissionRefused(answer.refused)
+        return dict(answer.data or {})
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    data: dict[str, Any] | None
+    errors: list[dict[str, Any]]
+    refused: list[str]
