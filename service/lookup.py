@@ -5,12 +5,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import NotFound
 
 T = TypeVar("T")
+
+
+# Built once per model (building a statement and its cache key costs more than running it):
+# the id and the organisation are parameters.
+_BY_ID: dict[tuple[type[Any], bool], Any] = {}
+
+
+def _by_id(model: type[Any], for_update: bool) -> Any:
+    statement = _BY_ID.get((model, for_update))
+    if statement is None:
+        statement = select(model).where(
+            model.id == bindparam("lookup_id"),
+            model.organisation_id == bindparam("lookup_org"),
+        )
+        if for_update:
+            statement = statement.with_for_update()
+        _BY_ID[(model, for_update)] = statement
+    return statement
 
 
 async def get_in_org(
@@ -27,13 +45,10 @@ async def get_in_org(
     label = what or getattr(model, "__tablename__", "item").rstrip("s").replace("_", " ")
     if entity_id is None:
         raise NotFound(argument, entity_id, label)
-    statement: Any = select(model).where(
-        model.id == entity_id,  # type: ignore[attr-defined]
-        model.organisation_id == org_id,  # type: ignore[attr-defined]
-    )
-    if for_update:
-        statement = statement.with_for_update()
-    found = (await session.scalars(statement)).unique().one_or_none()
+    statement = _by_id(model, for_update)
+    found = (
+        await session.scalars(statement, {"lookup_id": entity_id, "lookup_org": org_id})
+    ).unique().one_or_none()
     if found is None:
         raise NotFound(argument, entity_id, label)
     return found  # type: ignore[no-any-return]

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -198,17 +198,54 @@ async def load_directory(
     )
 
 
+# The statements read on every approval request, built once (building a statement and its
+# cache key costs more than running it): the values are parameters.
+_LOCK_TIMESHEET = (
+    select(Timesheet)
+    .where(Timesheet.id == bindparam("wf_id"))
+    .with_for_update()
+    .execution_options(populate_existing=True)
+)
+_TIMESHEETS_OVERLAPPING = (
+    select(Timesheet)
+    .where(
+        Timesheet.organisation_id == bindparam("wf_org"),
+        Timesheet.person_id == bindparam("wf_person"),
+        Timesheet.start_ms < bindparam("wf_end"),
+        Timesheet.end_ms > bindparam("wf_start"),
+    )
+    .order_by(Timesheet.updated_ms.desc())
+)
+_APPROVALS = select(Approval.stage, Approval.approver_id).where(
+    Approval.submit_id == bindparam("wf_submit"), Approval.round == bindparam("wf_round")
+)
+_APPROVALS_DETAIL = (
+    select(Approval.stage, Approval.approver_id, Approval.ts_ms)
+    .where(Approval.submit_id == bindparam("wf_submit"), Approval.round == bindparam("wf_round"))
+    .order_by(Approval.ts_ms, Approval.id)
+)
+_PEOPLE = select(Person).where(
+    Person.organisation_id == bindparam("wf_org"),
+    Person.id.in_(bindparam("wf_ids", expanding=True)),
+)
+
+
 async def lock_timesheet(session: AsyncSession, timesheet_id: str) -> Timesheet:
     """The timesheet row, locked for this transaction and re-read from the database."""
-    found = (
-        await session.scalars(
-            select(Timesheet)
-            .where(Timesheet.id == timesheet_id)
-            .with_for_update()
-            .execution_options(populate_existing=True)
-        )
-    ).one()
+    found = (await session.scalars(_LOCK_TIMESHEET, {"wf_id": timesheet_id})).one()
     return found
+
+
+async def reread_after_lock(session: AsyncSession, instance: Any) -> None:
+    """Re-read a row loaded before the timesheet lock was taken. Needed where rows are locked
+    one by one (PostgreSQL: another transaction may have changed it while we waited). On
+    SQLite a transaction reads one snapshot from its first statement to its end (and writers
+    hold the database's write lock from BEGIN IMMEDIATE), so re-reading returns what was read
+    already: the round trip is skipped."""
+    bind = session.bind
+    if bind is not None and bind.dialect.name == "sqlite":
+        return
+    await session.refresh(instance)
 
 
 async def covering_timesheet(
@@ -237,14 +274,8 @@ async def timesheet_for_period(
     """The timesheet with exactly these bounds, else the latest one overlapping them."""
     rows = list(
         await session.scalars(
-            select(Timesheet)
-            .where(
-                Timesheet.organisation_id == org_id,
-                Timesheet.person_id == person_id,
-                Timesheet.start_ms < end_ms,
-                Timesheet.end_ms > start_ms,
-            )
-            .order_by(Timesheet.updated_ms.desc())
+            _TIMESHEETS_OVERLAPPING,
+            {"wf_org": org_id, "wf_person": person_id, "wf_start": start_ms, "wf_end": end_ms},
         )
     )
     for row in rows:
@@ -259,9 +290,7 @@ async def approvals_of(session: AsyncSession, timesheet: Timesheet) -> dict[int,
     if timesheet.submit_id is None:
         return found
     for stage, approver in await session.execute(
-        select(Approval.stage, Approval.approver_id).where(
-            Approval.submit_id == timesheet.submit_id, Approval.round == timesheet.round
-        )
+        _APPROVALS, {"wf_submit": timesheet.submit_id, "wf_round": timesheet.round}
     ):
         found.setdefault(stage, set()).add(approver)
     return found
@@ -275,9 +304,7 @@ async def approvals_detail(
     if timesheet.submit_id is None:
         return found
     for stage, approver, ts_ms in await session.execute(
-        select(Approval.stage, Approval.approver_id, Approval.ts_ms)
-        .where(Approval.submit_id == timesheet.submit_id, Approval.round == timesheet.round)
-        .order_by(Approval.ts_ms, Approval.id)
+        _APPROVALS_DETAIL, {"wf_submit": timesheet.submit_id, "wf_round": timesheet.round}
     ):
         found.setdefault(stage, []).append((approver, ts_ms))
     return found
@@ -295,9 +322,7 @@ async def people(session: AsyncSession, org_id: str, ids: Iterable[str]) -> dict
     wanted = sorted({i for i in ids if i})
     if not wanted:
         return {}
-    rows = await session.scalars(
-        select(Person).where(Person.organisation_id == org_id, Person.id.in_(wanted))
-    )
+    rows = await session.scalars(_PEOPLE, {"wf_org": org_id, "wf_ids": wanted})
     return {p.id: p for p in rows.unique()}
 
 
@@ -322,10 +347,17 @@ async def notify(
     action: str,
     comment: str | None = None,
     event: str = EVENT_APPROVAL_UPDATE,
+    approvals: dict[int, set[str]] | None = None,
 ) -> None:
-    """Queue approvalEventUpdate: the event, person, period, status, stage, pending approvers."""
-    approvals = await approvals_of(actor.session, timesheet)
-    pending = current_pending(timesheet, approvals)
+    """Queue approvalEventUpdate: the event, person, period, status, stage, pending approvers.
+    `approvals`: the current round's approvals when the caller has them up to date (else they
+    are read; a timesheet that is not awaiting approval has no pending approvers at all)."""
+    if timesheet.status != STATUS_SUBMITTED:
+        pending: list[str] = []
+    else:
+        if approvals is None:
+            approvals = await approvals_of(actor.session, timesheet)
+        pending = current_pending(timesheet, approvals)
     found = await people(
         actor.session, timesheet.organisation_id, [timesheet.person_id, *pending]
     )
@@ -600,7 +632,7 @@ async def _advance(
     event.stage = timesheet.stage
     event.status = STATUS_SUBMITTED
     await actor.session.flush()
-    await notify(actor, timesheet, action)
+    await notify(actor, timesheet, action, approvals=approvals)
 
 
 async def _finish_approved(
@@ -643,7 +675,7 @@ async def approve(actor: Actor, event: ApprovalEvent) -> ApprovalEvent:
     assert actor.person is not None
     session = actor.session
     timesheet = await lock_timesheet(session, event.timesheet_id)
-    await session.refresh(event)
+    await reread_after_lock(session, event)
     caller = actor.person
     if caller.id == timesheet.person_id:
         raise RuleViolation("no one may approve their own timesheet (administrators included)")
@@ -695,7 +727,7 @@ async def approve(actor: Actor, event: ApprovalEvent) -> ApprovalEvent:
         session, timesheet, journal.APPROVED, index, caller.id,
         f"Approved by {caller.name} ({here}{note})", actor.now_ms,
     )
-    await session.flush()
+    # Written by the flush in _finish_approved / _advance (one UPDATE of the timesheet).
     if override:
         _event(timesheet, "approve", STATUS_APPROVED, index, actor, submit_id=event.id,
                system_action="adminOverride")
@@ -721,7 +753,7 @@ async def reject(actor: Actor, event: ApprovalEvent, stage: int, comment: str) -
     if not reason:
         raise BadInput("comment", "a reason is always required to reject a timesheet")
     timesheet = await lock_timesheet(session, event.timesheet_id)
-    await session.refresh(event)
+    await reread_after_lock(session, event)
     caller = actor.person
     if caller.id == timesheet.person_id:
         raise RuleViolation("no one may reject their own timesheet")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from inspect import isawaitable
 from types import CoroutineType
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, cast
 
 import structlog
 from graphql import (
@@ -24,6 +24,7 @@ from graphql import (
     parse,
     validate,
 )
+from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
@@ -182,6 +183,9 @@ async def _labelled(result: Any, label: str) -> Any:
         raise
 
 
+_AUDIT_INSERT = insert(cast(Table, AuditTrail.__table__))
+
+
 async def _run_mutation(next_: Any, root: Any, info: Any, args: dict[str, Any]) -> Any:
     context: RequestContext = info.context
     context.skip_audit = False
@@ -192,18 +196,20 @@ async def _run_mutation(next_: Any, root: Any, info: Any, args: dict[str, Any]) 
         await context.session.flush()
         if not context.skip_audit:
             ids = _response_ids(result)
-            context.session.add(
-                AuditTrail(
-                    organisation_id=context.org_id,
-                    operation_name=info.field_name,
-                    person_id=context.person.id,
-                    timestamp_ms=context.clock.now_ms(),
-                    arguments=json.loads(json.dumps(args, default=str)),
-                    response_id=ids[0] if ids else None,
-                    response_ids=ids,
-                )
+            # A Core INSERT (built once): the same row as an ORM object would make, without a
+            # second pass of the unit of work.
+            await context.session.execute(
+                _AUDIT_INSERT,
+                {
+                    "organisation_id": context.org_id,
+                    "operation_name": info.field_name,
+                    "person_id": context.person.id,
+                    "timestamp_ms": context.clock.now_ms(),
+                    "arguments": json.loads(json.dumps(args, default=str)),
+                    "response_id": ids[0] if ids else None,
+                    "response_ids": ids,
+                },
             )
-            await context.session.flush()
     return result
 
 

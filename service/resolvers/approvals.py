@@ -351,20 +351,24 @@ async def resolve_record_event(record: TimeRecord, info: Any) -> ApprovalEvent |
 
 
 async def _visible_event(context: RequestContext, event_id: str, argument: str
-                         ) -> tuple[ApprovalEvent, Timesheet]:
+                         ) -> ApprovalEvent:
+    """The event, if the caller may see its timesheet (`can_view_timesheet`); the timesheet is
+    read only when the caller may not see the owner's data anyway (an event's person is its
+    timesheet's person)."""
     event = await get_in_org(context.session, ApprovalEvent, context.org_id, event_id,
                              argument, "approval event")
+    if await context.can_access_person_data(event.person_id):
+        return event
     timesheet = await context.session.get(Timesheet, event.timesheet_id)
     assert timesheet is not None
     if not await can_view_timesheet(context, timesheet):
         raise PermissionDenied("you may not see this person's timesheets")
-    return event, timesheet
+    return event
 
 
 @query.field("getApprovalEventById")
 async def resolve_get_event(_root: Any, info: Any, id: str) -> ApprovalEvent:
-    event, _timesheet = await _visible_event(info.context, id, "id")
-    return event
+    return await _visible_event(info.context, id, "id")
 
 
 async def _events(context: RequestContext, person_id: str,
@@ -411,8 +415,8 @@ async def state_of(
         return {"status": STATUS_DRAFT, "currentStage": None, "currentStageType": None,
                 "pendingApprovers": [], "submitId": None, "by": None, "stageDetails": []}
     session = context.session
-    approvals = await approvals_of(session, timesheet)
     detail = await approvals_detail(session, timesheet)
+    approvals = {stage: {a for a, _ts in given} for stage, given in detail.items()}
     pending = current_pending(timesheet, approvals)
     submit_event = await session.get(ApprovalEvent, timesheet.submit_id)
     wanted = [a for s in timesheet.stages for a in s.get("approvers") or []]

@@ -19,7 +19,7 @@ import json
 import secrets
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.ids import new_id
@@ -54,13 +54,17 @@ def subscribed(webhook: IntegrationWebhook, event: str) -> bool:
     return webhook.active and (event in webhook.events or ALL_EVENTS in webhook.events)
 
 
+# Built once (it is read by every approval transition): the organisation is a parameter.
+_WEBHOOKS_OF_ORG = select(IntegrationWebhook).where(
+    IntegrationWebhook.organisation_id == bindparam("webhooks_org")
+)
+
+
 async def enqueue(
     session: AsyncSession, org_id: str, event: str, data: dict[str, Any], now_ms: int
 ) -> list[str]:
     """Queue the event for every active webhook of the organisation that subscribes to it."""
-    webhooks = await session.scalars(
-        select(IntegrationWebhook).where(IntegrationWebhook.organisation_id == org_id)
-    )
+    webhooks = await session.scalars(_WEBHOOKS_OF_ORG, {"webhooks_org": org_id})
     ids: list[str] = []
     for webhook in webhooks:
         if not subscribed(webhook, event):
