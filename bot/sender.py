@@ -24,12 +24,11 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import Table, bindparam, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
 from service.db import unit_of_work
+from timebot.state.db import insert_for
 from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finish_row
 from timebot.worker import PollingWorker
@@ -127,8 +126,7 @@ class SlackSender:
         return time.time_ns() // 1000 * 1000 + next(self._seq) % 1000
 
     async def _insert(self, session: AsyncSession, values: dict[str, Any]) -> bool:
-        dialect = session.get_bind().dialect.name
-        insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+        insert = insert_for(session)
         statement = insert(SlackOutgoing).values(**values)
         if values.get("dedupe_key") is not None:
             statement = statement.on_conflict_do_nothing(index_elements=["dedupe_key"])
@@ -184,8 +182,7 @@ class SlackSender:
         if not rows:
             return 0
         async with unit_of_work(self.sessions) as session:
-            dialect = session.get_bind().dialect.name
-            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            insert = insert_for(session)
             statement = insert(OUTGOING).on_conflict_do_nothing(
                 index_elements=["dedupe_key"]).returning(OUTGOING.c.id)
             added = len((await session.execute(statement, rows)).all())

@@ -22,12 +22,11 @@ from urllib.parse import unquote, urlsplit
 import aiosmtplib
 import structlog
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
 from service.db import unit_of_work
+from timebot.state.db import insert_for
 from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
 from timebot.worker import PollingWorker
@@ -190,8 +189,7 @@ class Outbox:
 
 
 async def _insert(session: AsyncSession, values: dict[str, Any]) -> bool:
-    dialect = session.get_bind().dialect.name
-    insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+    insert = insert_for(session)
     statement = insert(OutboxMessage).values(**values)
     if values.get("dedupe_key") is not None:
         statement = statement.on_conflict_do_nothing(index_elements=["dedupe_key"])

@@ -35,8 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 from sqlalchemy import update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail import receipts
@@ -57,6 +55,7 @@ from timebot.errors import (
     ServiceUnavailable,
 )
 from timebot.read_batching import ReadBatcher
+from timebot.state.db import insert_for
 from timebot.state.models import MailReply
 from timebot.tokens import ApprovalToken, find_token_candidates, verify_token
 
@@ -557,8 +556,7 @@ async def _record_intent(
         "detail": detail, "created_ms": runtime.clock.now_ms(),
     }
     async with unit_of_work(runtime.state_sessions) as session:
-        dialect = session.get_bind().dialect.name
-        insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+        insert = insert_for(session)
         await session.execute(
             insert(MailReply).values(**values).on_conflict_do_nothing(
                 index_elements=["message_key"]

@@ -26,8 +26,6 @@ from enum import Enum
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.loop_guard import error_receipt_allowed
@@ -35,6 +33,7 @@ from mail.outbound import Outbox, new_message
 from mail.reading import ReadMessage
 from service.clock import Clock
 from service.db import unit_of_work
+from timebot.state.db import insert_for
 from timebot.state.models import MailErrorReceipt, OutboxMessage
 from timebot.tokens import message_id as token_message_id
 from timebot.tokens import reply_address
@@ -390,8 +389,7 @@ class ReceiptSender:
         )
         result: Any
         if last is None:
-            dialect = session.get_bind().dialect.name
-            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            insert = insert_for(session)
             result = await session.execute(
                 insert(MailErrorReceipt)
                 .values(sender=key, last_sent_ms=now)

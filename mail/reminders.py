@@ -20,8 +20,6 @@ from zoneinfo import ZoneInfo
 
 import structlog
 from sqlalchemy import func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from mail.reviews import (
     DIGEST,
@@ -38,6 +36,7 @@ from mail.reviews import (
 from service.db import unit_of_work
 from timebot.config import Settings
 from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
+from timebot.state.db import insert_for
 from timebot.state.models import ApprovalReminderTally
 from timebot.summary import load_summary
 from timebot.tokens import make_token
@@ -94,8 +93,7 @@ def auto_submit_date(end_ms: int, days: int | None, time_zone: str) -> str | Non
 async def _tally(ctx: MailContext, event: ServiceEvent, submit_id: str, stage: int) -> int:
     """Record this reminder event (once per delivery) and return its ordinal for the stage."""
     async with unit_of_work(ctx.runtime.state_sessions) as session:
-        dialect = session.get_bind().dialect.name
-        insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+        insert = insert_for(session)
         await session.execute(
             insert(ApprovalReminderTally).values(
                 delivery_id=event.delivery_id, organisation_id=event.organisation_id,

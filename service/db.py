@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event, make_url
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -54,6 +56,12 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
     kwargs.setdefault("max_overflow", 20)
     kwargs.setdefault("pool_pre_ping", True)
     return create_async_engine(url, **kwargs)
+
+
+def insert_for(session: AsyncSession) -> Any:
+    """The session's dialect's `insert` (PostgreSQL or SQLite), the one with
+    `on_conflict_do_nothing` / `on_conflict_do_update`."""
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

@@ -16,12 +16,11 @@ from typing import Any
 
 import structlog
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
 from service.db import unit_of_work
+from timebot.state.db import insert_for
 from timebot.state.models import ReceivedEvent
 from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
 from timebot.worker import PollingWorker
@@ -77,8 +76,7 @@ class EventStore:
             "attempts": 0,
         }
         async with unit_of_work(self.sessions) as session:
-            dialect = session.get_bind().dialect.name
-            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            insert = insert_for(session)
             result: Any = await session.execute(
                 insert(ReceivedEvent).values(**values).on_conflict_do_nothing(
                     index_elements=["delivery_id"]

@@ -25,8 +25,6 @@ from typing import Any
 
 import structlog
 from sqlalchemy import delete
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -53,6 +51,7 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
+from timebot.state.db import insert_for
 from timebot.state.models import UsedLink
 from timebot.summary import load_summary
 from timebot.tokens import ApprovalToken, Purpose, verify_token
@@ -159,8 +158,7 @@ class Links:
 
     async def claim(self, link_key: str, action: str) -> bool:
         async with unit_of_work(self.runtime.state_sessions) as session:
-            dialect = session.get_bind().dialect.name
-            insert: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+            insert = insert_for(session)
             result: Any = await session.execute(
                 insert(UsedLink).values(
                     link_key=link_key, action=action, status="working", outcome="",

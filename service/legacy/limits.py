@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.db import insert_for
 from service.legacy.errors import DailyLimitExceeded
 from service.models.legacy import LegacyUsage
 
@@ -45,21 +45,11 @@ def next_utc_day_ms(now_ms: int) -> int:
     return (now_ms // DAY_MS + 1) * DAY_MS
 
 
-def _insert(session: AsyncSession) -> Any:
-    if session.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert
-
-
 async def add_usage(
     session: AsyncSession, org_id: str, person_id: str, now_ms: int, requests: int, size: int
 ) -> Usage:
     """Add to the person's counters of the day (atomically); the totals after the addition."""
-    insert = _insert(session)
+    insert = insert_for(session)
     statement = insert(LegacyUsage).values(
         organisation_id=org_id,
         person_id=person_id,
