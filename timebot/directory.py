@@ -7,7 +7,6 @@ and stored encrypted) or, against the embedded service, are provisioned on first
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,6 +18,7 @@ from service.db import unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.errors import NotLinked, ServiceRequestError, UnknownPerson
+from timebot.recent import Recent
 from timebot.state.models import PersonLink
 
 WHO_AM_I = operation(
@@ -89,13 +89,10 @@ class PeopleDirectory:
         # Recent look-ups, reused for LOOKUP_TTL_S: a reply or a click needs the same person
         # and key several times within a second. Links stored by this process replace them
         # at once; by another process (the CLI), within the TTL.
-        self._recent_people: dict[str, tuple[DirectoryEntry, float]] = {}
-        self._recent_keys: dict[tuple[str, str], tuple[str, float]] = {}
+        self._recent_people: Recent[str, DirectoryEntry] = Recent(self.LOOKUP_TTL_S)
+        self._recent_keys: Recent[tuple[str, str], str] = Recent(self.LOOKUP_TTL_S)
 
     LOOKUP_TTL_S = 10.0
-
-    def _fresh(self, stamp: float) -> bool:
-        return time.monotonic() - stamp < self.LOOKUP_TTL_S
 
     async def integration_key(self, organisation_id: str) -> str:
         """The key for directory look-ups and approval states of that organisation:
@@ -150,8 +147,8 @@ class PeopleDirectory:
             link.updated_ms = now
             await session.flush()
             entry = _entry(link)
-        self._recent_people.pop(person_id, None)
-        self._recent_keys[(org_id, person_id)] = (apikey, time.monotonic())
+        self._recent_people.forget(person_id)
+        self._recent_keys.put((org_id, person_id), apikey)
         return entry
 
     async def entries(self) -> list[DirectoryEntry]:
@@ -163,9 +160,9 @@ class PeopleDirectory:
 
     async def apikey_for(self, organisation_id: str, person_id: str) -> str:
         """The person's own key: linked, or provisioned by the embedded service."""
-        recent = self._recent_keys.get((organisation_id, person_id))
-        if recent is not None and self._fresh(recent[1]):
-            return recent[0]
+        recent_key = self._recent_keys.get((organisation_id, person_id))
+        if recent_key is not None:
+            return recent_key
         async with self.sessions() as session:
             link = (
                 await session.scalars(
@@ -177,7 +174,7 @@ class PeopleDirectory:
             ).one_or_none()
             if link is not None:
                 key = self.box.open(link.apikey_sealed)
-                self._recent_keys[(organisation_id, person_id)] = (key, time.monotonic())
+                self._recent_keys.put((organisation_id, person_id), key)
                 return key
         if self.provisioner is not None:
             provisioned = await self.provisioner.by_id(organisation_id, person_id)
@@ -191,15 +188,15 @@ class PeopleDirectory:
         """The person with that id, whatever the organisation (ids are unique across them):
         what a reply token or a one-click link names."""
         recent = self._recent_people.get(person_id)
-        if recent is not None and self._fresh(recent[1]):
-            return recent[0]
+        if recent is not None:
+            return recent
         async with self.sessions() as session:
             link = (
                 await session.scalars(select(PersonLink).where(PersonLink.person_id == person_id))
             ).first()
         if link is not None:
             entry = _entry(link)
-            self._recent_people[person_id] = (entry, time.monotonic())
+            self._recent_people.put(person_id, entry)
             return entry
         if self.provisioner is not None:
             provisioned = await self.provisioner.by_id(None, person_id)

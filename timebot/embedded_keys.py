@@ -3,8 +3,6 @@ bot/ and mail/ never do (they go through the directory and the GraphQL client)."
 
 from __future__ import annotations
 
-import time
-
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -15,6 +13,7 @@ from service.models import Organisation, Person, Role
 from service.models.person import ROLE_ADMIN
 from service.provisioning import ensure_api_key
 from timebot.directory import ProvisionedPerson
+from timebot.recent import Recent
 
 
 class EmbeddedKeys:
@@ -28,7 +27,7 @@ class EmbeddedKeys:
         self.sessions = sessions
         self.clock = clock
         self.bot_address = bot_address.strip().lower()
-        self._integration_keys: dict[str, tuple[str, float]] = {}
+        self._integration_keys: Recent[str, str] = Recent(self.INTEGRATION_KEY_TTL_S)
 
     async def _provision(self, session: AsyncSession, person: Person) -> ProvisionedPerson:
         key = await ensure_api_key(session, person, self.clock.now_ms())
@@ -64,13 +63,13 @@ class EmbeddedKeys:
         workers asking at once both end with the one person (the loser of the race re-reads).
         Provisioning takes the service's write lock, so the key is kept for a few seconds."""
         cached = self._integration_keys.get(organisation_id)
-        if cached is not None and time.monotonic() - cached[1] < self.INTEGRATION_KEY_TTL_S:
-            return cached[0]
+        if cached is not None:
+            return cached
         try:
             key = await self._integration_key(organisation_id)
         except IntegrityError:
             key = await self._integration_key(organisation_id)
-        self._integration_keys[organisation_id] = (key, time.monotonic())
+        self._integration_keys.put(organisation_id, key)
         return key
 
     async def _integration_key(self, organisation_id: str) -> str:
