@@ -156,7 +156,11 @@ class Connection:
 
     def _settle(self) -> None:
         """Release the process's write lock once this connection's transaction has ended."""
-        if self._holds_write_lock and not self.raw.in_transaction:
+        if not self.raw.in_transaction:
+            self._release()
+
+    def _release(self) -> None:
+        if self._holds_write_lock:
             self._holds_write_lock = False
             _write_lock(self.path).release()
 
@@ -183,19 +187,15 @@ class Connection:
         try:
             self.raw.close()
         finally:
-            if self._holds_write_lock:
-                self._holds_write_lock = False
-                _write_lock(self.path).release()
+            self._release()
 
     def stop(self) -> None:
         """Forced termination (the dialect's terminate): close without waiting."""
         self.raw.close()
-        if self._holds_write_lock:
-            self._holds_write_lock = False
-            try:
-                _write_lock(self.path).release()
-            except RuntimeError:  # no running loop (garbage collection at exit)
-                pass
+        try:
+            self._release()
+        except RuntimeError:  # no running loop (garbage collection at exit)
+            pass
 
     async def create_function(self, *args: Any, **kwargs: Any) -> None:
         self.raw.create_function(*args, **kwargs)
