@@ -186,6 +186,20 @@ async def oldest_in_org(session: AsyncSession, model: Any, org_id: str) -> Any |
     ).first()
 
 
+async def oldest_category_or_new(
+    session: AsyncSession, model: Any, org_id: str, name: str
+) -> Any:
+    """The category for things added without one: the organisation's oldest category of
+    `model`, or a new one named `name` when it has none yet."""
+    first = await oldest_in_org(session, model, org_id)
+    if first is not None:
+        return first
+    category = model(organisation_id=org_id, name=name, level_names=[])
+    session.add(category)
+    await session.flush()
+    return category
+
+
 async def categories_by_name(session: AsyncSession, model: Any, org_id: str) -> list[Any]:
     """The organisation's categories of `model`, by name (case-insensitive), then id."""
     rows = await session.scalars(

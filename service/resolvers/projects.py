@@ -42,7 +42,7 @@ from service.structure import (
     children_map,
     descendants,
     name_contains,
-    oldest_in_org,
+    oldest_category_or_new,
     parent_map,
     raw_relation,
     require_admin,
@@ -61,12 +61,9 @@ DEFAULT_CATEGORY_NAME = "Projects"
 
 async def default_project_category(session: AsyncSession, org_id: str) -> ProjectCategory:
     """The category of projects added without one: the oldest category, created on first need."""
-    first: ProjectCategory | None = await oldest_in_org(session, ProjectCategory, org_id)
-    if first is not None:
-        return first
-    category = ProjectCategory(organisation_id=org_id, name=DEFAULT_CATEGORY_NAME, level_names=[])
-    session.add(category)
-    await session.flush()
+    category: ProjectCategory = await oldest_category_or_new(
+        session, ProjectCategory, org_id, DEFAULT_CATEGORY_NAME
+    )
     return category
 
 

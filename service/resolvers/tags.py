@@ -27,7 +27,7 @@ from service.structure import (
     children_map,
     descendants,
     name_contains,
-    oldest_in_org,
+    oldest_category_or_new,
     parent_map,
     raw_relation,
     require_admin,
@@ -43,12 +43,9 @@ DEFAULT_CATEGORY_NAME = "Tags"
 
 async def default_tag_category(session: AsyncSession, org_id: str) -> TagCategory:
     """The category of tags added without one: the oldest category, created on first need."""
-    first: TagCategory | None = await oldest_in_org(session, TagCategory, org_id)
-    if first is not None:
-        return first
-    category = TagCategory(organisation_id=org_id, name=DEFAULT_CATEGORY_NAME, level_names=[])
-    session.add(category)
-    await session.flush()
+    category: TagCategory = await oldest_category_or_new(
+        session, TagCategory, org_id, DEFAULT_CATEGORY_NAME
+    )
     return category
 
 
