@@ -26,9 +26,9 @@ from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
 from bot.identity import SlackPerson
-from service.db import unit_of_work
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim, SlackOutgoing
 from timebot.summary import TimesheetSummary, hours, load_summary
 

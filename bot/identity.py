@@ -16,9 +16,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import update
 
-from service.db import unit_of_work
 from timebot.directory import PeopleDirectory
 from timebot.errors import DirectoryError, NotLinked, UnknownPerson
+from timebot.state.db import unit_of_work
 from timebot.state.models import PersonLink
 
 PROFILE_TTL_SECONDS = 600.0

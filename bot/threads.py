@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from sqlalchemy.exc import IntegrityError
 
-from service.db import unit_of_work
 from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.events import ServiceEvent
+from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.inbox import Inbox, message_key
-from service.db import unit_of_work
+from timebot.state.db import unit_of_work
 from timebot.state.models import ImapMessage, InboxMessage
 from timebot.state.queue import DONE
 

@@ -24,9 +24,8 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service.clock import Clock
-from service.db import unit_of_work
-from timebot.state.db import insert_for
+from timebot.clock import Clock
+from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
 from timebot.worker import PollingWorker

@@ -47,7 +47,6 @@ from mail.reading import ReadMessage, read_message
 from mail.receipts import Outcome, ReceiptSender, TimesheetInfo, Verdict, stage_words
 from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_file_dnsfunc
 from mail.time_entry import process_time_entry
-from service.db import unit_of_work
 from timebot.errors import (
     DirectoryError,
     PermissionRefused,
@@ -55,7 +54,7 @@ from timebot.errors import (
     ServiceUnavailable,
 )
 from timebot.read_batching import ReadBatcher
-from timebot.state.db import insert_for
+from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import MailReply
 from timebot.tokens import ApprovalToken, find_token_candidates, verify_token
 

@@ -31,9 +31,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mail.loop_guard import error_receipt_allowed
 from mail.outbound import Outbox, new_message
 from mail.reading import ReadMessage
-from service.clock import Clock
-from service.db import unit_of_work
-from timebot.state.db import insert_for
+from timebot.clock import Clock
+from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import MailErrorReceipt, OutboxMessage
 from timebot.tokens import message_id as token_message_id
 from timebot.tokens import reply_address

@@ -33,10 +33,9 @@ from mail.reviews import (
     setting_of,
     time_zone_of,
 )
-from service.db import unit_of_work
 from timebot.config import Settings
 from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
-from timebot.state.db import insert_for
+from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import ApprovalReminderTally
 from timebot.summary import load_summary
 from timebot.tokens import make_token

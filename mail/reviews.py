@@ -227,7 +227,7 @@ async def preference(runtime: Runtime, organisation_id: str, person_id: str) -> 
 
 
 async def set_preference(runtime: Runtime, organisation_id: str, person_id: str, mode: str) -> None:
-    from service.db import unit_of_work
+    from timebot.state.db import unit_of_work
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
