@@ -9,6 +9,9 @@
   being delivered, with replies arriving at a steady 50 per second. Baseline: the sink's p99
   SMTP transaction time at the same rate.
 
+The SMTP clients run in a process of their own, as a mail server in front would: the load
+they generate does not take CPU from the process measured (timebot, or the sink).
+
 BENCH_MAIL_REPLIES (default 300) sets how many replies the throughput run sends (the latency
 run sends 10 s worth at 50/s). BENCH_MAIL_DATABASE=postgresql runs both databases on the
 PostgreSQL server of TIMEBOT_TEST_PG (default postgresql://postgres@127.0.0.1:5432/postgres)
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import multiprocessing
 import os
 import tempfile
 import time
@@ -107,6 +111,47 @@ def _reply(key: Key, sender: str, token: str) -> tuple[str, bytes]:
 class _Sink:
     async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
         return "250 2.0.0 OK"
+
+
+class LoadGenerator:
+    """The SMTP clients, in a separate process (spawned once, warmed before any timing)."""
+
+    def __init__(self) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+    async def _call(self, function: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
+
+    async def warm(self) -> None:
+        await self._call(_ready)
+
+    async def send_all(self, port: int, mails: list[tuple[str, bytes]], clients: int) -> None:
+        await self._call(_send_all_sync, port, mails, clients)
+
+    async def send_at_rate(self, port: int, mails: list[tuple[str, bytes]], rate: int
+                           ) -> dict[str, tuple[float, float]]:
+        result: dict[str, tuple[float, float]] = await self._call(
+            _send_at_rate_sync, port, mails, rate
+        )
+        return result
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+
+def _ready() -> bool:
+    return True
+
+
+def _send_all_sync(port: int, mails: list[tuple[str, bytes]], clients: int) -> list[float]:
+    return asyncio.run(_send_all(port, mails, clients))
+
+
+def _send_at_rate_sync(port: int, mails: list[tuple[str, bytes]], rate: int
+                       ) -> dict[str, tuple[float, float]]:
+    return asyncio.run(_send_at_rate(port, mails, rate))
 
 
 async def _send_all(port: int, mails: list[tuple[str, bytes]], clients: int) -> list[float]:
@@ -305,18 +350,19 @@ class World:
         return found
 
 
-async def _sink(mails: list[tuple[str, bytes]], *, rate: int | None) -> tuple[float, float]:
+async def _sink(load: LoadGenerator, mails: list[tuple[str, bytes]], *, rate: int | None
+                ) -> tuple[float, float]:
     """(messages/s with CLIENTS connections, p99 transaction ms at `rate`) of a bare sink."""
     port = _port()
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: SMTPProtocol(_Sink()), "127.0.0.1", port)
     try:
         started = time.perf_counter()
-        await _send_all(port, mails, CLIENTS)
+        await load.send_all(port, mails, CLIENTS)
         per_second = len(mails) / (time.perf_counter() - started)
         p99 = 0.0
         if rate is not None:
-            timed = await _send_at_rate(port, mails[: rate * RATE_SECONDS], rate)
+            timed = await load.send_at_rate(port, mails[: rate * RATE_SECONDS], rate)
             p99 = _p99([spent for _, spent in timed.values()]) * 1000
         return per_second, p99
     finally:
@@ -347,15 +393,17 @@ async def _measure(names: set[str], count: int, databases: dict[str, str]) -> li
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="bench-mail-") as tmp:
         world = World(Path(tmp), _key(), databases)
+        load = LoadGenerator()
+        await load.warm()
         await world.start()
         try:
             if "mail_replies_throughput" in names:
                 note(f"setting up {count} submitted timesheets")
                 mia_id, events = await world.timesheets(count)
                 mails = world.replies(mia_id, events)
-                sink_rate, _ = await _sink(mails, rate=None)
+                sink_rate, _ = await _sink(load, mails, rate=None)
                 started = time.perf_counter()
-                await _send_all(world.smtp_port, mails, CLIENTS)
+                await load.send_all(world.smtp_port, mails, CLIENTS)
                 await world.wait_receipts(count)
                 rate = count / (time.perf_counter() - started)
                 note(f"{count} replies end to end in {count / rate:.2f} s; sink "
@@ -366,9 +414,9 @@ async def _measure(names: set[str], count: int, databases: dict[str, str]) -> li
                 note(f"setting up {steady} submitted timesheets")
                 mia_id, events = await world.timesheets(steady)
                 mails = world.replies(mia_id, events)
-                _, sink_p99 = await _sink(mails, rate=RATE)
+                _, sink_p99 = await _sink(load, mails, rate=RATE)
                 before = await world.receipts_delivered()
-                sent = await _send_at_rate(world.smtp_port, mails, RATE)
+                sent = await load.send_at_rate(world.smtp_port, mails, RATE)
                 await world.wait_receipts(before + steady)
                 delivered = await world.receipt_times()
                 latencies = [(delivered[rcpt] - start) * 1000 for rcpt, (start, _) in sent.items()]
@@ -379,6 +427,7 @@ async def _measure(names: set[str], count: int, databases: dict[str, str]) -> li
                 figures.append(Figure("mail_replies_receipt_p99", p99, "ms", sink_p99))
         finally:
             await world.stop()
+            load.close()
     return figures
 
 
