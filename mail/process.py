@@ -408,7 +408,9 @@ def _find_token(mail: InboundMail, secret_key: str, domain: str, now_ms: int
 
 async def process_approval_reply(processor: MessageProcessor, mail: InboundMail) -> str:
     runtime, settings = processor.runtime, processor.settings
-    prior = await _prior(runtime, mail.key)
+    # An intent is recorded only while processing this message's one inbox row (the inbox
+    # keeps one row per message key, for good): on the row's first attempt there is none.
+    prior = await _prior(runtime, mail.key) if mail.inbound.attempts > 1 else None
     if prior is not None and prior.outcome is not None:
         return f"already processed: {prior.outcome}"
     try:
