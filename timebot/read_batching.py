@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from graphql import (
@@ -80,11 +81,26 @@ def merge(sources: list[str], variables: list[dict[str, Any]]
           ) -> tuple[str, dict[str, Any], list[dict[str, str]]] | None:
     """One query for all: (source, variables, per query {merged alias: its own key});
     None when one of them cannot be merged."""
+    shape = _merged_shape(tuple(sources))
+    if shape is None:
+        return None
+    source, aliases = shape
+    merged_variables = {
+        f"b{index}_{name}": value
+        for index, values in enumerate(variables)
+        for name, value in values.items()
+    }
+    return source, merged_variables, aliases
+
+
+@lru_cache(maxsize=256)
+def _merged_shape(sources: tuple[str, ...]) -> tuple[str, list[dict[str, str]]] | None:
+    """The merged document's text and aliases depend only on the queries merged (a batch is
+    a few copies of the same few queries): built, printed and parsed once per shape."""
     definitions: list[VariableDefinitionNode] = []
     selections: list[FieldNode] = []
-    merged_variables: dict[str, Any] = {}
     aliases: list[dict[str, str]] = []
-    for index, (source, values) in enumerate(zip(sources, variables, strict=True)):
+    for index, source in enumerate(sources):
         operation_node = _mergeable(operation(source).document)
         if operation_node is None:
             return None
@@ -104,14 +120,13 @@ def merge(sources: list[str], variables: list[dict[str, Any]]
                 selection_set=selection.selection_set,
             ))
         aliases.append(mine)
-        merged_variables.update({prefix + name: value for name, value in values.items()})
     document = DocumentNode(definitions=(OperationDefinitionNode(
         operation=OperationType.QUERY,
         variable_definitions=tuple(definitions),
         directives=(),
         selection_set=SelectionSetNode(selections=tuple(selections)),
     ),))
-    return print_ast(document), merged_variables, aliases
+    return print_ast(document), aliases
 
 
 def split(answer: RawAnswer, aliases: list[dict[str, str]]) -> list[RawAnswer] | None:
