@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -24,12 +25,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from timebot.clock import Clock
 from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import InboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
+from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_many
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.inbox")
 
 _MESSAGE_ID = re.compile(r"<\s*([^<>\s]+)\s*>")
+FLUSH_SECONDS = 0.25  # a processed message is marked done within about this (InboxWorker)
 
 
 def message_key(raw: bytes) -> str:
@@ -77,11 +79,7 @@ class Inbox:
             "attempts": 0,
         }
         async with unit_of_work(self.sessions) as session:
-            insert = insert_for(session)
-            statement = insert(InboxMessage).values(**values).on_conflict_do_nothing(
-                index_elements=["message_key"]
-            )
-            result: Any = await session.execute(statement)
+            result: Any = await session.execute(_accept_statement(session), values)
             return bool(result.rowcount)
 
     async def get(self, message_id: str) -> InboxMessage | None:
@@ -92,6 +90,22 @@ class Inbox:
         async with self.sessions() as session:
             rows = await session.scalars(select(InboxMessage).order_by(InboxMessage.received_ms))
             return list(rows)
+
+
+_ACCEPTS: dict[str, Any] = {}
+
+
+def _accept_statement(session: AsyncSession) -> Any:
+    """INSERT … ON CONFLICT (message_key) DO NOTHING: a Core statement, built once per
+    dialect (the values are its parameters)."""
+    dialect = session.get_bind().dialect.name
+    statement = _ACCEPTS.get(dialect)
+    if statement is None:
+        statement = insert_for(session)(InboxMessage.__table__).on_conflict_do_nothing(
+            index_elements=["message_key"]
+        )
+        _ACCEPTS[dialect] = statement
+    return statement
 
 
 class InboxWorker(PollingWorker):
@@ -139,16 +153,25 @@ class InboxWorker(PollingWorker):
         for row in rows:
             lanes.setdefault(_lane(row), []).append(row)
         slots = asyncio.Semaphore(self.concurrency)
+        outcomes = _Outcomes(self.inbox.sessions, self.owner)
 
         async def run_lane(lane: list[InboxMessage]) -> None:
             async with slots:
                 for row in lane:
-                    await self._handle(row)
+                    await self._handle(row, outcomes)
 
-        await asyncio.gather(*(run_lane(lane) for lane in lanes.values()))
+        try:
+            results = await asyncio.gather(
+                *(run_lane(lane) for lane in lanes.values()), return_exceptions=True
+            )
+        finally:  # also when cancelled (stop): what was processed is recorded
+            await outcomes.flush()
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
         return len(rows)
 
-    async def _handle(self, row: InboxMessage) -> None:
+    async def _handle(self, row: InboxMessage, outcomes: _Outcomes) -> None:
         clock = self.inbox.clock
         message = InboundMessage(
             row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts
@@ -158,17 +181,46 @@ class InboxWorker(PollingWorker):
         except Exception as error:  # a failed message is retried, then set aside
             log.exception("inbox_processing_failed", id=row.id, attempts=row.attempts)
             final = row.attempts >= self.max_attempts
-            await finish_row(
-                self.inbox.sessions, InboxMessage, row.id, self.owner,
+            await outcomes.add(
+                row.id,
                 status=FAILED if final else QUEUED,
                 outcome=f"error: {error}",
                 lease_owner=None,
             )
             return
-        await finish_row(
-            self.inbox.sessions, InboxMessage, row.id, self.owner,
-            status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None,
+        await outcomes.add(
+            row.id, status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None
         )
+
+
+class _Outcomes:
+    """What a batch's messages came to, written together (one transaction, `finish_many`):
+    at the end of the batch, and as soon as a message finishes once the oldest unwritten one
+    has waited FLUSH_SECONDS. A process that dies in between processes those messages again
+    after the lease, as one that died while processing them would (at least once)."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], owner: str) -> None:
+        self.sessions = sessions
+        self.owner = owner
+        self.items: list[tuple[str, dict[str, Any]]] = []
+        self.since = 0.0
+
+    async def add(self, row_id: str, **values: Any) -> None:
+        if not self.items:
+            self.since = time.monotonic()
+        self.items.append((row_id, values))
+        if time.monotonic() - self.since >= FLUSH_SECONDS:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self.items:
+            return
+        items, self.items = self.items, []
+        try:
+            await finish_many(self.sessions, InboxMessage, self.owner, items)
+        except BaseException:
+            self.items[:0] = items
+            raise
 
 
 def _lane(row: InboxMessage) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import mailbox
+import time
 import uuid
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -24,15 +25,17 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from mail.mime_writer import outgoing_message
 from timebot.clock import Clock
 from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import OutboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
+from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row, finish_rows
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.outbound")
 
 RETRY_DELAYS_MS = (30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000)
+FLUSH_SECONDS = 1.0  # delivered rows are marked done at least this often (OutboxWorker)
 
 
 class DeliveryError(Exception):
@@ -126,19 +129,19 @@ def new_message(
     mail_domain: str,
     headers: dict[str, str] | None = None,
 ) -> EmailMessage:
-    """A text (and HTML) message with our Message-ID and Date."""
-    message = EmailMessage()
-    message["From"] = mail_from
-    message["To"] = to
-    message["Subject"] = subject
-    message["Date"] = formatdate(localtime=False)
-    message["Message-ID"] = message_id or make_msgid(domain=mail_domain)
-    for name, value in (headers or {}).items():
-        message[name] = value
-    message.set_content(text)
-    if html is not None:
-        message.add_alternative(html, subtype="html")
-    return message
+    """A text (and HTML) message with our Message-ID and Date.
+
+    Written straight to bytes (mail.mime_writer): an `OutgoingMessage`, whose `as_bytes()` and
+    header getters need no parsing (any other use of it as an EmailMessage parses it first)."""
+    fields = [
+        ("From", mail_from),
+        ("To", to),
+        ("Subject", subject),
+        ("Date", formatdate(localtime=False)),
+        ("Message-ID", message_id or make_msgid(domain=mail_domain)),
+        *(headers or {}).items(),
+    ]
+    return outgoing_message(fields, text, html)
 
 
 class Outbox:
@@ -187,12 +190,21 @@ class Outbox:
             return list(await session.scalars(statement))
 
 
+_INSERTS: dict[tuple[str, bool], Any] = {}
+
+
 async def _insert(session: AsyncSession, values: dict[str, Any]) -> bool:
-    insert = insert_for(session)
-    statement = insert(OutboxMessage).values(**values)
-    if values.get("dedupe_key") is not None:
-        statement = statement.on_conflict_do_nothing(index_elements=["dedupe_key"])
-    result: Any = await session.execute(statement)
+    """One INSERT (ON CONFLICT (dedupe_key) DO NOTHING with a dedupe key), a Core statement
+    built once per dialect: True when the row went in."""
+    deduped = values.get("dedupe_key") is not None
+    key = (session.get_bind().dialect.name, deduped)
+    statement = _INSERTS.get(key)
+    if statement is None:
+        statement = insert_for(session)(OutboxMessage.__table__)
+        if deduped:
+            statement = statement.on_conflict_do_nothing(index_elements=["dedupe_key"])
+        _INSERTS[key] = statement
+    result: Any = await session.execute(statement, values)
     return bool(result.rowcount)
 
 
@@ -221,6 +233,10 @@ class OutboxWorker(PollingWorker):
         self.batch = batch
 
     async def run_once(self) -> int:
+        """Deliver what is due. Delivered rows are marked done together, in one statement
+        (those this worker still holds): at the end of the batch, and after FLUSH_SECONDS of
+        deliveries; a failed delivery is recorded at once. A process that dies in between
+        sends those rows again after the lease (at least once, never dropped)."""
         clock = self.outbox.clock
         rows = await claim_rows(
             self.outbox.sessions,
@@ -232,23 +248,38 @@ class OutboxWorker(PollingWorker):
             due_column=OutboxMessage.next_attempt_ms,
             order_column=OutboxMessage.next_attempt_ms,
         )
-        for row in rows:
-            try:
-                await self.deliverer.deliver(row.raw, row.envelope_from, list(row.rcpt_tos))
-            except DeliveryError as error:
-                delay = RETRY_DELAYS_MS[min(row.attempts, len(RETRY_DELAYS_MS)) - 1]
-                log.warning("mail_delivery_failed", id=row.id, error=str(error),
-                            permanent=error.permanent, attempts=row.attempts)
-                await finish_row(
-                    self.outbox.sessions, OutboxMessage, row.id, self.owner,
-                    status=FAILED if error.permanent else QUEUED,
-                    last_error=str(error),
-                    next_attempt_ms=clock.now_ms() + delay,
-                    lease_owner=None,
-                )
-                continue
-            await finish_row(
-                self.outbox.sessions, OutboxMessage, row.id, self.owner,
-                status=DONE, sent_ms=clock.now_ms(), lease_owner=None, last_error=None,
-            )
+        delivered: list[str] = []
+        since = 0.0
+        try:
+            for row in rows:
+                if delivered and time.monotonic() - since >= FLUSH_SECONDS:
+                    await self._finish_delivered(delivered)
+                try:
+                    await self.deliverer.deliver(row.raw, row.envelope_from, list(row.rcpt_tos))
+                except DeliveryError as error:
+                    delay = RETRY_DELAYS_MS[min(row.attempts, len(RETRY_DELAYS_MS)) - 1]
+                    log.warning("mail_delivery_failed", id=row.id, error=str(error),
+                                permanent=error.permanent, attempts=row.attempts)
+                    await finish_row(
+                        self.outbox.sessions, OutboxMessage, row.id, self.owner,
+                        status=FAILED if error.permanent else QUEUED,
+                        last_error=str(error),
+                        next_attempt_ms=clock.now_ms() + delay,
+                        lease_owner=None,
+                    )
+                    continue
+                if not delivered:
+                    since = time.monotonic()
+                delivered.append(row.id)
+        finally:  # also when cancelled (stop) or a deliverer raised something else
+            if delivered:
+                await self._finish_delivered(delivered)
         return len(rows)
+
+    async def _finish_delivered(self, delivered: list[str]) -> None:
+        """Mark `delivered` done (and empty it)."""
+        await finish_rows(
+            self.outbox.sessions, OutboxMessage, delivered, self.owner,
+            status=DONE, sent_ms=self.outbox.clock.now_ms(), lease_owner=None, last_error=None,
+        )
+        delivered.clear()

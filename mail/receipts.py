@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.loop_guard import error_receipt_allowed
@@ -360,13 +360,15 @@ class ReceiptSender:
                 await also(session)
             if to is None:
                 return "no sender"
-            known = await session.scalar(
-                select(OutboxMessage.id).where(OutboxMessage.dedupe_key == dedupe)
-            )
-            if known is not None:
-                return "already queued"
-            if outcome.is_error and not await self._claim_error_slot(session, to):
-                return "rate-limited"
+            if outcome.is_error:
+                # The outbox's dedupe key refuses a second receipt for the reply (below); an
+                # error receipt is looked for first, so that it does not spend the sender's
+                # error slot.
+                known = await session.scalar(_QUEUED_RECEIPT, {"dedupe": dedupe})
+                if known is not None:
+                    return "already queued"
+                if not await self._claim_error_slot(session, to):
+                    return "rate-limited"
             message = compose_receipt(
                 outcome, reply, to=to, mail_from=self.mail_from, mail_domain=self.mail_domain,
                 token=token,
@@ -383,23 +385,44 @@ class ReceiptSender:
         """Compare-and-set on the sender's last error receipt; True: this one may go out."""
         now = self.clock.now_ms()
         key = sender.lower()[:320]
-        last = await session.scalar(
-            select(MailErrorReceipt.last_sent_ms).where(MailErrorReceipt.sender == key)
-        )
+        last = await session.scalar(_LAST_ERROR_RECEIPT, {"sender": key})
         result: Any
         if last is None:
-            insert = insert_for(session)
             result = await session.execute(
-                insert(MailErrorReceipt)
-                .values(sender=key, last_sent_ms=now)
-                .on_conflict_do_nothing(index_elements=["sender"])
+                _first_error_receipt(session), {"sender": key, "last_sent_ms": now}
             )
             return bool(result.rowcount)
         if not error_receipt_allowed([last], now):
             return False
         result = await session.execute(
-            update(MailErrorReceipt)
-            .where(MailErrorReceipt.sender == key, MailErrorReceipt.last_sent_ms == last)
-            .values(last_sent_ms=now)
+            _NEXT_ERROR_RECEIPT, {"sender_key": key, "last_ms": last, "new_last_sent_ms": now}
         )
         return bool(result.rowcount)
+
+
+# The statements of `ReceiptSender.send`, built once (Core, bound parameters).
+_OUTBOX = cast(Table, OutboxMessage.__table__)
+_ERROR_RECEIPTS = cast(Table, MailErrorReceipt.__table__)
+_QUEUED_RECEIPT = select(_OUTBOX.c.id).where(_OUTBOX.c.dedupe_key == bindparam("dedupe"))
+_LAST_ERROR_RECEIPT = select(_ERROR_RECEIPTS.c.last_sent_ms).where(
+    _ERROR_RECEIPTS.c.sender == bindparam("sender")
+)
+_NEXT_ERROR_RECEIPT = (
+    update(_ERROR_RECEIPTS)
+    .where(_ERROR_RECEIPTS.c.sender == bindparam("sender_key"),
+           _ERROR_RECEIPTS.c.last_sent_ms == bindparam("last_ms"))
+    .values(last_sent_ms=bindparam("new_last_sent_ms"))
+)
+_FIRST_ERROR_RECEIPT: dict[str, Any] = {}
+
+
+def _first_error_receipt(session: AsyncSession) -> Any:
+    """INSERT … ON CONFLICT (sender) DO NOTHING, per dialect."""
+    dialect = session.get_bind().dialect.name
+    statement = _FIRST_ERROR_RECEIPT.get(dialect)
+    if statement is None:
+        statement = insert_for(session)(_ERROR_RECEIPTS).on_conflict_do_nothing(
+            index_elements=["sender"]
+        )
+        _FIRST_ERROR_RECEIPT[dialect] = statement
+    return statement

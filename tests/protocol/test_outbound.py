@@ -12,9 +12,11 @@ from typing import Any
 
 import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 
+from mail import outbound
 from mail.outbound import (
+    DeliveryError,
     MaildirOutbox,
     Outbox,
     OutboxWorker,
@@ -132,3 +134,112 @@ def test_relay_settings_parse() -> None:
     assert smtps == RelaySettings("mail.example.com", 465, True, "bot@x.com", "p:ss")
     with pytest.raises(ValueError, match="TIMEBOT_SMTP_RELAY"):
         RelaySettings.parse("ftp://x")
+
+
+class Recording:
+    """A deliverer that keeps what it got; `during(n)` runs before the n-th delivery (from 0)."""
+
+    def __init__(self, during: Any = None) -> None:
+        self.raws: list[bytes] = []
+        self.during = during
+
+    async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+        if self.during is not None:
+            await self.during(len(self.raws))
+        self.raws.append(raw)
+
+
+async def statuses(outbox: Outbox) -> list[tuple[str, str | None]]:
+    return [(row.status, row.lease_owner) for row in await outbox.messages()]
+
+
+async def test_the_outbox_keeps_the_bytes_of_the_message(outbox: Outbox) -> None:
+    sent = message(3)
+    assert await outbox.enqueue(sent, kind="test", envelope_from="")
+    [row] = await outbox.messages()
+    assert row.raw == sent.as_bytes() and row.rcpt_tos == ["ann@example.com"]
+    assert (row.subject, row.message_id) == ("Review 3", str(sent["Message-ID"]))
+    assert message_from_bytes(row.raw)["Subject"] == "Review 3"
+
+
+async def test_delivered_rows_are_finished_if_the_worker_still_holds_them(
+    outbox: Outbox, state_db: StateDB
+) -> None:
+    """Delivered rows are marked done together; one whose lease another worker took over in
+    the meantime (this worker took too long) is left to that worker."""
+    for number in range(4):
+        await outbox.enqueue(message(number), kind="test", envelope_from="")
+
+    async def take_over_the_first(index: int) -> None:
+        if index == 2:
+            first = (await outbox.messages())[0]
+            async with state_db.sessions() as session:
+                await session.execute(update(OutboxMessage).where(OutboxMessage.id == first.id)
+                                      .values(lease_owner="other"))
+                await session.commit()
+
+    deliverer = Recording(take_over_the_first)
+    assert await OutboxWorker(outbox, deliverer).run_once() == 4
+    assert len(deliverer.raws) == 4
+    assert sorted(await statuses(outbox), key=str) == sorted(
+        [("working", "other"), ("done", None), ("done", None), ("done", None)], key=str
+    )
+
+
+async def test_stopping_a_worker_mid_batch_records_what_it_delivered(outbox: Outbox) -> None:
+    for number in range(3):
+        await outbox.enqueue(message(number), kind="test", envelope_from="")
+    third = asyncio.Event()
+
+    async def hang_on_the_third(index: int) -> None:
+        if index == 2:
+            third.set()
+            await asyncio.Event().wait()
+
+    worker = OutboxWorker(outbox, Recording(hang_on_the_third))
+    task = asyncio.create_task(worker.run_once())
+    await asyncio.wait_for(third.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sorted(await statuses(outbox), key=str) == sorted(
+        [("done", None), ("done", None), ("working", worker.owner)], key=str
+    )
+
+
+async def test_delivered_rows_are_finished_while_a_batch_goes_on(
+    outbox: Outbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(outbound, "FLUSH_SECONDS", 0.0)
+    for number in range(3):
+        await outbox.enqueue(message(number), kind="test", envelope_from="")
+    seen: list[list[str]] = []
+
+    async def look(index: int) -> None:
+        seen.append(sorted(status for status, _ in await statuses(outbox)))
+
+    await OutboxWorker(outbox, Recording(look)).run_once()
+    assert seen == [["working"] * 3, ["done", "working", "working"],
+                    ["done", "done", "working"]]
+    assert [status for status, _ in await statuses(outbox)] == ["done"] * 3
+
+
+async def test_a_failed_delivery_is_retried_later_and_the_others_are_done(
+    outbox: Outbox
+) -> None:
+    for number in range(3):
+        await outbox.enqueue(message(number), kind="test", envelope_from="")
+
+    class FailSecond(Recording):
+        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+            if b"Review 1" in raw:
+                raise DeliveryError("451 later", permanent=False)
+            await super().deliver(raw, envelope_from, rcpt_tos)
+
+    await OutboxWorker(outbox, FailSecond()).run_once()
+    rows = {row.subject: row for row in await outbox.messages()}
+    assert [(rows[f"Review {n}"].status, rows[f"Review {n}"].lease_owner) for n in range(3)] \
+        == [("done", None), ("queued", None), ("done", None)]
+    failed = rows["Review 1"]
+    assert failed.last_error == "451 later"
+    assert failed.next_attempt_ms == outbox.clock.now_ms() + outbound.RETRY_DELAYS_MS[0]

@@ -4,13 +4,19 @@ A row is claimable when it is `queued` and due, or `working` with an expired lea
 worker died). On PostgreSQL the claim uses FOR UPDATE SKIP LOCKED, so two processes never
 claim the same row; on SQLite every transaction takes the write lock (BEGIN IMMEDIATE), which
 serialises claims the same way.
+
+The statements are built once per table (and shape of values), with bind parameters: these run
+for every message, and building, caching-keying and ORM-evaluating a statement per call cost
+more than running it. The UPDATEs are Core statements (no ORM session synchronisation: the
+claimed objects are set below, finished rows are not read again).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import BigInteger, Integer, and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -22,6 +28,45 @@ QUEUED = "queued"
 WORKING = "working"
 DONE = "done"
 FAILED = "failed"
+
+_CLAIMS: dict[tuple[Any, Any, Any], tuple[Any, Any]] = {}
+_FINISHES: dict[tuple[Any, bool, frozenset[str]], Any] = {}
+
+
+def _claim_statements(model: Any, due_column: Any, order_column: Any) -> tuple[Any, Any]:
+    """(SELECT … FOR UPDATE SKIP LOCKED, UPDATE … SET status='working', …) for the model."""
+    key = (model, due_column, order_column)
+    found = _CLAIMS.get(key)
+    if found is not None:
+        return found
+    now = bindparam("claim_now_ms", type_=BigInteger)
+    claimable = or_(
+        model.status == QUEUED,
+        and_(model.status == WORKING, model.lease_until_ms < now),
+    )
+    if due_column is not None:
+        claimable = and_(claimable, due_column <= now)
+    choose = (
+        select(model)
+        .where(claimable)
+        .order_by(order_column if order_column is not None else model.id)
+        .limit(bindparam("claim_limit", type_=Integer))
+        .with_for_update(skip_locked=True)
+    )
+    table = model.__table__
+    take = (
+        update(table)
+        .where(table.c.id.in_(bindparam("claim_ids", expanding=True)))
+        .values(
+            status=WORKING,
+            lease_owner=bindparam("claim_owner"),
+            lease_until_ms=bindparam("claim_until_ms", type_=BigInteger),
+            attempts=table.c.attempts + 1,
+        )
+    )
+    if len(_CLAIMS) < 256:  # columns are class attributes: a few keys (not built per call)
+        _CLAIMS[key] = (choose, take)
+    return choose, take
 
 
 async def claim_rows(
@@ -35,43 +80,53 @@ async def claim_rows(
     due_column: Any = None,
     order_column: Any = None,
 ) -> list[Row]:
-    table: Any = model
-    claimable = or_(
-        table.status == QUEUED,
-        and_(table.status == WORKING, table.lease_until_ms < now_ms),
-    )
-    if due_column is not None:
-        claimable = and_(claimable, due_column <= now_ms)
-    statement = (
-        select(model)
-        .where(claimable)
-        .order_by(order_column if order_column is not None else table.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    )
+    choose, take = _claim_statements(model, due_column, order_column)
+    until = now_ms + lease_ms
     async with unit_of_work(sessions) as session:
-        rows = list((await session.scalars(statement)).all())
+        rows = list(
+            (await session.scalars(choose, {"claim_now_ms": now_ms, "claim_limit": limit})).all()
+        )
         if rows:
+            claimed: list[Any] = rows
             await session.execute(
-                update(model)
-                .where(table.id.in_([row.id for row in rows]))  # type: ignore[attr-defined]
-                .values(
-                    status=WORKING,
-                    lease_owner=owner,
-                    lease_until_ms=now_ms + lease_ms,
-                    attempts=table.attempts + 1,
-                )
+                take,
+                {"claim_ids": [row.id for row in claimed], "claim_owner": owner,
+                 "claim_until_ms": until},
             )
             # What the UPDATE wrote, without reading each row back (no one else can have
-            # changed them: they are locked by this transaction).
-            until = now_ms + lease_ms
-            claimed: list[Any] = list(rows)
+            # changed them: they are locked by this transaction). A Core UPDATE leaves the
+            # loaded objects alone: `attempts` is the stored count, this attempt included.
             for row in claimed:
                 set_committed_value(row, "status", WORKING)
                 set_committed_value(row, "lease_owner", owner)
                 set_committed_value(row, "lease_until_ms", until)
                 set_committed_value(row, "attempts", (row.attempts or 0) + 1)
         return rows
+
+
+def _finish_statement(model: Any, many: bool, names: frozenset[str]) -> Any:
+    """UPDATE the row(s) SET <names> WHERE this owner still holds them."""
+    key = (model, many, names)
+    found = _FINISHES.get(key)
+    if found is not None:
+        return found
+    table = model.__table__
+    unknown = names - set(table.c.keys())
+    if unknown:
+        raise ValueError(f"{table.name} has no column {', '.join(sorted(unknown))}")
+    chosen = (
+        table.c.id.in_(bindparam("finish_ids", expanding=True))
+        if many
+        else table.c.id == bindparam("finish_id")
+    )
+    statement = (
+        update(table)
+        .where(chosen, table.c.lease_owner == bindparam("finish_owner"),
+               table.c.status == WORKING)
+        .values({name: bindparam(f"finish_new_{name}") for name in sorted(names)})
+    )
+    _FINISHES[key] = statement
+    return statement
 
 
 async def finish_row(
@@ -82,11 +137,51 @@ async def finish_row(
     **values: Any,
 ) -> bool:
     """Update a claimed row if this worker still holds it; False when the lease was lost."""
-    table: Any = model
+    statement = _finish_statement(model, False, frozenset(values))
+    parameters = {f"finish_new_{name}": value for name, value in values.items()}
+    parameters["finish_id"] = row_id
+    parameters["finish_owner"] = owner
     async with unit_of_work(sessions) as session:
-        result: Any = await session.execute(
-            update(model)
-            .where(table.id == row_id, table.lease_owner == owner, table.status == WORKING)
-            .values(**values)
-        )
+        result: Any = await session.execute(statement, parameters)
         return bool(result.rowcount)
+
+
+async def finish_rows(
+    sessions: async_sessionmaker[AsyncSession],
+    model: type[Row],
+    row_ids: Sequence[str],
+    owner: str,
+    **values: Any,
+) -> int:
+    """`finish_row` for several rows at once (the same values, one statement and one
+    transaction): those this worker still holds; returns how many that was."""
+    if not row_ids:
+        return 0
+    statement = _finish_statement(model, True, frozenset(values))
+    parameters = {f"finish_new_{name}": value for name, value in values.items()}
+    parameters["finish_ids"] = list(row_ids)
+    parameters["finish_owner"] = owner
+    async with unit_of_work(sessions) as session:
+        result: Any = await session.execute(statement, parameters)
+        return int(result.rowcount)
+
+
+async def finish_many(
+    sessions: async_sessionmaker[AsyncSession],
+    model: type[Row],
+    owner: str,
+    finished: Sequence[tuple[str, dict[str, Any]]],
+) -> None:
+    """`finish_row` for each (row id, values), in one transaction: one executemany per shape
+    of values (which columns they set). Rows whose lease this worker lost are left alone."""
+    shapes: dict[frozenset[str], list[dict[str, Any]]] = {}
+    for row_id, values in finished:
+        parameters = {f"finish_new_{name}": value for name, value in values.items()}
+        parameters["finish_id"] = row_id
+        parameters["finish_owner"] = owner
+        shapes.setdefault(frozenset(values), []).append(parameters)
+    if not shapes:
+        return
+    async with unit_of_work(sessions) as session:
+        for names, parameters_list in shapes.items():
+            await session.execute(_finish_statement(model, False, names), parameters_list)

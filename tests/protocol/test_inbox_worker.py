@@ -1,0 +1,126 @@
+"""The inbox worker on SQLite and PostgreSQL: what each message came to is recorded (together,
+at the end of a batch or while it goes on), only for messages the worker still holds, also
+when it is stopped mid-batch."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy import delete, update
+
+from mail import inbox as inbox_module
+from mail.inbox import InboundMessage, Inbox, InboxWorker
+from service.clock import Clock
+from tests.protocol.conftest import StateDB
+from timebot.state.models import InboxMessage
+
+NOW = 1_800_000_000_000
+
+
+@pytest.fixture
+async def inbox(state_db: StateDB) -> AsyncIterator[Inbox]:
+    async with state_db.sessions() as session:
+        await session.execute(delete(InboxMessage))
+        await session.commit()
+    yield Inbox(state_db.sessions, Clock(frozen_ms=NOW))
+
+
+async def accept(inbox: Inbox, number: int, rcpt: str = "approvals+a@example.com") -> None:
+    raw = f"Message-ID: <m{number}@example.com>\r\nSubject: {number}\r\n\r\nx\r\n".encode()
+    assert await inbox.accept(raw, "a@example.com", [rcpt], "smtp")
+    inbox.clock.advance(1)
+
+
+def subject(message: InboundMessage) -> int:
+    return int(message.raw.split(b"Subject: ")[1].split(b"\r\n")[0])
+
+
+async def outcomes(inbox: Inbox) -> dict[int, tuple[str, str | None, str | None]]:
+    return {
+        int(row.raw.split(b"Subject: ")[1].split(b"\r\n")[0]):
+        (row.status, row.outcome, row.lease_owner)
+        for row in await inbox.all()
+    }
+
+
+async def test_each_message_gets_its_outcome(inbox: Inbox) -> None:
+    for number in range(4):
+        await accept(inbox, number, f"approvals+{number % 2}@example.com")
+
+    async def process(message: InboundMessage) -> str:
+        if subject(message) == 2:
+            raise RuntimeError("service down")
+        return f"did {subject(message)}"
+
+    worker = InboxWorker(inbox, process, max_attempts=2)
+    assert await worker.run_once() == 4
+    assert await outcomes(inbox) == {
+        0: ("done", "did 0", None), 1: ("done", "did 1", None),
+        2: ("queued", "error: service down", None), 3: ("done", "did 3", None),
+    }
+    assert {row.processed_ms for row in await inbox.all() if row.status == "done"} == {NOW + 4}
+    assert await worker.run_once() == 1  # attempt 2 of 2: set aside
+    assert (await outcomes(inbox))[2] == ("failed", "error: service down", None)
+    assert await worker.run_once() == 0
+
+
+async def test_a_message_taken_over_by_another_worker_is_left_to_it(
+    inbox: Inbox, state_db: StateDB
+) -> None:
+    for number in range(3):
+        await accept(inbox, number)
+
+    async def process(message: InboundMessage) -> str:
+        if subject(message) == 2:  # meanwhile the first one's lease went to another worker
+            async with state_db.sessions() as session:
+                first = (await inbox.all())[0]
+                await session.execute(update(InboxMessage).where(InboxMessage.id == first.id)
+                                      .values(lease_owner="other"))
+                await session.commit()
+        return "ok"
+
+    await InboxWorker(inbox, process).run_once()
+    assert await outcomes(inbox) == {
+        0: ("working", None, "other"), 1: ("done", "ok", None), 2: ("done", "ok", None),
+    }
+
+
+async def test_stopping_mid_batch_records_what_was_processed(inbox: Inbox) -> None:
+    for number in range(3):
+        await accept(inbox, number)
+    third = asyncio.Event()
+
+    async def process(message: InboundMessage) -> str:
+        if subject(message) == 2:
+            third.set()
+            await asyncio.Event().wait()
+        return "ok"
+
+    worker = InboxWorker(inbox, process)
+    task = asyncio.create_task(worker.run_once())
+    await asyncio.wait_for(third.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await outcomes(inbox) == {
+        0: ("done", "ok", None), 1: ("done", "ok", None), 2: ("working", None, worker.owner),
+    }
+
+
+async def test_outcomes_are_recorded_while_a_batch_goes_on(
+    inbox: Inbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(inbox_module, "FLUSH_SECONDS", 0.0)
+    for number in range(3):
+        await accept(inbox, number)  # one lane: one after another
+    seen: list[list[str]] = []
+
+    async def process(message: InboundMessage) -> str:
+        seen.append([status for status, _, _ in (await outcomes(inbox)).values()])
+        return "ok"
+
+    await InboxWorker(inbox, process).run_once()
+    assert seen == [["working"] * 3, ["done", "working", "working"],
+                    ["done", "done", "working"]]
