@@ -54,6 +54,11 @@ class InboundMessage:
     rcpt_tos: list[str]
     raw: bytes
     attempts: int
+    key: str = ""  # the inbox's message key (message_key of raw), when read from the inbox
+
+    @property
+    def message_key(self) -> str:
+        return self.key or message_key(self.raw)
 
 
 Processor = Callable[[InboundMessage], Awaitable[str]]
@@ -174,7 +179,8 @@ class InboxWorker(PollingWorker):
     async def _handle(self, row: InboxMessage, outcomes: _Outcomes) -> None:
         clock = self.inbox.clock
         message = InboundMessage(
-            row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts
+            row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts,
+            row.message_key,
         )
         try:
             outcome = await self.processor(message)

@@ -41,7 +41,7 @@ from mail import receipts
 from mail.addresses import Recipient, RecipientKind, classify_recipient
 from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
 from mail.errors import DkimKeyFileError, TokenError, TokenExpired, TokenMissing
-from mail.inbox import InboundMessage, message_key
+from mail.inbox import InboundMessage
 from mail.loop_guard import why_not_act
 from mail.reading import ReadMessage, read_message
 from mail.receipts import Outcome, ReceiptSender, TimesheetInfo, Verdict, stage_words
@@ -372,7 +372,7 @@ class MessageProcessor:
             log.info("mail_ignored", id=inbound.id, kind=refusal.kind, detail=refusal.detail)
             return f"ignored ({refusal.kind}): {refusal.detail}"
         kind, recipient = recipient_kind(recipients_of(inbound, read, settings.mail_domain))
-        mail = InboundMail(inbound, read, message_key(inbound.raw), kind, recipient)
+        mail = InboundMail(inbound, read, inbound.message_key, kind, recipient)
         try:
             outcome = await self.handlers[kind](self, mail)
         except ServiceUnavailable:
