@@ -29,7 +29,7 @@ from mail.mime_writer import outgoing_message
 from timebot.clock import Clock
 from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import OutboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row, finish_rows
+from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_many, finish_row
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.outbound")
@@ -225,18 +225,22 @@ class OutboxWorker(PollingWorker):
         lease_ms: int = 120_000,
         poll_seconds: float = 2.0,
         batch: int = 20,
+        concurrency: int = 4,
     ) -> None:
         super().__init__(poll_seconds)
         self.outbox = outbox
         self.deliverer = deliverer
         self.lease_ms = lease_ms
         self.batch = batch
+        self.concurrency = concurrency
 
     async def run_once(self) -> int:
-        """Deliver what is due. Delivered rows are marked done together, in one statement
-        (those this worker still holds): at the end of the batch, and after FLUSH_SECONDS of
-        deliveries; a failed delivery is recorded at once. A process that dies in between
-        sends those rows again after the lease (at least once, never dropped)."""
+        """Deliver what is due, up to `concurrency` messages at a time (each Maildir delivery
+        waits for its fsync; each relay delivery for its SMTP exchange). Delivered rows are
+        marked done together, each with its own delivery time (those this worker still
+        holds): at the end of the batch, and after FLUSH_SECONDS of deliveries; a failed
+        delivery is recorded at once. A process that dies in between sends those rows again
+        after the lease (at least once, never dropped)."""
         clock = self.outbox.clock
         rows = await claim_rows(
             self.outbox.sessions,
@@ -248,12 +252,12 @@ class OutboxWorker(PollingWorker):
             due_column=OutboxMessage.next_attempt_ms,
             order_column=OutboxMessage.next_attempt_ms,
         )
-        delivered: list[str] = []
-        since = 0.0
-        try:
-            for row in rows:
-                if delivered and time.monotonic() - since >= FLUSH_SECONDS:
-                    await self._finish_delivered(delivered)
+        delivered: list[tuple[str, dict[str, Any]]] = []
+        since = [0.0]
+        slots = asyncio.Semaphore(self.concurrency)
+
+        async def deliver(row: OutboxMessage) -> None:
+            async with slots:
                 try:
                     await self.deliverer.deliver(row.raw, row.envelope_from, list(row.rcpt_tos))
                 except DeliveryError as error:
@@ -267,19 +271,33 @@ class OutboxWorker(PollingWorker):
                         next_attempt_ms=clock.now_ms() + delay,
                         lease_owner=None,
                     )
-                    continue
+                    return
                 if not delivered:
-                    since = time.monotonic()
-                delivered.append(row.id)
+                    since[0] = time.monotonic()
+                delivered.append((row.id, {
+                    "status": DONE, "sent_ms": clock.now_ms(), "lease_owner": None,
+                    "last_error": None,
+                }))
+                if time.monotonic() - since[0] >= FLUSH_SECONDS:
+                    await self._finish_delivered(delivered)
+
+        try:
+            results = await asyncio.gather(*(deliver(row) for row in rows),
+                                           return_exceptions=True)
         finally:  # also when cancelled (stop) or a deliverer raised something else
             if delivered:
                 await self._finish_delivered(delivered)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
         return len(rows)
 
-    async def _finish_delivered(self, delivered: list[str]) -> None:
+    async def _finish_delivered(self, delivered: list[tuple[str, dict[str, Any]]]) -> None:
         """Mark `delivered` done (and empty it)."""
-        await finish_rows(
-            self.outbox.sessions, OutboxMessage, delivered, self.owner,
-            status=DONE, sent_ms=self.outbox.clock.now_ms(), lease_owner=None, last_error=None,
-        )
+        finished = list(delivered)
         delivered.clear()
+        try:
+            await finish_many(self.outbox.sessions, OutboxMessage, self.owner, finished)
+        except BaseException:
+            delivered[:0] = finished
+            raise

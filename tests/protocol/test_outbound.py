@@ -218,10 +218,39 @@ async def test_delivered_rows_are_finished_while_a_batch_goes_on(
     async def look(index: int) -> None:
         seen.append(sorted(status for status, _ in await statuses(outbox)))
 
-    await OutboxWorker(outbox, Recording(look)).run_once()
+    await OutboxWorker(outbox, Recording(look), concurrency=1).run_once()
     assert seen == [["working"] * 3, ["done", "working", "working"],
                     ["done", "done", "working"]]
     assert [status for status, _ in await statuses(outbox)] == ["done"] * 3
+
+
+async def test_deliveries_run_side_by_side_each_recorded_with_its_own_time(
+    outbox: Outbox
+) -> None:
+    """Up to `concurrency` deliveries wait at once (a Maildir fsync, a relay's SMTP exchange);
+    each row's sent_ms is when it was delivered, not when the batch was recorded."""
+    for number in range(6):
+        await outbox.enqueue(message(number), kind="test", envelope_from="")
+    in_flight: list[int] = []
+    most = [0]
+    release = asyncio.Event()
+
+    class Slow(Recording):
+        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+            in_flight.append(1)
+            most[0] = max(most[0], len(in_flight))
+            if len(in_flight) == 3:
+                release.set()
+            await release.wait()
+            outbox.clock.advance(1000)
+            in_flight.pop()
+            await super().deliver(raw, envelope_from, rcpt_tos)
+
+    await asyncio.wait_for(OutboxWorker(outbox, Slow(), concurrency=3).run_once(), 10)
+    assert most[0] == 3
+    rows = await outbox.messages()
+    assert [row.status for row in rows] == ["done"] * 6
+    assert len({row.sent_ms for row in rows}) == 6
 
 
 async def test_a_failed_delivery_is_retried_later_and_the_others_are_done(
