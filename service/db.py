@@ -64,6 +64,15 @@ def insert_for(session: AsyncSession) -> Any:
     return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
+async def write_rows(session: AsyncSession, statement: Any, rows: Any) -> None:
+    """A Core write (an INSERT built once) in the session's transaction, at once. Unlike
+    `session.execute`, it does not first flush what the session has pending: rows written this
+    way refer only to rows already in the database, and the pending changes are written by
+    the caller's next flush."""
+    connection = await session.connection()
+    await connection.execute(statement, rows)
+
+
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=True)
 

@@ -4,9 +4,12 @@ Auto-submitted, Auto-approved; each tagged with its stage and threaded on its ti
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
+from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.db import write_rows
 from service.ids import new_id
 from service.models.approval import JournalMessage, MessageMention, Timesheet
 
@@ -34,6 +37,8 @@ def add_mentions(
     mentions: Iterable[tuple[str, str]],
     start: int = 0,
 ) -> None:
+    """Mentions of a message made as an object (pending in the session): written by its flush,
+    after the message."""
     for position, (entity_id, entity_type) in enumerate(dict.fromkeys(mentions), start):
         session.add(
             MessageMention(
@@ -46,7 +51,30 @@ def add_mentions(
         )
 
 
-def add_entry(
+# Workflow entries are written as they are made (Core INSERTs built once): nothing reads them
+# back as objects, and they skip the unit of work's bookkeeping of a flush.
+_INSERT_MESSAGE = insert(cast(Table, JournalMessage.__table__))
+_INSERT_MENTION = insert(cast(Table, MessageMention.__table__))
+
+
+async def write_mentions(
+    session: AsyncSession,
+    org_id: str,
+    message_id: str,
+    mentions: Iterable[tuple[str, str]],
+    start: int = 0,
+) -> None:
+    """`add_mentions` for a message already written (one INSERT, at once)."""
+    rows = [
+        {"id": new_id(), "organisation_id": org_id, "message_id": message_id,
+         "entity_id": entity_id, "entity_type": entity_type, "position": position}
+        for position, (entity_id, entity_type) in enumerate(dict.fromkeys(mentions), start)
+    ]
+    if rows:
+        await write_rows(session, _INSERT_MENTION, rows)
+
+
+async def write_entry(
     session: AsyncSession,
     timesheet: Timesheet,
     kind: str,
@@ -55,27 +83,29 @@ def add_entry(
     content: str,
     now_ms: int,
     mention_person_ids: Iterable[str] = (),
-) -> JournalMessage:
+) -> str:
     """A workflow entry on the timesheet's thread, mentioning its owner (it is in their feed)
-    and whoever else must see it (the approvers now asked)."""
-    message = JournalMessage(
-        organisation_id=timesheet.organisation_id,
-        author_id=author_id,
-        date_ms=now_ms,
-        type=MESSAGE_TYPES[kind],
-        content=content,
-        reference_id=timesheet.submit_id,
-        reference_type=REFERENCE_TYPE,
-        thread_id=timesheet.id,
-        kind=kind,
-        stage=stage,
-    )
-    message.id = new_id()
-    session.add(message)
-    add_mentions(
+    and whoever else must see it (the approvers now asked), written at once; its id."""
+    message_id = new_id()
+    await write_rows(session, _INSERT_MESSAGE, {
+        "id": message_id,
+        "organisation_id": timesheet.organisation_id,
+        "author_id": author_id,
+        "date_ms": now_ms,
+        "type": MESSAGE_TYPES[kind],
+        "content": content,
+        "reference_id": timesheet.submit_id,
+        "reference_type": REFERENCE_TYPE,
+        "thread_id": timesheet.id,
+        "reply_to_id": None,
+        "is_pinned": False,
+        "kind": kind,
+        "stage": stage,
+    })
+    await write_mentions(
         session,
         timesheet.organisation_id,
-        message.id,
+        message_id,
         [(timesheet.person_id, "person"), *((p, "person") for p in mention_person_ids)],
     )
-    return message
+    return message_id

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Table, and_, bindparam, insert, inspect, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.util import identity_key
 
 from service.approvals import changes as ch
 from service.approvals import journal
 from service.approvals import settings as cfg
 from service.approvals import stages as st
+from service.db import write_rows
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.convert import iso
 from service.ids import new_id
@@ -224,10 +226,60 @@ _APPROVALS_DETAIL = (
     .where(Approval.submit_id == bindparam("wf_submit"), Approval.round == bindparam("wf_round"))
     .order_by(Approval.ts_ms, Approval.id)
 )
-_PEOPLE = select(Person).where(
-    Person.organisation_id == bindparam("wf_org"),
-    Person.id.in_(bindparam("wf_ids", expanding=True)),
+# Persons are never written by the workflow: reading them needs no flush of what is pending.
+_PEOPLE = (
+    select(Person)
+    .where(
+        Person.organisation_id == bindparam("wf_org"),
+        Person.id.in_(bindparam("wf_ids", expanding=True)),
+    )
+    .execution_options(autoflush=False)
 )
+# A submit event with its timesheet (locked) and the timesheet's owner, in one statement.
+_SUBMISSION_COLUMNS = (ApprovalEvent, Timesheet, Person)
+_SUBMISSION_WHERE = (
+    ApprovalEvent.id == bindparam("wf_event"),
+    ApprovalEvent.organisation_id == bindparam("wf_org"),
+)
+_SUBMISSION = (
+    select(*_SUBMISSION_COLUMNS)
+    .join(Timesheet, Timesheet.id == ApprovalEvent.timesheet_id)
+    .join(Person, Person.id == Timesheet.person_id)
+    .where(*_SUBMISSION_WHERE)
+    .with_for_update(of=Timesheet)
+    .execution_options(populate_existing=True)
+)
+# The same with the current round's approvals (a row each), for SQLite only: there the
+# transaction holds the write lock from its BEGIN, so nothing changes between statements. On
+# PostgreSQL a statement that waited for the row lock sees the locked row's new version but
+# the other tables as they were when it started: approvals are read after the lock.
+_SUBMISSION_WITH_APPROVALS = (
+    select(*_SUBMISSION_COLUMNS, Approval.stage, Approval.approver_id)
+    .join(Timesheet, Timesheet.id == ApprovalEvent.timesheet_id)
+    .join(Person, Person.id == Timesheet.person_id)
+    .outerjoin(
+        Approval,
+        and_(Approval.submit_id == Timesheet.submit_id, Approval.round == Timesheet.round),
+    )
+    .where(*_SUBMISSION_WHERE)
+    .execution_options(populate_existing=True)
+)
+# On PostgreSQL, after the lock: the event again, with the current round's approvals.
+_EVENT_WITH_APPROVALS = (
+    select(ApprovalEvent, Approval.stage, Approval.approver_id)
+    .outerjoin(
+        Approval,
+        and_(Approval.submit_id == bindparam("wf_submit"),
+             Approval.round == bindparam("wf_round")),
+    )
+    .where(ApprovalEvent.id == bindparam("wf_event"))
+    .execution_options(populate_existing=True)
+)
+
+
+def _on_sqlite(session: AsyncSession) -> bool:
+    bind = session.bind
+    return bind is not None and bind.dialect.name == "sqlite"
 
 
 async def lock_timesheet(session: AsyncSession, timesheet_id: str) -> Timesheet:
@@ -236,16 +288,56 @@ async def lock_timesheet(session: AsyncSession, timesheet_id: str) -> Timesheet:
     return found
 
 
-async def reread_after_lock(session: AsyncSession, instance: Any) -> None:
-    """Re-read a row loaded before the timesheet lock was taken. Needed where rows are locked
-    one by one (PostgreSQL: another transaction may have changed it while we waited). On
-    SQLite a transaction reads one snapshot from its first statement to its end (and writers
-    hold the database's write lock from BEGIN IMMEDIATE), so re-reading returns what was read
-    already: the round trip is skipped."""
-    bind = session.bind
-    if bind is not None and bind.dialect.name == "sqlite":
-        return
-    await session.refresh(instance)
+@dataclass
+class Submission:
+    """A submit event and its timesheet, locked for the transaction, and the timesheet's owner
+    (held here, the session's `people` finds it without reading it again). `approvals`: the
+    current round's {stage: approver ids}, when asked for."""
+
+    event: ApprovalEvent
+    timesheet: Timesheet
+    owner: Person
+    approvals: dict[int, set[str]] | None
+
+
+async def lock_submission(
+    session: AsyncSession, org_id: str, event_id: str, *, with_approvals: bool = False
+) -> Submission | None:
+    """The approval event of the organisation with its timesheet locked and re-read (None: no
+    such event). One statement on SQLite: a transaction there reads one snapshot from its
+    first statement to its end, and writers hold the write lock from BEGIN IMMEDIATE. On
+    PostgreSQL the event (and the approvals) are read again by a second statement once the
+    lock is held: the locking statement, if it waited, returns the timesheet's new version but
+    the event as it was before (another transaction may have changed it meanwhile)."""
+    params = {"wf_event": event_id, "wf_org": org_id}
+    if _on_sqlite(session):
+        if with_approvals:
+            rows = (await session.execute(_SUBMISSION_WITH_APPROVALS, params)).all()
+            if not rows:
+                return None
+            return Submission(rows[0][0], rows[0][1], rows[0][2], _approvals_in(rows))
+        found = (await session.execute(_SUBMISSION, params)).first()
+        return None if found is None else Submission(found[0], found[1], found[2], None)
+    found = (await session.execute(_SUBMISSION, params)).first()
+    if found is None:
+        return None
+    event, timesheet, owner = found
+    if not with_approvals:
+        await session.refresh(event)
+        return Submission(event, timesheet, owner, None)
+    reread = (await session.execute(_EVENT_WITH_APPROVALS, {
+        "wf_event": event.id, "wf_submit": timesheet.submit_id, "wf_round": timesheet.round,
+    })).all()
+    return Submission(event, timesheet, owner, _approvals_in(reread))
+
+
+def _approvals_in(rows: Iterable[Any]) -> dict[int, set[str]]:
+    """{stage: approver ids} of rows with `stage` and `approver_id` columns (None: no row)."""
+    approvals: dict[int, set[str]] = {}
+    for row in rows:
+        if row.stage is not None:
+            approvals.setdefault(row.stage, set()).add(row.approver_id)
+    return approvals
 
 
 async def covering_timesheet(
@@ -284,6 +376,70 @@ async def timesheet_for_period(
     return rows[0] if rows else None
 
 
+# A person's timesheets overlapping a period, each with its submit event's author and its
+# current round's approvals (a row each, in the order approvals_detail gives them); one row
+# with no timesheet when the person has none, no row when the person does not exist.
+_PERIOD_STATE = (
+    select(Person.id, Timesheet, ApprovalEvent.by_id, Approval.stage, Approval.approver_id,
+           Approval.ts_ms)
+    .select_from(Person)
+    .outerjoin(
+        Timesheet,
+        and_(
+            Timesheet.organisation_id == Person.organisation_id,
+            Timesheet.person_id == Person.id,
+            Timesheet.start_ms < bindparam("wf_end"),
+            Timesheet.end_ms > bindparam("wf_start"),
+        ),
+    )
+    .outerjoin(ApprovalEvent, ApprovalEvent.id == Timesheet.submit_id)
+    .outerjoin(
+        Approval,
+        and_(Approval.submit_id == Timesheet.submit_id, Approval.round == Timesheet.round),
+    )
+    .where(Person.id == bindparam("wf_person"), Person.organisation_id == bindparam("wf_org"))
+    .order_by(Timesheet.updated_ms.desc(), Timesheet.id, Approval.ts_ms, Approval.id)
+)
+
+
+@dataclass
+class PeriodState:
+    """What `period_state` read: the timesheet `timesheet_for_period` would give (None: no
+    timesheet), its submit event's `by_id` and its `approvals_detail`."""
+
+    timesheet: Timesheet | None
+    submitted_by: str | None
+    detail: dict[int, list[tuple[str, int]]]
+
+
+async def period_state(
+    session: AsyncSession, org_id: str, person_id: str, start_ms: int, end_ms: int
+) -> PeriodState | None:
+    """One statement for a person's approval state of a period (None: no such person in the
+    organisation): `timesheet_for_period`, the submit event's author and `approvals_detail`."""
+    rows = (await session.execute(_PERIOD_STATE, {
+        "wf_org": org_id, "wf_person": person_id, "wf_start": start_ms, "wf_end": end_ms,
+    })).all()
+    if not rows:
+        return None
+    timesheets = [row[1] for row in rows if row[1] is not None]  # the latest updated first
+    chosen = next(
+        (t for t in timesheets if t.start_ms == start_ms and t.end_ms == end_ms),
+        timesheets[0] if timesheets else None,
+    )
+    if chosen is None:
+        return PeriodState(None, None, {})
+    submitted_by: str | None = None
+    detail: dict[int, list[tuple[str, int]]] = {}
+    for row in rows:
+        if row[1] is not chosen:
+            continue
+        submitted_by = row.by_id
+        if row.stage is not None and chosen.submit_id is not None:
+            detail.setdefault(row.stage, []).append((row.approver_id, row.ts_ms))
+    return PeriodState(chosen, submitted_by, detail)
+
+
 async def approvals_of(session: AsyncSession, timesheet: Timesheet) -> dict[int, set[str]]:
     """{stage: approver ids} of the current submission's current round."""
     found: dict[int, set[str]] = {}
@@ -318,12 +474,31 @@ def current_pending(timesheet: Timesheet, approvals: dict[int, set[str]]) -> lis
     )
 
 
+def _loaded_person(session: AsyncSession, org_id: str, person_id: str) -> Person | None:
+    """The person as this session already holds it (what a query would return, since it does
+    not refresh loaded objects), or None when it must be read."""
+    person = session.identity_map.get(identity_key(Person, person_id))
+    if not isinstance(person, Person) or person.organisation_id != org_id:
+        return None
+    state = inspect(person)
+    if not state.persistent or state.unloaded or person in session.deleted:
+        return None
+    return person
+
+
 async def people(session: AsyncSession, org_id: str, ids: Iterable[str]) -> dict[str, Person]:
-    wanted = sorted({i for i in ids if i})
-    if not wanted:
-        return {}
-    rows = await session.scalars(_PEOPLE, {"wf_org": org_id, "wf_ids": wanted})
-    return {p.id: p for p in rows.unique()}
+    found: dict[str, Person] = {}
+    wanted: list[str] = []
+    for person_id in sorted({i for i in ids if i}):
+        person = _loaded_person(session, org_id, person_id)
+        if person is None:
+            wanted.append(person_id)
+        else:
+            found[person_id] = person
+    if wanted:
+        rows = await session.scalars(_PEOPLE, {"wf_org": org_id, "wf_ids": wanted})
+        found.update((p.id, p) for p in rows.unique())
+    return found
 
 
 async def submit_event(session: AsyncSession, timesheet: Timesheet) -> ApprovalEvent:
@@ -387,9 +562,55 @@ async def notify(
 # --- transitions ---------------------------------------------------------------------------
 
 
+# Events other than the submit event (approve, reject, auto_approve, restart) and approvals
+# are written as they are made (Core INSERTs built once): nothing reads them back as objects.
+_INSERT_EVENT = insert(cast(Table, ApprovalEvent.__table__))
+_INSERT_APPROVAL = insert(cast(Table, Approval.__table__))
+
+
+async def _record_event(
+    timesheet: Timesheet, kind: str, status: str, stage: int, actor: Actor, **extra: Any
+) -> None:
+    """An approval event that follows the submit event (`submit_id=` among `extra`)."""
+    await write_rows(actor.session, _INSERT_EVENT, {
+        "id": new_id(),
+        "organisation_id": timesheet.organisation_id,
+        "timesheet_id": timesheet.id,
+        "person_id": timesheet.person_id,
+        "start_ms": timesheet.start_ms,
+        "end_ms": timesheet.end_ms,
+        "kind": kind,
+        "status": status,
+        "stage": stage,
+        "ts_ms": actor.now_ms,
+        "by_id": actor.id,
+        **extra,
+    })
+
+
+async def _record_approval(
+    actor: Actor, timesheet: Timesheet, stage: int, approver_id: str, *,
+    carried_over: bool = False,
+) -> None:
+    assert timesheet.submit_id is not None
+    await write_rows(actor.session, _INSERT_APPROVAL, {
+        "id": new_id(),
+        "organisation_id": timesheet.organisation_id,
+        "timesheet_id": timesheet.id,
+        "submit_id": timesheet.submit_id,
+        "round": timesheet.round,
+        "stage": stage,
+        "approver_id": approver_id,
+        "ts_ms": actor.now_ms,
+        "carried_over": carried_over,
+    })
+
+
 def _event(
     timesheet: Timesheet, kind: str, status: str, stage: int, actor: Actor, **extra: Any
 ) -> ApprovalEvent:
+    """The submit event: an object, the handle of the submission (returned, and changed as the
+    submission moves on)."""
     event = ApprovalEvent(
         id=new_id(),
         organisation_id=timesheet.organisation_id,
@@ -536,7 +757,7 @@ async def submit(
 
     by = "" if auto else f" by {actor.name}"
     if not any(not stage.skipped for stage in resolved):
-        journal.add_entry(
+        await journal.write_entry(
             session, timesheet, journal.AUTO_SUBMITTED if auto else journal.SUBMITTED, 0,
             actor.id, f"Timesheet for {period} submitted{by}", actor.now_ms,
         )
@@ -565,7 +786,7 @@ async def submit(
     timesheet.stage_entered_ms = actor.now_ms
     timesheet.reminded_ms = None
     kind = journal.AUTO_SUBMITTED if auto else journal.SUBMITTED
-    journal.add_entry(
+    await journal.write_entry(
         session, timesheet, kind, first, actor.id,
         f"Timesheet for {period} submitted{by} for approval "
         f"({stage_label(timesheet.stages, first)})",
@@ -589,26 +810,14 @@ async def _carry(
                          [p for ps in carried.values() for p in ps])
     for index, approvers in sorted(carried.items()):
         for approver in sorted(approvers):
-            actor.session.add(
-                Approval(
-                    organisation_id=timesheet.organisation_id,
-                    timesheet_id=timesheet.id,
-                    submit_id=timesheet.submit_id,
-                    round=timesheet.round,
-                    stage=index,
-                    approver_id=approver,
-                    ts_ms=actor.now_ms,
-                    carried_over=True,
-                )
-            )
+            await _record_approval(actor, timesheet, index, approver, carried_over=True)
             name = found[approver].name if approver in found else approver
-            journal.add_entry(
+            await journal.write_entry(
                 actor.session, timesheet, journal.APPROVED, index, approver,
                 f"Approved by {name} ({stage_label(timesheet.stages, index)}), carried over: "
                 f"none of their projects or tasks changed since the previous submission",
                 actor.now_ms,
             )
-    await actor.session.flush()
     return {index: set(approvers) for index, approvers in carried.items()}
 
 
@@ -631,7 +840,6 @@ async def _advance(
         timesheet.reminded_ms = None
     event.stage = timesheet.stage
     event.status = STATUS_SUBMITTED
-    await actor.session.flush()
     await notify(actor, timesheet, action, approvals=approvals)
 
 
@@ -648,13 +856,12 @@ async def _finish_approved(
     if automatic:
         why = ("no approval workflow is configured" if not timesheet.stages
                else "no stage has an eligible approver")
-        journal.add_entry(
+        await journal.write_entry(
             actor.session, timesheet, journal.AUTO_APPROVED, timesheet.stage, None,
             f"Timesheet for {period} auto-approved: {why}", actor.now_ms,
         )
-        _event(timesheet, "auto_approve", STATUS_APPROVED, timesheet.stage, actor,
-               submit_id=event.id, system_action="autoApprove")
-    await actor.session.flush()
+        await _record_event(timesheet, "auto_approve", STATUS_APPROVED, timesheet.stage, actor,
+                            submit_id=event.id, system_action="autoApprove")
     await notify(actor, timesheet, "autoApproved" if automatic else "approved")
 
 
@@ -669,13 +876,15 @@ def _moved_on(timesheet: Timesheet, caller_id: str) -> str | None:
     return None
 
 
-async def approve(actor: Actor, event: ApprovalEvent) -> ApprovalEvent:
+async def approve(actor: Actor, submission: Submission) -> ApprovalEvent:
     """An approval by the caller: of the current stage if they are one of its approvers, else
-    (administrators) of the whole timesheet."""
+    (administrators) of the whole timesheet. `submission`: from `lock_submission`.
+
+    Nothing is flushed here: the rows are written by the one flush that ends the mutation
+    (the reads in between, of persons and webhooks, need none)."""
     assert actor.person is not None
     session = actor.session
-    timesheet = await lock_timesheet(session, event.timesheet_id)
-    await reread_after_lock(session, event)
+    event, timesheet = submission.event, submission.timesheet
     caller = actor.person
     if caller.id == timesheet.person_id:
         raise RuleViolation("no one may approve their own timesheet (administrators included)")
@@ -689,7 +898,10 @@ async def approve(actor: Actor, event: ApprovalEvent) -> ApprovalEvent:
             f"the timesheet for {period} is {STATUS_WORDS[timesheet.status]}, "
             f"not awaiting approval"
         )
-    approvals = await approvals_of(session, timesheet)
+    approvals = (
+        submission.approvals if submission.approvals is not None
+        else await approvals_of(session, timesheet)
+    )
     index = timesheet.stage
     stage = timesheet.stages[index]
     here = stage_label(timesheet.stages, index)
@@ -709,51 +921,44 @@ async def approve(actor: Actor, event: ApprovalEvent) -> ApprovalEvent:
         if moved is not None:
             raise RuleViolation(moved)
         raise PermissionDenied(f"you are not an approver of the current stage ({here})")
-    session.add(
-        Approval(
-            organisation_id=timesheet.organisation_id,
-            timesheet_id=timesheet.id,
-            submit_id=event.id,
-            round=timesheet.round,
-            stage=index,
-            approver_id=caller.id,
-            ts_ms=actor.now_ms,
-        )
-    )
+    await _record_approval(actor, timesheet, index, caller.id)
     approvals.setdefault(index, set()).add(caller.id)
     timesheet.updated_ms = actor.now_ms
     note = ", administrator override of every remaining stage" if override else ""
-    entry = journal.add_entry(
+    entry_id = await journal.write_entry(
         session, timesheet, journal.APPROVED, index, caller.id,
         f"Approved by {caller.name} ({here}{note})", actor.now_ms,
     )
-    # Written by the flush in _finish_approved / _advance (one UPDATE of the timesheet).
     if override:
-        _event(timesheet, "approve", STATUS_APPROVED, index, actor, submit_id=event.id,
-               system_action="adminOverride")
+        await _record_event(timesheet, "approve", STATUS_APPROVED, index, actor,
+                            submit_id=event.id, system_action="adminOverride")
         await _finish_approved(actor, timesheet, event, automatic=False)
         return event
     before = timesheet.stage
     await _advance(actor, timesheet, event, approvals, index, action="approved")
-    _event(timesheet, "approve", timesheet.status, before, actor, submit_id=event.id)
+    await _record_event(timesheet, "approve", timesheet.status, before, actor,
+                        submit_id=event.id)
     if timesheet.status == STATUS_SUBMITTED and timesheet.stage != before:
         # The next stage's approvers see the request in their Journal.
-        journal.add_mentions(
-            session, timesheet.organisation_id, entry.id,
+        await journal.write_mentions(
+            session, timesheet.organisation_id, entry_id,
             [(p, "person") for p in current_pending(timesheet, approvals)], start=1,
         )
     return event
 
 
-async def reject(actor: Actor, event: ApprovalEvent, stage: int, comment: str) -> ApprovalEvent:
-    """Submitted (current stage) or approved (admins, last-stage approvers) -> rejected."""
+async def reject(
+    actor: Actor, submission: Submission, stage: int, comment: str
+) -> ApprovalEvent:
+    """Submitted (current stage) or approved (admins, last-stage approvers) -> rejected.
+    `submission`: from `lock_submission`; the rows are written by the flush that ends the
+    mutation."""
     assert actor.person is not None
     session = actor.session
     reason = (comment or "").strip()
     if not reason:
         raise BadInput("comment", "a reason is always required to reject a timesheet")
-    timesheet = await lock_timesheet(session, event.timesheet_id)
-    await reread_after_lock(session, event)
+    event, timesheet = submission.event, submission.timesheet
     caller = actor.person
     if caller.id == timesheet.person_id:
         raise RuleViolation("no one may reject their own timesheet")
@@ -797,13 +1002,12 @@ async def reject(actor: Actor, event: ApprovalEvent, stage: int, comment: str) -
     event.status = STATUS_REJECTED
     event.rejected_stage = stage
     event.comment = reason
-    _event(timesheet, "reject", STATUS_REJECTED, stage, actor, submit_id=event.id,
-           comment=reason, rejected_stage=stage)
-    journal.add_entry(
+    await _record_event(timesheet, "reject", STATUS_REJECTED, stage, actor, submit_id=event.id,
+                        comment=reason, rejected_stage=stage)
+    await journal.write_entry(
         session, timesheet, journal.REJECTED, stage, caller.id,
         f"Rejected by {caller.name} ({here}): {reason}", actor.now_ms,
     )
-    await session.flush()
     await notify(actor, timesheet, "rejected", reason)
     return event
 
@@ -826,8 +1030,8 @@ async def restart(actor: Actor, timesheet: Timesheet) -> None:
     timesheet.round += 1
     timesheet.stages = [stage.as_json() for stage in resolved]
     timesheet.updated_ms = actor.now_ms
-    _event(timesheet, "restart", STATUS_SUBMITTED, 0, actor, submit_id=event.id,
-           system_action="restartAfterApproverEdit")
+    await _record_event(timesheet, "restart", STATUS_SUBMITTED, 0, actor, submit_id=event.id,
+                        system_action="restartAfterApproverEdit")
     period = period_label(timesheet.start_ms, timesheet.end_ms)
     if not any(not stage.skipped for stage in resolved):
         await _finish_approved(actor, timesheet, event, automatic=True)
@@ -838,7 +1042,7 @@ async def restart(actor: Actor, timesheet: Timesheet) -> None:
     timesheet.reminded_ms = None
     event.stage = first
     event.status = STATUS_SUBMITTED
-    journal.add_entry(
+    await journal.write_entry(
         session, timesheet, journal.SUBMITTED, first, actor.id,
         f"Timesheet for {period} submitted for approval again "
         f"({stage_label(timesheet.stages, first)}): the workflow restarted after an edit by "

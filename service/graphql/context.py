@@ -22,6 +22,13 @@ class RequestContext:
     now_ms: int
     # Set by a mutation resolver that changed nothing (e.g. delete with check: true).
     skip_audit: bool = False
+    # False when the request's only field is a mutation: it runs in the request's transaction
+    # without a SAVEPOINT, and `mutation_failed` then asks for a rollback instead of a commit.
+    mutation_savepoint: bool = True
+    mutation_failed: bool = False
+    # Objects a resolver read ahead for the fields below it (the session holds loaded objects
+    # only weakly: kept here, they are still found by `session.get` when those fields run).
+    loaded_ahead: list[Any] = field(default_factory=list)
     # Things to do after the request's transaction commits (webhook deliveries, ...).
     after_commit: list[Any] = field(default_factory=list)
     _managed_ids: set[str] | None = None

@@ -15,6 +15,7 @@ import structlog
 from graphql import (
     DocumentNode,
     ExecutionResult,
+    FieldNode,
     GraphQLError,
     GraphQLObjectType,
     GraphQLSchema,
@@ -79,7 +80,8 @@ class Executor:
             return GraphQLResponse(400, {"errors": [{"message": "variables must be an object"}]})
         operation_name = payload.get("operationName") or operation_name
         parsed = self._parse(payload["query"])
-        mutation = not isinstance(parsed, list) and _is_mutation(parsed, operation_name)
+        operation = None if isinstance(parsed, list) else _operation(parsed, operation_name)
+        mutation = operation is not None and operation.operation == OperationType.MUTATION
         async with (self.sessions if mutation else self.read_sessions)() as session:
             try:
                 organisation, person = await authenticate(session, apikey)
@@ -95,6 +97,7 @@ class Executor:
                 person=person,
                 clock=self.clock,
                 now_ms=self.clock.now_ms(),
+                mutation_savepoint=not mutation or not _one_root_field(operation),
             )
             result = execute(
                 self.schema,
@@ -108,7 +111,9 @@ class Executor:
             if isawaitable(result):
                 result = await result
             assert isinstance(result, ExecutionResult)
-            if mutation:
+            if context.mutation_failed:
+                await session.rollback()  # the request's only mutation: nothing it wrote stays
+            elif mutation:
                 await session.commit()
             # A query's transaction ends when the session closes (a rollback), without the
             # explicit rollback's expiring of every object loaded first.
@@ -117,14 +122,30 @@ class Executor:
         return GraphQLResponse(200, shape_result(result))
 
 
-def _is_mutation(document: DocumentNode, operation_name: str | None) -> bool:
+def _operation(
+    document: DocumentNode, operation_name: str | None
+) -> OperationDefinitionNode | None:
     for definition in document.definitions:
         if isinstance(definition, OperationDefinitionNode) and (
             operation_name is None
             or (definition.name is not None and definition.name.value == operation_name)
         ):
-            return definition.operation == OperationType.MUTATION
-    return False
+            return definition
+    return None
+
+
+def _one_root_field(operation: OperationDefinitionNode | None) -> bool:
+    """Whether the operation selects exactly one root field, unconditionally (no fragment,
+    no directive): a mutation that runs alone in its request."""
+    if operation is None:
+        return False
+    selections = operation.selection_set.selections
+    return (
+        len(selections) == 1
+        and isinstance(selections[0], FieldNode)
+        and not selections[0].directives
+        and selections[0].name.value != "__typename"
+    )
 
 
 _AWAITABLES = (CoroutineType, asyncio.Future)
@@ -187,29 +208,43 @@ _AUDIT_INSERT = insert(cast(Table, AuditTrail.__table__))
 
 
 async def _run_mutation(next_: Any, root: Any, info: Any, args: dict[str, Any]) -> Any:
+    """The mutation, then its audit row, atomically: in a SAVEPOINT, or, when it is the
+    request's only field, in the request's transaction itself (rolled back instead of
+    committed when the mutation fails: two statements and a nested transaction less)."""
     context: RequestContext = info.context
     context.skip_audit = False
+    if not context.mutation_savepoint:
+        try:
+            return await _mutate(next_, root, info, args)
+        except BaseException:
+            context.mutation_failed = True
+            raise
     async with context.session.begin_nested():
-        result = next_(root, info, **args)
-        if isawaitable(result):
-            result = await result
-        await context.session.flush()
-        if not context.skip_audit:
-            ids = _response_ids(result)
-            # A Core INSERT (built once): the same row as an ORM object would make, without a
-            # second pass of the unit of work.
-            await context.session.execute(
-                _AUDIT_INSERT,
-                {
-                    "organisation_id": context.org_id,
-                    "operation_name": info.field_name,
-                    "person_id": context.person.id,
-                    "timestamp_ms": context.clock.now_ms(),
-                    "arguments": json.loads(json.dumps(args, default=str)),
-                    "response_id": ids[0] if ids else None,
-                    "response_ids": ids,
-                },
-            )
+        return await _mutate(next_, root, info, args)
+
+
+async def _mutate(next_: Any, root: Any, info: Any, args: dict[str, Any]) -> Any:
+    context: RequestContext = info.context
+    result = next_(root, info, **args)
+    if isawaitable(result):
+        result = await result
+    await context.session.flush()
+    if not context.skip_audit:
+        ids = _response_ids(result)
+        # A Core INSERT (built once): the same row as an ORM object would make, without a
+        # second pass of the unit of work.
+        await context.session.execute(
+            _AUDIT_INSERT,
+            {
+                "organisation_id": context.org_id,
+                "operation_name": info.field_name,
+                "person_id": context.person.id,
+                "timestamp_ms": context.clock.now_ms(),
+                "arguments": json.loads(json.dumps(args, default=str)),
+                "response_id": ids[0] if ids else None,
+                "response_ids": ids,
+            },
+        )
     return result
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, request_response
 from starlette.staticfiles import StaticFiles
+from starlette.types import Receive, Scope, Send
 
 from service.graphql.execution import Executor
 
@@ -18,24 +20,69 @@ IDE_MISSING = """<!doctype html><title>GraphQL IDE</title>
 <p>The GraphQL IDE has not been built. Run <code>make ide</code> (part of the install step).</p>"""
 
 
-def graphql_routes(executor: Executor) -> list[BaseRoute]:
-    async def endpoint(request: Request) -> Response:
-        if request.method == "GET":
-            index = IDE_DIR / "index.html"
-            if index.is_file():
-                return FileResponse(index, media_type="text/html")
-            return HTMLResponse(IDE_MISSING)
-        try:
-            payload = json.loads(await request.body() or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return JSONResponse({"errors": [{"message": "Body is not valid JSON."}]}, 400)
-        result = await executor.run(payload, request.headers.get("apikey"))
-        return JSONResponse(result.body, status_code=result.status)
+async def _ide_page(_request: Request) -> Response:
+    index = IDE_DIR / "index.html"
+    if index.is_file():
+        return FileResponse(index, media_type="text/html")
+    return HTMLResponse(IDE_MISSING)
 
+
+class _GraphQLEndpoint:
+    """The /graphql route's ASGI app. A POST (every GraphQL request) is answered directly:
+    the body read from `receive`, the JSON answer sent as Starlette's JSONResponse would
+    render it, without a Request, a Response and the per-request exception wrapper around
+    them. GET (and HEAD) serve the IDE page the ordinary Starlette way."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+        self.ide = request_response(_ide_page)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await self.ide(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the client is gone: nobody to answer
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        try:
+            payload = json.loads(b"".join(chunks) or b"null")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            await _send_json(send, 400, {"errors": [{"message": "Body is not valid JSON."}]})
+            return
+        apikey = None
+        for name, value in scope["headers"]:
+            if name == b"apikey":
+                apikey = value.decode("latin-1")
+                break
+        result = await self.executor.run(payload, apikey)
+        await _send_json(send, result.status, result.body)
+
+
+async def _send_json(send: Send, status: int, content: Any) -> None:
+    body = json.dumps(
+        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode("utf-8")
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [
+            (b"content-length", str(len(body)).encode("latin-1")),
+            (b"content-type", b"application/json"),
+        ],
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+def graphql_routes(executor: Executor) -> list[BaseRoute]:
     # The IDE's script, styles and Monaco workers (built by `make ide`; mounted even before
     # the build so that a later `make ide` needs no restart).
     ide_assets = StaticFiles(directory=IDE_DIR, check_dir=False)
     return [
-        Route("/graphql", endpoint, methods=["GET", "POST"]),
+        Route("/graphql", _GraphQLEndpoint(executor), methods=["GET", "POST"]),
         Mount("/graphql-ide", app=ide_assets, name="ide"),
     ]

@@ -9,27 +9,33 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType, ScalarType
 from graphql import GraphQLError
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from service.approvals import journal
 from service.approvals import settings as cfg
 from service.approvals import stages as st
 from service.approvals.workflow import (
     Actor,
+    PeriodState,
+    Submission,
     approvals_detail,
     approvals_of,
     approve,
     covering_timesheet,
     current_pending,
     load_content,
+    lock_submission,
     people,
     period_label,
+    period_state,
     reject,
     submit,
     timesheet_for_period,
 )
-from service.errors import BadInput, PermissionDenied
+from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
+from service.graphql.fastpath import plain
+from service.graphql.lookahead import requested
 from service.ids import new_id
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag, TimeRecord
@@ -297,21 +303,25 @@ async def resolve_event_person(event: ApprovalEvent, info: Any) -> Person | None
 
 
 @event_type.field("startTime")
+@plain
 def resolve_event_start(event: ApprovalEvent, _info: Any) -> int:
     return event.start_ms
 
 
 @event_type.field("endTime")
+@plain
 def resolve_event_end(event: ApprovalEvent, _info: Any) -> int:
     return event.end_ms
 
 
 @event_type.field("ts")
+@plain
 def resolve_event_ts(event: ApprovalEvent, _info: Any) -> int:
     return event.ts_ms
 
 
 @event_type.field("submitId")
+@plain
 def resolve_event_submit_id(event: ApprovalEvent, _info: Any) -> str | None:
     return event.submit_id
 
@@ -325,16 +335,19 @@ async def resolve_event_by(event: ApprovalEvent, info: Any) -> Any:
 
 
 @event_type.field("timeRecordIds")
+@plain
 def resolve_event_changes(event: ApprovalEvent, _info: Any) -> Any:
     return event.changes
 
 
 @event_type.field("rejectedStage")
+@plain
 def resolve_event_rejected_stage(event: ApprovalEvent, _info: Any) -> int | None:
     return event.rejected_stage
 
 
 @event_type.field("systemAction")
+@plain
 def resolve_event_system_action(event: ApprovalEvent, _info: Any) -> str | None:
     return event.system_action
 
@@ -350,13 +363,32 @@ async def resolve_record_event(record: TimeRecord, info: Any) -> ApprovalEvent |
     return await context.session.get(ApprovalEvent, timesheet.submit_id)
 
 
-async def _visible_event(context: RequestContext, event_id: str, argument: str
-                         ) -> ApprovalEvent:
+# An event with its person (for `person { … }`, asked for by nearly every reader of events).
+_EVENT_WITH_PERSON = (
+    select(ApprovalEvent, Person)
+    .outerjoin(Person, Person.id == ApprovalEvent.person_id)
+    .where(ApprovalEvent.id == bindparam("event_id"),
+           ApprovalEvent.organisation_id == bindparam("event_org"))
+)
+
+
+async def _visible_event(context: RequestContext, event_id: str, argument: str,
+                         with_person: bool = False) -> ApprovalEvent:
     """The event, if the caller may see its timesheet (`can_view_timesheet`); the timesheet is
     read only when the caller may not see the owner's data anyway (an event's person is its
-    timesheet's person)."""
-    event = await get_in_org(context.session, ApprovalEvent, context.org_id, event_id,
-                             argument, "approval event")
+    timesheet's person). `with_person`: its person is read along with it (held for this
+    request, `resolve_event_person` then finds it in the session)."""
+    if with_person:
+        row = (await context.session.execute(
+            _EVENT_WITH_PERSON, {"event_id": event_id, "event_org": context.org_id})).first()
+        if row is None:
+            raise NotFound(argument, event_id, "approval event")
+        event = row[0]
+        if row[1] is not None:
+            context.loaded_ahead.append(row[1])
+    else:
+        event = await get_in_org(context.session, ApprovalEvent, context.org_id, event_id,
+                                 argument, "approval event")
     if await context.can_access_person_data(event.person_id):
         return event
     timesheet = await context.session.get(Timesheet, event.timesheet_id)
@@ -368,7 +400,7 @@ async def _visible_event(context: RequestContext, event_id: str, argument: str
 
 @query.field("getApprovalEventById")
 async def resolve_get_event(_root: Any, info: Any, id: str) -> ApprovalEvent:
-    return await _visible_event(info.context, id, "id")
+    return await _visible_event(info.context, id, "id", "person" in requested(info))
 
 
 async def _events(context: RequestContext, person_id: str,
@@ -408,20 +440,26 @@ async def resolve_events(
 
 
 async def state_of(
-    context: RequestContext, timesheet: Timesheet | None
+    context: RequestContext, timesheet: Timesheet | None, read: PeriodState | None = None
 ) -> dict[str, Any]:
-    """SvcApprovalState fields of a timesheet (None: a draft never submitted)."""
+    """SvcApprovalState fields of a timesheet (None: a draft never submitted). `read`: the
+    timesheet's approvals and submitter as `period_state` read them along with it."""
     if timesheet is None or timesheet.status == STATUS_DRAFT:
         return {"status": STATUS_DRAFT, "currentStage": None, "currentStageType": None,
                 "pendingApprovers": [], "submitId": None, "by": None, "stageDetails": []}
     session = context.session
-    detail = await approvals_detail(session, timesheet)
+    if read is not None and read.timesheet is timesheet:
+        detail, by_id = read.detail, read.submitted_by
+    else:
+        detail = await approvals_detail(session, timesheet)
+        submit_event = await session.get(ApprovalEvent, timesheet.submit_id)
+        by_id = submit_event.by_id if submit_event is not None else None
     approvals = {stage: {a for a, _ts in given} for stage, given in detail.items()}
     pending = current_pending(timesheet, approvals)
-    submit_event = await session.get(ApprovalEvent, timesheet.submit_id)
     wanted = [a for s in timesheet.stages for a in s.get("approvers") or []]
-    found = await people(session, context.org_id, [*wanted, *(
-        [submit_event.by_id] if submit_event and submit_event.by_id else [])])
+    found = await people(session, context.org_id, [*wanted, *([by_id] if by_id else [])])
+    # Held for the request: the next state asked in it (aliases) finds them in the session.
+    context.loaded_ahead.extend(found.values())
     details = []
     for index, stage in enumerate(timesheet.stages):
         given = approvals.get(index, set())
@@ -447,8 +485,7 @@ async def state_of(
         and current < len(timesheet.stages) else None,
         "pendingApprovers": [summary(found[p]) for p in pending if p in found],
         "submitId": timesheet.submit_id,
-        "by": summary(found.get(submit_event.by_id)) if submit_event and submit_event.by_id
-        else None,
+        "by": summary(found.get(by_id)) if by_id else None,
         "stageDetails": details,
     }
 
@@ -464,16 +501,16 @@ async def resolve_approval_state(
 ) -> dict[str, Any]:
     context: RequestContext = info.context
     _check_period(startTime, endTime)
-    await get_in_org(context.session, Person, context.org_id, personId, "personId", "person")
-    timesheet = await timesheet_for_period(
-        context.session, context.org_id, personId, startTime, endTime
-    )
+    read = await period_state(context.session, context.org_id, personId, startTime, endTime)
+    if read is None:
+        raise NotFound("personId", personId, "person")
+    timesheet = read.timesheet
     allowed = await context.can_access_person_data(personId) or (
         timesheet is not None and await can_view_timesheet(context, timesheet)
     )
     if not allowed:
         raise PermissionDenied("you may not see this person's timesheets")
-    return await state_of(context, timesheet)
+    return await state_of(context, timesheet, read)
 
 
 @query.field("getPendingApprovals")
@@ -547,18 +584,23 @@ async def resolve_submit(
     return event
 
 
-async def _submit_event(context: RequestContext, event_id: str) -> ApprovalEvent:
-    event = await get_in_org(context.session, ApprovalEvent, context.org_id, event_id, "id",
-                             "approval event")
-    if event.kind not in SUBMIT_KINDS:
-        raise BadInput("id", f"is not a submit event; use its submitId {event.submit_id}")
-    return event
+async def _submission(
+    context: RequestContext, event_id: str, *, with_approvals: bool = False
+) -> Submission:
+    """The submit event `id` with its timesheet locked (one read: see `lock_submission`)."""
+    found = await lock_submission(context.session, context.org_id, event_id,
+                                  with_approvals=with_approvals)
+    if found is None:
+        raise NotFound("id", event_id, "approval event")
+    if found.event.kind not in SUBMIT_KINDS:
+        raise BadInput("id", f"is not a submit event; use its submitId {found.event.submit_id}")
+    return found
 
 
 @mutation.field("approveTimesheet")
 async def resolve_approve(_root: Any, info: Any, id: str) -> ApprovalEvent:
     context: RequestContext = info.context
-    event = await approve(actor(context), await _submit_event(context, id))
+    event = await approve(actor(context), await _submission(context, id, with_approvals=True))
     context.after_commit.append(KICK)
     return event
 
@@ -570,7 +612,7 @@ async def resolve_reject(
     context: RequestContext = info.context
     if not (comment or "").strip():
         raise BadInput("comment", "a reason is always required to reject a timesheet")
-    event = await reject(actor(context), await _submit_event(context, id), stage, comment)
+    event = await reject(actor(context), await _submission(context, id), stage, comment)
     context.after_commit.append(KICK)
     return event
 

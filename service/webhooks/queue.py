@@ -17,11 +17,12 @@ import hashlib
 import hmac
 import json
 import secrets
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.db import write_rows
 from service.ids import new_id
 from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 
@@ -50,24 +51,31 @@ def signature(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def subscribed(webhook: IntegrationWebhook, event: str) -> bool:
-    return webhook.active and (event in webhook.events or ALL_EVENTS in webhook.events)
+def subscribed(active: bool, events: list[str], event: str) -> bool:
+    """Whether a webhook (its `active` and `events`) is to receive the event."""
+    return active and (event in events or ALL_EVENTS in events)
 
 
-# Built once (it is read by every approval transition): the organisation is a parameter.
-_WEBHOOKS_OF_ORG = select(IntegrationWebhook).where(
-    IntegrationWebhook.organisation_id == bindparam("webhooks_org")
+# Built once (they run for every approval transition): the values are parameters. Only the
+# columns that decide are read, and deliveries are written at once by a Core INSERT: nothing
+# reads them back as objects. No autoflush: what the caller has pending (the change being
+# reported) is no webhook, and is written by the caller's own flush.
+_WEBHOOKS_OF_ORG = (
+    select(IntegrationWebhook.id, IntegrationWebhook.active, IntegrationWebhook.events)
+    .where(IntegrationWebhook.organisation_id == bindparam("webhooks_org"))
+    .execution_options(autoflush=False)
 )
+_INSERT_DELIVERY = insert(cast(Table, WebhookDelivery.__table__))
 
 
 async def enqueue(
     session: AsyncSession, org_id: str, event: str, data: dict[str, Any], now_ms: int
 ) -> list[str]:
     """Queue the event for every active webhook of the organisation that subscribes to it."""
-    webhooks = await session.scalars(_WEBHOOKS_OF_ORG, {"webhooks_org": org_id})
-    ids: list[str] = []
-    for webhook in webhooks:
-        if not subscribed(webhook, event):
+    webhooks = await session.execute(_WEBHOOKS_OF_ORG, {"webhooks_org": org_id})
+    rows: list[dict[str, Any]] = []
+    for webhook_id, active, events in webhooks:
+        if not subscribed(active, events, event):
             continue
         delivery_id = new_id()
         body = json.dumps(
@@ -81,18 +89,19 @@ async def enqueue(
             separators=(",", ":"),
             sort_keys=True,
         )
-        session.add(
-            WebhookDelivery(
-                id=delivery_id,
-                organisation_id=org_id,
-                webhook_id=webhook.id,
-                event=event,
-                body=body,
-                status=DELIVERY_PENDING,
-                attempts=0,
-                next_attempt_ms=now_ms,
-                created_ms=now_ms,
-            )
-        )
-        ids.append(delivery_id)
-    return ids
+        rows.append({
+            "id": delivery_id,
+            "organisation_id": org_id,
+            "webhook_id": webhook_id,
+            "event": event,
+            "body": body,
+            "status": DELIVERY_PENDING,
+            "attempts": 0,
+            "next_attempt_ms": now_ms,
+            "created_ms": now_ms,
+            "delivered_ms": None,
+            "last_error": None,
+        })
+    if rows:
+        await write_rows(session, _INSERT_DELIVERY, rows)
+    return [row["id"] for row in rows]

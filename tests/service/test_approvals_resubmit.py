@@ -6,6 +6,7 @@ import asyncio
 
 from tests.service.test_approvals_support import (
     APPROVE,
+    STATE,
     SUBMIT,
     WEEK,
     WEEK_END,
@@ -20,7 +21,7 @@ from tests.service.test_approvals_support import (
     state,
     submit,
 )
-from tests.support import HOUR_MS, Org
+from tests.support import DAY_MS, HOUR_MS, Org
 
 DURATION = (
     "mutation($id: SvcId!, $d: Int!) { editTimeRecordDuration(id: $id, duration: $d) { id } }"
@@ -136,6 +137,31 @@ async def test_simultaneous_approvals_of_one_stage_count_once(org: Org) -> None:
     assert "already approved stage 0" in next(b for b in bodies if b.get("errors"))[
         "errors"][0]["message"]
     assert pending_ids(await state(eve, eve)) == {max_.id}
+
+
+async def test_simultaneous_approvals_by_everyone_an_all_stage_needs_complete_it(
+    org: Org,
+) -> None:
+    """Each of two approvals at once sees the other once it has the timesheet's lock: the
+    stage is complete (and the timesheet approved) whichever comes second."""
+    bob = await org.add_member("Bob")
+    mia = await org.add_member("Mia", role="manager")
+    max_ = await org.add_member("Max", role="manager")
+    await manage(org, mia, bob)
+    await manage(org, max_, bob)
+    await set_stages(org, [{"type": "ppm", "quorum": "all"}])
+    for index in range(3):
+        period = {"p": bob.id, "s": WEEK + index * 7 * DAY_MS, "e": WEEK_END + index * 7 * DAY_MS}
+        await add_record(bob, bob, day=index * 7)
+        submit_id = (await bob.gql(SUBMIT, period))["submitTimesheet"]["id"]
+        bodies = await asyncio.gather(
+            mia.gql.body(APPROVE, {"id": submit_id}), max_.gql.body(APPROVE, {"id": submit_id})
+        )
+        assert not any(b.get("errors") for b in bodies), bodies
+        assert sorted(b["data"]["approveTimesheet"]["status"] for b in bodies) == ["a", "s"]
+        done = (await bob.gql(STATE, period))["getApprovalState"]
+        assert done["status"] == "a"
+        assert len(done["stageDetails"][0]["approvedBy"]) == 2
 
 
 async def test_audit_trail_records_every_operation(org: Org) -> None:
