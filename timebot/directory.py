@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
@@ -128,6 +129,19 @@ class PeopleDirectory:
     async def _store(
         self, org_id: str, person_id: str, email: str, name: str, apikey: str, source: str
     ) -> DirectoryEntry:
+        try:
+            entry = await self._store_once(org_id, person_id, email, name, apikey, source)
+        except IntegrityError:
+            # Another task or process linked the same person first (several replies of a new
+            # approver processed at once): update the link it made.
+            entry = await self._store_once(org_id, person_id, email, name, apikey, source)
+        self._recent_people.forget(person_id)
+        self._recent_keys.put((org_id, person_id), apikey)
+        return entry
+
+    async def _store_once(
+        self, org_id: str, person_id: str, email: str, name: str, apikey: str, source: str
+    ) -> DirectoryEntry:
         now = self.clock.now_ms()
         async with unit_of_work(self.sessions) as session:
             link = (
@@ -146,10 +160,7 @@ class PeopleDirectory:
             link.source = source
             link.updated_ms = now
             await session.flush()
-            entry = _entry(link)
-        self._recent_people.forget(person_id)
-        self._recent_keys.put((org_id, person_id), apikey)
-        return entry
+            return _entry(link)
 
     async def entries(self) -> list[DirectoryEntry]:
         async with self.sessions() as session:

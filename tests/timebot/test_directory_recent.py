@@ -31,3 +31,23 @@ async def test_relinking_a_new_key_takes_effect_at_once(org: Org) -> None:
     data = await runtime.client.execute("query { currentPerson { id } }",
                                         apikey=await directory.apikey_for(org.id, member.id))
     assert data["currentPerson"]["id"] == member.id
+
+
+async def test_many_first_look_ups_of_one_person_at_once_make_one_link(org: Org) -> None:
+    """Replies from a new approver processed side by side all provision her at once: on
+    PostgreSQL the inserts race; every look-up succeeds and one link remains."""
+    import asyncio
+
+    from timebot.state.models import PersonLink
+
+    runtime = org.live.app.state.runtime
+    member = await org.add_member("Rosa Race")
+    found = await asyncio.gather(
+        *(runtime.directory.find_by_person_id(member.id) for _ in range(8))
+    )
+    assert {entry.email for entry in found} == {member.email}
+    async with runtime.state_sessions() as session:
+        links = list(await session.scalars(
+            select(PersonLink).where(PersonLink.person_id == member.id)
+        ))
+    assert len(links) == 1
