@@ -4,7 +4,7 @@ Auto-submitted, Auto-approved; each tagged with its stage and threaded on its ti
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -39,16 +39,19 @@ def add_mentions(
 ) -> None:
     """Mentions of a message made as an object (pending in the session): written by its flush,
     after the message."""
-    for position, (entity_id, entity_type) in enumerate(dict.fromkeys(mentions), start):
-        session.add(
-            MessageMention(
-                organisation_id=org_id,
-                message_id=message_id,
-                entity_id=entity_id,
-                entity_type=entity_type,
-                position=position,
-            )
-        )
+    for row in _mention_rows(org_id, message_id, mentions, start):
+        session.add(MessageMention(**row))
+
+
+def _mention_rows(
+    org_id: str, message_id: str, mentions: Iterable[tuple[str, str]], start: int
+) -> list[dict[str, Any]]:
+    """One row per distinct mention, numbered from `start` in the order given."""
+    return [
+        {"id": new_id(), "organisation_id": org_id, "message_id": message_id,
+         "entity_id": entity_id, "entity_type": entity_type, "position": position}
+        for position, (entity_id, entity_type) in enumerate(dict.fromkeys(mentions), start)
+    ]
 
 
 # Workflow entries are written as they are made (Core INSERTs built once): nothing reads them
@@ -65,11 +68,7 @@ async def write_mentions(
     start: int = 0,
 ) -> None:
     """`add_mentions` for a message already written (one INSERT, at once)."""
-    rows = [
-        {"id": new_id(), "organisation_id": org_id, "message_id": message_id,
-         "entity_id": entity_id, "entity_type": entity_type, "position": position}
-        for position, (entity_id, entity_type) in enumerate(dict.fromkeys(mentions), start)
-    ]
+    rows = _mention_rows(org_id, message_id, mentions, start)
     if rows:
         await write_rows(session, _INSERT_MENTION, rows)
 

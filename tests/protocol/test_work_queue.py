@@ -19,7 +19,6 @@ from timebot.state.queue import (
     claim_rows,
     finish_many,
     finish_row,
-    finish_rows,
 )
 
 NOW = 1_800_000_000_000
@@ -89,18 +88,12 @@ async def test_only_the_holder_finishes_a_row(state_db: StateDB, ids: list[str])
     assert (await rows(state_db))[ids[1]].lease_owner == "two"
 
 
-async def test_finish_rows_finishes_those_still_held(state_db: StateDB, ids: list[str]) -> None:
-    await claim(state_db, "one", limit=3)
-    await claim(state_db, "two")  # ids[3:]
-    count = await finish_rows(state_db.sessions, InboxMessage, ids, "one", status=DONE,
-                              outcome="batch", lease_owner=None)
-    assert count == 3
-    stored = await rows(state_db)
-    assert [(stored[i].status, stored[i].outcome) for i in ids] == [
-        (DONE, "batch")] * 3 + [(WORKING, None)] * 2
-    assert await finish_rows(state_db.sessions, InboxMessage, [], "one", status=DONE) == 0
+async def test_finishing_an_unknown_column_is_refused(state_db: StateDB, ids: list[str]) -> None:
+    await claim(state_db, "one", limit=1)
     with pytest.raises(ValueError, match="no column"):
-        await finish_rows(state_db.sessions, InboxMessage, ids, "one", stauts=DONE)
+        await finish_row(state_db.sessions, InboxMessage, ids[0], "one", stauts=DONE)
+    with pytest.raises(ValueError, match="no column"):
+        await finish_many(state_db.sessions, InboxMessage, "one", [(ids[0], {"stauts": DONE})])
 
 
 async def test_finish_many_writes_each_rows_values(state_db: StateDB, ids: list[str]) -> None:

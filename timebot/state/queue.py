@@ -30,7 +30,7 @@ DONE = "done"
 FAILED = "failed"
 
 _CLAIMS: dict[tuple[Any, Any, Any], tuple[Any, Any]] = {}
-_FINISHES: dict[tuple[Any, bool, frozenset[str]], Any] = {}
+_FINISHES: dict[tuple[Any, frozenset[str]], Any] = {}
 
 
 def _claim_statements(model: Any, due_column: Any, order_column: Any) -> tuple[Any, Any]:
@@ -104,9 +104,9 @@ async def claim_rows(
         return rows
 
 
-def _finish_statement(model: Any, many: bool, names: frozenset[str]) -> Any:
-    """UPDATE the row(s) SET <names> WHERE this owner still holds them."""
-    key = (model, many, names)
+def _finish_statement(model: Any, names: frozenset[str]) -> Any:
+    """UPDATE the row SET <names> WHERE this owner still holds it."""
+    key = (model, names)
     found = _FINISHES.get(key)
     if found is not None:
         return found
@@ -114,14 +114,10 @@ def _finish_statement(model: Any, many: bool, names: frozenset[str]) -> Any:
     unknown = names - set(table.c.keys())
     if unknown:
         raise ValueError(f"{table.name} has no column {', '.join(sorted(unknown))}")
-    chosen = (
-        table.c.id.in_(bindparam("finish_ids", expanding=True))
-        if many
-        else table.c.id == bindparam("finish_id")
-    )
     statement = (
         update(table)
-        .where(chosen, table.c.lease_owner == bindparam("finish_owner"),
+        .where(table.c.id == bindparam("finish_id"),
+               table.c.lease_owner == bindparam("finish_owner"),
                table.c.status == WORKING)
         .values({name: bindparam(f"finish_new_{name}") for name in sorted(names)})
     )
@@ -137,33 +133,13 @@ async def finish_row(
     **values: Any,
 ) -> bool:
     """Update a claimed row if this worker still holds it; False when the lease was lost."""
-    statement = _finish_statement(model, False, frozenset(values))
+    statement = _finish_statement(model, frozenset(values))
     parameters = {f"finish_new_{name}": value for name, value in values.items()}
     parameters["finish_id"] = row_id
     parameters["finish_owner"] = owner
     async with unit_of_work(sessions) as session:
         result: Any = await session.execute(statement, parameters)
         return bool(result.rowcount)
-
-
-async def finish_rows(
-    sessions: async_sessionmaker[AsyncSession],
-    model: type[Row],
-    row_ids: Sequence[str],
-    owner: str,
-    **values: Any,
-) -> int:
-    """`finish_row` for several rows at once (the same values, one statement and one
-    transaction): those this worker still holds; returns how many that was."""
-    if not row_ids:
-        return 0
-    statement = _finish_statement(model, True, frozenset(values))
-    parameters = {f"finish_new_{name}": value for name, value in values.items()}
-    parameters["finish_ids"] = list(row_ids)
-    parameters["finish_owner"] = owner
-    async with unit_of_work(sessions) as session:
-        result: Any = await session.execute(statement, parameters)
-        return int(result.rowcount)
 
 
 async def finish_many(
@@ -184,4 +160,4 @@ async def finish_many(
         return
     async with unit_of_work(sessions) as session:
         for names, parameters_list in shapes.items():
-            await session.execute(_finish_statement(model, False, names), parameters_list)
+            await session.execute(_finish_statement(model, names), parameters_list)
