@@ -15,11 +15,19 @@ left — for SQLite's write lock — is done asynchronously instead of in a busy
   then SQLite's "database is locked" is raised as before.
 
 The price: a long statement (a count over a million rows) holds the loop while it runs.
+
+WAL checkpoints — copying the log back into the database file, and its fsync — would also run
+on the loop (SQLite runs them inside the commit that crosses 1000 pages: 5-20 ms each under
+load). Automatic checkpoints are off; a commit that finds the log past WAL_CHECKPOINT_BYTES
+has it checkpointed and truncated in a worker thread, on a connection of its own, while the
+process's writers wait for the write lock (the loop itself goes on; SQLite releases the GIL
+while it copies).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -28,7 +36,58 @@ from typing import Any
 _BUSY_FIRST_PAUSE = 0.001
 _BUSY_MAX_PAUSE = 0.05
 
+WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # about SQLite's own default of 1000 pages
+WAL_CHECK_EVERY = 32  # commits between looks at the log's size
+
 _write_locks: dict[tuple[int, str], asyncio.Lock] = {}
+
+
+class _Checkpoints:
+    """Per database file: when its log has grown, one checkpoint at a time, in a thread, while
+    this process's writers wait on the write lock (the loop goes on). Without writers it
+    completes and truncates the log; with writers appending meanwhile a log would never be
+    caught up, so never restarted, and would grow for good."""
+
+    def __init__(self) -> None:
+        self.commits: dict[str, int] = {}
+        self.running: set[str] = set()
+        self.done = 0  # checkpoints completed (tests)
+
+    def after_commit(self, path: str) -> None:
+        count = self.commits.get(path, 0) + 1
+        self.commits[path] = count
+        if count % WAL_CHECK_EVERY or path in self.running or path == ":memory:":
+            return
+        try:
+            size = os.stat(path + "-wal").st_size
+        except OSError:
+            return
+        if size < WAL_CHECKPOINT_BYTES:
+            return
+        self.running.add(path)
+        task = asyncio.get_running_loop().create_task(self._run(path))
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _run(self, path: str) -> None:
+        try:
+            async with _write_lock(path):
+                await asyncio.get_running_loop().run_in_executor(None, _checkpoint, path)
+            self.done += 1
+        finally:
+            self.running.discard(path)
+
+
+def _checkpoint(path: str) -> None:
+    # timeout 0: a reader still on the log (or another process) makes it a partial
+    # checkpoint instead of a wait; the next one finishes the job.
+    connection = sqlite3.connect(path, isolation_level=None, timeout=0)
+    try:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
+
+
+checkpoints = _Checkpoints()
 
 
 def _write_lock(path: str) -> asyncio.Lock:
@@ -176,6 +235,7 @@ class Connection:
             self.raw.commit()
         finally:
             self._settle()
+        checkpoints.after_commit(self.path)
 
     async def rollback(self) -> None:
         try:
@@ -213,6 +273,7 @@ def connector(path: str, timeout: float = 30.0) -> Any:
     async def connect() -> Connection:
         raw = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         raw.execute("PRAGMA busy_timeout=0")
+        raw.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints run off the loop (above)
         return Connection(raw, path, timeout)
 
     return connect

@@ -119,3 +119,32 @@ async def test_the_wait_for_another_process_gives_up_after_the_timeout(tmp_path:
         await session.execute(text("UPDATE counter SET n = 7"))
         assert await session.scalar(select(func.count()).select_from(text("counter"))) == 1
     await engine.dispose()
+
+
+async def test_the_log_is_checkpointed_off_the_loop_and_stays_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Automatic checkpoints are off on our connections; commits that find the log grown past
+    the threshold have it checkpointed in a thread, so it is reused instead of growing."""
+    from service import sqlite_inloop
+
+    monkeypatch.setattr(sqlite_inloop, "WAL_CHECKPOINT_BYTES", 128 * 1024)
+    monkeypatch.setattr(sqlite_inloop, "WAL_CHECK_EVERY", 4)
+    path = tmp_path / "log.db"
+    engine = await _engine(path)
+    async with engine.begin() as connection:
+        await connection.execute(text("CREATE TABLE blob (id INTEGER PRIMARY KEY, v TEXT)"))
+    sessions = session_factory(engine)
+    done_before = sqlite_inloop.checkpoints.done
+    for number in range(1000):  # about 4 MB of log without checkpoints
+        async with unit_of_work(sessions) as session:
+            await session.execute(text("INSERT INTO blob (v) VALUES (:v)"),
+                                  {"v": f"{number:04d}" * 1000})
+        if number % 50 == 0:
+            await asyncio.sleep(0.01)  # let a running checkpoint finish
+    wal = path.with_name(path.name + "-wal").stat().st_size
+    assert sqlite_inloop.checkpoints.done > done_before
+    assert wal < 2 * 1024 * 1024, wal
+    async with sessions() as session:
+        assert await session.scalar(text("SELECT count(*) FROM blob")) == 1000
+    await engine.dispose()
