@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from timebot.clock import Clock
 from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import InboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_many
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.inbox")
@@ -158,7 +157,7 @@ class InboxWorker(PollingWorker):
         for row in rows:
             lanes.setdefault(_lane(row), []).append(row)
         slots = asyncio.Semaphore(self.concurrency)
-        outcomes = _Outcomes(self.inbox.sessions, self.owner)
+        outcomes = FinishBatch(self.inbox.sessions, InboxMessage, self.owner, FLUSH_SECONDS)
 
         async def run_lane(lane: list[InboxMessage]) -> None:
             async with slots:
@@ -176,7 +175,7 @@ class InboxWorker(PollingWorker):
                 raise result
         return len(rows)
 
-    async def _handle(self, row: InboxMessage, outcomes: _Outcomes) -> None:
+    async def _handle(self, row: InboxMessage, outcomes: FinishBatch) -> None:
         clock = self.inbox.clock
         message = InboundMessage(
             row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts,
@@ -197,36 +196,6 @@ class InboxWorker(PollingWorker):
         await outcomes.add(
             row.id, status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None
         )
-
-
-class _Outcomes:
-    """What a batch's messages came to, written together (one transaction, `finish_many`):
-    at the end of the batch, and as soon as a message finishes once the oldest unwritten one
-    has waited FLUSH_SECONDS. A process that dies in between processes those messages again
-    after the lease, as one that died while processing them would (at least once)."""
-
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], owner: str) -> None:
-        self.sessions = sessions
-        self.owner = owner
-        self.items: list[tuple[str, dict[str, Any]]] = []
-        self.since = 0.0
-
-    async def add(self, row_id: str, **values: Any) -> None:
-        if not self.items:
-            self.since = time.monotonic()
-        self.items.append((row_id, values))
-        if time.monotonic() - self.since >= FLUSH_SECONDS:
-            await self.flush()
-
-    async def flush(self) -> None:
-        if not self.items:
-            return
-        items, self.items = self.items, []
-        try:
-            await finish_many(self.sessions, InboxMessage, self.owner, items)
-        except BaseException:
-            self.items[:0] = items
-            raise
 
 
 def _lane(row: InboxMessage) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import mailbox
-import time
 import uuid
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -29,7 +28,7 @@ from mail.mime_writer import outgoing_message
 from timebot.clock import Clock
 from timebot.state.db import insert_for, unit_of_work
 from timebot.state.models import OutboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_many, finish_row
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows, finish_row
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.outbound")
@@ -252,8 +251,7 @@ class OutboxWorker(PollingWorker):
             due_column=OutboxMessage.next_attempt_ms,
             order_column=OutboxMessage.next_attempt_ms,
         )
-        delivered: list[tuple[str, dict[str, Any]]] = []
-        since = [0.0]
+        delivered = FinishBatch(self.outbox.sessions, OutboxMessage, self.owner, FLUSH_SECONDS)
         slots = asyncio.Semaphore(self.concurrency)
 
         async def deliver(row: OutboxMessage) -> None:
@@ -272,32 +270,17 @@ class OutboxWorker(PollingWorker):
                         lease_owner=None,
                     )
                     return
-                if not delivered:
-                    since[0] = time.monotonic()
-                delivered.append((row.id, {
-                    "status": DONE, "sent_ms": clock.now_ms(), "lease_owner": None,
-                    "last_error": None,
-                }))
-                if time.monotonic() - since[0] >= FLUSH_SECONDS:
-                    await self._finish_delivered(delivered)
+                await delivered.add(
+                    row.id, status=DONE, sent_ms=clock.now_ms(), lease_owner=None,
+                    last_error=None,
+                )
 
         try:
             results = await asyncio.gather(*(deliver(row) for row in rows),
                                            return_exceptions=True)
         finally:  # also when cancelled (stop) or a deliverer raised something else
-            if delivered:
-                await self._finish_delivered(delivered)
+            await delivered.flush()
         for result in results:
             if isinstance(result, BaseException):
                 raise result
         return len(rows)
-
-    async def _finish_delivered(self, delivered: list[tuple[str, dict[str, Any]]]) -> None:
-        """Mark `delivered` done (and empty it)."""
-        finished = list(delivered)
-        delivered.clear()
-        try:
-            await finish_many(self.outbox.sessions, OutboxMessage, self.owner, finished)
-        except BaseException:
-            delivered[:0] = finished
-            raise

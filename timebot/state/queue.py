@@ -13,6 +13,7 @@ claimed objects are set below, finished rows are not read again).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -125,6 +126,13 @@ def _finish_statement(model: Any, names: frozenset[str]) -> Any:
     return statement
 
 
+def _finish_parameters(row_id: str, owner: str, values: dict[str, Any]) -> dict[str, Any]:
+    parameters = {f"finish_new_{name}": value for name, value in values.items()}
+    parameters["finish_id"] = row_id
+    parameters["finish_owner"] = owner
+    return parameters
+
+
 async def finish_row(
     sessions: async_sessionmaker[AsyncSession],
     model: type[Row],
@@ -134,11 +142,8 @@ async def finish_row(
 ) -> bool:
     """Update a claimed row if this worker still holds it; False when the lease was lost."""
     statement = _finish_statement(model, frozenset(values))
-    parameters = {f"finish_new_{name}": value for name, value in values.items()}
-    parameters["finish_id"] = row_id
-    parameters["finish_owner"] = owner
     async with unit_of_work(sessions) as session:
-        result: Any = await session.execute(statement, parameters)
+        result: Any = await session.execute(statement, _finish_parameters(row_id, owner, values))
         return bool(result.rowcount)
 
 
@@ -152,12 +157,48 @@ async def finish_many(
     of values (which columns they set). Rows whose lease this worker lost are left alone."""
     shapes: dict[frozenset[str], list[dict[str, Any]]] = {}
     for row_id, values in finished:
-        parameters = {f"finish_new_{name}": value for name, value in values.items()}
-        parameters["finish_id"] = row_id
-        parameters["finish_owner"] = owner
-        shapes.setdefault(frozenset(values), []).append(parameters)
+        shapes.setdefault(frozenset(values), []).append(_finish_parameters(row_id, owner, values))
     if not shapes:
         return
     async with unit_of_work(sessions) as session:
         for names, parameters_list in shapes.items():
             await session.execute(_finish_statement(model, names), parameters_list)
+
+
+class FinishBatch:
+    """How a claimed batch's rows ended, written together (`finish_many`, one transaction):
+    when flushed (the end of the batch), and as soon as a row is added once the oldest
+    unwritten one has waited `flush_seconds`. A write that fails keeps its rows for the next
+    flush. A process that dies in between has those rows taken over after the lease and
+    handled again, as if it had died while handling them (at least once, never dropped)."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        model: type[Any],
+        owner: str,
+        flush_seconds: float,
+    ) -> None:
+        self.sessions = sessions
+        self.model = model
+        self.owner = owner
+        self.flush_seconds = flush_seconds
+        self.items: list[tuple[str, dict[str, Any]]] = []
+        self.since = 0.0
+
+    async def add(self, row_id: str, **values: Any) -> None:
+        if not self.items:
+            self.since = time.monotonic()
+        self.items.append((row_id, values))
+        if time.monotonic() - self.since >= self.flush_seconds:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if not self.items:
+            return
+        items, self.items = self.items, []
+        try:
+            await finish_many(self.sessions, self.model, self.owner, items)
+        except BaseException:
+            self.items[:0] = items
+            raise
