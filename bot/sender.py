@@ -27,7 +27,7 @@ from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from timebot.clock import Clock
-from timebot.state.db import insert_for, unit_of_work
+from timebot.state.db import insert_for, insert_ignoring, unit_of_work
 from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finish_row
 from timebot.worker import PollingWorker
@@ -125,11 +125,10 @@ class SlackSender:
         return time.time_ns() // 1000 * 1000 + next(self._seq) % 1000
 
     async def _insert(self, session: AsyncSession, values: dict[str, Any]) -> bool:
-        insert = insert_for(session)
-        statement = insert(SlackOutgoing).values(**values)
-        if values.get("dedupe_key") is not None:
-            statement = statement.on_conflict_do_nothing(index_elements=["dedupe_key"])
-        result: Any = await session.execute(statement)
+        conflict = ("dedupe_key",) if values.get("dedupe_key") is not None else ()
+        result: Any = await session.execute(
+            insert_ignoring(session, SlackOutgoing, conflict), values
+        )
         return bool(result.rowcount)
 
     def _row(

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from timebot.clock import Clock
-from timebot.state.db import insert_for, unit_of_work
+from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import InboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows
 from timebot.worker import PollingWorker
@@ -83,7 +83,9 @@ class Inbox:
             "attempts": 0,
         }
         async with unit_of_work(self.sessions) as session:
-            result: Any = await session.execute(_accept_statement(session), values)
+            result: Any = await session.execute(
+                insert_ignoring(session, InboxMessage, ("message_key",)), values
+            )
             return bool(result.rowcount)
 
     async def get(self, message_id: str) -> InboxMessage | None:
@@ -94,22 +96,6 @@ class Inbox:
         async with self.sessions() as session:
             rows = await session.scalars(select(InboxMessage).order_by(InboxMessage.received_ms))
             return list(rows)
-
-
-_ACCEPTS: dict[str, Any] = {}
-
-
-def _accept_statement(session: AsyncSession) -> Any:
-    """INSERT … ON CONFLICT (message_key) DO NOTHING: a Core statement, built once per
-    dialect (the values are its parameters)."""
-    dialect = session.get_bind().dialect.name
-    statement = _ACCEPTS.get(dialect)
-    if statement is None:
-        statement = insert_for(session)(InboxMessage.__table__).on_conflict_do_nothing(
-            index_elements=["message_key"]
-        )
-        _ACCEPTS[dialect] = statement
-    return statement
 
 
 class InboxWorker(PollingWorker):

@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.mime_writer import outgoing_message
 from timebot.clock import Clock
-from timebot.state.db import insert_for, unit_of_work
+from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows, finish_row
 from timebot.worker import PollingWorker
@@ -189,21 +189,13 @@ class Outbox:
             return list(await session.scalars(statement))
 
 
-_INSERTS: dict[tuple[str, bool], Any] = {}
-
-
 async def _insert(session: AsyncSession, values: dict[str, Any]) -> bool:
-    """One INSERT (ON CONFLICT (dedupe_key) DO NOTHING with a dedupe key), a Core statement
-    built once per dialect: True when the row went in."""
-    deduped = values.get("dedupe_key") is not None
-    key = (session.get_bind().dialect.name, deduped)
-    statement = _INSERTS.get(key)
-    if statement is None:
-        statement = insert_for(session)(OutboxMessage.__table__)
-        if deduped:
-            statement = statement.on_conflict_do_nothing(index_elements=["dedupe_key"])
-        _INSERTS[key] = statement
-    result: Any = await session.execute(statement, values)
+    """One INSERT (ON CONFLICT (dedupe_key) DO NOTHING with a dedupe key): True when the row
+    went in."""
+    conflict = ("dedupe_key",) if values.get("dedupe_key") is not None else ()
+    result: Any = await session.execute(
+        insert_ignoring(session, OutboxMessage, conflict), values
+    )
     return bool(result.rowcount)
 
 

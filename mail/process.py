@@ -54,7 +54,7 @@ from timebot.errors import (
     ServiceUnavailable,
 )
 from timebot.read_batching import ReadBatcher
-from timebot.state.db import insert_for, unit_of_work
+from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailReply
 from timebot.tokens import ApprovalToken, find_token_candidates, verify_token
 
@@ -557,12 +557,7 @@ async def _record_intent(
         "detail": detail, "created_ms": runtime.clock.now_ms(),
     }
     async with unit_of_work(runtime.state_sessions) as session:
-        insert = insert_for(session)
-        await session.execute(
-            insert(MailReply).values(**values).on_conflict_do_nothing(
-                index_elements=["message_key"]
-            )
-        )
+        await session.execute(insert_ignoring(session, MailReply, ("message_key",)), values)
 
 
 def _finish(key: str, code: str) -> Callable[[AsyncSession], Awaitable[None]]:

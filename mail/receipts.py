@@ -32,7 +32,7 @@ from mail.loop_guard import error_receipt_allowed
 from mail.outbound import Outbox, new_message
 from mail.reading import ReadMessage
 from timebot.clock import Clock
-from timebot.state.db import insert_for, unit_of_work
+from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailErrorReceipt, OutboxMessage
 from timebot.tokens import message_id as token_message_id
 from timebot.tokens import reply_address
@@ -389,7 +389,8 @@ class ReceiptSender:
         result: Any
         if last is None:
             result = await session.execute(
-                _first_error_receipt(session), {"sender": key, "last_sent_ms": now}
+                insert_ignoring(session, _ERROR_RECEIPTS, ("sender",)),
+                {"sender": key, "last_sent_ms": now},
             )
             return bool(result.rowcount)
         if not error_receipt_allowed([last], now):
@@ -413,16 +414,3 @@ _NEXT_ERROR_RECEIPT = (
            _ERROR_RECEIPTS.c.last_sent_ms == bindparam("last_ms"))
     .values(last_sent_ms=bindparam("new_last_sent_ms"))
 )
-_FIRST_ERROR_RECEIPT: dict[str, Any] = {}
-
-
-def _first_error_receipt(session: AsyncSession) -> Any:
-    """INSERT … ON CONFLICT (sender) DO NOTHING, per dialect."""
-    dialect = session.get_bind().dialect.name
-    statement = _FIRST_ERROR_RECEIPT.get(dialect)
-    if statement is None:
-        statement = insert_for(session)(_ERROR_RECEIPTS).on_conflict_do_nothing(
-            index_elements=["sender"]
-        )
-        _FIRST_ERROR_RECEIPT[dialect] = statement
-    return statement

@@ -35,7 +35,7 @@ from mail.reviews import (
 )
 from timebot.config import Settings
 from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
-from timebot.state.db import insert_for, unit_of_work
+from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
 from timebot.summary import load_summary
 from timebot.tokens import make_token
@@ -92,12 +92,10 @@ def auto_submit_date(end_ms: int, days: int | None, time_zone: str) -> str | Non
 async def _tally(ctx: MailContext, event: ServiceEvent, submit_id: str, stage: int) -> int:
     """Record this reminder event (once per delivery) and return its ordinal for the stage."""
     async with unit_of_work(ctx.runtime.state_sessions) as session:
-        insert = insert_for(session)
         await session.execute(
-            insert(ApprovalReminderTally).values(
-                delivery_id=event.delivery_id, organisation_id=event.organisation_id,
-                submit_id=submit_id, stage=stage, timestamp_ms=event.timestamp_ms,
-            ).on_conflict_do_nothing(index_elements=["delivery_id"])
+            insert_ignoring(session, ApprovalReminderTally, ("delivery_id",)),
+            {"delivery_id": event.delivery_id, "organisation_id": event.organisation_id,
+             "submit_id": submit_id, "stage": stage, "timestamp_ms": event.timestamp_ms},
         )
         count = await session.scalar(
             select(func.count()).select_from(ApprovalReminderTally).where(

@@ -64,6 +64,25 @@ def insert_for(session: AsyncSession) -> Any:
     return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
+_INSERTS_IGNORING: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+
+
+def insert_ignoring(session: AsyncSession, table: Any, conflict: tuple[str, ...]) -> Any:
+    """`INSERT INTO table … ON CONFLICT (conflict) DO NOTHING` for the session's dialect (a
+    plain INSERT when `conflict` is empty): a Core statement built once, its values given as
+    parameters at execute. Its rowcount says whether the row went in."""
+    table = getattr(table, "__table__", table)
+    dialect = session.get_bind().dialect.name
+    key = (dialect, table.name, conflict)
+    statement = _INSERTS_IGNORING.get(key)
+    if statement is None:
+        statement = insert_for(session)(table)
+        if conflict:
+            statement = statement.on_conflict_do_nothing(index_elements=list(conflict))
+        _INSERTS_IGNORING[key] = statement
+    return statement
+
+
 async def write_rows(session: AsyncSession, statement: Any, rows: Any) -> None:
     """A Core write (an INSERT built once) in the session's transaction, at once. Unlike
     `session.execute`, it does not first flush what the session has pending: rows written this

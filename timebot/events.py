@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
 from service.db import unit_of_work
-from timebot.state.db import insert_for
+from timebot.state.db import insert_ignoring
 from timebot.state.models import ReceivedEvent
 from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
 from timebot.worker import PollingWorker
@@ -76,11 +76,8 @@ class EventStore:
             "attempts": 0,
         }
         async with unit_of_work(self.sessions) as session:
-            insert = insert_for(session)
             result: Any = await session.execute(
-                insert(ReceivedEvent).values(**values).on_conflict_do_nothing(
-                    index_elements=["delivery_id"]
-                )
+                insert_ignoring(session, ReceivedEvent, ("delivery_id",)), values
             )
             return bool(result.rowcount)
 

@@ -51,7 +51,7 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
-from timebot.state.db import insert_for
+from timebot.state.db import insert_ignoring
 from timebot.state.models import UsedLink
 from timebot.summary import load_summary
 from timebot.tokens import ApprovalToken, Purpose, verify_token
@@ -158,12 +158,10 @@ class Links:
 
     async def claim(self, link_key: str, action: str) -> bool:
         async with unit_of_work(self.runtime.state_sessions) as session:
-            insert = insert_for(session)
             result: Any = await session.execute(
-                insert(UsedLink).values(
-                    link_key=link_key, action=action, status="working", outcome="",
-                    used_ms=self.runtime.clock.now_ms(),
-                ).on_conflict_do_nothing(index_elements=["link_key"])
+                insert_ignoring(session, UsedLink, ("link_key",)),
+                {"link_key": link_key, "action": action, "status": "working", "outcome": "",
+                 "used_ms": self.runtime.clock.now_ms()},
             )
             return bool(result.rowcount)
 

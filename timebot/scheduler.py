@@ -28,7 +28,7 @@ from mail.reminders import send_timesheet_reminder
 from mail.reviews import MailContext, already_queued, time_zone_of
 from service.db import unit_of_work
 from timebot.client import operation
-from timebot.state.db import insert_for
+from timebot.state.db import insert_ignoring
 from timebot.state.models import SchedulerLease
 from timebot.summary import load_summary
 from timebot.worker import PollingWorker
@@ -104,10 +104,9 @@ async def acquire_lease(ctx: MailContext, name: str, owner: str, lease_ms: int) 
     """Take or renew the named lease; False when another process holds it."""
     now = ctx.runtime.clock.now_ms()
     async with unit_of_work(ctx.runtime.state_sessions) as session:
-        insert = insert_for(session)
         created: Any = await session.execute(
-            insert(SchedulerLease).values(name=name, owner=owner, until_ms=now + lease_ms)
-            .on_conflict_do_nothing(index_elements=["name"])
+            insert_ignoring(session, SchedulerLease, ("name",)),
+            {"name": name, "owner": owner, "until_ms": now + lease_ms},
         )
         if created.rowcount:
             return True

@@ -8,13 +8,14 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.db import create_engine, insert_for, session_factory, unit_of_work
+from service.db import create_engine, insert_for, insert_ignoring, session_factory, unit_of_work
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 VERSION_TABLE = "timebot_alembic_version"
 
 __all__ = [
-    "MIGRATIONS_DIR", "VERSION_TABLE", "create_engine", "insert_for", "migrate", "session_factory",
+    "MIGRATIONS_DIR", "VERSION_TABLE", "create_engine", "insert_for", "insert_ignoring", "migrate",
+    "session_factory",
     "unit_of_work",
 ]
 
