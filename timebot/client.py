@@ -107,8 +107,7 @@ class ServiceClient:
         self.url = url
         self.timeout = timeout
         self._http_transport = http_transport
-        self._transport = self._new_transport()
-        self._connected = False
+        self._transport: _Transport | None = None  # made by start()
 
     def _new_transport(self) -> _Transport:
         # aiohttp's session belongs to the event loop it was opened in: a fresh one per start.
@@ -118,16 +117,14 @@ class ServiceClient:
         )
 
     async def start(self) -> None:
-        if not self._connected:
-            if self._http_transport is None:
-                self._transport = self._new_transport()
+        if self._transport is None:
+            self._transport = self._new_transport()
             await self._transport.connect()  # type: ignore[no-untyped-call]
-            self._connected = True
 
     async def close(self) -> None:
-        if self._connected:
-            await self._transport.close()  # type: ignore[no-untyped-call]
-            self._connected = False
+        if self._transport is not None:
+            transport, self._transport = self._transport, None
+            await transport.close()  # type: ignore[no-untyped-call]
 
     async def execute(
         self,
@@ -152,6 +149,7 @@ class ServiceClient:
         """The answer as it came (data, errors, permission refusals); raises only when there
         is no GraphQL answer at all (ServiceUnavailable)."""
         await self.start()
+        assert self._transport is not None
         parsed = operation(query) if isinstance(query, str) else query
         request = _Request(parsed, variable_values=dict(variables or {}))
         try:
