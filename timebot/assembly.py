@@ -9,6 +9,7 @@ from starlette.routing import BaseRoute
 from bot.component import install_slack
 from mail.inbound_component import install_inbound
 from mail.review_component import install_reviews
+from timebot.account_upkeep import install_account_upkeep
 from timebot.runtime import Runtime
 
 
@@ -17,3 +18,4 @@ def install_components(runtime: Runtime, routes: list[BaseRoute]) -> None:
     install_inbound(runtime, routes)
     install_reviews(runtime, routes)
     install_slack(runtime, routes)
+    install_account_upkeep(runtime)

@@ -244,5 +244,48 @@ def service_legacy_token(settings: Settings, email: str, org_id: str | None, res
     click.echo(_run(lambda: _with_service_session(settings, work)))
 
 
+@service.command("subscription")
+@click.option("--org", "org_id", required=True, help="Organisation id.")
+@click.option(
+    "--inactive/--active",
+    "inactive",
+    default=None,
+    help="--inactive: API-key requests answer HTTP 402 AccountIsInactive; --active: served again.",
+)
+@click.pass_obj
+def service_subscription(settings: Settings, org_id: str, inactive: bool | None) -> None:
+    """Mark the organisation's subscription inactive or active."""
+    if inactive is None:
+        raise click.UsageError("say which: --inactive or --active")
+    from service.account_life import AccountLifeError, set_subscription
+
+    async def work(session: Any) -> None:
+        try:
+            await set_subscription(session, org_id, active=not inactive)
+        except AccountLifeError as error:
+            raise click.ClickException(str(error)) from error
+
+    _run(lambda: _with_service_session(settings, work))
+    click.echo(f"organisation {org_id}: subscription {'inactive' if inactive else 'active'}")
+
+
+@service.command("purge")
+@click.option("--org", "org_id", required=True, help="Organisation id.")
+@click.pass_obj
+def service_purge(settings: Settings, org_id: str) -> None:
+    """Permanently delete, now, an organisation scheduled for deletion (ends its grace period
+    early). Refuses one that is not scheduled."""
+    from service.account_life import AccountLifeError, purge_organisation
+
+    async def work(session: Any) -> None:
+        try:
+            await purge_organisation(session, org_id, SYSTEM_CLOCK.now_ms())
+        except AccountLifeError as error:
+            raise click.ClickException(str(error)) from error
+
+    _run(lambda: _with_service_session(settings, work))
+    click.echo(f"organisation {org_id}: deleted permanently")
+
+
 if __name__ == "__main__":
     sys.exit(main())

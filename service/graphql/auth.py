@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.account_life import is_retired_key
 from service.errors import (
     AccountInactive,
     CantFindLinkedAccount,
@@ -31,6 +32,8 @@ async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organ
         raise InvalidKey()
     row = (await session.execute(_BY_KEY, {"apikey": apikey.strip()})).first()
     if row is None:
+        if await is_retired_key(session, apikey.strip()):
+            raise CantFindLinkedOrganisation()  # its organisation was purged
         raise InvalidKey()
     _key, organisation, person = row
     if organisation is None:

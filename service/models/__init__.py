@@ -1,5 +1,6 @@
 """Every table of the service; importing this package registers them all on Base.metadata."""
 
+from service.models.account import RetiredKey, ServiceMail
 from service.models.audit import AuditTrail
 from service.models.base import Base
 from service.models.organisation import Organisation
@@ -30,7 +31,9 @@ __all__ = [
     "ProjectCategory",
     "ProjectManager",
     "ProjectTag",
+    "RetiredKey",
     "Role",
+    "ServiceMail",
     "Tag",
     "TagCategory",
     "Task",

@@ -28,3 +28,7 @@ class Organisation(Base):
     # Other account settings (timesheet rules, reminders, ...), keyed by name.
     settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    # scheduleOrganisationDeletion: when the grace period ends (then every row is purged) and
+    # which administrator asked; both None while the account is not scheduled for deletion.
+    deletion_due_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    deletion_by_id: Mapped[str | None] = mapped_column(String(24), nullable=True)

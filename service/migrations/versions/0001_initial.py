@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 02:42:16.638465
+Create Date: 2026-11-24 02:05:37.585959
 """
 
 from collections.abc import Sequence
@@ -42,7 +42,14 @@ def upgrade() -> None:
     sa.Column('sso', sa.JSON(), nullable=False),
     sa.Column('settings', sa.JSON(), nullable=False),
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('deletion_due_ms', sa.BigInteger(), nullable=True),
+    sa.Column('deletion_by_id', sa.String(length=24), nullable=True),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_organisations'))
+    )
+    op.create_table('retired_keys',
+    sa.Column('key_digest', sa.String(length=64), nullable=False),
+    sa.Column('retired_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('key_digest', name=op.f('pk_retired_keys'))
     )
     op.create_table('absence_types',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -165,6 +172,22 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('roles', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_roles_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('service_mail',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('to_name', sa.String(length=255), nullable=False),
+    sa.Column('to_address', sa.String(length=320), nullable=False),
+    sa.Column('subject', sa.String(length=998), nullable=False),
+    sa.Column('body', sa.Text(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('handed_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_service_mail_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_service_mail'))
+    )
+    with op.batch_alter_table('service_mail', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_service_mail_handed_ms'), ['handed_ms'], unique=False)
+        batch_op.create_index(batch_op.f('ix_service_mail_organisation_id'), ['organisation_id'], unique=False)
 
     op.create_table('tag_categories',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -725,6 +748,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_tag_categories_organisation_id'))
 
     op.drop_table('tag_categories')
+    with op.batch_alter_table('service_mail', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_service_mail_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_service_mail_handed_ms'))
+
+    op.drop_table('service_mail')
     with op.batch_alter_table('roles', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_roles_organisation_id'))
 
@@ -764,6 +792,7 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_absence_types_organisation_id'))
 
     op.drop_table('absence_types')
+    op.drop_table('retired_keys')
     op.drop_table('organisations')
     with op.batch_alter_table('api_keys', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_api_keys_organisation_id'))

@@ -1,0 +1,106 @@
+"""The embedded service's account upkeep, run by the process that embeds it: the service's
+own mail (account notices) handed to the outbound mail, and organisations whose deletion
+grace period has ended purged.
+
+Both are safe in several processes at once: a mail row is queued under its own id as the
+outbox's dedupe key before it is marked handed (so a crash between the two queues nothing
+twice), and a purge of an organisation another process purged first finds nothing to do.
+"""
+
+from __future__ import annotations
+
+from email.utils import formataddr
+
+import structlog
+from sqlalchemy import select, update
+
+from mail.outbound import Outbox, new_message
+from service.account_life import AccountLifeError, due_for_purge, purge_organisation
+from service.db import unit_of_work
+from service.embedded import EmbeddedService
+from service.models.account import ServiceMail
+from timebot.config import Settings
+from timebot.runtime import Runtime
+from timebot.worker import PollingWorker
+
+log = structlog.get_logger("timebot.account_upkeep")
+
+BATCH = 50
+
+
+class AccountUpkeep(PollingWorker):
+    name = "account-upkeep"
+
+    def __init__(
+        self, service: EmbeddedService, outbox: Outbox, settings: Settings, poll_seconds: float
+    ) -> None:
+        super().__init__(poll_seconds)
+        self.service = service
+        self.outbox = outbox
+        self.settings = settings
+
+    async def run_once(self) -> int:
+        return await self.hand_over_mail() + await self.purge_due()
+
+    async def hand_over_mail(self) -> int:
+        async with self.service.sessions() as session:
+            rows = list(
+                await session.scalars(
+                    select(ServiceMail)
+                    .where(ServiceMail.handed_ms.is_(None))
+                    .order_by(ServiceMail.created_ms)
+                    .limit(BATCH)
+                )
+            )
+        for row in rows:
+            message = new_message(
+                mail_from=self.settings.mail_from,
+                to=formataddr((row.to_name, row.to_address)),
+                subject=row.subject,
+                text=row.body,
+                mail_domain=self.settings.mail_domain,
+                headers={"Auto-Submitted": "auto-generated"},
+            )
+            await self.outbox.enqueue(
+                message,
+                kind="account",
+                envelope_from=self.settings.mail_from,
+                dedupe_key=f"service-mail:{row.id}",
+            )
+            async with unit_of_work(self.service.sessions) as session:
+                await session.execute(
+                    update(ServiceMail)
+                    .where(ServiceMail.id == row.id)
+                    .values(handed_ms=self.service.clock.now_ms())
+                )
+        return len(rows)
+
+    async def purge_due(self) -> int:
+        now = self.service.clock.now_ms()
+        async with self.service.sessions() as session:
+            due = await due_for_purge(session, now)
+        for org_id in due:
+            try:
+                async with unit_of_work(self.service.sessions) as session:
+                    await purge_organisation(session, org_id, now)
+            except AccountLifeError:
+                continue  # cancelled or purged by another process meanwhile
+            log.info("organisation_purged", organisation=org_id)
+        return len(due)
+
+
+def install_account_upkeep(runtime: Runtime, poll_seconds: float = 5.0) -> None:
+    """Runs beside an embedded service only: a hosted service sends its own mail."""
+    service = runtime.service
+    if service is None:
+        return
+    upkeep = AccountUpkeep(service, runtime.outbox, runtime.settings, poll_seconds)
+
+    async def start(_runtime: Runtime) -> None:
+        upkeep.start()
+
+    async def stop(_runtime: Runtime) -> None:
+        await upkeep.stop()
+
+    runtime.on_start.append(start)
+    runtime.on_stop.append(stop)
