@@ -48,6 +48,7 @@ from mail.receipts import Outcome, ReceiptSender, TimesheetInfo, Verdict, stage_
 from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_file_dnsfunc
 from mail.time_entry import process_time_entry
 from timebot.errors import (
+    AccountInactive,
     DirectoryError,
     PermissionRefused,
     ServiceRequestError,
@@ -375,6 +376,8 @@ class MessageProcessor:
         mail = InboundMail(inbound, read, inbound.message_key, kind, recipient)
         try:
             outcome = await self.handlers[kind](self, mail)
+        except AccountInactive:
+            outcome = await self.answer(mail, receipts.account_inactive())
         except ServiceUnavailable:
             # the service is down or not up yet: pause so that retries do not burn out at once
             await asyncio.sleep(UNAVAILABLE_PAUSE_SECONDS)
@@ -453,6 +456,8 @@ async def process_approval_reply(processor: MessageProcessor, mail: InboundMail)
     try:
         event = (await processor.reads.execute(EVENT_QUERY, {"id": token.event_id},
                                                apikey=integration))["getApprovalEventById"]
+    except AccountInactive:
+        raise
     except (ServiceRequestError, PermissionRefused):
         event = None
     if not event:
@@ -517,6 +522,8 @@ async def process_approval_reply(processor: MessageProcessor, mail: InboundMail)
             await _add_message_once(client, apikey, token.approver_id, reference, detail,
                                     retry=prior is not None)
             outcome = receipts.comment_added(sheet)
+    except AccountInactive:
+        raise
     except (ServiceRequestError, PermissionRefused, DirectoryError) as error:
         outcome = receipts.refused(sheet, str(error))
     return await processor.answer(

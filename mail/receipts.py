@@ -232,6 +232,15 @@ def unknown_link(detail: str) -> Outcome:
     )
 
 
+def account_inactive() -> Outcome:
+    return Outcome(
+        Verdict.NOTHING_CHANGED, "account-inactive",
+        "Your organisation's subscription is inactive, so the time tracking service refuses "
+        "every request for now.",
+        "Ask an administrator to reactivate the subscription, then reply again.",
+    )
+
+
 def refused(sheet: TimesheetInfo, message: str) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "refused",

@@ -24,13 +24,15 @@ from graphql import DocumentNode, ExecutionResult, print_ast
 from httpx_aiohttp import AiohttpTransport
 
 from timebot.errors import (
+    AccountInactive,
     InvalidCredentials,
     PermissionRefused,
     ServiceRequestError,
     ServiceUnavailable,
 )
 
-CREDENTIAL_MESSAGES = ("APIKeyError:", "AccountIsInactive")
+CREDENTIAL_MESSAGES = ("APIKeyError:",)
+INACTIVE_MESSAGE = "AccountIsInactive"
 
 
 class _Transport(HTTPXAsyncTransport):
@@ -169,6 +171,8 @@ class ServiceClient:
         """`execute`'s reading of an answer: its data, or the exception it amounts to."""
         messages = [str(e.get("message", e)) for e in answer.errors]
         if messages:
+            if INACTIVE_MESSAGE in messages:
+                raise AccountInactive(messages)
             if any(m.startswith(CREDENTIAL_MESSAGES) for m in messages):
                 raise InvalidCredentials(messages)
             raise ServiceRequestError(messages)

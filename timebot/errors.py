@@ -6,8 +6,9 @@ Hierarchy::
     ├── ConfigError                  a setting is missing or wrong
     ├── ServiceClientError           talking to the time tracking service failed
     │   ├── ServiceUnavailable       no answer, or not a GraphQL answer (network, 5xx)
-    │   ├── InvalidCredentials       the key was refused (APIKeyError:*, AccountIsInactive)
+    │   ├── InvalidCredentials       the key was refused (APIKeyError:*)
     │   ├── ServiceRequestError      the service answered with errors[] (messages kept)
+    │   │   └── AccountInactive      the organisation's subscription is inactive (HTTP 402)
     │   └── PermissionRefused        the service omitted fields (permissionsErrors paths kept)
     └── DirectoryError               the people directory cannot answer
         ├── UnknownPerson            no person of the service has that e-mail / id
@@ -41,6 +42,23 @@ class ServiceRequestError(ServiceClientError):
 
 class InvalidCredentials(ServiceRequestError):
     pass
+
+
+class AccountInactive(ServiceRequestError):
+    """The key is good but its organisation's subscription is inactive: every request is
+    refused until an administrator reactivates it. Its text is meant for the person."""
+
+    PLAIN = (
+        "your organisation's subscription is inactive, so the time tracking service refuses "
+        "every request for now; nothing was changed. An administrator can reactivate it"
+    )
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__(messages)
+        self.args = (self.PLAIN,)
+
+    def __str__(self) -> str:
+        return self.PLAIN
 
 
 class PermissionRefused(ServiceClientError):

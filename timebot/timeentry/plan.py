@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from timebot.errors import AccountInactive
 from timebot.grammar import (
     AbsenceType,
     Ambiguous,
@@ -288,7 +289,9 @@ def plain_words(messages: Sequence[str]) -> str:
             name, _, rest = text[len('Invalid argument "'):].partition('":')
             words = _ARGUMENT_WORDS.get(name.split("[")[0], f"“{name}”")
             text = f"{words} {rest.strip()}"
-        if text.startswith("APIKeyError") or text == "AccountIsInactive":
+        if text == "AccountIsInactive":
+            text = AccountInactive.PLAIN
+        elif text.startswith("APIKeyError"):
             text = "the service did not accept your key (ask an administrator to re-link it)"
         if not text:
             continue
