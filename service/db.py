@@ -119,17 +119,54 @@ def _alembic_config(url: str) -> Any:
     return config
 
 
-async def migrate(engine: AsyncEngine) -> None:
-    """Bring the schema to the newest migration (alembic upgrade head)."""
+# Keys of the PostgreSQL advisory locks under which each schema migrates: replicas starting
+# at the same moment on an empty database take turns instead of racing on alembic_version.
+SERVICE_MIGRATION_LOCK = 0x74696D65_0001
+BOT_MIGRATION_LOCK = 0x74696D65_0002
+
+
+async def upgrade_under_lock(
+    engine: AsyncEngine, config: Any, lock_key: int
+) -> None:
+    """`alembic upgrade head` with `config`, in one transaction; on PostgreSQL behind a
+    transaction-scoped advisory lock (the second process waits, then finds nothing to do)."""
     from alembic import command
+    from sqlalchemy import text
 
     def _upgrade(connection: Any) -> None:
-        config = _alembic_config(str(engine.url))
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
 
     async with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key})
         await connection.run_sync(_upgrade)
+
+
+async def is_current(engine: AsyncEngine, config: Any, version_table: str) -> bool:
+    """Whether the database's schema is at the newest migration of `config`'s scripts."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory.from_config(config).get_heads())
+
+    def _current(connection: Any) -> set[str]:
+        context = MigrationContext.configure(
+            connection, opts={"version_table": version_table}
+        )
+        return set(context.get_current_heads())
+
+    async with engine.connect() as connection:
+        return await connection.run_sync(_current) == heads
+
+
+async def migrate(engine: AsyncEngine) -> None:
+    """Bring the schema to the newest migration (alembic upgrade head)."""
+    await upgrade_under_lock(engine, _alembic_config(str(engine.url)), SERVICE_MIGRATION_LOCK)
+
+
+async def service_schema_current(engine: AsyncEngine) -> bool:
+    return await is_current(engine, _alembic_config(str(engine.url)), "alembic_version")
 
 
 async def check_connection(engine: AsyncEngine) -> None:

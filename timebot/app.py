@@ -11,14 +11,12 @@ from typing import Any
 
 import structlog
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from service.clock import SYSTEM_CLOCK, Clock
-from service.db import check_connection
 from timebot.assembly import install_components
 from timebot.config import Settings
+from timebot.health import liveness, readiness
 from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
 from timebot.runtime import build_runtime
 from timebot.webhook_consumer import webhook_route
@@ -34,32 +32,12 @@ def create_app(
     if runtime.service is not None:
         routes.extend(runtime.service.routes())
 
-    async def healthz(_request: Request) -> Response:
-        checks: dict[str, str] = {}
-        healthy = True
-        try:
-            await check_connection(runtime.state_engine)
-            checks["bot_database"] = "ok"
-        except Exception as error:  # reported in the body, not raised
-            checks["bot_database"] = f"error: {error}"
-            healthy = False
-        if runtime.service is not None:
-            try:
-                await check_connection(runtime.service.engine)
-                checks["service_database"] = "ok"
-            except Exception as error:  # reported in the body, not raised
-                checks["service_database"] = f"error: {error}"
-                healthy = False
-        return JSONResponse(
-            {"status": "ok" if healthy else "error", "checks": checks},
-            status_code=200 if healthy else 503,
-        )
-
     routes.append(
         webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
     )
     install_components(runtime, routes)
-    routes.append(Route("/healthz", healthz))
+    routes.append(Route("/healthz", liveness))
+    routes.append(Route("/readyz", readiness(runtime)))
     routes.append(Route("/metrics", metrics_endpoint))
 
     @asynccontextmanager

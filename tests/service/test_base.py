@@ -66,7 +66,7 @@ async def test_malformed_requests(org: Org) -> None:
 
 
 async def test_healthz_and_metrics(org: Org) -> None:
-    health = await org.http.get(f"{org.live.base_url}/healthz")
+    health = await org.http.get(f"{org.live.base_url}/readyz")
     assert health.status_code == 200
     assert health.json()["checks"]["service_database"] == "ok"
     metrics = await org.http.get(f"{org.live.base_url}/metrics")

@@ -8,27 +8,39 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.db import create_engine, insert_for, insert_ignoring, session_factory, unit_of_work
+from service.db import (
+    BOT_MIGRATION_LOCK,
+    create_engine,
+    insert_for,
+    insert_ignoring,
+    is_current,
+    session_factory,
+    unit_of_work,
+    upgrade_under_lock,
+)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 VERSION_TABLE = "timebot_alembic_version"
 
 __all__ = [
     "MIGRATIONS_DIR", "VERSION_TABLE", "create_engine", "insert_for", "insert_ignoring", "migrate",
+    "schema_current",
     "session_factory",
     "unit_of_work",
 ]
 
 
-async def migrate(engine: AsyncEngine) -> None:
-    from alembic import command
+def _config() -> Any:
     from alembic.config import Config
 
-    def _upgrade(connection: Any) -> None:
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS_DIR))
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
 
-    async with engine.begin() as connection:
-        await connection.run_sync(_upgrade)
+
+async def migrate(engine: AsyncEngine) -> None:
+    await upgrade_under_lock(engine, _config(), BOT_MIGRATION_LOCK)
+
+
+async def schema_current(engine: AsyncEngine) -> bool:
+    return await is_current(engine, _config(), VERSION_TABLE)

@@ -1,0 +1,56 @@
+"""Liveness and readiness, as an orchestrator reads them.
+
+`/healthz` (liveness) answers from the event loop alone: a database outage must not get every
+replica restarted. `/readyz` (readiness) checks what serving needs: each database answers and
+its schema is at the newest migration; while it says 503 the replica gets no traffic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from service.db import check_connection
+from timebot.runtime import Runtime
+from timebot.state.db import schema_current
+
+CHECK_SECONDS = 5.0
+
+
+async def liveness(_request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def _database(engine: AsyncEngine, current: Callable[[AsyncEngine], Awaitable[bool]]) -> str:
+    try:
+        async with asyncio.timeout(CHECK_SECONDS):
+            await check_connection(engine)
+            if not await current(engine):
+                return "error: migrations are not current"
+    except TimeoutError:
+        return f"error: no answer within {CHECK_SECONDS:g} s"
+    except Exception as error:  # reported in the body: an outage is an answer, not a crash
+        return f"error: {type(error).__name__}: {error}"[:300]
+    return "ok"
+
+
+def readiness(runtime: Runtime) -> Callable[[Request], Awaitable[Response]]:
+    async def readyz(_request: Request) -> Response:
+        from service.db import service_schema_current
+
+        checks = {"bot_database": await _database(runtime.state_engine, schema_current)}
+        if runtime.service is not None:
+            checks["service_database"] = await _database(
+                runtime.service.engine, service_schema_current
+            )
+        ready = all(value == "ok" for value in checks.values())
+        return JSONResponse(
+            {"status": "ok" if ready else "error", "checks": checks},
+            status_code=200 if ready else 503,
+        )
+
+    return readyz
