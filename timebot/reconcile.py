@@ -104,6 +104,11 @@ class Reconciler(PollingWorker):
             ):
                 organisations |= set(await self.runtime.directory.organisation_ids())
             self._first_sweep = False
+        return await self.reconcile(organisations)
+
+    async def reconcile(self, organisations: set[str]) -> int:
+        """Reconcile these organisations, each under its lease; one that could not be done
+        now is asked for again. Returns how many events were new."""
         emitted = 0
         for organisation_id in sorted(organisations):
             lease = f"reconcile:{organisation_id}"

@@ -5,6 +5,7 @@ Maildir outbox) and the Slack DM arrive exactly once, and a second pass sends no
 
 from __future__ import annotations
 
+import asyncio
 import mailbox
 import uuid
 from collections.abc import AsyncIterator
@@ -23,7 +24,15 @@ from service.embedded import EmbeddedService
 from service.models.approval import DELIVERY_FAILED, WebhookDelivery
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.harness import BOT_TOKEN, SIGNING_SECRET
-from tests.mail.reviews_support import add_record, set_stages, submit, wait_for
+from tests.mail.reviews_support import (
+    add_record,
+    org_events,
+    outbox_rows,
+    set_stages,
+    settle,
+    submit,
+    wait_for,
+)
 from tests.pg import drop_pg_database, pg_url
 from tests.support import (
     GQL,
@@ -35,6 +44,7 @@ from tests.support import (
     stop_live_server,
 )
 from tests.timebot.test_cli import cli_env, timebot
+from timebot.reconcile import Reconciler
 from timebot.runtime import Runtime
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -203,3 +213,46 @@ async def test_a_submission_made_while_timebot_was_down_is_sent_once_on_start(
             for name in databases:
                 await drop_pg_database(name)
         await fake.stop()
+
+
+async def test_reconcilers_racing_a_webhook_send_one_review_request(org: Org) -> None:
+    """Two processes' reconcilers and the webhook delivery of the same submission at once:
+    one review e-mail. Then a submission no webhook brought: one event, one e-mail, and the
+    passes after it send nothing."""
+    runtime = runtime_of(org.live)
+    ctx = component_of(runtime).ctx
+    first, second = Reconciler(ctx), Reconciler(ctx)
+    owner = await org.add_member("Rita Race")
+    approver = await org.add_member("Abe Approver", "manager")
+    await set_stages(org, (approver,))
+    await runtime.subscriptions.ensure(org.id)
+    await add_record(owner)
+    await submit(owner)
+    await asyncio.gather(first.reconcile({org.id}), second.reconcile({org.id}))
+    await settle(runtime, org.id, 1)
+    await wait_for(lambda: outbox_rows(runtime, approver.email, "review"), what="review mail")
+    await settle(runtime, org.id, len(await org_events(runtime, org.id)))
+    assert await first.reconcile({org.id}) == 0
+    assert len(await outbox_rows(runtime, approver.email, "review")) == 1
+
+    other = await org.add_member("Nora Nohook")
+    await add_record(other)
+    webhook = await runtime.subscriptions.registrations()
+    assert any(row.organisation_id == org.id for row in webhook)
+    await org.admin.gql(
+        "mutation($id: SvcId!) { deleteIntegrationWebhook(id: $id) { id } }",
+        {"id": next(r.webhook_id for r in webhook if r.organisation_id == org.id)},
+    )
+    await submit(other)
+    counts = await asyncio.gather(first.reconcile({org.id}), second.reconcile({org.id}))
+    assert sum(counts) == 1
+    await wait_for(lambda: _len_at_least(outbox_rows(runtime, approver.email, "review"), 2),
+                   what="the reconciled review mail")
+    assert await first.reconcile({org.id}) == 0
+    assert await second.reconcile({org.id}) == 0
+    await settle(runtime, org.id, len(await org_events(runtime, org.id)))
+    assert len(await outbox_rows(runtime, approver.email, "review")) == 2
+
+
+async def _len_at_least(rows: Any, count: int) -> bool:
+    return len(await rows) >= count
