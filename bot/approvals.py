@@ -258,14 +258,18 @@ class ApprovalsPart:
                 f"approval:{request.submit_id}:{request.stage}:")
             if not row.context.get("outcome")
         }
+        # One DM per submission, stage and approver (a new round after a restart asks again),
+        # whichever delivery brought it: the webhook, the reconciler or the poller.
+        round_mark = f":r{event.timestamp_ms}" if data.get("action") == "restarted" else ""
         for approver in pending:
-            if ref_of(request.submit_id, request.stage, str(approver["id"])) in live:
+            ref = ref_of(request.submit_id, request.stage, str(approver["id"]))
+            if ref in live:
                 continue  # already asked, and the request still stands
             user = await self.bot.identity.slack_user_for(str(approver["id"]))
             if user is None:
                 continue
             await self.bot.sender.post(
-                user, text, blocks, key=f"approval-dm:{event.delivery_id}:{approver['id']}",
+                user, text, blocks, key=f"approval-dm:{ref}{round_mark}",
                 ref=ref_of(request.submit_id, request.stage, str(approver["id"])),
                 context={**context, "approverId": approver["id"]},
             )

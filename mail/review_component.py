@@ -3,7 +3,8 @@ scheduler and (against a hosted service) the approval-state poller: installed in
 
 Always: the bus subscribers (review requests, reminders), the link routes (/a, /r, /s,
 /prefs). Without a relay: GET /outbox. With `runtime.auto_subscribe` (a real server; tests
-that drive the parts themselves turn it off): the scheduler loop, and against a hosted
+that drive the parts themselves turn it off): the scheduler loop, the reconciler (review
+requests the webhooks did not bring, embedded or hosted service alike), and against a hosted
 service the approval-state poller for organisations no webhook serves.
 """
 
@@ -19,6 +20,7 @@ from mail.templating import Templates
 from timebot.approval_poller import ApprovalPoller
 from timebot.links import Links
 from timebot.outbox_page import OutboxPage
+from timebot.reconcile import Reconciler
 from timebot.runtime import Runtime
 from timebot.scheduler import Scheduler
 
@@ -31,6 +33,7 @@ class ReviewComponent:
     links: Links
     scheduler: Scheduler
     poller: ApprovalPoller
+    reconciler: Reconciler
 
 
 COMPONENTS: dict[int, ReviewComponent] = {}
@@ -44,7 +47,8 @@ def component_of(runtime: Runtime) -> ReviewComponent:
 def install_reviews(runtime: Runtime, routes: list[BaseRoute]) -> ReviewComponent:
     ctx = MailContext(runtime, Templates(runtime.settings.data_dir))
     component = ReviewComponent(
-        ctx, ReviewRequests(ctx), Reminders(ctx), Links(ctx), Scheduler(ctx), ApprovalPoller(ctx)
+        ctx, ReviewRequests(ctx), Reminders(ctx), Links(ctx), Scheduler(ctx), ApprovalPoller(ctx),
+        Reconciler(ctx),
     )
     COMPONENTS[id(runtime)] = component
     runtime.bus.subscribe("mail-reviews", component.reviews)
@@ -57,12 +61,15 @@ def install_reviews(runtime: Runtime, routes: list[BaseRoute]) -> ReviewComponen
         if not rt.auto_subscribe:
             return
         component.scheduler.start()
+        rt.subscriptions.on_subscribed.append(component.reconciler.request)
+        component.reconciler.start()
         if not rt.settings.embedded:
             component.poller.start()
 
     async def stop(rt: Runtime) -> None:
         await component.scheduler.stop()
         await component.poller.stop()
+        await component.reconciler.stop()
         COMPONENTS.pop(id(rt), None)
 
     runtime.on_start.append(start)

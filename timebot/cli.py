@@ -132,7 +132,29 @@ def service_init(settings: Settings, org_name: str, admin_name: str, admin_email
         admin["legacyToken"] = await _legacy_token(session, created.admin)
         return {"organisation": {"id": created.organisation.id}, "admin": admin}
 
-    _print_json(_run(lambda: _with_service_session(settings, work)))
+    result = _run(lambda: _with_service_session(settings, work))
+    _run(lambda: _subscribe(settings, str(result["organisation"]["id"])))
+    _print_json(result)
+
+
+async def _subscribe(settings: Settings, organisation_id: str) -> None:
+    """Register timebot's webhook on a new organisation at once, so that a server running
+    beside this command serves its first submission (its own loop would find the
+    organisation only later). A failure is only reported: that loop subscribes it, and its
+    reconciler sends what was submitted meanwhile."""
+    from timebot.logs import configure_logging
+    from timebot.runtime import build_runtime
+
+    configure_logging("WARNING")  # stdout carries the JSON answer alone
+    runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True)
+    try:
+        await runtime.start(background=False)
+        await runtime.subscriptions.ensure(organisation_id)
+    except Exception as error:
+        click.echo(f"warning: timebot did not subscribe to the organisation yet: {error}",
+                   err=True)
+    finally:
+        await runtime.stop()
 
 
 async def _legacy_token(session: Any, person: Any) -> str | None:

@@ -3,7 +3,9 @@ webhook on that organisation, committed once per delivery id, then dispatched by
 
 timebot subscribes itself: for each organisation it serves it registers a webhook (events
 "*") with the organisation's integration key and keeps the secret the service issued
-(encrypted). When an admin rotates the secret, the first delivery that fails to verify makes
+(encrypted). Whoever subscribes (the running server's loop, or `timebot service init` beside
+it) calls the `on_subscribed` callbacks: the reconciler then sends what the webhooks did not
+bring. When an admin rotates the secret, the first delivery that fails to verify makes
 timebot read the current secret again (at most once a minute per organisation).
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -70,6 +73,8 @@ class WebhookSubscriptions:
         self.url = public_url.rstrip("/") + WEBHOOK_PATH
         self.clock = clock
         self._refreshed_ms: dict[str, int] = {}
+        # Called with the organisation id when a registration was made or renewed.
+        self.on_subscribed: list[Callable[[str], None]] = []
 
     async def ensure(self, organisation_id: str, *, refresh: bool = False) -> str:
         """Our webhook on that organisation exists; returns its secret."""
@@ -89,6 +94,8 @@ class WebhookSubscriptions:
             ours = next(hook for hook in hooks if hook["url"] == self.url)
             log.info("webhook_subscribed", organisation=organisation_id, url=self.url)
         await self._store(organisation_id, ours["id"], ours["secret"])
+        for callback in self.on_subscribed:
+            callback(organisation_id)
         return str(ours["secret"])
 
     async def ensure_all(self) -> int:

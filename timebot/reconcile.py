@@ -1,0 +1,226 @@
+"""Reconciliation: no review request is lost, whatever happened to the webhooks.
+
+The service retries a webhook delivery for about 95 s and then gives up; an organisation may
+also have been created (and a timesheet submitted in it) before timebot subscribed to it. So
+on start, whenever timebot (re)subscribes to an organisation and every few minutes, the
+reconciler reads per organisation what the service reports as pending
+(`getPendingApprovals(showAll: true)` with the integration key) and compares it with the
+review requests already sent: the outbox's review rows (dedupe key
+`review:<submit>:<stage>:<approver>`, or the approver reads the daily digest) and, when Slack
+is configured, the approval DMs (`slack_outgoing` rows whose ref is
+`approval:<submit>:<stage>:<approver>`).
+
+Whatever is missing is fed to the bus as the approvalEventUpdate the webhook would have
+brought, with a delivery id derived from what it reports (submission, stage, the approvers
+still missing): the event store keeps one row per delivery id, and the subscribers send
+through the outbox and the Slack queue with keys derived from (submission, stage, approver),
+so a concurrent webhook delivery of the same transition, a repeated pass, or a second process
+sends nothing twice. Embedded or hosted service: the same path.
+
+Leases (`scheduler_leases`): `reconcile:<organisation>` while one process reconciles one
+organisation, `reconcile-sweep` for the periodic pass over all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+from typing import Any
+
+import structlog
+from sqlalchemy import or_, select
+
+from mail.reviews import DIGEST, MailContext, preference, review_dedupe_key
+from timebot.client import operation
+from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.scheduler import acquire_lease, release_lease
+from timebot.state.models import OutboxMessage, SlackOutgoing
+from timebot.worker import PollingWorker
+
+log = structlog.get_logger("timebot.reconcile")
+
+ORG_LEASE_MS = 60_000
+SWEEP_LEASE = "reconcile-sweep"
+SLACK_POST = "chat.postMessage"
+
+PENDING = operation(
+    """query ReconcilePending {
+      getPendingApprovals(showAll: true) {
+        person { id name } startTime { ts } endTime { ts } status currentStage
+        submitId pendingApprovers { id name }
+        stageDetails { stage type }
+      }
+    }"""
+)
+
+
+def delivery_id(submit_id: str, stage: int, approver_ids: list[str]) -> str:
+    """Pure: the delivery id of a reconciled review request (same inputs, same id)."""
+    digest = hashlib.sha256(",".join(sorted(approver_ids)).encode()).hexdigest()[:16]
+    return f"reconcile:{submit_id}:{stage}:{digest}"
+
+
+def slack_ref(submit_id: str, stage: int, approver_id: str) -> str:
+    """The ref the Slack half gives an approval DM (bot.approvals.ref_of)."""
+    return f"approval:{submit_id}:{stage}:{approver_id}"
+
+
+class Reconciler(PollingWorker):
+    """Runs a pass at start, when asked (`request`: an organisation was (re)subscribed) and
+    every `every_seconds`; an organisation that failed (service unreachable, lease held
+    elsewhere) is tried again after `retry_seconds`."""
+
+    name = "reconciler"
+
+    def __init__(
+        self, ctx: MailContext, every_seconds: float = 180.0, retry_seconds: float = 2.0
+    ) -> None:
+        super().__init__(every_seconds)
+        self.ctx = ctx
+        self.runtime = ctx.runtime
+        self.retry_seconds = retry_seconds
+        self._requested: set[str] = set()
+        self._sweep_due = True
+        self._first_sweep = True
+
+    def request(self, organisation_id: str) -> None:
+        """Reconcile this organisation soon (called when timebot subscribed to it)."""
+        self._requested.add(organisation_id)
+        self.wake()
+
+    async def run_once(self) -> int:
+        """One pass: the organisations asked for, and all of them when a sweep is due; returns
+        how many review-request events were fed to the bus."""
+        organisations, self._requested = self._requested, set()
+        if self._sweep_due:
+            self._sweep_due = False
+            # The first sweep of a process runs whatever the lease says (a restarted process
+            # catches up at once); the periodic ones run in one process at a time.
+            sweep_ms = int(self.poll_seconds * 1000)
+            if await acquire_lease(self.ctx, SWEEP_LEASE, self.owner, sweep_ms) or (
+                self._first_sweep
+            ):
+                organisations |= set(await self.runtime.directory.organisation_ids())
+            self._first_sweep = False
+        return await self.reconcile(organisations)
+
+    async def reconcile(self, organisations: set[str]) -> int:
+        """Reconcile these organisations, each under its lease; one that could not be done
+        now is asked for again. Returns how many events were new."""
+        emitted = 0
+        for organisation_id in sorted(organisations):
+            lease = f"reconcile:{organisation_id}"
+            if not await acquire_lease(self.ctx, lease, self.owner, ORG_LEASE_MS):
+                self._requested.add(organisation_id)  # another process is at it: look again
+                continue
+            try:
+                emitted += await self.reconcile_organisation(organisation_id)
+            except Exception:
+                log.exception("reconcile_failed", organisation=organisation_id)
+                self._requested.add(organisation_id)
+            finally:
+                await release_lease(self.ctx, lease, self.owner)
+        return emitted
+
+    async def _loop(self) -> None:
+        await asyncio.sleep(0.2)  # the embedded service is reached over HTTP: let it listen
+        next_sweep = time.monotonic()
+        while True:
+            if time.monotonic() >= next_sweep:
+                self._sweep_due = True
+                next_sweep = time.monotonic() + self.poll_seconds
+            self._wake.clear()
+            try:
+                await self.run_once()
+            except Exception:  # e.g. the state database went away for a moment
+                log.exception("reconcile_pass_failed")
+                self._sweep_due = True
+            timeout = max(0.0, next_sweep - time.monotonic())
+            if self._requested or self._sweep_due:
+                timeout = min(timeout, self.retry_seconds)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=timeout)
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        await super().stop()
+        with contextlib.suppress(Exception):  # a successor then sweeps without waiting
+            await release_lease(self.ctx, SWEEP_LEASE, self.owner)
+
+    async def reconcile_organisation(self, organisation_id: str) -> int:
+        """Feed the bus the review requests the service reports pending and timebot has not
+        sent; returns how many events were new."""
+        runtime = self.runtime
+        key = await runtime.directory.integration_key(organisation_id)
+        pending = (await runtime.client.execute(PENDING, apikey=key)).get(
+            "getPendingApprovals"
+        ) or []
+        emitted = 0
+        for item in pending:
+            submit_id = item.get("submitId") if item else None
+            if not submit_id or item.get("status") != "s":
+                continue
+            stage = int(item.get("currentStage") or 0)
+            approvers = [p for p in item.get("pendingApprovers") or [] if p and p.get("id")]
+            missing = [
+                str(p["id"]) for p in approvers
+                if not await self.requested_before(organisation_id, submit_id, stage, str(p["id"]))
+            ]
+            if not missing:
+                continue
+            details = item.get("stageDetails") or []
+            data: dict[str, Any] = {
+                "action": "submitted" if stage == 0 else "approved",
+                "submitId": submit_id,
+                "person": item["person"],
+                "startTime": int(item["startTime"]["ts"]),
+                "endTime": int(item["endTime"]["ts"]),
+                "status": "s",
+                "stage": stage,
+                "stageType": next(
+                    (d.get("type") for d in details if d and d.get("stage") == stage), None
+                ),
+                "stageCount": len(details),
+                "pendingApprovers": approvers,
+                "by": None,
+                "comment": None,
+                "reconciled": True,
+            }
+            event = ServiceEvent(
+                delivery_id(submit_id, stage, missing), APPROVAL_UPDATE, organisation_id,
+                runtime.clock.now_ms(), data,
+            )
+            if await runtime.events.accept(event):
+                emitted += 1
+                log.info("review_request_reconciled", organisation=organisation_id,
+                         submit=submit_id, stage=stage, approvers=missing)
+        if emitted:
+            runtime.event_worker.wake()
+        return emitted
+
+    async def requested_before(
+        self, organisation_id: str, submit_id: str, stage: int, approver_id: str
+    ) -> bool:
+        """Whether this approver was asked for this stage of this submission on every
+        channel timebot serves them on."""
+        runtime = self.runtime
+        mail_key = review_dedupe_key(submit_id, stage, approver_id)
+        async with runtime.state_sessions() as session:
+            mailed = await session.scalar(
+                select(OutboxMessage.id).where(or_(
+                    OutboxMessage.dedupe_key == mail_key,
+                    OutboxMessage.dedupe_key.startswith(mail_key + ":r"),
+                )).limit(1)
+            )
+            posted = await session.scalar(
+                select(SlackOutgoing.id).where(
+                    SlackOutgoing.ref == slack_ref(submit_id, stage, approver_id),
+                    SlackOutgoing.method == SLACK_POST,
+                ).limit(1)
+            )
+        if mailed is None and await preference(runtime, organisation_id, approver_id) != DIGEST:
+            return False
+        return posted is not None or not runtime.settings.slack_bot_token
