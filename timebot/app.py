@@ -32,9 +32,10 @@ def create_app(
     if runtime.service is not None:
         routes.extend(runtime.service.routes())
 
-    routes.append(
-        webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
-    )
+    if settings.runs_fronts:
+        routes.append(
+            webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
+        )
     install_components(runtime, routes)
     routes.append(Route("/healthz", liveness))
     routes.append(Route("/readyz", readiness(runtime)))
@@ -48,7 +49,9 @@ def create_app(
         # for 50-150 ms under load, the tail of every request's latency).
         gc.collect()
         gc.freeze()
-        log.info("started", embedded=settings.embedded, graphql=settings.graphql_url)
+        log.info(
+            "started", role=settings.role, embedded=settings.embedded, graphql=settings.graphql_url
+        )
         try:
             yield
         finally:

@@ -14,8 +14,11 @@ from timebot.runtime import Runtime
 
 
 def install_components(runtime: Runtime, routes: list[BaseRoute]) -> None:
-    """Called once by create_app, before the app starts."""
+    """Called once by create_app, before the app starts. A service-only process
+    (TIMEBOT_ROLE=service) runs the embedded service's upkeep and none of the fronts."""
+    install_account_upkeep(runtime)
+    if not runtime.settings.runs_fronts:
+        return
     install_inbound(runtime, routes)
     install_reviews(runtime, routes)
     install_slack(runtime, routes)
-    install_account_upkeep(runtime)

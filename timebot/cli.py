@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import click
 
 from service.clock import SYSTEM_CLOCK
-from timebot.config import Settings, load_settings
+from timebot.config import Settings, check_role, load_settings
+from timebot.errors import ConfigError
 
 T = TypeVar("T")
 
@@ -41,6 +42,7 @@ async def _with_service_session(settings: Settings, work: Callable[[Any], Awaita
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="timebot", message="%(prog)s %(version)s")
 @click.pass_context
 def main(context: click.Context) -> None:
     """timebot: timesheets from Slack and e-mail, with an embedded time tracking service.
@@ -48,15 +50,34 @@ def main(context: click.Context) -> None:
     Configuration comes from TIMEBOT_* and SLACK_* environment variables (or timebot.toml);
     see README.md.
     """
-    context.obj = load_settings()
+    try:
+        context.obj = load_settings()
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from error
 
 
 @main.command()
 @click.option("--demo", is_flag=True, help="Seed the demo organisation on first start.")
+@click.option(
+    "--role",
+    type=click.Choice(["all", "service", "fronts"]),
+    default=None,
+    help="What this process runs (default TIMEBOT_ROLE, else all): service = the embedded "
+    "service alone; fronts = mail, Slack, links and the scheduler against TIMEBOT_SERVICE_URL.",
+)
 @click.pass_obj
-def serve(settings: Settings, demo: bool) -> None:
+def serve(settings: Settings, demo: bool, role: str | None) -> None:
     """Run everything configured: the HTTP app, mail listeners, IMAP poller, scheduler."""
+    import dataclasses
+
     import uvicorn
+
+    if role is not None:
+        try:
+            check_role(role, settings.service_url)
+        except ConfigError as error:
+            raise click.ClickException(str(error)) from error
+        settings = dataclasses.replace(settings, role=role)
 
     from timebot.app import create_app
     from timebot.logs import configure_logging
@@ -133,7 +154,8 @@ def service_init(settings: Settings, org_name: str, admin_name: str, admin_email
         return {"organisation": {"id": created.organisation.id}, "admin": admin}
 
     result = _run(lambda: _with_service_session(settings, work))
-    _run(lambda: _subscribe(settings, str(result["organisation"]["id"])))
+    if settings.runs_fronts:  # a service-only data dir has no fronts to subscribe
+        _run(lambda: _subscribe(settings, str(result["organisation"]["id"])))
     _print_json(result)
 
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from timebot.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -42,6 +44,17 @@ class Settings:
     slack_organisation: str | None
     slack_api_url: str | None
     extra: Mapping[str, str] = field(default_factory=dict)
+    # What this process runs (TIMEBOT_ROLE): "all", "service" (the embedded service alone) or
+    # "fronts" (mail, Slack, links and the scheduler against TIMEBOT_SERVICE_URL).
+    role: str = "all"
+
+    @property
+    def runs_service(self) -> bool:
+        return self.embedded and self.role in ("all", "service")
+
+    @property
+    def runs_fronts(self) -> bool:
+        return self.role in ("all", "fronts")
 
     @property
     def embedded(self) -> bool:
@@ -95,12 +108,15 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     lmtp = get("TIMEBOT_LMTP_PORT")
     dkim_file = get("TIMEBOT_DKIM_TXT_FILE")
     secret = get("TIMEBOT_SECRET_KEY") or _secret_key(data_dir)
+    role = (get("TIMEBOT_ROLE", "all") or "all").strip().lower()
+    service_url = get("TIMEBOT_SERVICE_URL")
+    check_role(role, service_url)
     return Settings(
         data_dir=data_dir,
         database_url=get("TIMEBOT_DATABASE_URL") or f"sqlite+aiosqlite:///{data_dir / 'bot.db'}",
         service_database_url=get("TIMEBOT_SERVICE_DATABASE_URL")
         or f"sqlite+aiosqlite:///{data_dir / 'service.db'}",
-        service_url=get("TIMEBOT_SERVICE_URL"),
+        service_url=service_url,
         integration_key=get("TIMEBOT_INTEGRATION_KEY"),
         http_host=host,
         http_port=port,
@@ -124,4 +140,23 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         slack_app_token=get("SLACK_APP_TOKEN"),
         slack_organisation=get("TIMEBOT_SLACK_ORGANISATION"),
         slack_api_url=get("TIMEBOT_SLACK_API_URL"),
+        role=role,
     )
+
+
+ROLES = ("all", "service", "fronts")
+
+
+def check_role(role: str, service_url: str | None) -> None:
+    if role not in ROLES:
+        raise ConfigError(f"TIMEBOT_ROLE must be one of {', '.join(ROLES)}, not {role!r}")
+    if role == "fronts" and not service_url:
+        raise ConfigError(
+            "TIMEBOT_ROLE=fronts runs the bot against another process's service: set "
+            "TIMEBOT_SERVICE_URL to its /graphql (and TIMEBOT_INTEGRATION_KEY)"
+        )
+    if role == "service" and service_url:
+        raise ConfigError(
+            "TIMEBOT_ROLE=service runs the embedded service, but TIMEBOT_SERVICE_URL points "
+            "elsewhere: unset one of them"
+        )

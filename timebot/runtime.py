@@ -59,8 +59,9 @@ class Runtime:
             await self.service.start()
         await migrate(self.state_engine)
         if background:
-            self.event_worker.start()
             self.outbox_worker.start()
+        if background and self.settings.runs_fronts:
+            self.event_worker.start()
             if self.auto_subscribe:
                 self._background.append(asyncio.create_task(self._keep_subscribed()))
         for hook in self.on_start:
