@@ -6,33 +6,36 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from inspect import isawaitable
 from types import CoroutineType
 from typing import Any, TypeGuard, cast
 
 import structlog
 from graphql import (
-    DocumentNode,
     ExecutionResult,
     FieldNode,
     GraphQLError,
     GraphQLObjectType,
     GraphQLSchema,
     OperationDefinitionNode,
-    OperationType,
     execute,
-    parse,
-    validate,
 )
 from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
-from service.errors import AccountInactive, ApiKeyError, PermissionDenied, ServiceError
+from service.errors import (
+    AccountInactive,
+    ApiKeyError,
+    InvalidKey,
+    PermissionDenied,
+    ServiceError,
+)
 from service.graphql.auth import authenticate
 from service.graphql.context import RequestContext
+from service.graphql.documents import Documents
 from service.graphql.fastpath import fast_executor_class, is_plain
+from service.graphql.limits import check_variables
 from service.models import AuditTrail
 
 log = structlog.get_logger("service.graphql")
@@ -60,15 +63,7 @@ class Executor:
         self.read_sessions = read_sessions or sessions
         self.clock = clock
         self.after_commit = after_commit
-        self._parse = lru_cache(maxsize=512)(self._parse_and_validate)
-
-    def _parse_and_validate(self, query: str) -> DocumentNode | list[GraphQLError]:
-        try:
-            document = parse(query)
-        except GraphQLError as error:
-            return [error]
-        errors = validate(self.schema, document)
-        return list(errors) if errors else document
+        self.documents = Documents(schema)
 
     async def run(
         self, payload: Any, apikey: str | None, operation_name: str | None = None
@@ -79,9 +74,18 @@ class Executor:
         if not isinstance(variables, dict):
             return GraphQLResponse(400, {"errors": [{"message": "variables must be an object"}]})
         operation_name = payload.get("operationName") or operation_name
-        parsed = self._parse(payload["query"])
-        operation = None if isinstance(parsed, list) else _operation(parsed, operation_name)
-        mutation = operation is not None and operation.operation == OperationType.MUTATION
+        if not isinstance(operation_name, str | None):
+            message = "operationName must be a string"
+            return GraphQLResponse(400, {"errors": [{"message": message}]})
+        if not apikey or not apikey.strip():
+            invalid = {"data": None, "errors": [{"message": InvalidKey().message}]}
+            return GraphQLResponse(200, invalid)
+        query: str = payload["query"]
+        # The key is checked before a new document is parsed: a request without a valid key
+        # costs one lookup. Until it is parsed, a document that might hold a mutation (it has
+        # the word) is given the writing session.
+        prepared = self.documents.cached(query)
+        mutation = prepared.is_mutation(operation_name) if prepared else "mutation" in query
         async with (self.sessions if mutation else self.read_sessions)() as session:
             try:
                 organisation, person = await authenticate(session, apikey)
@@ -89,8 +93,16 @@ class Executor:
                 return GraphQLResponse(402, {"errors": [{"message": error.message}]})
             except ApiKeyError as error:
                 return GraphQLResponse(200, {"data": None, "errors": [{"message": error.message}]})
-            if isinstance(parsed, list):
-                return GraphQLResponse(200, {"errors": [e.formatted for e in parsed]})
+            if prepared is None:
+                prepared = self.documents.prepare(query)
+                mutation = prepared.is_mutation(operation_name)
+            if prepared.errors or prepared.document is None:
+                return GraphQLResponse(200, {"errors": [e.formatted for e in prepared.errors]})
+            variables_error = check_variables(variables, prepared.shape)
+            if variables_error is not None:
+                return GraphQLResponse(200, {"data": None, "errors": [variables_error.formatted]})
+            parsed = prepared.document
+            operation = prepared.operation(operation_name)
             context = RequestContext(
                 session=session,
                 organisation=organisation,
@@ -120,18 +132,6 @@ class Executor:
         if context.after_commit and self.after_commit is not None:
             await self.after_commit(context.after_commit)
         return GraphQLResponse(200, shape_result(result))
-
-
-def _operation(
-    document: DocumentNode, operation_name: str | None
-) -> OperationDefinitionNode | None:
-    for definition in document.definitions:
-        if isinstance(definition, OperationDefinitionNode) and (
-            operation_name is None
-            or (definition.name is not None and definition.name.value == operation_name)
-        ):
-            return definition
-    return None
 
 
 def _one_root_field(operation: OperationDefinitionNode | None) -> bool:

@@ -13,6 +13,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from service.graphql.execution import Executor
+from service.graphql.limits import MAX_BODY_BYTES
 
 IDE_DIR = Path(__file__).resolve().parent.parent / "static" / "graphiql"
 
@@ -41,32 +42,61 @@ class _GraphQLEndpoint:
         if scope["method"] != "POST":
             await self.ide(scope, receive, send)
             return
+        apikey = None
+        for name, value in scope["headers"]:
+            if name == b"apikey" and apikey is None:
+                apikey = value.decode("latin-1")
+            elif name == b"content-length" and _declared_too_large(value):
+                await _send_json(send, 413, _TOO_LARGE)
+                return
         chunks: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return  # the client is gone: nobody to answer
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:  # refused unread (uvicorn closes the connection)
+                await _send_json(send, 413, _TOO_LARGE)
+                return
+            chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         try:
             payload = json.loads(b"".join(chunks) or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except ValueError:  # not JSON, not UTF-8, or a number of over 4300 digits
             await _send_json(send, 400, {"errors": [{"message": "Body is not valid JSON."}]})
             return
-        apikey = None
-        for name, value in scope["headers"]:
-            if name == b"apikey":
-                apikey = value.decode("latin-1")
-                break
+        except RecursionError:
+            await _send_json(send, 400, _TOO_DEEP)
+            return
         result = await self.executor.run(payload, apikey)
         await _send_json(send, result.status, result.body)
 
 
+_TOO_LARGE = {
+    "errors": [
+        {"message": f"The request body is larger than {MAX_BODY_BYTES} bytes (maxBodyBytes)."}
+    ]
+}
+_TOO_DEEP = {
+    "errors": [{"message": "Body is not valid JSON: it nests too deeply (maxInputDepth)."}]
+}
+
+
+def _declared_too_large(value: bytes) -> bool:
+    return value.isdigit() and int(value) > MAX_BODY_BYTES
+
+
 async def _send_json(send: Send, status: int, content: Any) -> None:
-    body = json.dumps(
+    text = json.dumps(
         content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    )
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate echoed in an error: written as \uXXXX
+        body = json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
     await send({
         "type": "http.response.start",
         "status": status,
