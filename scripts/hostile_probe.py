@@ -37,7 +37,51 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
+def documents() -> int:
+    """The shape of every GraphQL document in timebot/, bot/ and mail/ and of the IDE's
+    introspection query, as the limits count them (--documents)."""
+    import ast
+
+    from graphql import OperationDefinitionNode, get_introspection_query, parse
+
+    from service.graphql.limits import check_document
+    from service.graphql.schema import build_schema
+
+    schema = build_schema()
+    found: dict[str, str] = {
+        "IDE introspection": get_introspection_query(
+            descriptions=True, specified_by_url=True, directive_is_repeatable=True,
+            schema_description=True, input_value_deprecation=True,
+        )
+    }
+    for package in ("timebot", "bot", "mail"):
+        for path in sorted(Path(package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    text = node.value.strip()
+                    if not text.startswith(("query", "mutation", "{")):
+                        continue
+                    try:
+                        document = parse(text)
+                    except Exception:
+                        continue
+                    if any(isinstance(d, OperationDefinitionNode) for d in document.definitions):
+                        found[f"{path}:{node.lineno}"] = text
+    worst: dict[str, int] = {}
+    for name, text in found.items():
+        shape, error = check_document(schema, parse(text))
+        figures = {"depth": shape.depth, "fields": shape.fields, "aliases": shape.aliases,
+                   "mutations": shape.mutations, "cost": shape.cost, "chars": len(text)}
+        for key, value in figures.items():
+            worst[key] = max(worst.get(key, 0), value)
+        print(f"{name}: {figures}{' ' + error.message if error else ''}")
+    print(f"{len(found)} documents; largest: {worst}")
+    return 0
+
+
 def main() -> int:
+    if "--documents" in sys.argv:
+        return documents()
     data_dir = Path(tempfile.mkdtemp(prefix="hostile-probe-"))
     port = _free_port()
     env = dict(os.environ)

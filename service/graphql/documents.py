@@ -10,7 +10,9 @@ but not kept), so no sequence of distinct documents grows the process without bo
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from graphql import (
@@ -24,6 +26,10 @@ from graphql import (
 )
 
 from service.graphql.limits import MAX_TOKENS, Shape, check_document, limit_error
+
+# Documents longer than this (characters) are prepared off the event loop (the bot's
+# longest document has 700; the IDE's introspection query about 1,700).
+OFF_LOOP_CHARS = 4_000
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ class Documents:
         self.prepared = 0
         self._cache: OrderedDict[str, Prepared] = OrderedDict()
         self._chars = 0
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="graphql-documents")
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -76,11 +83,17 @@ class Documents:
             self._cache.move_to_end(query)
         return prepared
 
-    def prepare(self, query: str) -> Prepared:
-        """The cached outcome for `query`, or a new one (parsed, checked, validated)."""
+    async def prepare(self, query: str) -> Prepared:
+        """The cached outcome for `query`, or a new one (parsed, checked, validated). A long
+        document is prepared in a thread of its own: its parsing and validation (up to a few
+        hundred milliseconds at the limits) do not hold the event loop."""
         prepared = self.cached(query)
         if prepared is None:
-            prepared = self._prepare(query)
+            if len(query) > OFF_LOOP_CHARS:
+                loop = asyncio.get_running_loop()
+                prepared = await loop.run_in_executor(self._thread, self._prepare, query)
+            else:
+                prepared = self._prepare(query)
             self._keep(query, prepared)
         return prepared
 

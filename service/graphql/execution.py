@@ -26,7 +26,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from service.clock import Clock
 from service.errors import (
     AccountInactive,
-    ApiKeyError,
     InvalidKey,
     PermissionDenied,
     ServiceError,
@@ -36,6 +35,7 @@ from service.graphql.context import RequestContext
 from service.graphql.documents import Documents
 from service.graphql.fastpath import fast_executor_class, is_plain
 from service.graphql.limits import check_variables
+from service.graphql.slicing import pause_if_due
 from service.models import AuditTrail
 
 log = structlog.get_logger("service.graphql")
@@ -81,21 +81,23 @@ class Executor:
             invalid = {"data": None, "errors": [{"message": InvalidKey().message}]}
             return GraphQLResponse(200, invalid)
         query: str = payload["query"]
-        # The key is checked before a new document is parsed: a request without a valid key
-        # costs one lookup. Until it is parsed, a document that might hold a mutation (it has
-        # the word) is given the writing session.
         prepared = self.documents.cached(query)
-        mutation = prepared.is_mutation(operation_name) if prepared else "mutation" in query
+        if prepared is None:
+            # A new document is parsed only for a valid key: without one, a request costs
+            # one lookup. (The document decides the session, so the key is looked up again
+            # below: only the first request of each document pays twice.)
+            async with self.read_sessions() as session:
+                try:
+                    await authenticate(session, apikey)
+                except ServiceError as error:
+                    return _key_refused(error)
+            prepared = await self.documents.prepare(query)
+        mutation = prepared.is_mutation(operation_name)
         async with (self.sessions if mutation else self.read_sessions)() as session:
             try:
                 organisation, person = await authenticate(session, apikey)
-            except AccountInactive as error:
-                return GraphQLResponse(402, {"errors": [{"message": error.message}]})
-            except ApiKeyError as error:
-                return GraphQLResponse(200, {"data": None, "errors": [{"message": error.message}]})
-            if prepared is None:
-                prepared = self.documents.prepare(query)
-                mutation = prepared.is_mutation(operation_name)
+            except ServiceError as error:
+                return _key_refused(error)
             if prepared.errors or prepared.document is None:
                 return GraphQLResponse(200, {"errors": [e.formatted for e in prepared.errors]})
             variables_error = check_variables(variables, prepared.shape)
@@ -132,6 +134,12 @@ class Executor:
         if context.after_commit and self.after_commit is not None:
             await self.after_commit(context.after_commit)
         return GraphQLResponse(200, shape_result(result))
+
+
+def _key_refused(error: ServiceError) -> GraphQLResponse:
+    if isinstance(error, AccountInactive):
+        return GraphQLResponse(402, {"errors": [{"message": error.message}]})
+    return GraphQLResponse(200, {"data": None, "errors": [{"message": error.message}]})
 
 
 def _one_root_field(operation: OperationDefinitionNode | None) -> bool:
@@ -197,6 +205,7 @@ def _mutation_resolver(resolve: Any, label: str) -> Any:
 
 
 async def _labelled(result: Any, label: str) -> Any:
+    await pause_if_due()
     try:
         return await result
     except PermissionDenied as error:
