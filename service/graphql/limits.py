@@ -36,7 +36,9 @@ from graphql import (
     get_nullable_type,
     is_list_type,
 )
-from graphql.type import GraphQLObjectType
+from graphql.type import GraphQLObjectType, SchemaMetaFieldDef, TypeMetaFieldDef
+
+_META_FIELDS = {"__schema": SchemaMetaFieldDef, "__type": TypeMetaFieldDef}
 
 # The request body (bytes): HTTP 413 beyond it.
 MAX_BODY_BYTES = 1_000_000
@@ -58,7 +60,7 @@ MAX_MUTATIONS = 100
 LIST_FACTOR = 10
 MAX_COST = 200_000
 # Input values: characters of one string (a comment, a description), nesting of one value.
-MAX_STRING_LENGTH = 100_000
+MAX_STRING_LENGTH = 20_000
 MAX_INPUT_DEPTH = 32
 
 LIMITS = {
@@ -183,6 +185,8 @@ def _walk(
 
 
 def _field(parent: Any, name: str) -> Any:
+    if name in _META_FIELDS:
+        return _META_FIELDS[name]
     fields = getattr(parent, "fields", None)
     if not isinstance(fields, dict):
         return None

@@ -47,7 +47,7 @@ def parse_timestamp(value: Any) -> int:
         milliseconds = value
     elif isinstance(value, float) and value.is_integer():
         milliseconds = int(value)
-    elif isinstance(value, str) and re.fullmatch(r"-?\d{1,20}", value.strip()):
+    elif isinstance(value, str) and re.fullmatch(r"-?\d{1,40}", value.strip()):
         milliseconds = int(value)
     else:
         raise GraphQLError(f"SvcTimestamp must be an integer number of milliseconds, got {shown}")
