@@ -79,6 +79,11 @@ def documents() -> int:
     return 0
 
 
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     if "--documents" in sys.argv:
         return documents()
@@ -125,6 +130,12 @@ def main() -> int:
                                        headers={"apikey": "wrong-key"})
                 times.append(time.perf_counter() - start)
             rss1 = _rss_kb(server.pid)
+            cpu0 = _cpu_s(server.pid)
+            for attempt in range(20):
+                client.post(f"{base}/graphql", json={"query": document + f" # {attempt} x"},
+                            headers={"apikey": "wrong-key"})
+            cpu = (_cpu_s(server.pid) - cpu0) / 20
+            print(f"server CPU per unauthenticated 20000-alias request: {cpu * 1000:.1f} ms")
             print(f"unauthenticated 20000 aliases: {min(times) * 1000:.1f} ms "
                   f"(answer {response.status_code} {response.text[:80]})")
             print(f"RSS growth after 3 such documents: {(rss1 - rss0) / 1024:.1f} MB")

@@ -65,9 +65,25 @@ class Executor:
         self.after_commit = after_commit
         self.documents = Documents(schema)
 
+    async def key_refusal(self, apikey: str | None) -> GraphQLResponse | None:
+        """The answer to a request whose key is not valid (one lookup), or None."""
+        if not apikey or not apikey.strip():
+            return _key_refused(InvalidKey())
+        async with self.read_sessions() as session:
+            try:
+                await authenticate(session, apikey)
+            except ServiceError as error:
+                return _key_refused(error)
+        return None
+
     async def run(
-        self, payload: Any, apikey: str | None, operation_name: str | None = None
+        self,
+        payload: Any,
+        apikey: str | None,
+        operation_name: str | None = None,
+        key_checked: bool = False,
     ) -> GraphQLResponse:
+        """`key_checked`: the caller has just found the key valid (`key_refusal`)."""
         if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
             return GraphQLResponse(400, {"errors": [{"message": "Must provide query string."}]})
         variables = payload.get("variables") or {}
@@ -86,11 +102,9 @@ class Executor:
             # A new document is parsed only for a valid key: without one, a request costs
             # one lookup. (The document decides the session, so the key is looked up again
             # below: only the first request of each document pays twice.)
-            async with self.read_sessions() as session:
-                try:
-                    await authenticate(session, apikey)
-                except ServiceError as error:
-                    return _key_refused(error)
+            refusal = None if key_checked else await self.key_refusal(apikey)
+            if refusal is not None:
+                return refusal
             prepared = await self.documents.prepare(query)
         mutation = prepared.is_mutation(operation_name)
         async with (self.sessions if mutation else self.read_sessions)() as session:

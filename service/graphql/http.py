@@ -15,6 +15,10 @@ from starlette.types import Receive, Scope, Send
 from service.graphql.execution import Executor
 from service.graphql.limits import MAX_BODY_BYTES
 
+# Bodies larger than this (bytes), or of unknown length, are read only after the key was
+# found valid: without one, a large request costs a lookup, not its reading and decoding.
+CHECK_KEY_FIRST_BYTES = 16_384
+
 IDE_DIR = Path(__file__).resolve().parent.parent / "static" / "graphiql"
 
 IDE_MISSING = """<!doctype html><title>GraphQL IDE</title>
@@ -43,11 +47,21 @@ class _GraphQLEndpoint:
             await self.ide(scope, receive, send)
             return
         apikey = None
+        length = None
         for name, value in scope["headers"]:
             if name == b"apikey" and apikey is None:
                 apikey = value.decode("latin-1")
-            elif name == b"content-length" and _declared_too_large(value):
-                await _send_json(send, 413, _TOO_LARGE)
+            elif name == b"content-length":
+                length = int(value) if value.isdigit() else None
+        if length is not None and length > MAX_BODY_BYTES:
+            await _send_json(send, 413, _TOO_LARGE)
+            return
+        # A large body is read and decoded only for a valid key (one lookup first).
+        key_checked = length is None or length > CHECK_KEY_FIRST_BYTES
+        if key_checked:
+            refusal = await self.executor.key_refusal(apikey)
+            if refusal is not None:
+                await _send_json(send, refusal.status, refusal.body)
                 return
         chunks: list[bytes] = []
         size = 0
@@ -71,7 +85,7 @@ class _GraphQLEndpoint:
         except RecursionError:
             await _send_json(send, 400, _TOO_DEEP)
             return
-        result = await self.executor.run(payload, apikey)
+        result = await self.executor.run(payload, apikey, key_checked=key_checked)
         await _send_json(send, result.status, result.body)
 
 
@@ -83,10 +97,6 @@ _TOO_LARGE = {
 _TOO_DEEP = {
     "errors": [{"message": "Body is not valid JSON: it nests too deeply (maxInputDepth)."}]
 }
-
-
-def _declared_too_large(value: bytes) -> bool:
-    return value.isdigit() and int(value) > MAX_BODY_BYTES
 
 
 async def _send_json(send: Send, status: int, content: Any) -> None:
