@@ -6,33 +6,36 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from inspect import isawaitable
 from types import CoroutineType
 from typing import Any, TypeGuard, cast
 
 import structlog
 from graphql import (
-    DocumentNode,
     ExecutionResult,
     FieldNode,
     GraphQLError,
     GraphQLObjectType,
     GraphQLSchema,
     OperationDefinitionNode,
-    OperationType,
     execute,
-    parse,
-    validate,
 )
 from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
-from service.errors import AccountInactive, ApiKeyError, PermissionDenied, ServiceError
+from service.errors import (
+    AccountInactive,
+    InvalidKey,
+    PermissionDenied,
+    ServiceError,
+)
 from service.graphql.auth import authenticate
 from service.graphql.context import RequestContext
+from service.graphql.documents import Documents
 from service.graphql.fastpath import fast_executor_class, is_plain
+from service.graphql.limits import check_variables
+from service.graphql.slicing import pause_if_due
 from service.models import AuditTrail
 
 log = structlog.get_logger("service.graphql")
@@ -60,37 +63,62 @@ class Executor:
         self.read_sessions = read_sessions or sessions
         self.clock = clock
         self.after_commit = after_commit
-        self._parse = lru_cache(maxsize=512)(self._parse_and_validate)
+        self.documents = Documents(schema)
 
-    def _parse_and_validate(self, query: str) -> DocumentNode | list[GraphQLError]:
-        try:
-            document = parse(query)
-        except GraphQLError as error:
-            return [error]
-        errors = validate(self.schema, document)
-        return list(errors) if errors else document
+    async def key_refusal(self, apikey: str | None) -> GraphQLResponse | None:
+        """The answer to a request whose key is not valid (one lookup), or None."""
+        if not apikey or not apikey.strip():
+            return _key_refused(InvalidKey())
+        async with self.read_sessions() as session:
+            try:
+                await authenticate(session, apikey)
+            except ServiceError as error:
+                return _key_refused(error)
+        return None
 
     async def run(
-        self, payload: Any, apikey: str | None, operation_name: str | None = None
+        self,
+        payload: Any,
+        apikey: str | None,
+        operation_name: str | None = None,
+        key_checked: bool = False,
     ) -> GraphQLResponse:
+        """`key_checked`: the caller has just found the key valid (`key_refusal`)."""
         if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
             return GraphQLResponse(400, {"errors": [{"message": "Must provide query string."}]})
         variables = payload.get("variables") or {}
         if not isinstance(variables, dict):
             return GraphQLResponse(400, {"errors": [{"message": "variables must be an object"}]})
         operation_name = payload.get("operationName") or operation_name
-        parsed = self._parse(payload["query"])
-        operation = None if isinstance(parsed, list) else _operation(parsed, operation_name)
-        mutation = operation is not None and operation.operation == OperationType.MUTATION
+        if not isinstance(operation_name, str | None):
+            message = "operationName must be a string"
+            return GraphQLResponse(400, {"errors": [{"message": message}]})
+        if not apikey or not apikey.strip():
+            invalid = {"data": None, "errors": [{"message": InvalidKey().message}]}
+            return GraphQLResponse(200, invalid)
+        query: str = payload["query"]
+        prepared = self.documents.cached(query)
+        if prepared is None:
+            # A new document is parsed only for a valid key: without one, a request costs
+            # one lookup. (The document decides the session, so the key is looked up again
+            # below: only the first request of each document pays twice.)
+            refusal = None if key_checked else await self.key_refusal(apikey)
+            if refusal is not None:
+                return refusal
+            prepared = await self.documents.prepare(query)
+        mutation = prepared.is_mutation(operation_name)
         async with (self.sessions if mutation else self.read_sessions)() as session:
             try:
                 organisation, person = await authenticate(session, apikey)
-            except AccountInactive as error:
-                return GraphQLResponse(402, {"errors": [{"message": error.message}]})
-            except ApiKeyError as error:
-                return GraphQLResponse(200, {"data": None, "errors": [{"message": error.message}]})
-            if isinstance(parsed, list):
-                return GraphQLResponse(200, {"errors": [e.formatted for e in parsed]})
+            except ServiceError as error:
+                return _key_refused(error)
+            if prepared.errors or prepared.document is None:
+                return GraphQLResponse(200, {"errors": [e.formatted for e in prepared.errors]})
+            variables_error = check_variables(variables, prepared.shape)
+            if variables_error is not None:
+                return GraphQLResponse(200, {"data": None, "errors": [variables_error.formatted]})
+            parsed = prepared.document
+            operation = prepared.operation(operation_name)
             context = RequestContext(
                 session=session,
                 organisation=organisation,
@@ -122,16 +150,10 @@ class Executor:
         return GraphQLResponse(200, shape_result(result))
 
 
-def _operation(
-    document: DocumentNode, operation_name: str | None
-) -> OperationDefinitionNode | None:
-    for definition in document.definitions:
-        if isinstance(definition, OperationDefinitionNode) and (
-            operation_name is None
-            or (definition.name is not None and definition.name.value == operation_name)
-        ):
-            return definition
-    return None
+def _key_refused(error: ServiceError) -> GraphQLResponse:
+    if isinstance(error, AccountInactive):
+        return GraphQLResponse(402, {"errors": [{"message": error.message}]})
+    return GraphQLResponse(200, {"data": None, "errors": [{"message": error.message}]})
 
 
 def _one_root_field(operation: OperationDefinitionNode | None) -> bool:
@@ -197,6 +219,7 @@ def _mutation_resolver(resolve: Any, label: str) -> Any:
 
 
 async def _labelled(result: Any, label: str) -> Any:
+    await pause_if_due()
     try:
         return await result
     except PermissionDenied as error:

@@ -13,6 +13,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 from service.graphql.execution import Executor
+from service.graphql.limits import MAX_BODY_BYTES
+
+# Bodies larger than this (bytes), or of unknown length, are read only after the key was
+# found valid: without one, a large request costs a lookup, not its reading and decoding.
+CHECK_KEY_FIRST_BYTES = 16_384
 
 IDE_DIR = Path(__file__).resolve().parent.parent / "static" / "graphiql"
 
@@ -41,32 +46,67 @@ class _GraphQLEndpoint:
         if scope["method"] != "POST":
             await self.ide(scope, receive, send)
             return
+        apikey = None
+        length = None
+        for name, value in scope["headers"]:
+            if name == b"apikey" and apikey is None:
+                apikey = value.decode("latin-1")
+            elif name == b"content-length":
+                length = int(value) if value.isdigit() else None
+        if length is not None and length > MAX_BODY_BYTES:
+            await _send_json(send, 413, _TOO_LARGE)
+            return
+        # A large body is read and decoded only for a valid key (one lookup first).
+        key_checked = length is None or length > CHECK_KEY_FIRST_BYTES
+        if key_checked:
+            refusal = await self.executor.key_refusal(apikey)
+            if refusal is not None:
+                await _send_json(send, refusal.status, refusal.body)
+                return
         chunks: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 return  # the client is gone: nobody to answer
-            chunks.append(message.get("body", b""))
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:  # refused unread (uvicorn closes the connection)
+                await _send_json(send, 413, _TOO_LARGE)
+                return
+            chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         try:
             payload = json.loads(b"".join(chunks) or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except ValueError:  # not JSON, not UTF-8, or a number of over 4300 digits
             await _send_json(send, 400, {"errors": [{"message": "Body is not valid JSON."}]})
             return
-        apikey = None
-        for name, value in scope["headers"]:
-            if name == b"apikey":
-                apikey = value.decode("latin-1")
-                break
-        result = await self.executor.run(payload, apikey)
+        except RecursionError:
+            await _send_json(send, 400, _TOO_DEEP)
+            return
+        result = await self.executor.run(payload, apikey, key_checked=key_checked)
         await _send_json(send, result.status, result.body)
 
 
+_TOO_LARGE = {
+    "errors": [
+        {"message": f"The request body is larger than {MAX_BODY_BYTES} bytes (maxBodyBytes)."}
+    ]
+}
+_TOO_DEEP = {
+    "errors": [{"message": "Body is not valid JSON: it nests too deeply (maxInputDepth)."}]
+}
+
+
 async def _send_json(send: Send, status: int, content: Any) -> None:
-    body = json.dumps(
+    text = json.dumps(
         content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
-    ).encode("utf-8")
+    )
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate echoed in an error: written as \uXXXX
+        body = json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
     await send({
         "type": "http.response.start",
         "status": status,

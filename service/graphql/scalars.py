@@ -33,17 +33,39 @@ def _literal(ast: Any) -> Any:
     return value_from_ast_untyped(ast)
 
 
+# SvcTimestamp values lie within these years (a time outside them is a mistake, and outside
+# datetime's years 1-9999 it cannot even be converted).
+MIN_TIMESTAMP_MS = -2_208_988_800_000  # 1900-01-01T00:00:00Z
+MAX_TIMESTAMP_MS = 32_503_680_000_000  # 3000-01-01T00:00:00Z
+
+
 def parse_timestamp(value: Any) -> int:
     if isinstance(value, bool):
         raise GraphQLError("SvcTimestamp must be milliseconds since the epoch, not a boolean")
+    shown = _shown(value)
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-        return int(value)
-    raise GraphQLError(f"SvcTimestamp must be an integer number of milliseconds, got {value!r}")
+        milliseconds = value
+    elif isinstance(value, float) and value.is_integer():
+        milliseconds = int(value)
+    elif isinstance(value, str) and re.fullmatch(r"-?\d{1,40}", value.strip()):
+        milliseconds = int(value)
+    else:
+        raise GraphQLError(f"SvcTimestamp must be an integer number of milliseconds, got {shown}")
+    if not MIN_TIMESTAMP_MS <= milliseconds < MAX_TIMESTAMP_MS:
+        raise GraphQLError(
+            f"SvcTimestamp must lie between {MIN_TIMESTAMP_MS} (1900-01-01) and "
+            f"{MAX_TIMESTAMP_MS} (3000-01-01), got {shown}"
+        )
+    return milliseconds
 
+
+
+def _shown(value: Any) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more than 4300 digits
+        return "a number far too large"
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 def serialize_timestamp(value: Any) -> int:

@@ -20,8 +20,9 @@ from starlette.routing import BaseRoute, Route
 from service.errors import PermissionDenied, ServiceError
 from service.graphql.context import RequestContext
 from service.graphql.execution import Executor
-from service.legacy.errors import InvalidServiceRequest, LegacyError
+from service.legacy.errors import LegacyError
 from service.legacy.limits import DAILY_BYTES, add_usage, check_limits, prune_usage
+from service.legacy.payload import decode_payload
 from service.legacy.services import LegacyRequest, dispatch
 from service.legacy.tokens import authenticate_token, token_from_authorization
 
@@ -51,22 +52,12 @@ async def _read_body(request: Request, limit: int) -> tuple[bytes, bool]:
     return b"".join(chunks), False
 
 
-def _parse(body: bytes) -> dict[str, Any]:
-    try:
-        payload = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise InvalidServiceRequest("the body is not a valid JSON document") from None
-    if not isinstance(payload, dict):
-        raise InvalidServiceRequest("the body must be a JSON object")
-    return payload
-
-
 async def _run_service(
     session: AsyncSession, context: RequestContext, body: bytes
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
     """The status, body and headers of the call; commits on success, rolls back otherwise."""
     try:
-        result = await dispatch(LegacyRequest(context, _parse(body)))
+        result = await dispatch(LegacyRequest(context, decode_payload(body)))
         await session.commit()
         return 200, {"status": "ok", **result}, {}
     except LegacyError as error:

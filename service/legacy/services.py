@@ -136,6 +136,8 @@ def parse_datetime(value: Any, member: str, zone: ZoneInfo) -> int:
         raise InvalidServiceRequest(
             f"{member} must use the format YYYY-MM-DD HH:MM:SS, got {value!r}"
         ) from None
+    if not 1900 <= moment.year < 3000:
+        raise InvalidServiceRequest(f"{member} must lie between 1900 and 2999, got {value!r}")
     return int(moment.replace(tzinfo=zone).timestamp() * 1000)
 
 
