@@ -33,6 +33,7 @@ from service.errors import AccountInactive, ApiKeyError, PermissionDenied, Servi
 from service.graphql.auth import authenticate
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import fast_executor_class, is_plain
+from service.graphql.refusals import omitting_refusals
 from service.models import AuditTrail
 
 log = structlog.get_logger("service.graphql")
@@ -149,7 +150,9 @@ def _one_root_field(operation: OperationDefinitionNode | None) -> bool:
 
 
 _AWAITABLES = (CoroutineType, asyncio.Future)
-_EXECUTOR_CLASS = fast_executor_class()
+# Refused fields are left in place as nulls that shape_result omits, instead of nulling
+# their parents (refusals.py).
+_EXECUTOR_CLASS = omitting_refusals(fast_executor_class())
 
 
 def is_awaitable(value: Any) -> TypeGuard[Awaitable[Any]]:
