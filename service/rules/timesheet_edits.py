@@ -6,6 +6,8 @@ the new start when a record moves), and `record_time_record_change` after writin
 The approval workflow decides there whether the caller may edit that owner's timesheet in
 that period (edit rights by status) and what an accepted edit does to a submitted timesheet
 (an approver's edit restarts the workflow; changes since a rejection are recorded).
+An approver who is not the owner's manager has no access by role: `may_edit_by_status` is
+what lets them edit the timesheet they review (the mutations ask it when the role refuses).
 """
 
 from __future__ import annotations
@@ -76,6 +78,18 @@ async def _decision(
         admin_only_for_others=admin_only_for_others,
     )
     return decide(check), timesheet
+
+
+async def may_edit_by_status(context: RequestContext, owner_id: str, start_ms: int) -> bool:
+    """Whether the status rules let the caller edit the owner's timesheet for the period
+    containing `start_ms` although their role does not (the caller is neither the owner,
+    their manager nor an admin): a current-stage approver of a submitted timesheet, the
+    approver who rejected a rejected one, each unless a setting reserves the edit."""
+    decision, timesheet = await _decision(context, owner_id, start_ms)
+    if timesheet is None:
+        return False  # never submitted: a draft, its owner's (and admins') alone
+    restarted: set[str] = context.__dict__.get(_RESTARTED, set())
+    return decision.allowed or timesheet.id in restarted
 
 
 async def guard_time_record_change(
