@@ -4,8 +4,18 @@ whatever the refused field's nullability and depth."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from service.errors import PermissionDenied
+from service.graphql import execution
+from service.graphql.execution import _labelling_resolver
+from service.graphql.refusals import omitting_refusals
 from tests.service.test_approvals_support import WEEK, add_record
-from tests.support import HOUR_MS, Org
+from tests.support import HOUR_MS, LiveServer, Org
 
 COMMENT = (
     "mutation($id: SvcId!, $c: String!) { editTimeRecordComment(id: $id, comment: $c) { id } }"
@@ -93,3 +103,58 @@ async def test_refused_nested_fields_are_omitted_from_their_object(org: Org) -> 
     assert data["currentPerson"]["id"] == bob.id and "approvalStages" in data["currentPerson"]
     assert sorted(body["permissionsErrors"]) == [
         "SvcIntegrations.webhooks", "SvcPerson.approvalStages"]
+
+
+@contextmanager
+def refusing_localisation(live: LiveServer) -> Iterator[None]:
+    """No field of the schema that can refuse is non-null below the root today; for the
+    while, SvcPerson.localisation (SvcLocalisation!) refuses everyone but admins, wrapped
+    with its permission label as at schema build."""
+    field = live.service.schema.type_map["SvcPerson"].fields["localisation"]  # type: ignore[union-attr]
+    original = field.resolve
+
+    def resolve(person: Any, info: Any) -> Any:
+        if not info.context.is_admin:
+            raise PermissionDenied("only administrators see localisations")
+        return original(person, info) if original is not None else None
+
+    field.resolve = _labelling_resolver(resolve, "SvcPerson.localisation")
+    try:
+        yield
+    finally:
+        field.resolve = original
+
+
+async def test_refused_nested_non_null_field_omits_only_that_field(org: Org) -> None:
+    bob = await org.add_member("Bob")
+    query = (
+        "{ currentPerson { id localisation { timeZone { value } } }"
+        " getPersons { id name localisation { currency { value } } } }"
+    )
+    with refusing_localisation(org.live):
+        body = await bob.gql.body(query)
+        admin_body = await org.admin.gql.body(query)
+    assert body["data"]["currentPerson"] == {"id": bob.id}
+    people = body["data"]["getPersons"]
+    assert {person["id"] for person in people} == {bob.id, org.admin.id}
+    assert all(set(person) == {"id", "name"} for person in people), people
+    assert body["permissionsErrors"] == ["SvcPerson.localisation"]
+    assert "errors" not in body
+    assert "localisation" in admin_body["data"]["currentPerson"]
+    assert "permissionsErrors" not in admin_body
+
+
+async def test_graphql_cores_own_executor_omits_refusals_too(
+    org: Org, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the quicker executor (another graphql-core version), the same omission."""
+    monkeypatch.setattr(execution, "_EXECUTOR_CLASS", omitting_refusals(None))
+    bob = await org.add_member("Bob")
+    theirs = await add_record(org.admin, org.admin)
+    with refusing_localisation(org.live):
+        body = await bob.gql.body(
+            "query($t: SvcId!) { currentPerson { id localisation { timeZone { value } } }"
+            " getTimeRecord(id: $t) { id } }", {"t": theirs})
+    assert body["data"] == {"currentPerson": {"id": bob.id}}
+    assert sorted(body["permissionsErrors"]) == ["Query.getTimeRecord", "SvcPerson.localisation"]
+    assert "errors" not in body
