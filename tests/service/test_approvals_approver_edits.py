@@ -18,6 +18,7 @@ from tests.service.test_approvals_support import (
     state,
     submit,
 )
+from tests.service.test_legacy import legacy_for
 from tests.support import DAY_MS, HOUR_MS, Member, Org
 
 DURATION = (
@@ -144,3 +145,16 @@ async def test_owner_or_admin_only_removes_the_approvers_rights(org: Org) -> Non
 
 async def test_only_admin_edits_others_removes_the_approvers_rights(org: Org) -> None:
     await refused_approver(org, "OnlyAdminEditsOthers", per_person=True)
+
+
+async def test_legacy_time_entry_follows_the_same_rights(org: Org) -> None:
+    bob, _mia, pam, eve, _record = await team(org)
+    await set_stages(org, [{"type": "pm"}])
+    submit_id = (await submit(bob, bob))["id"]
+    await reject(pam, submit_id, 0, "Wednesday is missing")
+    entry = {"start": "2026-03-04 09:00:00", "duration": 3600, "person": {"id": bob.id}}
+    created = await (await legacy_for(org, pam)).ok("time_entry.create", time_entry=entry)
+    assert (await duration_of(org, created["id"])) == HOUR_MS
+    refused = await (await legacy_for(org, eve)).error("time_entry.create", time_entry=entry)
+    assert refused.startswith("Permission denied")
+    assert (await state(org.admin, bob))["status"] == "r"
