@@ -96,7 +96,8 @@ async def guard_time_record_change(
     context: RequestContext, owner_id: str, start_ms: int
 ) -> None:
     """Raise RuleViolation (naming the reason) when the caller may not edit the owner's
-    timesheet for the period containing `start_ms`. Access by role is checked before this."""
+    timesheet for the period containing `start_ms`. Access (by role, or `may_edit_by_status`)
+    is checked before this."""
     decision, timesheet = await _decision(context, owner_id, start_ms)
     restarted: set[str] = context.__dict__.get(_RESTARTED, set())
     if timesheet is not None and timesheet.id in restarted:
