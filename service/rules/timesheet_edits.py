@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 Change = Literal["added", "modified", "deleted"]
 _RESTARTED = "_approval_restarted_timesheets"
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 async def _decision(
@@ -85,6 +86,8 @@ async def may_edit_by_status(context: RequestContext, owner_id: str, start_ms: i
     containing `start_ms` although their role does not (the caller is neither the owner,
     their manager nor an admin): a current-stage approver of a submitted timesheet, the
     approver who rejected a rejected one, each unless a setting reserves the edit."""
+    if not _INT64_MIN <= start_ms <= _INT64_MAX:
+        return False  # no timesheet holds it (and no database column could compare it)
     decision, timesheet = await _decision(context, owner_id, start_ms)
     if timesheet is None:
         return False  # never submitted: a draft, its owner's (and admins') alone

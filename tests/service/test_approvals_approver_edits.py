@@ -158,3 +158,10 @@ async def test_legacy_time_entry_follows_the_same_rights(org: Org) -> None:
     refused = await (await legacy_for(org, eve)).error("time_entry.create", time_entry=entry)
     assert refused.startswith("Permission denied")
     assert (await state(org.admin, bob))["status"] == "r"
+
+
+async def test_an_outsider_with_an_out_of_range_time_is_refused_not_crashed(org: Org) -> None:
+    bob, _mia, _pam, eve, _record = await team(org)
+    for start in (2**63, -(2**63) - 1, 10**20):
+        denied = await eve.gql.denied(ADD, {"s": start, "p": bob.id})
+        assert denied == ["Mutation.addTimeRecord"], start
