@@ -35,6 +35,7 @@ from service.graphql.context import RequestContext
 from service.graphql.documents import Documents
 from service.graphql.fastpath import fast_executor_class, is_plain
 from service.graphql.limits import check_variables
+from service.graphql.refusals import omitting_refusals
 from service.graphql.slicing import pause_if_due
 from service.models import AuditTrail
 
@@ -171,7 +172,9 @@ def _one_root_field(operation: OperationDefinitionNode | None) -> bool:
 
 
 _AWAITABLES = (CoroutineType, asyncio.Future)
-_EXECUTOR_CLASS = fast_executor_class()
+# Refused fields are left in place as nulls that shape_result omits, instead of nulling
+# their parents (refusals.py).
+_EXECUTOR_CLASS = omitting_refusals(fast_executor_class())
 
 
 def is_awaitable(value: Any) -> TypeGuard[Awaitable[Any]]:

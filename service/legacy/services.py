@@ -33,7 +33,11 @@ from service.models import (
     time_record_projects,
 )
 from service.resolvers.projects import default_project_category
-from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
+from service.rules.timesheet_edits import (
+    guard_time_record_change,
+    may_edit_by_status,
+    record_time_record_change,
+)
 from service.timerecords_rules import check_task_allowed
 
 DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -501,7 +505,9 @@ async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
             if await request.session.get(TimeRecord, holder) is not None:
                 raise LegacyError(f"The xid {xid!r} is already used by another time entry")
             await xids.release(holder)
-    if not await context.can_access_person_data(person.id):
+    if not await context.can_access_person_data(person.id) and not await may_edit_by_status(
+        context, person.id, start_ms
+    ):  # an approver without access by role may still edit the timesheet they review
         raise PermissionDenied("you may not log time for this person")
     if task is not None:
         await check_task_allowed(request.session, context.organisation, person, [task])

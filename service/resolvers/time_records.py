@@ -30,7 +30,11 @@ from service.models import (
     TaskCategory,
     TimeRecord,
 )
-from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
+from service.rules.timesheet_edits import (
+    guard_time_record_change,
+    may_edit_by_status,
+    record_time_record_change,
+)
 from service.timerecords_query import (
     count_visible,
     record_loading,
@@ -85,11 +89,29 @@ async def _require_person_access(context: RequestContext, person_id: str) -> Non
         raise PermissionDenied("you may not see or edit this person's time records")
 
 
+async def _require_edit_access(context: RequestContext, person_id: str, start_ms: int) -> None:
+    """Access by role (the owner, their managers, admins), or else by the status of the
+    timesheet for that period: its current-stage approver, or the approver who rejected it
+    (edit rights by status). The status rules themselves are checked by `_guard`."""
+    if await context.can_access_person_data(person_id):
+        return
+    if not await may_edit_by_status(context, person_id, start_ms):
+        raise PermissionDenied("you may not see or edit this person's time records")
+
+
 async def _load_record(context: RequestContext, record_id: str) -> TimeRecord:
     record = await get_in_org(
         context.session, TimeRecord, context.org_id, record_id, "id", "time record"
     )
     await _require_person_access(context, record.person_id)
+    return record
+
+
+async def _load_record_to_edit(context: RequestContext, record_id: str) -> TimeRecord:
+    record = await get_in_org(
+        context.session, TimeRecord, context.org_id, record_id, "id", "time record"
+    )
+    await _require_edit_access(context, record.person_id, record.start_ms)
     return record
 
 
@@ -220,7 +242,7 @@ async def resolve_add_time_record(
     person = await get_in_org(
         context.session, Person, context.org_id, personId, "personId", "person"
     )
-    await _require_person_access(context, person.id)
+    await _require_edit_access(context, person.id, startTime)
     _check_duration(duration)
     _check_period(startTime, endTime, "endTime")
     task = (
@@ -254,7 +276,7 @@ async def resolve_edit_start_time(
     _root: Any, info: Any, id: str, startTime: int | None = None
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     if startTime is None:
         raise BadInput("startTime", "is required")
     if record.end_ms is not None and record.end_ms < startTime:
@@ -270,7 +292,7 @@ async def resolve_edit_end_time(
     _root: Any, info: Any, id: str, endTime: int | None = None
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     _check_period(record.start_ms, endTime, "endTime")
     await _guard(context, record)
     record.end_ms = endTime
@@ -282,7 +304,7 @@ async def resolve_edit_duration(
     _root: Any, info: Any, id: str, duration: int
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     _check_duration(duration)
     await _guard(context, record)
     record.duration_ms = duration
@@ -294,7 +316,7 @@ async def resolve_edit_projects(
     _root: Any, info: Any, id: str, projectIds: Sequence[str | None]
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     projects = await _projects(context, projectIds, "projectIds")
     await _guard(context, record)
     record.projects = projects
@@ -306,7 +328,7 @@ async def resolve_edit_task(
     _root: Any, info: Any, id: str, taskId: str
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     task = await get_in_org(context.session, Task, context.org_id, taskId, "taskId", "task")
     if task.id != record.task_id:
         await check_task_allowed(context.session, context.organisation, record.person, [task])
@@ -321,7 +343,7 @@ async def resolve_edit_absence(
     _root: Any, info: Any, id: str, absenceId: str
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     absence = await get_in_org(
         context.session, AbsenceType, context.org_id, absenceId, "absenceId", "absence type"
     )
@@ -336,7 +358,7 @@ async def resolve_edit_comment(
     _root: Any, info: Any, id: str, comment: str
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     await _guard(context, record)
     record.comment = comment
     return await _modified(context, record)
@@ -347,7 +369,7 @@ async def resolve_edit_non_billable(
     _root: Any, info: Any, id: str, nonBillable: bool
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     await _guard(context, record)
     record.non_billable = nonBillable
     return await _modified(context, record)
@@ -358,7 +380,7 @@ async def resolve_edit_wfh(
     _root: Any, info: Any, id: str, wfh: bool
 ) -> TimeRecord:
     context: RequestContext = info.context
-    record = await _load_record(context, id)
+    record = await _load_record_to_edit(context, id)
     await _guard(context, record)
     record.wfh = wfh
     return await _modified(context, record)
@@ -398,7 +420,7 @@ async def resolve_delete_time_records(
     )
     records = list({record.id: record for record in found}.values())
     for record in records:
-        await _require_person_access(context, record.person_id)
+        await _require_edit_access(context, record.person_id, record.start_ms)
     await _delete_records(context, records)
     return records
 

@@ -6,6 +6,8 @@ the new start when a record moves), and `record_time_record_change` after writin
 The approval workflow decides there whether the caller may edit that owner's timesheet in
 that period (edit rights by status) and what an accepted edit does to a submitted timesheet
 (an approver's edit restarts the workflow; changes since a rejection are recorded).
+An approver who is not the owner's manager has no access by role: `may_edit_by_status` is
+what lets them edit the timesheet they review (the mutations ask it when the role refuses).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
 Change = Literal["added", "modified", "deleted"]
 _RESTARTED = "_approval_restarted_timesheets"
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 async def _decision(
@@ -78,11 +81,26 @@ async def _decision(
     return decide(check), timesheet
 
 
+async def may_edit_by_status(context: RequestContext, owner_id: str, start_ms: int) -> bool:
+    """Whether the status rules let the caller edit the owner's timesheet for the period
+    containing `start_ms` although their role does not (the caller is neither the owner,
+    their manager nor an admin): a current-stage approver of a submitted timesheet, the
+    approver who rejected a rejected one, each unless a setting reserves the edit."""
+    if not _INT64_MIN <= start_ms <= _INT64_MAX:
+        return False  # no timesheet holds it (and no database column could compare it)
+    decision, timesheet = await _decision(context, owner_id, start_ms)
+    if timesheet is None:
+        return False  # never submitted: a draft, its owner's (and admins') alone
+    restarted: set[str] = context.__dict__.get(_RESTARTED, set())
+    return decision.allowed or timesheet.id in restarted
+
+
 async def guard_time_record_change(
     context: RequestContext, owner_id: str, start_ms: int
 ) -> None:
     """Raise RuleViolation (naming the reason) when the caller may not edit the owner's
-    timesheet for the period containing `start_ms`. Access by role is checked before this."""
+    timesheet for the period containing `start_ms`. Access (by role, or `may_edit_by_status`)
+    is checked before this."""
     decision, timesheet = await _decision(context, owner_id, start_ms)
     restarted: set[str] = context.__dict__.get(_RESTARTED, set())
     if timesheet is not None and timesheet.id in restarted:
