@@ -12,6 +12,7 @@ import click
 
 from service.clock import SYSTEM_CLOCK
 from timebot.config import Settings, load_settings
+from timebot.errors import ConfigError
 
 T = TypeVar("T")
 
@@ -48,7 +49,10 @@ def main(context: click.Context) -> None:
     Configuration comes from TIMEBOT_* and SLACK_* environment variables (or timebot.toml);
     see README.md.
     """
-    context.obj = load_settings()
+    try:
+        context.obj = load_settings()
+    except ConfigError as error:  # a clear message and exit status 1, not a traceback
+        raise click.ClickException(str(error)) from error
 
 
 @main.command()

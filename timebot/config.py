@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from timebot.errors import ConfigError
+from timebot.secret_strength import GENERATE_HINT, secret_key_problem
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -80,6 +83,14 @@ def _secret_key(data_dir: Path) -> str:
     return key
 
 
+def _configured_secret_key(value: str) -> str:
+    """TIMEBOT_SECRET_KEY as configured, refused when weak or a placeholder (ConfigError)."""
+    problem = secret_key_problem(value)
+    if problem is not None:
+        raise ConfigError(f"TIMEBOT_SECRET_KEY {problem}: {GENERATE_HINT}")
+    return value
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     source = dict(os.environ if env is None else env)
     merged = {**_load_toml(source), **source}
@@ -94,7 +105,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     mail_domain = get("TIMEBOT_MAIL_DOMAIN", "timebot.localhost") or "timebot.localhost"
     lmtp = get("TIMEBOT_LMTP_PORT")
     dkim_file = get("TIMEBOT_DKIM_TXT_FILE")
-    secret = get("TIMEBOT_SECRET_KEY") or _secret_key(data_dir)
+    configured_secret = get("TIMEBOT_SECRET_KEY")
+    secret = (
+        _configured_secret_key(configured_secret) if configured_secret is not None
+        else _secret_key(data_dir)
+    )
     return Settings(
         data_dir=data_dir,
         database_url=get("TIMEBOT_DATABASE_URL") or f"sqlite+aiosqlite:///{data_dir / 'bot.db'}",
