@@ -17,6 +17,7 @@ from pathlib import Path
 
 from timebot.errors import ConfigError
 from timebot.secret_strength import GENERATE_HINT, secret_key_problem
+from timebot.trusted_networks import DEFAULT_TRUSTED_NETWORKS, Network, parse_networks
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class Settings:
     slack_organisation: str | None
     slack_api_url: str | None
     extra: Mapping[str, str] = field(default_factory=dict)
+    # SMTP/LMTP peers whose mail's Authentication-Results count (the MTA in front of timebot)
+    mail_trusted_networks: tuple[Network, ...] = parse_networks(DEFAULT_TRUSTED_NETWORKS)
 
     @property
     def embedded(self) -> bool:
@@ -91,6 +94,13 @@ def _configured_secret_key(value: str) -> str:
     return value
 
 
+def _trusted_networks(value: str) -> tuple[Network, ...]:
+    try:
+        return parse_networks(value)
+    except ValueError as error:
+        raise ConfigError(f"TIMEBOT_MAIL_TRUSTED_NETWORKS: {error}") from None
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     source = dict(os.environ if env is None else env)
     merged = {**_load_toml(source), **source}
@@ -131,6 +141,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             part.strip()
             for part in (get("TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS", "") or "").split(",")
             if part.strip()
+        ),
+        mail_trusted_networks=_trusted_networks(
+            merged.get("TIMEBOT_MAIL_TRUSTED_NETWORKS", DEFAULT_TRUSTED_NETWORKS)
         ),
         dkim_txt_file=Path(dkim_file) if dkim_file else None,
         secret_key=secret,
