@@ -25,6 +25,7 @@ import base64
 import logging
 import multiprocessing
 import os
+import secrets
 import tempfile
 import time
 import uuid
@@ -230,7 +231,7 @@ class World:
             "TIMEBOT_SMTP_PORT": str(self.smtp_port),
             "TIMEBOT_MAIL_DOMAIN": DOMAIN,
             "TIMEBOT_DKIM_TXT_FILE": str(txt),
-            "TIMEBOT_SECRET_KEY": "bench-secret",
+            "TIMEBOT_SECRET_KEY": secrets.token_urlsafe(48),
             **(databases or {}),
         })
         self.clock = Clock()

@@ -9,6 +9,7 @@ digest item):
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,7 +51,7 @@ def _time(action: Callable[[], object], rounds: int = 300) -> float:
 
 def run(names: set[str]) -> list[Figure]:
     settings = load_settings({"TIMEBOT_DATA_DIR": str(Path("/tmp/timebot-bench-reviews")),
-                              "TIMEBOT_SECRET_KEY": "bench"})
+                              "TIMEBOT_SECRET_KEY": secrets.token_urlsafe(48)})
     templates = Templates(None)
     summary = _summary()
 

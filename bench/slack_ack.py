@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -131,7 +132,7 @@ def measure_ack(seconds: float) -> tuple[list[float], list[float]]:
             env = {**os.environ, "TIMEBOT_DATA_DIR": tmp, "TIMEBOT_HTTP_PORT": str(port),
                    "TIMEBOT_SMTP_PORT": "0", "SLACK_BOT_TOKEN": TOKEN,
                    "SLACK_SIGNING_SECRET": SECRET, "TIMEBOT_SLACK_API_URL": fake.api_url,
-                   "TIMEBOT_SECRET_KEY": "bench"}
+                   "TIMEBOT_SECRET_KEY": secrets.token_urlsafe(48)}
             cli = [sys.executable, "-c", "from timebot.cli import main; main()"]
             created = json.loads(subprocess.run(
                 [*cli, "service", "init", "--org", "Bench", "--admin-name", "Ada",

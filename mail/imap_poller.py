@@ -133,6 +133,9 @@ class ImapPoller:
             raw = await self._fetch(client, uid)
             if raw is None:
                 continue
+            # Trusted headers as they are: the Authentication-Results in a mailbox were added
+            # by the IMAP server's own MTA on delivery (TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS names
+            # it); TIMEBOT_MAIL_TRUSTED_NETWORKS is about SMTP/LMTP peers only.
             if await self.inbox.accept(raw, "", [self.settings.user], "imap"):
                 new += 1
                 self.on_accepted()

@@ -50,7 +50,8 @@ class InboundComponent:
             if not port:
                 continue
             handler = InboundHandler(
-                runtime.inbox, settings.mail_domain, check, self.wake, source=source
+                runtime.inbox, settings.mail_domain, check, self.wake, source=source,
+                trusted_networks=settings.mail_trusted_networks,
             )
             self.servers.append(
                 await start_listener(handler, settings.smtp_host, port, lmtp=lmtp,

@@ -54,6 +54,7 @@ class InboundMessage:
     raw: bytes
     attempts: int
     key: str = ""  # the inbox's message key (message_key of raw), when read from the inbox
+    headers_trusted: bool = True  # may its Authentication-Results count (InboxMessage)
 
     @property
     def message_key(self) -> str:
@@ -69,8 +70,12 @@ class Inbox:
         self.sessions = sessions
         self.clock = clock
 
-    async def accept(self, raw: bytes, mail_from: str, rcpt_tos: list[str], source: str) -> bool:
-        """Commit the message; False when it was already here (a duplicate delivery)."""
+    async def accept(
+        self, raw: bytes, mail_from: str, rcpt_tos: list[str], source: str, *,
+        headers_trusted: bool = True,
+    ) -> bool:
+        """Commit the message; False when it was already here (a duplicate delivery).
+        `headers_trusted`: False for SMTP/LMTP from outside TIMEBOT_MAIL_TRUSTED_NETWORKS."""
         values = {
             "id": uuid.uuid4().hex[:24],
             "message_key": message_key(raw),
@@ -78,6 +83,7 @@ class Inbox:
             "mail_from": mail_from,
             "rcpt_tos": rcpt_tos,
             "raw": raw,
+            "headers_trusted": headers_trusted,
             "received_ms": self.clock.now_ms(),
             "status": QUEUED,
             "attempts": 0,
@@ -165,7 +171,7 @@ class InboxWorker(PollingWorker):
         clock = self.inbox.clock
         message = InboundMessage(
             row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts,
-            row.message_key,
+            row.message_key, row.headers_trusted,
         )
         try:
             outcome = await self.processor(message)

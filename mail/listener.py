@@ -3,12 +3,16 @@
 The protocol stays in aiosmtpd; our handler only refuses cheaply at RCPT time (unknown or
 malformed addresses: 550 5.1.1) and answers DATA with 250 once the raw message is committed
 to the durable inbox. Everything slow happens afterwards in the inbox worker.
+
+The peer's address decides whether the message's Authentication-Results may count: only a
+peer in TIMEBOT_MAIL_TRUSTED_NETWORKS (the MTA in front of timebot) vouches for them; mail
+sent straight to the listener from anywhere else is stored with `headers_trusted=False`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import structlog
@@ -17,6 +21,12 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from mail.addresses import Refusal, TokenCheck, classify_recipient
 from mail.inbox import Inbox
+from timebot.trusted_networks import (
+    DEFAULT_TRUSTED_NETWORKS,
+    Network,
+    parse_networks,
+    peer_in_networks,
+)
 
 log = structlog.get_logger("mail.listener")
 
@@ -33,12 +43,14 @@ class InboundHandler:
         token_check: TokenCheck,
         on_accepted: Callable[[], None] = lambda: None,
         source: str = "smtp",
+        trusted_networks: Sequence[Network] = parse_networks(DEFAULT_TRUSTED_NETWORKS),
     ) -> None:
         self.inbox = inbox
         self.mail_domain = mail_domain
         self.token_check = token_check
         self.on_accepted = on_accepted
         self.source = source
+        self.trusted_networks = tuple(trusted_networks)
 
     async def handle_RCPT(
         self,
@@ -61,14 +73,18 @@ class InboundHandler:
         raw = envelope.original_content or b""
         if isinstance(raw, str):
             raw = raw.encode("utf-8", "surrogateescape")
+        trusted = peer_in_networks(session.peer, self.trusted_networks)
         try:
             new = await self.inbox.accept(
-                bytes(raw), envelope.mail_from or "", list(envelope.rcpt_tos), self.source
+                bytes(raw), envelope.mail_from or "", list(envelope.rcpt_tos), self.source,
+                headers_trusted=trusted,
             )
         except Exception:  # the database is unavailable: the sender must retry
             log.exception("inbox_commit_failed")
             return self._per_recipient(envelope, "451 4.3.0 Temporary failure, try again later")
-        log.info("mail_accepted", new=new, rcpt=envelope.rcpt_tos, source=self.source)
+        log.info("mail_accepted", new=new, rcpt=envelope.rcpt_tos, source=self.source,
+                 peer=str(session.peer[0]) if isinstance(session.peer, tuple) else None,
+                 trusted_peer=trusted)
         if new:
             self.on_accepted()
         return self._per_recipient(envelope, "250 2.0.0 Message accepted")

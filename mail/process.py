@@ -343,9 +343,16 @@ class MessageProcessor:
         except (DkimKeyFileError, OSError) as error:
             log.error("dkim_key_file_unreadable", error=str(error))
             return SenderVerdict(False, None, None, "our DKIM key file is unreadable")
+        # Authentication-Results count only on mail from our MTA: over SMTP/LMTP from a peer
+        # in TIMEBOT_MAIL_TRUSTED_NETWORKS, or fetched over IMAP (see InboundHandler). Mail
+        # sent straight to the listener from elsewhere is judged by its DKIM signature alone.
+        trusted_ids = self.settings.trusted_authserv_ids if mail.inbound.headers_trusted else ()
+        if not mail.inbound.headers_trusted and self.settings.trusted_authserv_ids:
+            log.info("authentication_results_ignored", reason="peer outside trusted networks",
+                     inbox_id=mail.inbound.id)
         return await asyncio.to_thread(
             authenticate_sender, mail.inbound.raw, mail.read,
-            trusted_authserv_ids=self.settings.trusted_authserv_ids, dnsfunc=dnsfunc,
+            trusted_authserv_ids=trusted_ids, dnsfunc=dnsfunc,
         )
 
     async def answer(

@@ -3,13 +3,18 @@
 `authenticate_sender(raw, message, trusted_authserv_ids=…, dnsfunc=…)` returns a SenderVerdict
 (authenticated or not, how, and why). It passes when either
 
-1. the topmost Authentication-Results header (RFC 8601) — the one our own MTA added — has an
-   authserv-id in TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS and says `dmarc=pass` (for the From
-   domain, when it names `header.from`), or `dkim=pass` with a `header.d` (or `header.i`)
-   aligned with the From domain. Only the topmost header counts: an attacker can put any
-   Authentication-Results into the message they send, and those end up *below* ours. If the
-   topmost one is not from a trusted authserv-id, no Authentication-Results counts at all.
-   (So with no MTA in front of timebot, leave the trusted list empty.)
+1. the Authentication-Results headers (RFC 8601) our own MTA added — the consecutive topmost
+   ones with an authserv-id in TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS, above our MTA's Received
+   line (each milter adds its own: OpenDMARC's `dmarc=none` lands above OpenDKIM's
+   `dkim=pass`) — say `dmarc=pass` (for the From domain, when it names `header.from`), or,
+   unless DMARC failed, `dkim=pass` with a `header.d` (or `header.i`) aligned with the From
+   domain (many domains publish no DMARC record: `dmarc=none`). An attacker can put any
+   Authentication-Results into the message they send; those end up *below* ours and below
+   our MTA's Received line, and are never read. If the topmost one is not from a trusted
+   authserv-id, no Authentication-Results counts at all. (So with no MTA in front of timebot,
+   leave the trusted list empty; and the MTA should remove incoming headers that carry its
+   authserv-id, as RFC 8601 §5 asks.) The caller honours these headers only for mail that
+   came from the trusted MTA (TIMEBOT_MAIL_TRUSTED_NETWORKS; see mail/process.py).
 2. or a DKIM-Signature that we verify ourselves (dkimpy; keys through DNS with dnspython, or
    from TIMEBOT_DKIM_TXT_FILE via `txt_file_dnsfunc`) with a `d=` aligned with the From
    domain. A signature with `l=` shorter than the body does not cover what was appended
@@ -45,6 +50,7 @@ __all__ = [
     "authenticate_sender",
     "check_authentication_results",
     "check_dkim",
+    "our_authentication_results",
     "parse_authentication_results",
     "txt_file_dnsfunc",
 ]
@@ -159,37 +165,67 @@ def _address_domain(value: str) -> str:
     return _domain(value.rpartition("@")[2])
 
 
+def our_authentication_results(
+    headers: Iterable[tuple[str, str]], trusted: set[str]
+) -> tuple[list[tuple[str, list[AuthResult]]], str | None]:
+    """The Authentication-Results our own MTA added: ([(authserv-id, results)], None), or
+    ([], why not).
+
+    From the topmost Authentication-Results header down, every one with a trusted authserv-id
+    (each milter adds its own: OpenDMARC's lands above OpenDKIM's), up to the first one with
+    another authserv-id or the first Received header below them (our MTA's own trace line:
+    what lies below it came with the message, and may be forged)."""
+    run: list[tuple[str, list[AuthResult]]] = []
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered == "authentication-results":
+            authserv_id, results = parse_authentication_results(value)
+            if authserv_id not in trusted:
+                if run:
+                    break
+                return [], f"topmost Authentication-Results is from untrusted {authserv_id!r}"
+            run.append((authserv_id, results))
+        elif lowered == "received" and run:
+            break
+    if not run:
+        return [], "no Authentication-Results header"
+    return run, None
+
+
 def check_authentication_results(
     headers: Iterable[tuple[str, str]], from_domain: str, trusted_authserv_ids: Sequence[str]
 ) -> SenderVerdict:
-    """Verdict from the topmost Authentication-Results header alone."""
+    """Verdict from our MTA's Authentication-Results (`our_authentication_results`).
+
+    Passes on `dmarc=pass` for the From domain, or — when DMARC did not fail (`none`: the
+    domain publishes no DMARC record, or no DMARC result at all) — on `dkim=pass` by a domain
+    aligned with it. An explicit `dmarc=fail` for the From domain is never overridden."""
     trusted = {_domain(item) for item in trusted_authserv_ids if item.strip()}
     if not trusted:
         return SenderVerdict(False, None, None, "no trusted authserv-id configured")
-    topmost = next(
-        (value for name, value in headers if name.lower() == "authentication-results"), None
-    )
-    if topmost is None:
-        return SenderVerdict(False, None, None, "no Authentication-Results header")
-    authserv_id, results = parse_authentication_results(topmost)
-    if authserv_id not in trusted:
-        return SenderVerdict(
-            False, None, None, f"topmost Authentication-Results is from untrusted {authserv_id!r}"
-        )
-    for item in results:
-        if item.method == "dmarc" and item.result == "pass":
-            header_from = item.properties.get("header.from")
-            if header_from is None or _domain(header_from) == _domain(from_domain):
-                return SenderVerdict(True, "dmarc", _domain(from_domain),
-                                     f"{authserv_id}: dmarc=pass")  # fmt: skip
+    run, why = our_authentication_results(headers, trusted)
+    if why is not None:
+        return SenderVerdict(False, None, None, why)
+    authserv_id = run[0][0]
+    results = [item for _id, items in run for item in items]
+    dmarc = [
+        item.result for item in results
+        if item.method == "dmarc"
+        and _domain(item.properties.get("header.from", from_domain)) == _domain(from_domain)
+    ]
+    if "fail" in dmarc:
+        return SenderVerdict(False, None, None, f"{authserv_id}: dmarc=fail")
+    if "pass" in dmarc:
+        return SenderVerdict(True, "dmarc", _domain(from_domain), f"{authserv_id}: dmarc=pass")
     for item in results:
         if item.method == "dkim" and item.result == "pass":
             signer = item.properties.get("header.d") or _address_domain(
                 item.properties.get("header.i", "")
             )
             if signer and aligned(signer, from_domain):
-                return SenderVerdict(True, "dkim", _domain(signer),
-                                     f"{authserv_id}: dkim=pass header.d={signer}")  # fmt: skip
+                dmarc_word = f"dmarc={dmarc[0]}, " if dmarc else ""
+                reason = f"{authserv_id}: {dmarc_word}dkim=pass header.d={signer}"
+                return SenderVerdict(True, "dkim", _domain(signer), reason)
     summary = ", ".join(f"{item.method}={item.result}" for item in results) or "no results"
     return SenderVerdict(False, None, None, f"{authserv_id}: {summary} (not aligned or no pass)")
 

@@ -22,6 +22,8 @@ from timebot.app import create_app
 from timebot.config import Settings, load_settings
 
 DAY_MS = 86_400_000
+# Strong enough for `load_settings` (a weak or placeholder TIMEBOT_SECRET_KEY is refused).
+TEST_SECRET_KEY = "tests-only-9fK2mQ7vX4pL8sR1wN6bZ3yT5cH0dGjA"
 HOUR_MS = 3_600_000
 
 
@@ -62,7 +64,7 @@ async def start_live_server(
     env = {
         "TIMEBOT_DATA_DIR": str(data_dir),
         "TIMEBOT_SMTP_PORT": "0",
-        "TIMEBOT_SECRET_KEY": "test-secret-key",
+        "TIMEBOT_SECRET_KEY": TEST_SECRET_KEY,
         "TIMEBOT_HTTP_HOST": "127.0.0.1",
     }
     if backend == "postgresql":

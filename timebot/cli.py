@@ -52,7 +52,7 @@ def main(context: click.Context) -> None:
     """
     try:
         context.obj = load_settings()
-    except ConfigError as error:
+    except ConfigError as error:  # a clear message and exit status 1, not a traceback
         raise click.ClickException(str(error)) from error
 
 

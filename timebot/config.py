@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from timebot.errors import ConfigError
+from timebot.secret_strength import GENERATE_HINT, secret_key_problem
+from timebot.trusted_networks import DEFAULT_TRUSTED_NETWORKS, Network, parse_networks
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class Settings:
     @property
     def runs_fronts(self) -> bool:
         return self.role in ("all", "fronts")
+    # SMTP/LMTP peers whose mail's Authentication-Results count (the MTA in front of timebot)
+    mail_trusted_networks: tuple[Network, ...] = parse_networks(DEFAULT_TRUSTED_NETWORKS)
 
     @property
     def embedded(self) -> bool:
@@ -93,6 +97,21 @@ def _secret_key(data_dir: Path) -> str:
     return key
 
 
+def _configured_secret_key(value: str) -> str:
+    """TIMEBOT_SECRET_KEY as configured, refused when weak or a placeholder (ConfigError)."""
+    problem = secret_key_problem(value)
+    if problem is not None:
+        raise ConfigError(f"TIMEBOT_SECRET_KEY {problem}: {GENERATE_HINT}")
+    return value
+
+
+def _trusted_networks(value: str) -> tuple[Network, ...]:
+    try:
+        return parse_networks(value)
+    except ValueError as error:
+        raise ConfigError(f"TIMEBOT_MAIL_TRUSTED_NETWORKS: {error}") from None
+
+
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     source = dict(os.environ if env is None else env)
     merged = {**_load_toml(source), **source}
@@ -107,6 +126,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     mail_domain = get("TIMEBOT_MAIL_DOMAIN", "timebot.localhost") or "timebot.localhost"
     lmtp = get("TIMEBOT_LMTP_PORT")
     dkim_file = get("TIMEBOT_DKIM_TXT_FILE")
+    configured_secret = get("TIMEBOT_SECRET_KEY")
+    secret = (
+        _configured_secret_key(configured_secret) if configured_secret is not None
+        else _secret_key(data_dir)
+    )
     secret = get("TIMEBOT_SECRET_KEY") or _secret_key(data_dir)
     role = (get("TIMEBOT_ROLE", "all") or "all").strip().lower()
     service_url = get("TIMEBOT_SERVICE_URL")
@@ -132,6 +156,9 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             part.strip()
             for part in (get("TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS", "") or "").split(",")
             if part.strip()
+        ),
+        mail_trusted_networks=_trusted_networks(
+            merged.get("TIMEBOT_MAIL_TRUSTED_NETWORKS", DEFAULT_TRUSTED_NETWORKS)
         ),
         dkim_txt_file=Path(dkim_file) if dkim_file else None,
         secret_key=secret,

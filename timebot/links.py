@@ -1,8 +1,10 @@
 """One-click links from the bot's e-mails, working without signing in (the signed token is
 the credential):
 
-- GET /a/<token>: approves as the approver the token names, and shows the outcome.
-- GET /r/<token>: a form for the reason; POST /r/<token>: rejects with it.
+- GET /a/<token>: shows what would be decided — whose timesheet, the period, the hours, the
+  stage ("stage 1 of 2") — and an Approve button; POST /a/<token>: approves as the approver
+  the token names. Mail scanners open every link in a message: a GET never decides.
+- GET /r/<token>: the same with a form for the reason; POST /r/<token>: rejects with it.
 - GET /s/<token>: the period's summary and a Submit button; POST /s/<token>: submits it as
   its owner ("Submit now" of the reminders: two steps, so that a mail scanner following the
   link submits nothing).
@@ -14,13 +16,15 @@ a second click — or two at once — says what already happened instead of acti
 approval state is checked first: a stage that moved on, a timesheet decided or replaced, is
 reported and nothing changes. A tampered, malformed or expired link shows a clear page and
 changes nothing. Every action calls the service with the person's OWN key.
+
+The token in the URL is the capability (a forged page elsewhere cannot know it); a POST whose
+Origin names another site is refused all the same (`foreign_origin`). The pages send
+`Referrer-Policy: no-referrer`, so the browser's own form posts carry `Origin: null`.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -40,7 +44,6 @@ from mail.reviews import (
     person_info,
     preference,
     set_preference,
-    time_zone_of,
 )
 from service.db import unit_of_work
 from timebot.client import operation
@@ -51,9 +54,18 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
+from timebot.link_rules import (
+    STATUS_WORDS,
+    Outcome,
+    already_page,
+    foreign_origin,
+    refusal,
+    review_link_key,
+    token_link_key,
+)
 from timebot.state.db import insert_ignoring
 from timebot.state.models import UsedLink
-from timebot.summary import load_summary
+from timebot.summary import TimesheetSummary, load_summary
 from timebot.tokens import ApprovalToken, Purpose, verify_token
 
 log = structlog.get_logger("timebot.links")
@@ -76,48 +88,6 @@ STATE = operation(
       getApprovalState(personId: $p, startTime: $s, endTime: $e) { status currentStage }
     }"""
 )
-STATUS_WORDS = {"a": "approved", "r": "rejected", "s": "waiting for approval", "d": "a draft"}
-
-
-@dataclass(frozen=True)
-class Outcome:
-    title: str
-    detail: str
-    kind: str  # ok, notice, error
-    status: int = 200
-
-
-def review_link_key(token: ApprovalToken) -> str:
-    return f"review:{token.event_id}:{token.approver_id}:{token.stage}"
-
-
-def token_link_key(kind: str, token: str) -> str:
-    return f"{kind}:{hashlib.sha256(token.strip().lower().encode()).hexdigest()[:40]}"
-
-
-def refusal(snapshot: ApprovalSnapshot | None, token: ApprovalToken, approver: str) -> str | None:
-    """Pure: why a review link may not act now (the state moved on), or None."""
-    if snapshot is None:
-        return "This timesheet is not known to the service."
-    if snapshot.submit_id != token.event_id:
-        return "This submission was replaced by a later one; a new request was sent for it."
-    if snapshot.status != "s":
-        return f"The timesheet is already {STATUS_WORDS.get(snapshot.status or 'd', 'decided')}."
-    if snapshot.stage != token.stage:
-        return (
-            f"Stage {token.stage + 1} has already been decided; the timesheet is now at stage "
-            f"{(snapshot.stage or 0) + 1}."
-        )
-    if token.approver_id not in snapshot.pending_ids():
-        if approver in snapshot.approved_by.get(token.stage, ()):
-            return "You have already approved this stage."
-        return "You are not a pending approver of this stage any more."
-    return None
-
-
-def already_page(row: UsedLink) -> Outcome:
-    return Outcome("This link was already used", f"{row.outcome} Nothing changed this time.",
-                   "notice")
 
 
 class Links:
@@ -205,57 +175,74 @@ class Links:
         snapshot = await approval_snapshot(self.runtime.client, key, token.event_id)
         return entry.organisation_id, entry.name, snapshot
 
-    # --- GET /a/<token> ---------------------------------------------------------------------
+    async def decision_context(
+        self, token: ApprovalToken
+    ) -> tuple[str, ApprovalSnapshot, TimesheetSummary, str] | Outcome:
+        """(organisation id, approval state, summary, period) of a review link that may act
+        now, else the page saying why not (already used, or the state moved on)."""
+        row = await self.used(review_link_key(token))
+        if row is not None:
+            return already_page(row)
+        organisation_id, name, snapshot = await self.review_context(token)
+        why = refusal(snapshot, token, name)
+        if why is not None:
+            return Outcome("Nothing changed", why, "notice")
+        assert snapshot is not None
+        key = await self.runtime.directory.integration_key(organisation_id)
+        summary = await load_summary(self.runtime.client, key, snapshot.person_id,
+                                     snapshot.start_ms, snapshot.end_ms)
+        period = period_label(snapshot.start_ms, snapshot.end_ms, summary.time_zone)
+        return organisation_id, snapshot, summary, period
+
+    def form_page(self, name: str, token: ApprovalToken, snapshot: ApprovalSnapshot,
+                  summary: TimesheetSummary, period: str, status: int = 200,
+                  **context: Any) -> HTMLResponse:
+        return HTMLResponse(
+            self.ctx.templates.page(name, summary=summary, period=period, stage=token.stage,
+                                    stage_count=max(snapshot.stage_count, token.stage + 1),
+                                    **context),
+            status_code=status,
+            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
+        )
+
+    # --- GET/POST /a/<token> ----------------------------------------------------------------
 
     async def approve(self, request: Request) -> Response:
         token = self.verify("approve-link", request.path_params["token"])
         if isinstance(token, Outcome):
             return self.page(token)
-        link_key = review_link_key(token)
-        row = await self.used(link_key)
-        if row is not None:
-            return self.page(already_page(row))
-        organisation_id, name, snapshot = await self.review_context(token)
-        why = refusal(snapshot, token, name)
-        if why is not None:
-            return self.page(Outcome("Nothing changed", why, "notice"))
-        assert snapshot is not None
+        found = await self.decision_context(token)
+        if isinstance(found, Outcome):
+            return self.page(found)
+        organisation_id, snapshot, summary, period = found
+        if request.method != "POST":  # show what would be decided; decide nothing
+            return self.form_page("approve", token, snapshot, summary, period)
         apikey = await self.runtime.directory.apikey_for(organisation_id, token.approver_id)
-        period = await self._period(organisation_id, snapshot)
 
         async def call() -> Outcome:
             result = (
                 await self.runtime.client.execute(APPROVE, {"id": token.event_id}, apikey=apikey)
             )["approveTimesheet"]
             if result["status"] == "a":
-                detail = f"You approved the timesheet for {period}; it is now approved."
+                detail = (f"You approved the timesheet of {summary.person_name} for {period}; "
+                          "it is now approved.")
             else:
-                detail = (f"You approved the timesheet for {period}; it now waits for stage "
-                          f"{int(result['stage']) + 1}.")
+                detail = (f"You approved the timesheet of {summary.person_name} for {period}; "
+                          f"it now waits for stage {int(result['stage']) + 1}.")
             return Outcome("Approved", detail, "ok")
 
-        return self.page(await self.act(link_key, "approve", call))
+        return self.page(await self.act(review_link_key(token), "approve", call))
 
     # --- GET/POST /r/<token> ----------------------------------------------------------------
 
     async def reject(self, request: Request) -> Response:
-        raw = request.path_params["token"]
-        token = self.verify("reject-link", raw)
+        token = self.verify("reject-link", request.path_params["token"])
         if isinstance(token, Outcome):
             return self.page(token)
-        link_key = review_link_key(token)
-        row = await self.used(link_key)
-        if row is not None:
-            return self.page(already_page(row))
-        organisation_id, name, snapshot = await self.review_context(token)
-        why = refusal(snapshot, token, name)
-        if why is not None:
-            return self.page(Outcome("Nothing changed", why, "notice"))
-        assert snapshot is not None
-        key = await self.runtime.directory.integration_key(organisation_id)
-        summary = await load_summary(self.runtime.client, key, snapshot.person_id,
-                                     snapshot.start_ms, snapshot.end_ms)
-        period = period_label(snapshot.start_ms, snapshot.end_ms, summary.time_zone)
+        found = await self.decision_context(token)
+        if isinstance(found, Outcome):
+            return self.page(found)
+        organisation_id, snapshot, summary, period = found
         reason = ""
         if request.method == "POST":
             form = await request.form()
@@ -277,14 +264,10 @@ class Links:
                         "ok",
                     )
 
-                return self.page(await self.act(link_key, "reject", call))
+                return self.page(await self.act(review_link_key(token), "reject", call))
         error = "A reason is required to reject a timesheet." if request.method == "POST" else ""
-        return HTMLResponse(
-            self.ctx.templates.page("reject_form", summary=summary, period=period,
-                                    error=error, reason=reason),
-            status_code=400 if error else 200,
-            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
-        )
+        return self.form_page("reject_form", token, snapshot, summary, period,
+                              400 if error else 200, error=error, reason=reason)
 
     # --- GET/POST /s/<token> ----------------------------------------------------------------
 
@@ -356,17 +339,20 @@ class Links:
             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
         )
 
-    async def _period(self, organisation_id: str, snapshot: ApprovalSnapshot) -> str:
-        key = await self.runtime.directory.integration_key(organisation_id)
-        owner = await person_info(self.runtime.client, key, snapshot.person_id) or {}
-        return period_label(snapshot.start_ms, snapshot.end_ms, time_zone_of(owner))
-
     def guarded(
         self, handler: Callable[[Request], Awaitable[Response]]
     ) -> Callable[[Request], Awaitable[Response]]:
         """A clear page, not a stack trace, when the service or the directory cannot answer."""
 
         async def endpoint(request: Request) -> Response:
+            origin = foreign_origin(request, self.runtime.settings.public_url)
+            if request.method == "POST" and origin is not None:
+                log.warning("link_cross_site_post", origin=origin, path=request.url.path)
+                return self.page(Outcome(
+                    "Nothing changed",
+                    f"This form was sent from another site ({origin}). Open the link from "
+                    "the e-mail and confirm there.", "error", 403,
+                ))
             try:
                 return await handler(request)
             except DirectoryError as error:
@@ -387,7 +373,7 @@ class Links:
 
     def routes(self) -> list[BaseRoute]:
         return [
-            Route("/a/{token}", self.guarded(self.approve), methods=["GET"]),
+            Route("/a/{token}", self.guarded(self.approve), methods=["GET", "POST"]),
             Route("/r/{token}", self.guarded(self.reject), methods=["GET", "POST"]),
             Route("/s/{token}", self.guarded(self.submit), methods=["GET", "POST"]),
             Route("/prefs/{token}", self.guarded(self.prefs), methods=["GET", "POST"]),

@@ -20,7 +20,7 @@ from tests.bot.signing import (
     view_submission_payload,
 )
 from tests.service.test_approvals_support import WEEK, add_record, manage, state
-from tests.support import DAY_MS
+from tests.support import DAY_MS, TEST_SECRET_KEY
 from timebot.app import create_app
 from timebot.config import load_settings
 
@@ -122,7 +122,7 @@ async def test_the_app_is_built_outside_an_event_loop(tmp_path: Path) -> None:
     """`timebot serve` builds the app before uvicorn starts the loop: Socket Mode must not need
     one then (slack_sdk's client binds to the running loop when it is made)."""
     settings = load_settings({
-        "TIMEBOT_DATA_DIR": str(tmp_path), "TIMEBOT_SECRET_KEY": "test", "SLACK_BOT_TOKEN":
+        "TIMEBOT_DATA_DIR": str(tmp_path), "TIMEBOT_SECRET_KEY": TEST_SECRET_KEY, "SLACK_BOT_TOKEN":
         "xoxb-x", "SLACK_APP_TOKEN": APP_TOKEN, "TIMEBOT_SLACK_API_URL": "http://127.0.0.1:9/"})
     app = await asyncio.to_thread(create_app, settings)  # no event loop in that thread
     runtime = app.state.runtime

@@ -151,6 +151,61 @@ def test_dkim_pass_aligned_and_not() -> None:
     assert verdict_of(by_identity).authenticated
 
 
+MX = "Authentication-Results: mx.timebot.example; "
+OURS = "Received: from mail.example.com (mail.example.com [192.0.2.5]) by mx.timebot.example"
+MILTERS = [
+    # (what, headers on top of the message, authenticated, method)
+    ("OpenDMARC's none above OpenDKIM's aligned pass",
+     [MX + "dmarc=none (p=none dis=none) header.from=example.com",
+      MX + "dkim=pass (2048-bit key) header.d=example.com header.i=@example.com", OURS],
+     True, "dkim"),
+    ("no DMARC result, a subdomain's pass in the second header",
+     [MX + "spf=pass smtp.mailfrom=example.com", MX + "dkim=pass header.d=mail.example.com",
+      OURS], True, "dkim"),
+    ("dmarc=temperror and an aligned pass",
+     [MX + "dmarc=temperror header.from=example.com", MX + "dkim=pass header.d=example.com"],
+     True, "dkim"),
+    ("dmarc=pass in the second header",
+     [MX + "dkim=pass header.d=example.com", MX + "dmarc=pass header.from=example.com", OURS],
+     True, "dmarc"),
+    ("another milter's header between ours",
+     [MX + "dmarc=none header.from=example.com", "X-Spam-Status: No, score=-0.1",
+      MX + "dkim=pass header.d=example.com", OURS], True, "dkim"),
+    ("a re-injection's Received above ours",
+     ["Received: from localhost by mx.timebot.example (amavis re-injection)",
+      MX + "dmarc=none header.from=example.com", MX + "dkim=pass header.d=example.com", OURS],
+     True, "dkim"),
+    ("dmarc=fail is never overridden by a pass below",
+     [MX + "dmarc=fail (p=reject) header.from=example.com", MX + "dkim=pass header.d=example.com",
+      OURS], False, None),
+    ("none above an unaligned pass",
+     [MX + "dmarc=none header.from=example.com", MX + "dkim=pass header.d=mailer.evil.example",
+      OURS], False, None),
+    ("none above a failed signature",
+     [MX + "dmarc=none header.from=example.com", MX + "dkim=fail header.d=example.com", OURS],
+     False, None),
+    ("a forged pass below our Received line",
+     [MX + "dmarc=none header.from=example.com", MX + "dkim=none", OURS,
+      MX + "dkim=pass header.d=example.com; dmarc=pass header.from=example.com"], False, None),
+    ("a pass below another authserv-id's header",
+     [MX + "dmarc=none header.from=example.com",
+      "Authentication-Results: relay.other.example; dkim=pass header.d=example.com",
+      MX + "dkim=pass header.d=example.com"], False, None),
+    ("an untrusted header on top",
+     ["Authentication-Results: relay.other.example; dmarc=none",
+      MX + "dkim=pass header.d=example.com"], False, None),
+]
+
+
+@pytest.mark.parametrize(("what", "headers", "authenticated", "method"), MILTERS,
+                         ids=[case[0] for case in MILTERS])
+def test_every_header_our_milters_added_counts(
+    what: str, headers: list[str], authenticated: bool, method: str | None
+) -> None:
+    verdict = verdict_of(message(*headers))
+    assert (verdict.authenticated, verdict.method) == (authenticated, method), verdict.reason
+
+
 def test_dmarc_pass_for_another_from_domain() -> None:
     raw = message("Authentication-Results: mx.timebot.example; dmarc=pass header.from=evil.example")
     assert not verdict_of(raw).authenticated

@@ -1,6 +1,9 @@
-"""One-click links from the review e-mails, followed in headless Chromium: approve, reject with
-a reason, single use (a second click says what happened), tampered and expired links, a stage
-that moved on; the service's state is checked over GraphQL after each."""
+"""One-click links from the review e-mails, over real HTTP and in headless Chromium: a GET
+only shows what would be decided (whose timesheet, the period, the hours, "stage 1 of 2") and
+changes nothing — mail scanners open every link —; the POST of its button decides; single use
+(a second POST says what happened), tampered, forged (another key) and expired links, a
+cross-site POST, a stage that moved on; the service's state is checked over GraphQL after
+each."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from tests.mail.reviews_support import (
     wait_for,
 )
 from tests.support import DAY_MS, Member, Org
+from timebot.tokens import make_token
 
 CHROMIUM = Path("/usr/bin/chromium")
 HAVE_CHROMIUM = CHROMIUM.exists()
@@ -49,13 +53,14 @@ async def browser() -> AsyncIterator[Any]:
             await chromium.close()
 
 
-async def review_mail_links(org: Org, approvers: tuple[Member, ...]) -> tuple[
-    Member, dict[str, Any], dict[str, dict[str, str]]
-]:
-    """An owner's submitted timesheet and each approver's links from their review mail."""
+async def review_mail_links(
+    org: Org, approvers: tuple[Member, ...], *later_stages: tuple[Member, ...]
+) -> tuple[Member, dict[str, Any], dict[str, dict[str, str]]]:
+    """An owner's submitted timesheet and each (first-stage) approver's links from their
+    review mail."""
     runtime = runtime_of(org)
     owner = await org.add_member("Owen Owner")
-    await set_stages(org, approvers)
+    await set_stages(org, approvers, *later_stages)
     await runtime.subscriptions.ensure(org.id)
     await add_record(owner, hours=6)
     submitted = await submit(owner)
@@ -84,6 +89,11 @@ async def test_approve_link_in_the_browser_then_a_second_click(org: Org, browser
     page = await browser.new_page()
     try:
         await page.goto(found[approver.id]["a"])
+        assert await page.locator("#person").inner_text() == "Owen Owner"
+        assert "stage 1 of 1" in await page.locator("#stage").inner_text()
+        assert (await state_of(org, owner))["status"] == "s", "opening the link decides nothing"
+        await page.click("#approve")
+        await page.locator("#outcome").wait_for()
         assert await page.locator("#outcome").inner_text() == "Approved"
         assert "now approved" in await page.locator("#detail").inner_text()
         assert (await state_of(org, owner))["status"] == "a"
@@ -115,6 +125,9 @@ async def test_reject_link_asks_for_the_reason(org: Org, browser: Any) -> None:
     page = await browser.new_page()
     try:
         await page.goto(url)
+        assert await page.locator("#person").inner_text() == "Owen Owner"
+        assert "stage 1 of 1" in await page.locator("#stage").inner_text()
+        assert "6h" in await page.content()
         await page.fill("#reason", "Friday is missing")
         await page.click("#reject")
         await page.locator("#outcome").wait_for()
@@ -173,4 +186,89 @@ async def test_a_stage_that_moved_on_is_reported(org: Org, browser: Any) -> None
     # The quick approver's own link: the stage is done, nothing is approved twice.
     response = await org.http.get(found[quick.id]["a"])
     assert "Nothing changed" in response.text
+    response = await org.http.post(found[quick.id]["a"])
+    assert "Nothing changed" in response.text
+    assert (await state_of(org, owner))["status"] == "a"
+
+
+# --- over plain HTTP: a GET shows, a POST decides ----------------------------------------------
+
+
+async def approvals_by(org: Org, owner: Member, approver: Member) -> int:
+    events = await org.admin.gql(
+        "query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { getApprovalEvents("
+        "personId: $p, startTime: $s, endTime: $e) { status by { id } } }",
+        {"p": owner.id, "s": WEEK, "e": WEEK_END},
+    )
+    return len([e for e in events["getApprovalEvents"] if (e["by"] or {}).get("id") ==
+                approver.id])
+
+
+async def test_get_shows_what_would_be_decided_and_the_post_decides(org: Org) -> None:
+    first = await org.add_member("Fay First", "manager")
+    second = await org.add_member("Sid Second", "manager")
+    owner, _submitted, found = await review_mail_links(org, (first,), (second,))
+    approve = found[first.id]["a"]
+    for _ in range(2):  # a mail scanner, then the person: nothing decided
+        shown = await org.http.get(approve)
+        assert shown.status_code == 200, shown.text
+        assert shown.headers["cache-control"] == "no-store"
+        assert 'id="person">Owen Owner<' in shown.text
+        assert 'id="period">Mon 05 Oct to Sun 11 Oct 2026<' in shown.text
+        assert "Total: 6h" in shown.text
+        assert "stage 1 of 2" in shown.text
+        assert '<form method="post"' in shown.text and 'id="approve"' in shown.text
+    rejecting = await org.http.get(found[first.id]["r"])
+    assert "stage 1 of 2" in rejecting.text and "Total: 6h" in rejecting.text
+    assert 'id="person">Owen Owner<' in rejecting.text
+    before = await state_of(org, owner)
+    assert (before["status"], before["currentStage"]) == ("s", 0)
+    assert await approvals_by(org, owner, first) == 0
+
+    decided = await org.http.post(approve)
+    assert decided.status_code == 200
+    assert 'id="outcome">Approved<' in decided.text
+    assert "Owen Owner" in decided.text and "waits for stage 2" in decided.text
+    after = await state_of(org, owner)
+    assert (after["status"], after["currentStage"]) == ("s", 1)
+
+    again = await org.http.post(approve)
+    assert "This link was already used" in again.text and "You approved" in again.text
+    shown = await org.http.get(approve)
+    assert "This link was already used" in shown.text and 'id="approve"' not in shown.text
+    assert await approvals_by(org, owner, first) == 1
+    assert (await state_of(org, owner))["currentStage"] == 1
+
+
+async def test_a_link_forged_with_another_key_is_refused(org: Org) -> None:
+    approver = await org.add_member("Ida Approver", "manager")
+    owner, submitted, found = await review_mail_links(org, (approver,))
+    now = runtime_of(org).clock.now_ms()
+    base = found[approver.id]["a"].rsplit("/", 2)[0]
+    for key in ("change-me-to-a-long-random-string", "tests-only-another-key-0123456789abcdef"):
+        for purpose, path in (("approve-link", "a"), ("reject-link", "r")):
+            token = make_token(key, purpose, event_id=submitted["submitId"],
+                               approver_id=approver.id, stage=0, expires_at_ms=now + DAY_MS)
+            url = f"{base}/{path}/{token}"
+            for response in (await org.http.get(url),
+                             await org.http.post(url, data={"reason": "forged"})):
+                assert response.status_code == 400
+                assert "This link is not valid" in response.text
+    assert (await state_of(org, owner))["status"] == "s"
+    assert await approvals_by(org, owner, approver) == 0
+
+
+async def test_a_cross_site_post_is_refused(org: Org) -> None:
+    approver = await org.add_member("Cyd Approver", "manager")
+    owner, _submitted, found = await review_mail_links(org, (approver,))
+    for url, data in ((found[approver.id]["a"], None),
+                      (found[approver.id]["r"], {"reason": "from elsewhere"})):
+        refused = await org.http.post(url, data=data,
+                                      headers={"Origin": "https://evil.example"})
+        assert refused.status_code == 403 and "another site" in refused.text
+    assert (await state_of(org, owner))["status"] == "s"
+    # Our own origin (and the `null` a no-referrer page sends) are fine.
+    origin = org.live.base_url
+    decided = await org.http.post(found[approver.id]["a"], headers={"Origin": origin})
+    assert 'id="outcome">Approved<' in decided.text
     assert (await state_of(org, owner))["status"] == "a"

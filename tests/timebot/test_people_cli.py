@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import TEST_SECRET_KEY
+
 TIMEBOT = str(Path(sys.executable).with_name("timebot"))
 
 
 def run(data_dir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TIMEBOT_DATA_DIR": str(data_dir), "TIMEBOT_SECRET_KEY": "cli-secret"}
+    env = {**os.environ, "TIMEBOT_DATA_DIR": str(data_dir), "TIMEBOT_SECRET_KEY": TEST_SECRET_KEY}
     result = subprocess.run(
         [TIMEBOT, *args], env=env, capture_output=True, text=True, timeout=120
     )

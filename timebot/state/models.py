@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Index,
     Integer,
     LargeBinary,
@@ -51,7 +52,9 @@ class PersonLink(StateBase):
 class InboxMessage(StateBase):
     """A raw inbound message, committed before the SMTP/LMTP `250` (or the IMAP flag), then
     processed by a worker that claims it with a lease. `message_key` (the Message-ID, or a
-    hash of the raw message) makes the same mail delivered twice one row."""
+    hash of the raw message) makes the same mail delivered twice one row. `headers_trusted`:
+    whether its Authentication-Results may count (False when it came over SMTP/LMTP from a peer
+    outside TIMEBOT_MAIL_TRUSTED_NETWORKS)."""
 
     __tablename__ = "inbox_messages"
     __table_args__ = (Index("ix_inbox_messages_status", "status", "received_ms"),)
@@ -62,6 +65,7 @@ class InboxMessage(StateBase):
     mail_from: Mapped[str] = mapped_column(String(320), default="")
     rcpt_tos: Mapped[list[str]] = mapped_column(JSON, default=list)
     raw: Mapped[bytes] = mapped_column(LargeBinary)
+    headers_trusted: Mapped[bool] = mapped_column(Boolean, default=True)
     received_ms: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(12), default="queued")
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:05:37.585959
+Create Date: 2026-11-24 02:20:26.092985
 """
 
 from collections.abc import Sequence

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-22 02:42:17.839774
+Create Date: 2026-11-24 02:20:26.844055
 """
 
 from collections.abc import Sequence
@@ -50,6 +50,7 @@ def upgrade() -> None:
     sa.Column('mail_from', sa.String(length=320), nullable=False),
     sa.Column('rcpt_tos', sa.JSON(), nullable=False),
     sa.Column('raw', sa.LargeBinary(), nullable=False),
+    sa.Column('headers_trusted', sa.Boolean(), nullable=False),
     sa.Column('received_ms', sa.BigInteger(), nullable=False),
     sa.Column('status', sa.String(length=12), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),

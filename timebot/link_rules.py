@@ -1,0 +1,71 @@
+"""The pure rules of the one-click links (timebot/links.py): what a page says (`Outcome`), the
+key a link's use is recorded under, why a review link may not act now, and whether a POST
+came from another site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+
+from mail.reviews import ApprovalSnapshot
+from timebot.state.models import UsedLink
+from timebot.tokens import ApprovalToken
+
+STATUS_WORDS = {"a": "approved", "r": "rejected", "s": "waiting for approval", "d": "a draft"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    title: str
+    detail: str
+    kind: str  # ok, notice, error
+    status: int = 200
+
+
+def review_link_key(token: ApprovalToken) -> str:
+    return f"review:{token.event_id}:{token.approver_id}:{token.stage}"
+
+
+def token_link_key(kind: str, token: str) -> str:
+    return f"{kind}:{hashlib.sha256(token.strip().lower().encode()).hexdigest()[:40]}"
+
+
+def refusal(snapshot: ApprovalSnapshot | None, token: ApprovalToken, approver: str) -> str | None:
+    """Pure: why a review link may not act now (the state moved on), or None."""
+    if snapshot is None:
+        return "This timesheet is not known to the service."
+    if snapshot.submit_id != token.event_id:
+        return "This submission was replaced by a later one; a new request was sent for it."
+    if snapshot.status != "s":
+        return f"The timesheet is already {STATUS_WORDS.get(snapshot.status or 'd', 'decided')}."
+    if snapshot.stage != token.stage:
+        return (
+            f"Stage {token.stage + 1} has already been decided; the timesheet is now at stage "
+            f"{(snapshot.stage or 0) + 1}."
+        )
+    if token.approver_id not in snapshot.pending_ids():
+        if approver in snapshot.approved_by.get(token.stage, ()):
+            return "You have already approved this stage."
+        return "You are not a pending approver of this stage any more."
+    return None
+
+
+def foreign_origin(request: Request, public_url: str) -> str | None:
+    """The Origin of a cross-site request, or None when it is absent, `null`, our public
+    URL's origin or the origin the request was sent to."""
+    origin = (request.headers.get("origin") or "").strip().rstrip("/")
+    if not origin or origin == "null":
+        return None
+    public = urlsplit(public_url)
+    allowed = {f"{public.scheme}://{public.netloc}".lower(),
+               f"{request.url.scheme}://{request.url.netloc}".lower()}
+    return None if origin.lower() in allowed else origin
+
+
+def already_page(row: UsedLink) -> Outcome:
+    return Outcome("This link was already used", f"{row.outcome} Nothing changed this time.",
+                   "notice")
