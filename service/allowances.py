@@ -212,6 +212,14 @@ async def check_balance(
     applicable = await applicable_quotas(session, organisation, person, [absence.id])
     if not applicable.quotas:
         return
+    # Concurrent absences against the same allowances take turns (PostgreSQL; SQLite's
+    # writers are serialised already): the second one reads the first one's record.
+    await session.execute(
+        select(AbsenceQuota.id)
+        .where(AbsenceQuota.id.in_(sorted(quota.id for quota in applicable.quotas)))
+        .order_by(AbsenceQuota.id)
+        .with_for_update()
+    )
     zone = zone_of(person, organisation)
     since = min(quota.start_ms for quota in applicable.quotas) - DAY_MS
     records = await absence_records(session, organisation.id, person.id, absence.id, since)

@@ -304,3 +304,20 @@ async def test_accrual_and_report(org: Org, clock: None) -> None:
         REPORT, {"s": JAN_1, "e": JAN_1})
     assert 'Invalid argument "absenceTypeIds' in await org.admin.gql.error(
         REPORT, {**variables, "t": [UNKNOWN]})
+
+
+async def test_concurrent_absences_cannot_overdraw(org: Org, clock: None) -> None:
+    """Absences recorded at the same time against one allowance: only what fits goes in."""
+    import asyncio
+
+    type_id = await vacation(org)
+    eve = await org.add_member("Eve")
+    quota = await person_quota(org, eve.id, type_id, available=2)
+    bodies = await asyncio.gather(*(
+        log_absence(eve, eve.id, type_id, MARCH_16 + day * DAY_MS) for day in range(6)))
+    accepted = [body for body in bodies if "errors" not in body]
+    assert len(accepted) == 2
+    assert all("Not enough time off left" in body["errors"][0]["message"]
+               for body in bodies if "errors" in body)
+    consumed = await eve.gql(CONSUMED, {"p": eve.id, "q": [quota["id"]]})
+    assert consumed["getAbsenceQuotaConsumed"] == [2.0]
