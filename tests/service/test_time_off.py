@@ -139,9 +139,17 @@ async def test_allowances_at_three_levels(org: Org) -> None:
         path {{ collection }} }} }}
       b: getPerson(id: "{eve.id}") {{ absenceQuotas {{ value {{ id }} path {{ collection }} }} }}
       currentOrganisation {{ absenceQuotas {{ value {{ id }} }} }} }}"""
+    for operation in ("addOrganisationAbsenceQuota", "addTagAbsenceQuota",
+                      "addPersonAbsenceQuota"):
+        assert await audited(org, operation) == 1
     data = await org.admin.gql(people)
     assert data["a"]["absenceQuotas"] == {"value": [{"id": tagged["id"], "available": 25}],
                                           "path": [{"collection": "tags"}]}
+    inherited = await org.admin.gql(
+        f'{{ getPerson(id: "{org.admin.id}") {{ absenceQuotas {{ value {{ id }} '
+        "path { collection } } } }")
+    assert inherited["getPerson"]["absenceQuotas"] == {
+        "value": [{"id": organisation["id"]}], "path": [{"collection": "organisations"}]}
     assert data["b"]["absenceQuotas"]["value"] == [{"id": own["id"]}]
     assert data["currentOrganisation"]["absenceQuotas"]["value"] == [{"id": organisation["id"]}]
     # A person reads their own allowances, not someone else's.
@@ -191,7 +199,7 @@ async def test_allowances_at_three_levels(org: Org) -> None:
         f'endDateExtension: {JAN_1 + 2 * DAY_MS}) {{ id }} }}')
     assert 'Invalid argument "carryForwardLimit"' in await error(
         f'mutation {{ editAbsenceQuotaCarryForwardLimit(id: "{own["id"]}", '
-        'carryForwardLimit: -3) {{ id }} }}'.replace("{{", "{").replace("}}", "}"))
+        "carryForwardLimit: -3) { id } }")
     # Deleting through the wrong owner names the argument and deletes nothing.
     assert 'Invalid argument "absenceQuotaId"' in await error(
         f'mutation {{ deletePersonAbsenceQuota(personId: "{bob.id}", '
@@ -212,6 +220,13 @@ async def test_allowances_at_three_levels(org: Org) -> None:
         assert await audited(org, operation) == 1
     data = await org.admin.gql(people)
     assert data["a"]["absenceQuotas"] == {"value": [], "path": []}
+    # Deleting the absence type takes its allowances with it.
+    again = await person_quota(org, eve.id, type_id)
+    await org.admin.gql(f'mutation {{ deleteAbsenceType(id: "{type_id}") {{ id }} }}')
+    data = await org.admin.gql(people)
+    assert data["b"]["absenceQuotas"]["value"] == []
+    assert 'Invalid argument "id"' in await error(
+        f'mutation {{ editAbsenceQuotaRecurrent(id: "{again["id"]}", recurrent: true) {{ id }} }}')
 
 
 async def test_absence_counts_at_once_and_overdraw_is_refused(org: Org, clock: None) -> None:
