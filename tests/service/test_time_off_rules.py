@@ -99,6 +99,25 @@ def test_overdraw_refused_unless_allowed_and_booking_ahead() -> None:
     assert overdraws(monthly(), allowance, take_five, take_five, today, date(2026, 2, 20)) is None
 
 
+def test_end_date_extension_lets_absences_count_after_the_end() -> None:
+    allowance = Allowance(start=date(2026, 1, 1), end=date(2027, 1, 1), available=Fraction(10),
+                          end_date_extension=date(2027, 4, 1))
+    absences = [(date(2027, 3, 31), Fraction(1)), (date(2027, 4, 1), Fraction(1))]
+    assert ledger(Accrual(), allowance, absences, date(2027, 5, 1)).balance == 9
+    today = date(2027, 2, 1)
+    assert overdraws(Accrual(), allowance, [], [(date(2027, 3, 2), Fraction(11))], today,
+                     date(2027, 3, 2)) == -1
+    assert overdraws(Accrual(), allowance, [], [(date(2027, 4, 2), Fraction(11))], today,
+                     date(2027, 4, 2)) is None  # outside the allowance
+
+
+def test_recurrent_award_after_a_cycle_goes_to_the_next_one() -> None:
+    allowance = Allowance(start=date(2026, 1, 1), end=date(2027, 1, 1), recurrent=True,
+                          carry_forward_limit=Fraction(100))
+    book = ledger(monthly("firstDayNextPeriod"), allowance, [], date(2027, 1, 1))
+    assert [cycle.awarded for cycle in book.cycles] == [22, 2]  # Feb..Dec, then 1 Jan 2027
+
+
 # ---------------------------------------------------------------------------- properties
 
 DAYS = st.integers(min_value=0, max_value=3 * 366)
@@ -119,9 +138,12 @@ def calendars(draw: st.DrawFn) -> tuple[Accrual, Allowance, list[tuple[date, Fra
     )
     start = BASE + timedelta(days=draw(st.integers(0, 200)))
     length = draw(st.integers(1, 400))
+    extension = draw(st.one_of(st.none(), st.integers(0, 120)))
     allowance = Allowance(
         start=start,
         end=start + timedelta(days=length),
+        end_date_extension=(None if extension is None
+                            else start + timedelta(days=length + extension)),
         available=Fraction(draw(st.integers(0, 30))),
         carry_forward_limit=Fraction(draw(st.integers(0, 10))),
         accrued_correction=Fraction(draw(st.integers(-5, 5))),
