@@ -1,4 +1,5 @@
-"""The App Home tab: this week's hours by day, the timesheet's status and, for approvers, what
+"""The App Home tab: this week's hours by day, the timesheet's status, the time off left
+(allowances, as of today) and, for approvers, what
 waits for them with the same Approve / Reject buttons as the DMs. Read as the person (own key),
 published with views.publish when the tab is opened."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import structlog
 
@@ -16,6 +18,7 @@ from bot.identity import NotIdentified, SlackPerson
 from bot.periods import days_of, week_of
 from timebot.errors import TimebotError
 from timebot.summary import hours
+from timebot.timeentry.balances import balance_text, balances_of, day_bounds
 
 if TYPE_CHECKING:
     from bot.app import SlackBot
@@ -23,7 +26,8 @@ if TYPE_CHECKING:
 log = structlog.get_logger("timebot.slack.home")
 
 HOME_QUERY = """
-query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
+query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!,
+           $today: SvcTimestamp!, $tomorrow: SvcTimestamp!) {
   getTimeRecords(startTime: $start, endTime: $end, filter: [{personId: $person}]) {
     duration startTime { ts }
   }
@@ -31,10 +35,22 @@ query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
   getPendingApprovals {
     person { id name } startTime { ts } endTime { ts } currentStage submitId totalDuration
   }
+  getAbsenceQuotaReport(startTime: $today, endTime: $tomorrow, filters: [{personId: $person}]) {
+    quotas { quotaId absenceTypeId startTime { ts } endTime { ts } available
+             accruedCorrection consumed }
+    absenceTypes { id name unit }
+  }
 }"""
 
 STATUS_TEXT = {"draft": "Draft (not submitted)", "submitted": "Submitted, waiting for approval",
                "approved": "Approved", "rejected": "Rejected: correct it and submit again"}
+
+
+def _zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
 
 
 def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int) -> list[tuple[date, int]]:
@@ -48,6 +64,7 @@ def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int) -> list[tu
 def home_view(
     person: SlackPerson, days: list[tuple[date, int]], status: str | None,
     pending: list[tuple[Request, str, str]], start_ms: int, end_ms: int,
+    time_off: list[str] | None = None,
 ) -> dict[str, Any]:
     total = sum(ms for _day, ms in days)
     lines = "\n".join(f"{day:%a %d %b}: {hours(ms)}" for day, ms in days)
@@ -58,6 +75,9 @@ def home_view(
         {"type": "section", "text": {"type": "mrkdwn", "text": (
             f"*Timesheet:* {STATUS_TEXT.get(status or 'draft', status or 'Draft')}")}},
     ]
+    if time_off:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
+            "*Time off:* " + "; ".join(time_off))}})
     if pending:
         blocks.append({"type": "divider"})
         blocks.append({"type": "header", "text": {"type": "plain_text",
@@ -87,9 +107,13 @@ class HomePart:
             log.warning("home_failed", user=user, error=str(error))
 
     async def publish(self, person: SlackPerson) -> None:
-        start, end = week_of(self.bot.runtime.clock.now_ms())
+        now = self.bot.runtime.clock.now_ms()
+        start, end = week_of(now)
+        zone = _zone(person.tz)
+        today, tomorrow = day_bounds(now, now, zone)
         data = await self.bot.runtime.client.execute(
-            HOME_QUERY, {"person": person.person_id, "start": start, "end": end},
+            HOME_QUERY, {"person": person.person_id, "start": start, "end": end,
+                         "today": today, "tomorrow": tomorrow},
             apikey=person.apikey, allow_partial=True)
         pending: list[tuple[Request, str, str]] = []
         for item in data.get("getPendingApprovals") or []:
@@ -102,6 +126,8 @@ class HomePart:
             pending.append((request, str(item["person"]["name"]),
                             hours(int(item.get("totalDuration") or 0))))
         status = status_word((data.get("getApprovalState") or {}).get("status"))
+        time_off = [balance_text(balance, zone)
+                    for balance in balances_of(data.get("getAbsenceQuotaReport"))]
         view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
-                         status, pending, start, end)
+                         status, pending, start, end, time_off)
         await self.bot.client.views_publish(user_id=person.slack_user_id, view=view)

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.demo_time_off import seed_time_off
 from service.models import (
     AbsenceType,
     ExpenseRecord,
@@ -253,6 +254,8 @@ class _Seeder:
         await self._tasks(history_start)
         self._types()
         await self.session.flush()
+        seed_time_off(self.session, self.org_id, self.absence_types["Vacation"], self.now_ms,
+                      self.zone)
         self._time_records()
         self._expenses()
         await self.session.flush()

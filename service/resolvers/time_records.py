@@ -15,6 +15,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete
 
+from service.allowances import check_records_balance
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -264,6 +265,7 @@ async def resolve_add_time_record(
     record = _new_record(context, person, startTime, endTime, duration, task, absence, projects)
     context.session.add(record)
     await context.session.flush()
+    await check_records_balance(context.session, context.organisation, context.now_ms, [record])
     await record_time_record_change(context, person.id, record.start_ms, record.id, "added")
     return record
 
@@ -283,8 +285,12 @@ async def resolve_edit_start_time(
         raise BadInput("startTime", "must not be after the record's endTime")
     await _guard(context, record, new_start=startTime)
     moved_from = record.start_ms
+    previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.start_ms = startTime
-    return await _modified(context, record, moved_from=moved_from)
+    await _modified(context, record, moved_from=moved_from)
+    await check_records_balance(context.session, context.organisation, context.now_ms, [record],
+                                previous)
+    return record
 
 
 @mutation.field("editTimeRecordEndTime")
@@ -307,8 +313,12 @@ async def resolve_edit_duration(
     record = await _load_record_to_edit(context, id)
     _check_duration(duration)
     await _guard(context, record)
+    previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.duration_ms = duration
-    return await _modified(context, record)
+    await _modified(context, record)
+    await check_records_balance(context.session, context.organisation, context.now_ms, [record],
+                                previous)
+    return record
 
 
 @mutation.field("editTimeRecordProjects")
@@ -348,9 +358,13 @@ async def resolve_edit_absence(
         context.session, AbsenceType, context.org_id, absenceId, "absenceId", "absence type"
     )
     await _guard(context, record)
+    previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.absence_id = absence.id
     record.absence = absence
-    return await _modified(context, record)
+    await _modified(context, record)
+    await check_records_balance(context.session, context.organisation, context.now_ms, [record],
+                                previous)
+    return record
 
 
 @mutation.field("editTimeRecordComment")
@@ -494,6 +508,7 @@ async def resolve_clone_time_records(
         await guard_time_record_change(context, person.id, clone.start_ms)
     context.session.add_all(clones)
     await context.session.flush()
+    await check_records_balance(context.session, context.organisation, context.now_ms, clones)
     for clone in clones:
         await record_time_record_change(context, person.id, clone.start_ms, clone.id, "added")
     return clones

@@ -111,3 +111,29 @@ def buttons_of(block: dict[str, object]) -> dict[str, str]:
 
 
 assert buttons is not None
+
+
+async def test_home_tab_shows_the_time_off_left(h: SlackHarness) -> None:
+    h.live.clock.set(WEEK + 2 * DAY_MS)  # Wednesday 4 March 2026
+    tia = await h.slack_member("Tia")
+    gql = h.org.admin.gql
+    vacation = (await gql('mutation { addAbsenceType(name: "Vacation") { id } }'))[
+        "addAbsenceType"]["id"]
+    await gql(f'mutation {{ editAbsenceTypeAccrualEnabled(id: "{vacation}", isEnabled: true)'
+              " { id } }")
+    await gql(f'mutation {{ editAbsenceTypeAccrualQuantity(id: "{vacation}", quantity: 2)'
+              " { id } }")
+    await gql("mutation($p: SvcId!, $a: SvcId!) { addPersonAbsenceQuota(personId: $p,"
+              " absenceId: $a, startTime: 1767225600000, endTime: 1798761600000, available: 3,"
+              " recurrent: true) { id } }", {"p": tia.member.id, "a": vacation})
+    await tia.member.gql(
+        "mutation($p: SvcId!, $a: SvcId!) { addTimeRecord(personId: $p, absenceId: $a,"
+        f" startTime: {WEEK}, duration: {8 * 3_600_000}) {{ id }} }}",
+        {"p": tia.member.id, "a": vacation})
+    await h.slack.event({"type": "app_home_opened", "user": tia.slack_id, "tab": "home",
+                         "channel": "D" + tia.slack_id[1:]})
+    home = (await h.fake.wait_for("views.publish", user_id=tia.slack_id))[0].args["view"]
+    text = "\n".join(str((b.get("text") or {}).get("text", "")) for b in home["blocks"])
+    # 3 available + 2 on the 1st of January, February and March - 1 day taken
+    assert "*Time off:* Vacation left: 8 days (until 31 Dec 2026)" in text
+    assert "Mon 02 Mar: 8h" in text

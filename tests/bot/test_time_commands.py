@@ -177,3 +177,29 @@ async def test_help_and_parse_errors(world: World) -> None:
     answer = await world.run("/time", "2x @acme", user)
     assert answer["text"].startswith("Not understood, nothing logged:")
     assert await records_of(world.fx.org, member.id) == []
+
+
+# 2026-01-01 and 2027-01-01, 00:00 in Berlin
+BERLIN_2026 = 1_767_222_000_000
+BERLIN_2027 = 1_798_758_000_000
+ADD_ALLOWANCE = """mutation($p: SvcId!, $a: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+  addPersonAbsenceQuota(personId: $p, absenceId: $a, startTime: $s, endTime: $e, available: 2)
+  { id } }"""
+
+
+async def test_logging_time_off_shows_what_is_left(world: World) -> None:
+    world.live.clock.set(NOW_MS)
+    user, member = await world.user("Tia Timeoff")
+    await world.fx.org.admin.gql(ADD_ALLOWANCE, {"p": member.id, "a": world.fx.ids["vacation"],
+                                                 "s": BERLIN_2026, "e": BERLIN_2027})
+    first = await world.run("/time", "1d vacation monday", user)
+    assert first["text"].startswith("Logged: 1d on Mon 16 Mar 2026 · Vacation")
+    assert first["text"].endswith(" — Vacation left: 1 day (until 31 Dec 2026)")
+    second = await world.run("/time", "1d vacation tuesday", user)
+    assert second["text"].endswith(" — Vacation left: 0 days (until 31 Dec 2026)")
+    refused = await world.run("/time", "1d vacation friday", user)
+    assert refused["text"].startswith("Not logged: 1d vacation friday — Not enough time off left")
+    assert "Vacation allowance 2026-01-01 to 2026-12-31" in refused["text"]
+    sick = await world.run("/time", "1d sick leave wednesday", user)
+    assert sick["text"].startswith("Logged: ") and " left:" not in sick["text"]
+    assert len(await records_of(world.fx.org, member.id)) == 3

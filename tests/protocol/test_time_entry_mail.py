@@ -144,3 +144,22 @@ async def test_a_locked_timesheet_is_refused_in_plain_words(
     assert "is submitted for approval and locked for its owner." in body
     records = await fx.records()
     assert [r["projects"][0]["id"] for r in records] == [fx.ids["beta"]]
+
+
+async def test_a_logged_absence_reports_the_allowance_left(
+    server: tuple[LiveServer, int], fx: Fixture
+) -> None:
+    live, port = server
+    berlin_2026, berlin_2027 = 1_767_222_000_000, 1_798_758_000_000  # 00:00 in Berlin
+    await fx.org.admin.gql(
+        "mutation($p: SvcId!, $a: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {"
+        " addPersonAbsenceQuota(personId: $p, absenceId: $a, startTime: $s, endTime: $e,"
+        " available: 5) { id } }",
+        {"p": fx.employee.id, "a": fx.ids["vacation"], "s": berlin_2026, "e": berlin_2027})
+    await swaks(port, fx.employee.email, "1d vacation monday\n1d vacation tuesday\n",
+                subject="time off")
+    body = text_of(await receipt_to(live, fx.employee.email))
+    assert body.splitlines()[0] == "Logged 2 entries"
+    assert ("Mon 16 Mar 2026 · Vacation (1d counted as 8h (a working day is 8h)) — Vacation left:"
+            " 4 days (until 31 Dec 2026)") in body
+    assert "— Vacation left: 3 days (until 31 Dec 2026)" in body

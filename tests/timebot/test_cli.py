@@ -288,6 +288,13 @@ async def test_serve_demo(tmp_path: Path, http: httpx.AsyncClient) -> None:
         body = await current_person(http, f"{base}/graphql", admin_key)
         assert body["data"]["currentPerson"]["email"] == admin_email
         assert (await http.get(f"{base}/graphql")).status_code == 200
+        allowances = await http.post(
+            f"{base}/graphql", headers={"apikey": keys["alan@northwind.example"]},
+            json={"query": "{ currentPerson { absenceQuotas { value { available recurrent "
+                           "absenceType { name accrual { isEnabled quantity } } } } } }"})
+        assert allowances.json()["data"]["currentPerson"]["absenceQuotas"]["value"] == [
+            {"available": 10, "recurrent": True, "absenceType": {
+                "name": "Vacation", "accrual": {"isEnabled": True, "quantity": 1.5}}}]
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)

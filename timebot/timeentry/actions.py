@@ -19,6 +19,7 @@ from timebot.errors import (
 from timebot.grammar import ParseError, parse_entry
 from timebot.grammar.dates import format_day
 from timebot.summary import summarise
+from timebot.timeentry.balances import balance_text, day_bounds, time_off_left
 from timebot.timeentry.gateway import Gateway
 from timebot.timeentry.memory import Memory
 from timebot.timeentry.plan import (
@@ -66,6 +67,8 @@ class Outcome:
     record_id: str | None = None
     problem: str | None = None
     choices: tuple[Choice, ...] = ()
+    #: for a logged absence: what is left of the person's allowance(s), when they have one
+    balance: str = ""
 
     @property
     def created(self) -> bool:
@@ -74,7 +77,8 @@ class Outcome:
     def line(self) -> str:
         if self.plan is not None and self.record_id is not None:
             note = f" ({self.plan.note})" if self.plan.note else ""
-            return f"Logged: {self.plan.reading}{note}"
+            left = f" — {self.balance}" if self.balance else ""
+            return f"Logged: {self.plan.reading}{note}{left}"
         return f"Not logged: {self.text.strip()} — {self.problem}"
 
 
@@ -145,8 +149,20 @@ class QuickTime:
                 continue
             await self.memory.remember(who.organisation_id, who.person_id, record["id"],
                                        plan.reading, source, self.now_ms(), key)
-            outcomes.append(Outcome(piece, plan, record["id"]))
+            balance = await self._left(who, plan) if plan.absence_id else ""
+            outcomes.append(Outcome(piece, plan, record["id"], balance=balance))
         return LogResult(tuple(outcomes))
+
+    async def _left(self, who: Who, plan: RecordPlan) -> str:
+        """What is left of the allowances of the absence just logged ("" without one, or
+        when the service cannot say: the entry is logged either way)."""
+        start, end = day_bounds(plan.start_ms, self.now_ms(), who.zone)
+        try:
+            found = await time_off_left(self.client, who.apikey, who.person_id,
+                                        [str(plan.absence_id)], start, end)
+        except ServiceClientError:
+            return ""
+        return "; ".join(balance_text(balance, who.zone) for balance in found)
 
     async def undo(self, who: Who) -> str:
         last = await self.memory.last_creation(who.organisation_id, who.person_id)

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:20:26.092985
+Create Date: 2026-11-24 02:20:49.408602
 """
 
 from collections.abc import Sequence
@@ -212,6 +212,22 @@ def upgrade() -> None:
     with op.batch_alter_table('task_categories', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_task_categories_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('absence_accruals',
+    sa.Column('absence_type_id', sa.String(length=24), nullable=False),
+    sa.Column('is_enabled', sa.Boolean(), nullable=False),
+    sa.Column('periodicity', sa.String(length=16), nullable=False),
+    sa.Column('period_start_day', sa.Integer(), nullable=False),
+    sa.Column('awarded', sa.String(length=24), nullable=False),
+    sa.Column('quantity', sa.Float(), nullable=False),
+    sa.Column('allow_negative_booking', sa.Boolean(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['absence_type_id'], ['absence_types.id'], name=op.f('fk_absence_accruals_absence_type_id_absence_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_absence_accruals_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('absence_type_id', name=op.f('pk_absence_accruals'))
+    )
+    with op.batch_alter_table('absence_accruals', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_absence_accruals_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('journal_mentions',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('message_id', sa.String(length=24), nullable=False),
@@ -326,6 +342,32 @@ def upgrade() -> None:
         batch_op.create_index('ix_webhook_deliveries_due', ['status', 'next_attempt_ms'], unique=False)
         batch_op.create_index(batch_op.f('ix_webhook_deliveries_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_webhook_deliveries_webhook_id'), ['webhook_id'], unique=False)
+
+    op.create_table('absence_quotas',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('absence_type_id', sa.String(length=24), nullable=False),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('end_ms', sa.BigInteger(), nullable=False),
+    sa.Column('available', sa.Integer(), nullable=False),
+    sa.Column('end_date_extension_ms', sa.BigInteger(), nullable=True),
+    sa.Column('carry_forward_limit', sa.Integer(), nullable=False),
+    sa.Column('accrued_correction', sa.Integer(), nullable=False),
+    sa.Column('allow_negative_balance', sa.Boolean(), nullable=False),
+    sa.Column('recurrent', sa.Boolean(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['absence_type_id'], ['absence_types.id'], name=op.f('fk_absence_quotas_absence_type_id_absence_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_absence_quotas_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_absence_quotas_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_absence_quotas_tag_id_tags'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_absence_quotas'))
+    )
+    with op.batch_alter_table('absence_quotas', schema=None) as batch_op:
+        batch_op.create_index('ix_absence_quotas_org_type', ['organisation_id', 'absence_type_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_absence_quotas_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_absence_quotas_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_absence_quotas_tag_id'), ['tag_id'], unique=False)
 
     op.create_table('expense_records',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -709,6 +751,13 @@ def downgrade() -> None:
         batch_op.drop_index('ix_expense_records_org_date')
 
     op.drop_table('expense_records')
+    with op.batch_alter_table('absence_quotas', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_absence_quotas_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_absence_quotas_person_id'))
+        batch_op.drop_index(batch_op.f('ix_absence_quotas_organisation_id'))
+        batch_op.drop_index('ix_absence_quotas_org_type')
+
+    op.drop_table('absence_quotas')
     with op.batch_alter_table('webhook_deliveries', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_webhook_deliveries_webhook_id'))
         batch_op.drop_index(batch_op.f('ix_webhook_deliveries_organisation_id'))
@@ -740,6 +789,10 @@ def downgrade() -> None:
         batch_op.drop_index('ix_journal_mentions_entity')
 
     op.drop_table('journal_mentions')
+    with op.batch_alter_table('absence_accruals', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_absence_accruals_organisation_id'))
+
+    op.drop_table('absence_accruals')
     with op.batch_alter_table('task_categories', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_task_categories_organisation_id'))
 
