@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:08:19.406342
+Create Date: 2026-11-24 02:12:56.807617
 """
 
 from collections.abc import Sequence
@@ -318,6 +318,25 @@ def upgrade() -> None:
         batch_op.create_index('ix_webhook_deliveries_due', ['status', 'next_attempt_ms'], unique=False)
         batch_op.create_index(batch_op.f('ix_webhook_deliveries_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_webhook_deliveries_webhook_id'), ['webhook_id'], unique=False)
+
+    op.create_table('budgets',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('project_id', sa.String(length=24), nullable=False),
+    sa.Column('billing_value', sa.BigInteger(), nullable=False),
+    sa.Column('billing_currency', sa.String(length=3), nullable=False),
+    sa.Column('cost_value', sa.BigInteger(), nullable=False),
+    sa.Column('cost_currency', sa.String(length=3), nullable=False),
+    sa.Column('quantity', sa.BigInteger(), nullable=False),
+    sa.Column('split_type', sa.String(length=16), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_budgets_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_budgets_project_id_projects'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_budgets'))
+    )
+    with op.batch_alter_table('budgets', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_budgets_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_budgets_project_id'), ['project_id'], unique=False)
 
     op.create_table('expense_records',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -762,6 +781,11 @@ def downgrade() -> None:
         batch_op.drop_index('ix_expense_records_org_date')
 
     op.drop_table('expense_records')
+    with op.batch_alter_table('budgets', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_budgets_project_id'))
+        batch_op.drop_index(batch_op.f('ix_budgets_organisation_id'))
+
+    op.drop_table('budgets')
     with op.batch_alter_table('webhook_deliveries', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_webhook_deliveries_webhook_id'))
         batch_op.drop_index(batch_op.f('ix_webhook_deliveries_organisation_id'))
