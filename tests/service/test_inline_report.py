@@ -140,3 +140,17 @@ async def test_report_bad_input(org: Org) -> None:
     data = await org.admin.gql(REPORT, {"records": ["time", "absence"],
                                         "period": {"target": "previous", "period": "week"}})
     assert data["runInlineReport"]["rows"] == []
+
+
+async def test_fixed_fee_repeats_once_a_month(org: Org) -> None:
+    project = await add_project(org, "Retainer")
+    fee = await add_rate(org.admin, "Project", entity=("projectId", project), a=eur(50000),
+                         m="fixed", s=FEB, r=True)
+    assert fee["repeatEnabled"] is True and fee["repeat"]["occurrence"] == "month"
+    for start in (MAR + DAY, MAR + 5 * DAY, APR + DAY):
+        await record(org, org.admin.id, start, 1, project)
+    may = {"target": "custom", "start": MAR, "end": APR + 31 * DAY}
+    data = await org.admin.gql(REPORT, {"records": ["time"], "period": may})
+    (row,) = data["runInlineReport"]["rows"]
+    assert row["quantities"]["hourBilling"] == 100000.0  # March and April, once each
+    assert row["quantities"]["hourlyBilling"] == 0.0 and row["quantities"]["hours"] == 3.0
