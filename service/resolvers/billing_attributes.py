@@ -179,7 +179,9 @@ async def resolve_edit_role_authorisations(
     manage: edit them too). Administrators have every permission whatever their role says."""
     context: RequestContext = info.context
     require_admin(context, "edit roles")
-    role = await get_in_org(context.session, Role, context.org_id, id, "id", "role")
+    # Locked: two concurrent replacements run one after the other.
+    role = await get_in_org(context.session, Role, context.org_id, id, "id", "role",
+                            for_update=True)
     parsed: dict[str, tuple[list[str], list[str]]] = {}
     for index, item in enumerate(authorisations):
         where = f"authorisations[{index}]"

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import func, select
+
+from service.db import unit_of_work
+from service.models.budget import Budget
+from service.models.rates import Rate
 from tests.support import Member, Org
 
 JAN = 1767225600000  # 2026-01-01T00:00Z
@@ -276,3 +281,29 @@ async def test_billing_rates_permission(org: Org) -> None:
     assert added["entity"]["id"] == employee.id
     assert await employee.gql.denied("query { currentPerson { costs { value { id } } } }") == [
         "SvcPerson.costs"]
+
+
+async def test_deleting_the_entity_deletes_its_rates(org: Org) -> None:
+    project = await add_project(org, "Gone")
+    rate = await add_rate(org.admin, "Project", entity=("projectId", project), t="persons")
+    employee = await org.add_member("Eve")
+    await org.admin.gql(
+        "mutation($r: SvcId!, $e: SvcId!) { addBillingSplit(rateId: $r, entityId: $e, "
+        "amount: {value: 1, currency: \"EUR\"}, nonBillable: false) { id } }",
+        {"r": rate["id"], "e": employee.id})
+    await org.admin.gql(
+        "mutation($p: SvcId!) { addProjectBudget(projectId: $p, billingAmount: {value: 1, "
+        "currency: \"EUR\"}, costAmount: {value: 1, currency: \"EUR\"}, quantity: 1) { id } }",
+        {"p": project})
+    await org.admin.gql("mutation($id: SvcId!) { deleteProject(id: $id) { id } }",
+                        {"id": project})
+    async with unit_of_work(org.live.service.sessions) as session:
+        rates = await session.scalar(select(func.count()).select_from(Rate).where(
+            Rate.organisation_id == org.id))
+        budgets = await session.scalar(select(func.count()).select_from(Budget).where(
+            Budget.organisation_id == org.id))
+    assert (rates, budgets) == (0, 0)
+    message = await org.admin.gql.error(
+        "mutation($id: SvcId!) { editBillingAmount(id: $id, amount: {value: 1, currency: "
+        "\"EUR\"}) { id } }", {"id": rate["id"]})
+    assert message.startswith('Invalid argument "id"')
