@@ -154,3 +154,27 @@ async def test_fixed_fee_repeats_once_a_month(org: Org) -> None:
     (row,) = data["runInlineReport"]["rows"]
     assert row["quantities"]["hourBilling"] == 100000.0  # March and April, once each
     assert row["quantities"]["hourlyBilling"] == 0.0 and row["quantities"]["hours"] == 3.0
+
+
+async def test_absences_cost_only_when_the_type_involves_costs(org: Org) -> None:
+    gql = org.admin.gql
+    await add_rate(org.admin, "Organisation", a=eur(10000), s=FEB)
+    await add_rate(org.admin, "Organisation", "Cost", a=eur(6000), s=FEB)
+    holiday = (await gql('mutation { addAbsenceType(name: "Holiday") { id } }'))[
+        "addAbsenceType"]["id"]
+    sick = (await gql('mutation { addAbsenceType(name: "Sick") { id } }'))["addAbsenceType"]["id"]
+    await gql("mutation($id: SvcId!) { editAbsenceTypeInvolveCosts(id: $id, involveCosts: true)"
+              " { id } }", {"id": holiday})
+    for absence, day in ((holiday, 1), (sick, 2)):
+        await gql("mutation($s: SvcTimestamp!, $p: SvcId!, $a: SvcId) { addTimeRecord("
+                  "startTime: $s, duration: 28800000, personId: $p, absenceId: $a) { id } }",
+                  {"s": MAR + day * DAY, "p": org.admin.id, "a": absence})
+    await record(org, org.admin.id, MAR + 3 * DAY, 2)
+    data = await gql(REPORT, {"records": ["absence"], "period": MARCH})
+    (row,) = data["runInlineReport"]["rows"]
+    assert row["quantities"]["hours"] == 16.0 and row["quantities"]["hourCost"] == 48000.0
+    assert row["quantities"]["hourBilling"] == 0.0 and row["quantities"]["billableHours"] == 0.0
+    data = await gql(REPORT, {"records": ["time", "absence"], "period": MARCH})
+    (row,) = data["runInlineReport"]["rows"]
+    assert row["quantities"]["hours"] == 18.0 and row["quantities"]["hourBilling"] == 20000.0
+    assert row["quantities"]["hourCost"] == 60000.0 and row["quantities"]["billablePercentage"] == 11
