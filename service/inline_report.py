@@ -4,7 +4,8 @@ resolved billing and cost rate (service/rules/rates.py), summed per person and/o
 
 Supported: records time and absence; the period targets of service/rules/report_period.py and
 custom [start, end); grouping by attributes.person / attributes.projects (neither: one row of
-totals); filters on persons and projects (a project includes its subprojects), AND-ed. The
+totals); filters on persons and projects (a project includes its subprojects), chained by
+`following` as the list queries' filters are. The
 rest of the reference's parameters are refused by name rather than ignored.
 """
 
@@ -77,31 +78,54 @@ def _check_filters(filters: Sequence[Mapping[str, Any] | None]) -> list[Mapping[
     checked: list[Mapping[str, Any]] = []
     for index, item in enumerate(filters):
         if item is None:
-            continue
+            raise BadInput(f"filters[{index}]", "must be an object, not null")
+        named = False
         for key, value in item.items():
-            if value is not None and key not in _FILTER_KEYS:
+            if value is None:
+                continue
+            if key not in _FILTER_KEYS:
                 raise BadInput(f"filters[{index}].{key}", "is not supported by this report "
                                f"(supported: {', '.join(_FILTER_KEYS[:-1])})")
+            if key == "following":
+                if str(value).upper() not in ("AND", "OR"):
+                    raise BadInput(f"filters[{index}].following", "must be AND or OR")
+            else:
+                named = True
+        if not named:
+            raise BadInput(f"filters[{index}]", "names no field to match")
         checked.append(item)
     return checked
 
 
+def _holds(item: Mapping[str, Any], person_id: str, projects: list[str]) -> bool:
+    """One filter object: every field it sets matches (projects: the record's projects and
+    their ancestors)."""
+    if item.get("personId") and person_id != item["personId"]:
+        return False
+    if item.get("notPersonId") and person_id == item["notPersonId"]:
+        return False
+    wanted = [item["projectId"]] if item.get("projectId") else []
+    wanted += [p for p in item.get("projectIds") or [] if p]
+    if wanted and not set(wanted) & set(projects):
+        return False
+    unwanted = [item["notProjectId"]] if item.get("notProjectId") else []
+    unwanted += [p for p in item.get("notProjectIds") or [] if p]
+    return not set(unwanted) & set(projects)
+
+
 def _matches(filters: Sequence[Mapping[str, Any]], person_id: str, projects: list[str]) -> bool:
-    """Every filter item holds (projects: the record's projects and their ancestors)."""
+    """The filter objects chained left to right by each one's `following` (AND when unset),
+    as the `filter` arrays of the list queries are (service/graphql/filters.py)."""
+    result: bool | None = None
+    pending = "AND"
     for item in filters:
-        if item.get("personId") and person_id != item["personId"]:
-            return False
-        if item.get("notPersonId") and person_id == item["notPersonId"]:
-            return False
-        wanted = [item["projectId"]] if item.get("projectId") else []
-        wanted += [p for p in item.get("projectIds") or [] if p]
-        if wanted and not set(wanted) & set(projects):
-            return False
-        unwanted = [item["notProjectId"]] if item.get("notProjectId") else []
-        unwanted += [p for p in item.get("notProjectIds") or [] if p]
-        if set(unwanted) & set(projects):
-            return False
-    return True
+        this = _holds(item, person_id, projects)
+        if result is None:
+            result = this
+        else:
+            result = (result or this) if pending == "OR" else (result and this)
+        pending = str(item.get("following") or "AND").upper()
+    return True if result is None else result
 
 
 def _currency(context: RequestContext, options: Mapping[str, Any]) -> str:
