@@ -177,16 +177,23 @@ async def load_book(
     }
     order = sorted(tags, key=lambda t: (-tags[t][1], tags[t][2], t))
     rank = {tag_id: index for index, tag_id in enumerate(order)}
+    since: dict[tuple[str, str], date] = {}
     project_tags: dict[str, list[str]] = {}
-    for project_id, tag_id in await session.execute(
-        select(ProjectTag.project_id, ProjectTag.tag_id).where(ProjectTag.organisation_id == org_id)
+    for project_id, tag_id, start_ms in await session.execute(
+        select(ProjectTag.project_id, ProjectTag.tag_id, ProjectTag.start_ms)
+        .where(ProjectTag.organisation_id == org_id)
     ):
         project_tags.setdefault(project_id, []).append(tag_id)
+        if start_ms is not None:
+            since[(project_id, tag_id)] = day_of(start_ms, zone)
     person_tags: dict[str, list[str]] = {}
-    for person_id, tag_id in await session.execute(
-        select(PersonTag.person_id, PersonTag.tag_id).where(PersonTag.organisation_id == org_id)
+    for person_id, tag_id, start_ms in await session.execute(
+        select(PersonTag.person_id, PersonTag.tag_id, PersonTag.start_ms)
+        .where(PersonTag.organisation_id == org_id)
     ):
         person_tags.setdefault(person_id, []).append(tag_id)
+        if start_ms is not None:
+            since[(person_id, tag_id)] = day_of(start_ms, zone)
     for listing in (*project_tags.values(), *person_tags.values()):
         listing.sort(key=lambda t: rank.get(t, len(rank)))
     book = rules.RateBook(
@@ -196,5 +203,6 @@ async def load_book(
         tag_parents={tag_id: values[0] for tag_id, values in tags.items()},
         project_tags=project_tags,
         person_tags=person_tags,
+        tag_since=since,
     )
     return book, {rate.id: rate for rate in rates}

@@ -10,7 +10,8 @@ The order of the search (the specification's "Billing rates"):
 Rates cannot be set on a task: an entry's task plays no part.
 
 At each place the rate whose From date is the latest one on or before the entry's day applies;
-a place whose rates all start later is passed over. A rate split by persons picks the row of
+a place whose rates all start later is passed over, and so is a tag whose tagging (tagPerson /
+tagProject with a start time) starts after the entry's day. A rate split by persons picks the row of
 the entry's person, split by projects the row of the deepest of the entry's projects (or their
 ancestors) that has one, split by tags the row of the first of the person's tags, then the
 projects' tags, that has one; without a matching row the rate's own amount applies.
@@ -92,6 +93,17 @@ class RateBook:
     # Tags of each project / person, in the order they are tried (deepest first).
     project_tags: Mapping[str, Sequence[str]] = field(default_factory=dict)
     person_tags: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # (project or person id, tag id) -> the first day the tagging applies (tagPerson /
+    # tagProject with a startTime); untimed taggings always apply.
+    tag_since: Mapping[tuple[str, str], date] = field(default_factory=dict)
+
+    def tags_of(self, owner: Mapping[str, Sequence[str]], owner_id: str,
+                day: date | None) -> list[str]:
+        """The owner's tags that apply on `day` (all of them when `day` is None)."""
+        return [
+            t for t in owner.get(owner_id, ())
+            if day is None or self.tag_since.get((owner_id, t), day) <= day
+        ]
 
 
 @dataclass(frozen=True)
@@ -158,26 +170,31 @@ def project_chain(book: RateBook, project_ids: Iterable[str]) -> list[str]:
     return found
 
 
-def project_places(book: RateBook, project_ids: Iterable[str]) -> list[Place]:
+def project_places(
+    book: RateBook, project_ids: Iterable[str], day: date | None = None
+) -> list[Place]:
     places: list[Place] = []
     for project_id in project_chain(book, project_ids):
         places.append(Place(PROJECTS, project_id))
         places.extend(
-            Place(TAGS, t) for t in tag_chain(book, book.project_tags.get(project_id, ()))
+            Place(TAGS, t)
+            for t in tag_chain(book, book.tags_of(book.project_tags, project_id, day))
         )
     return list(dict.fromkeys(places))
 
 
-def person_places(book: RateBook, person_id: str) -> list[Place]:
+def person_places(book: RateBook, person_id: str, day: date | None = None) -> list[Place]:
     return [
         Place(PERSONS, person_id),
-        *(Place(TAGS, t) for t in tag_chain(book, book.person_tags.get(person_id, ()))),
+        *(Place(TAGS, t)
+          for t in tag_chain(book, book.tags_of(book.person_tags, person_id, day))),
     ]
 
 
 def search_order(book: RateBook, entry: Entry) -> list[Place]:
     """Every place tried for the entry, in order (project side, person side, organisation)."""
-    places = project_places(book, entry.project_ids) + person_places(book, entry.person_id)
+    places = (project_places(book, entry.project_ids, entry.day)
+              + person_places(book, entry.person_id, entry.day))
     places.append(Place(ORGANISATIONS, book.organisation_id))
     return list(dict.fromkeys(places))
 
@@ -187,10 +204,10 @@ def _split_keys(book: RateBook, entry: Entry, split_type: str) -> list[str]:
         return [entry.person_id]
     if split_type == SPLIT_PROJECTS:
         return project_chain(book, entry.project_ids)
-    person_tags = tag_chain(book, book.person_tags.get(entry.person_id, ()))
+    person_tags = tag_chain(book, book.tags_of(book.person_tags, entry.person_id, entry.day))
     project_tags = [
         t for p in project_chain(book, entry.project_ids)
-        for t in tag_chain(book, book.project_tags.get(p, ()))
+        for t in tag_chain(book, book.tags_of(book.project_tags, p, entry.day))
     ]
     return list(dict.fromkeys(person_tags + project_tags))
 

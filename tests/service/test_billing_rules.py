@@ -35,7 +35,8 @@ PARENTS = {"top": None, "sub": "top", "leaf": "sub", "other": None}
 TAG_PARENTS = {"teamT": None, "subT": "teamT", "clientT": None}
 
 
-def book(**places: list[RateFacts]) -> RateBook:
+def book(since: dict[tuple[str, str], date] | None = None,
+         **places: list[RateFacts]) -> RateBook:
     where = {
         "org": Place(ORGANISATIONS, "O"), "top": Place(PROJECTS, "top"),
         "sub": Place(PROJECTS, "sub"), "leaf": Place(PROJECTS, "leaf"),
@@ -50,6 +51,7 @@ def book(**places: list[RateFacts]) -> RateBook:
         tag_parents=TAG_PARENTS,
         project_tags={"sub": ["clientT"]},
         person_tags={"ann": ["subT"]},
+        tag_since=since or {},
     )
 
 
@@ -144,6 +146,14 @@ def priced(group: str, day: date, ms: int, billing: RateFacts | None, cost: Rate
         group, person, day, start, ms, non_billable,
         resolve(b, entry) if b else None, resolve(c, entry) if c else None,
     )
+
+
+def test_a_tagging_applies_from_its_start_day() -> None:
+    rates = book({("ann", "subT"): D1}, teamT=[rate("tt", 22)], org=[rate("o", 10)])
+    before = resolve(rates, Entry(date(2026, 2, 28), "ann", []))
+    after = resolve(rates, Entry(D1, "ann", []))
+    assert before is not None and before.rate.id == "o"
+    assert after is not None and after.rate.id == "tt"
 
 
 def test_exact_sums_daily_once_per_day_and_fixed_once_per_window() -> None:

@@ -188,3 +188,17 @@ async def test_absences_cost_only_when_the_type_involves_costs(org: Org) -> None
     assert row["quantities"]["hours"] == 18.0 and row["quantities"]["hourBilling"] == 20000.0
     assert row["quantities"]["hourCost"] == 60000.0
     assert row["quantities"]["billablePercentage"] == 11
+
+
+async def test_a_person_tag_rate_applies_from_the_tagging_date(org: Org) -> None:
+    bob = await org.add_member("Bob")
+    tag = (await org.admin.gql('mutation { addTag(name: "Seniors") { id } }'))["addTag"]["id"]
+    await add_rate(org.admin, "Organisation", a=eur(10000), s=FEB)
+    await add_rate(org.admin, "Tag", entity=("tagId", tag), a=eur(30000), s=FEB)
+    await org.admin.gql("mutation($t: SvcId!, $p: SvcId!, $s: SvcTimestamp) { tagPerson("
+                        "tagId: $t, personId: $p, startTime: $s) { id } }",
+                        {"t": tag, "p": bob.id, "s": MAR + 2 * DAY})
+    await record(org, bob.id, MAR + DAY + 9 * HOUR, 1)
+    await record(org, bob.id, MAR + 3 * DAY + 9 * HOUR, 1)
+    data = await org.admin.gql(REPORT, {"records": ["time"], "period": MARCH})
+    assert data["runInlineReport"]["rows"][0]["quantities"]["hourBilling"] == 40000.0
