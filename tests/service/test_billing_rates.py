@@ -307,3 +307,60 @@ async def test_deleting_the_entity_deletes_its_rates(org: Org) -> None:
         "mutation($id: SvcId!) { editBillingAmount(id: $id, amount: {value: 1, currency: "
         "\"EUR\"}) { id } }", {"id": rate["id"]})
     assert message.startswith('Invalid argument "id"')
+
+
+async def test_cost_operations_by_a_role_granted_the_permission(org: Org) -> None:
+    manager = await org.add_member("Max", role="manager")
+    role_id = (await manager.gql("query { currentPerson { role { id } } }"))["currentPerson"][
+        "role"]["id"]
+    await org.admin.gql(
+        "mutation($id: SvcId!) { editRoleAuthorisations(id: $id, authorisations: "
+        "[{name: \"billingRates\", manage: [\"all\"]}]) { id } }", {"id": role_id})
+    tag = await add_tag(org, "Crew")
+    cost = await add_rate(manager, "Tag", "Cost", entity=("tagId", tag), t="persons")
+    cid = cost["id"]
+    gql = manager.gql
+    for field, argument, type_, value, check in [
+        ("StartTime", "startTime", "SvcTimestamp!", MAR, lambda r: r["startTime"]["ts"] == MAR),
+        ("Amount", "amount", "SvcInputAmount!", eur(4200), lambda r: r["amount"] == eur(4200)),
+        ("SplitType", "splitType", "SvcRateSplitType", "projects",
+         lambda r: r["splitType"] == "projects"),
+        ("SplitType", "splitType", "SvcRateSplitType", None, lambda r: r["splitType"] is None),
+        ("Method", "method", "SvcRateMethod!", "fixed", lambda r: r["method"] == "fixed"),
+        ("RepeatEnabled", "enabled", "Boolean!", True, lambda r: r["repeatEnabled"]),
+        ("RepeatOccurrence", "occurrence", "SvcRateRepeatOccurrence!", "year",
+         lambda r: r["repeat"]["occurrence"] == "year"),
+        ("RepeatFrequency", "frequency", "Int!", 3, lambda r: r["repeat"]["frequency"] == 3),
+        ("RepeatWeekPattern", "weekPattern", "SvcRateRepeatWeekPattern", [1],
+         lambda r: r["repeat"]["weekPattern"] == [1]),
+        ("RepeatMonthPattern", "monthPattern", "SvcRateMonthPattern", "firstDay",
+         lambda r: r["repeat"]["monthPattern"] == "firstDay"),
+        ("RepeatEndTime", "endTime", "SvcTimestamp", None,
+         lambda r: r["repeat"]["endTimeEnabled"] is False),
+    ]:
+        query = (f"mutation($id: SvcId!, $v: {type_}) {{ editCost{field}(id: $id, "
+                 f"{argument}: $v) {{ {RATE} }} }}")
+        result = (await gql(query, {"id": cid, "v": value}))[f"editCost{field}"]
+        assert result["type"] == "cost" and check(result), field
+    await gql("mutation($id: SvcId!) { editCostRepeatEnabled(id: $id, enabled: false) { id } "
+              "editCostMethod(id: $id, method: \"hourly\") { id } "
+              "editCostSplitType(id: $id, splitType: \"persons\") { id } }", {"id": cid})
+    rows = await gql(
+        "mutation($r: SvcId!, $e: SvcId!) { addCostSplit(rateId: $r, entityId: $e, amount: "
+        "{value: 7, currency: \"EUR\"}, nonBillable: false) { id } editCostSplitAmount(rateId: $r,"
+        " entityId: $e, amount: {value: 8, currency: \"EUR\"}) { id } editCostSplitNonBillable("
+        "rateId: $r, entityId: $e, nonBillable: true) { personSplit { amount { value } "
+        "nonBillable } } }", {"r": cid, "e": manager.id})
+    assert rows["editCostSplitNonBillable"]["personSplit"] == [
+        {"amount": {"value": 8}, "nonBillable": True}]
+    removed = await gql(
+        "mutation($r: SvcId!, $e: SvcId!) { removeCostSplit(rateId: $r, entityId: $e) "
+        "{ personSplit { nonBillable } } }", {"r": cid, "e": manager.id})
+    assert removed["removeCostSplit"]["personSplit"] == []
+    copy = (await gql("mutation($t: SvcId!, $c: SvcId!) { duplicateTagCost(tagId: $t, costId: $c)"
+                      " { id } }", {"t": tag, "c": cid}))["duplicateTagCost"]
+    await gql("mutation($t: SvcId!, $c: SvcId!) { deleteTagCost(tagId: $t, costId: $c) { id } }",
+              {"t": tag, "c": copy["id"]})
+    listed = await gql("query($t: SvcId!) { getTag(id: $t) { costs { value { id } } } }",
+                       {"t": tag})
+    assert listed["getTag"]["costs"]["value"] == [{"id": cid}]

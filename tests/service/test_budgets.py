@@ -100,3 +100,27 @@ async def test_project_budgets(org: Org) -> None:
     audit = await gql("query { getAuditTrails(operations: [\"addProjectBudget\", "
                       "\"editBudgetQuantity\"]) { operationName } }")
     assert len(audit["getAuditTrails"]) == 2
+
+
+def _value(type_name: str, ids: dict[str, str]) -> Any:
+    base = type_name.rstrip("!")
+    return {
+        "SvcId": ids.get("id", "0" * 24), "SvcTimestamp": 0, "Int": 1, "Boolean": False,
+        "SvcInputAmount": {"value": 1, "currency": "EUR"}, "SvcRateMethod": "hourly",
+        "SvcRateRepeatOccurrence": "month", "[SvcAuthorisationInput]": [],
+    }.get(base)
+
+
+async def test_every_operation_refuses_an_employee(org: Org) -> None:
+    """Each mutation of the area, with well-formed arguments, refused for an employee."""
+    employee = await org.add_member("Eve")
+    assert isinstance(_reference.mutation_type, GraphQLObjectType)
+    for name in OPERATIONS:
+        field = _reference.mutation_type.fields[name]
+        declared = ", ".join(f"${a}: {t.type}" for a, t in field.args.items())
+        passed = ", ".join(f"{a}: ${a}" for a in field.args)
+        variables = {a: _value(str(t.type), {}) for a, t in field.args.items()}
+        query = f"mutation({declared}) {{ {name}({passed}) {{ __typename }} }}"
+        assert await employee.gql.denied(query, variables) == [f"Mutation.{name}"], name
+    audit = await org.admin.gql("query { getAuditTrails { operationName } }")
+    assert not [a for a in audit["getAuditTrails"] if a["operationName"] in OPERATIONS]
