@@ -20,6 +20,7 @@ from service.rules.rates import (
     SplitRow,
     resolve,
 )
+from service.rules.report_period import report_days
 
 D0 = date(2026, 1, 1)
 D1 = date(2026, 3, 1)
@@ -204,3 +205,20 @@ def test_fee_windows(occurrence: str, every: int, day: date, window: int | None)
     fee = rate("f", 1, method="fixed", repeat_enabled=True, repeat_occurrence=occurrence,
                repeat_frequency=every)
     assert fee_window(fee, day) == window
+
+
+@pytest.mark.parametrize(
+    ("target", "period", "first", "after"),
+    [("current", "week", date(2026, 3, 16), date(2026, 3, 23)),
+     ("previous", "month", date(2026, 2, 1), date(2026, 3, 1)),
+     ("next", "quarter", date(2026, 4, 1), date(2026, 7, 1)),
+     ("current", "semiMonth", date(2026, 3, 16), date(2026, 4, 1)),
+     ("previous", "semiMonth", date(2026, 3, 1), date(2026, 3, 16)),
+     ("current", "biWeekly", date(2026, 3, 16), date(2026, 3, 30)),  # week 2932 from 1970-01-05
+     ("current", "day", date(2026, 3, 18), date(2026, 3, 19)),
+     ("previous", "year", date(2025, 1, 1), date(2026, 1, 1)),
+     ("yearToDay", None, date(2026, 1, 1), date(2026, 3, 19)),
+     ("last12Months", None, date(2025, 3, 19), date(2026, 3, 19))],
+)
+def test_report_periods(target: str, period: str | None, first: date, after: date) -> None:
+    assert report_days(target, period, date(2026, 3, 18)) == (first, after)  # a Wednesday
