@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.demo_rates import seed_demo_rates
 from service.demo_time_off import seed_time_off
 from service.models import (
     AbsenceType,
@@ -258,6 +259,8 @@ class _Seeder:
                       self.zone)
         self._time_records()
         self._expenses()
+        await seed_demo_rates(self.session, self.org_id, history_start, self.persons,
+                              self.projects, created.roles.get(ROLE_MANAGER))
         await self.session.flush()
 
     async def _tags(self, start_ms: int) -> None:

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:20:49.408602
+Create Date: 2026-11-24 02:20:54.281381
 """
 
 from collections.abc import Sequence
@@ -286,6 +286,21 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_projects_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_projects_parent_id'), ['parent_id'], unique=False)
 
+    op.create_table('role_authorisations',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('role_id', sa.String(length=24), nullable=False),
+    sa.Column('name', sa.String(length=64), nullable=False),
+    sa.Column('view', sa.JSON(), nullable=False),
+    sa.Column('manage', sa.JSON(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_role_authorisations_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['role_id'], ['roles.id'], name=op.f('fk_role_authorisations_role_id_roles'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_role_authorisations')),
+    sa.UniqueConstraint('role_id', 'name', name='uq_role_authorisations_role_name')
+    )
+    with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_role_authorisations_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('tags',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -368,6 +383,25 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_absence_quotas_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_absence_quotas_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_absence_quotas_tag_id'), ['tag_id'], unique=False)
+
+    op.create_table('budgets',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('project_id', sa.String(length=24), nullable=False),
+    sa.Column('billing_value', sa.BigInteger(), nullable=False),
+    sa.Column('billing_currency', sa.String(length=3), nullable=False),
+    sa.Column('cost_value', sa.BigInteger(), nullable=False),
+    sa.Column('cost_currency', sa.String(length=3), nullable=False),
+    sa.Column('quantity', sa.BigInteger(), nullable=False),
+    sa.Column('split_type', sa.String(length=16), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_budgets_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_budgets_project_id_projects'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_budgets'))
+    )
+    with op.batch_alter_table('budgets', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_budgets_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_budgets_project_id'), ['project_id'], unique=False)
 
     op.create_table('expense_records',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -485,6 +519,38 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_project_tags_project_id'), ['project_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_project_tags_tag_id'), ['tag_id'], unique=False)
 
+    op.create_table('rates',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('type', sa.String(length=8), nullable=False),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('project_id', sa.String(length=24), nullable=True),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('method', sa.String(length=16), nullable=False),
+    sa.Column('value', sa.BigInteger(), nullable=False),
+    sa.Column('currency', sa.String(length=3), nullable=False),
+    sa.Column('split_type', sa.String(length=16), nullable=True),
+    sa.Column('repeat_enabled', sa.Boolean(), nullable=False),
+    sa.Column('repeat_occurrence', sa.String(length=8), nullable=False),
+    sa.Column('repeat_frequency', sa.Integer(), nullable=False),
+    sa.Column('repeat_week_pattern', sa.JSON(), nullable=True),
+    sa.Column('repeat_month_pattern', sa.String(length=16), nullable=True),
+    sa.Column('repeat_end_ms', sa.BigInteger(), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_rates_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_rates_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_rates_project_id_projects'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_rates_tag_id_tags'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_rates'))
+    )
+    with op.batch_alter_table('rates', schema=None) as batch_op:
+        batch_op.create_index('ix_rates_org_type', ['organisation_id', 'type'], unique=False)
+        batch_op.create_index(batch_op.f('ix_rates_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_rates_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_rates_project_id'), ['project_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_rates_tag_id'), ['tag_id'], unique=False)
+
     op.create_table('tasks',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -587,6 +653,23 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_approvals_submit_id'), ['submit_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_approvals_timesheet_id'), ['timesheet_id'], unique=False)
 
+    op.create_table('rate_splits',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('rate_id', sa.String(length=24), nullable=False),
+    sa.Column('entity_id', sa.String(length=24), nullable=False),
+    sa.Column('value', sa.BigInteger(), nullable=False),
+    sa.Column('currency', sa.String(length=3), nullable=False),
+    sa.Column('non_billable', sa.Boolean(), nullable=False),
+    sa.Column('position', sa.Integer(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_rate_splits_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['rate_id'], ['rates.id'], name=op.f('fk_rate_splits_rate_id_rates'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_rate_splits')),
+    sa.UniqueConstraint('rate_id', 'entity_id', name='uq_rate_splits_rate_entity')
+    )
+    with op.batch_alter_table('rate_splits', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_rate_splits_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('task_dependencies',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('task_id', sa.String(length=24), nullable=False),
@@ -687,6 +770,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_task_dependencies_organisation_id'))
 
     op.drop_table('task_dependencies')
+    with op.batch_alter_table('rate_splits', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_rate_splits_organisation_id'))
+
+    op.drop_table('rate_splits')
     with op.batch_alter_table('approvals', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_approvals_timesheet_id'))
         batch_op.drop_index(batch_op.f('ix_approvals_submit_id'))
@@ -712,6 +799,14 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_tasks_organisation_id'))
 
     op.drop_table('tasks')
+    with op.batch_alter_table('rates', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_rates_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_rates_project_id'))
+        batch_op.drop_index(batch_op.f('ix_rates_person_id'))
+        batch_op.drop_index(batch_op.f('ix_rates_organisation_id'))
+        batch_op.drop_index('ix_rates_org_type')
+
+    op.drop_table('rates')
     with op.batch_alter_table('project_tags', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_project_tags_tag_id'))
         batch_op.drop_index(batch_op.f('ix_project_tags_project_id'))
@@ -751,6 +846,11 @@ def downgrade() -> None:
         batch_op.drop_index('ix_expense_records_org_date')
 
     op.drop_table('expense_records')
+    with op.batch_alter_table('budgets', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_budgets_project_id'))
+        batch_op.drop_index(batch_op.f('ix_budgets_organisation_id'))
+
+    op.drop_table('budgets')
     with op.batch_alter_table('absence_quotas', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_absence_quotas_tag_id'))
         batch_op.drop_index(batch_op.f('ix_absence_quotas_person_id'))
@@ -774,6 +874,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_tags_organisation_id'))
 
     op.drop_table('tags')
+    with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_role_authorisations_organisation_id'))
+
+    op.drop_table('role_authorisations')
     with op.batch_alter_table('projects', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_projects_parent_id'))
         batch_op.drop_index(batch_op.f('ix_projects_organisation_id'))

@@ -1,0 +1,58 @@
+"""The demo organisation's billing and cost rates, a budget and the managers' view of rates
+(called once from service/demo.py), so that `make run` shows amounts in reports."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.models import Person, Project, Role
+from service.models.budget import Budget
+from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit, RoleAuthorisation
+from service.rates_store import BILLING_RATES
+
+CURRENCY = "EUR"
+
+
+def _rate(org_id: str, kind: str, start_ms: int, method: str, value: int, **where: str) -> Rate:
+    return Rate(
+        organisation_id=org_id, type=kind, start_ms=start_ms, method=method, value=value,
+        currency=CURRENCY, repeat_occurrence="month", repeat_frequency=1, created_ms=start_ms,
+        splits=[], **where,
+    )
+
+
+async def seed_demo_rates(
+    session: AsyncSession,
+    org_id: str,
+    start_ms: int,
+    persons: Mapping[str, Person],
+    projects: Mapping[str, Project],
+    manager_role: Role | None,
+) -> None:
+    harbor = _rate(org_id, RATE_BILLING, start_ms, "hourly", 14000,
+                   project_id=projects["Harbor Bank"].id)
+    harbor.split_type = "persons"
+    harbor.splits.append(RateSplit(organisation_id=org_id, entity_id=persons["grace"].id,
+                                   value=16000, currency=CURRENCY, position=0))
+    retainer = _rate(org_id, RATE_BILLING, start_ms, "fixed", 250000,
+                     project_id=projects["Brand refresh"].id)
+    retainer.repeat_enabled = True
+    session.add_all([
+        _rate(org_id, RATE_BILLING, start_ms, "hourly", 9500),
+        harbor,
+        retainer,
+        _rate(org_id, RATE_BILLING, start_ms, "daily", 90000,
+              project_id=projects["Greenfield Foods"].id),
+        _rate(org_id, RATE_BILLING, start_ms, "nonBillable", 0,
+              project_id=projects["Internal"].id),
+        _rate(org_id, RATE_COST, start_ms, "hourly", 4500),
+        _rate(org_id, RATE_COST, start_ms, "hourly", 6000, person_id=persons["grace"].id),
+        Budget(organisation_id=org_id, project_id=projects["Mobile banking app"].id,
+               billing_value=6_000_000, billing_currency=CURRENCY, cost_value=3_500_000,
+               cost_currency=CURRENCY, quantity=400, created_ms=start_ms),
+    ])
+    if manager_role is not None:
+        session.add(RoleAuthorisation(organisation_id=org_id, role_id=manager_role.id,
+                                      name=BILLING_RATES, view=["all"], manage=[]))
