@@ -1,5 +1,6 @@
 """Writes tests/service/spec_operations.json from ../shared (the specification's tables and
-the reference schema). Run it when the specification changes; the suite then checks the
+the reference schema), and implemented_operations.json (the running schema's other operations
+that the reference has, with its signatures). Run it when the specification changes; the suite then checks the
 running schema against the file, and a cross-check test tells when the file is stale."""
 
 from __future__ import annotations
@@ -9,8 +10,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.service.spec_tables import OPERATIONS_FILE, read_operations, render  # noqa: E402
+from tests.service.spec_tables import (  # noqa: E402
+    IMPLEMENTED_FILE,
+    OPERATIONS_FILE,
+    read_implemented,
+    read_operations,
+    render,
+)
 
 if __name__ == "__main__":
-    OPERATIONS_FILE.write_text(render(read_operations()), encoding="utf-8")
-    print(f"wrote {OPERATIONS_FILE}")
+    operations = read_operations()
+    OPERATIONS_FILE.write_text(render(operations), encoding="utf-8")
+    implemented = read_implemented({op["name"] for op in operations})
+    IMPLEMENTED_FILE.write_text(render(implemented), encoding="utf-8")
+    print(f"wrote {OPERATIONS_FILE} and {IMPLEMENTED_FILE}")

@@ -22,6 +22,9 @@ SHARED = Path(__file__).resolve().parents[3] / "shared"
 SPEC = SHARED / "spec" / "time-tracking-service.md"
 REFERENCE = SHARED / "reference" / "svc-schema.graphql"
 OPERATIONS_FILE = Path(__file__).with_name("spec_operations.json")
+# Every other operation the running schema shares with the reference (the ones the issues
+# named: approvals, rates, time off, ...), with the reference's signature.
+IMPLEMENTED_FILE = Path(__file__).with_name("implemented_operations.json")
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -105,4 +108,36 @@ def render(operations: list[dict[str, Any]]) -> str:
 
 def load_operations() -> list[dict[str, Any]]:
     operations: list[dict[str, Any]] = json.loads(OPERATIONS_FILE.read_text(encoding="utf-8"))
+    return operations
+
+
+def signature(field: Any) -> dict[str, Any]:
+    return {
+        "arguments": {arg: str(value.type) for arg, value in field.args.items()},
+        "returns": str(field.type),
+    }
+
+
+def read_implemented(spec_names: set[str], reference: Path = REFERENCE) -> list[dict[str, Any]]:
+    """Each operation of the running schema (built in process) that the reference schema also
+    has and the specification's tables do not list, with the reference's signature."""
+    from service.graphql.schema import build_schema as build_running
+
+    running = build_running()
+    schema = build_schema(reference.read_text(encoding="utf-8"))
+    found: list[dict[str, Any]] = []
+    for root, ours, theirs in (
+        ("Query", running.query_type, schema.query_type),
+        ("Mutation", running.mutation_type, schema.mutation_type),
+    ):
+        assert ours is not None and theirs is not None
+        for name in sorted(ours.fields):
+            if name in spec_names or name not in theirs.fields:
+                continue
+            found.append({"root": root, "name": name, **signature(theirs.fields[name])})
+    return found
+
+
+def load_implemented() -> list[dict[str, Any]]:
+    operations: list[dict[str, Any]] = json.loads(IMPLEMENTED_FILE.read_text(encoding="utf-8"))
     return operations

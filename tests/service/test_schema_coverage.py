@@ -13,10 +13,18 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.service.spec_tables import REFERENCE, SPEC, load_operations, read_operations
+from tests.service.spec_tables import (
+    REFERENCE,
+    SPEC,
+    load_implemented,
+    load_operations,
+    read_implemented,
+    read_operations,
+)
 from tests.support import LiveServer, new_org
 
 OPERATIONS = load_operations()
+IMPLEMENTED = load_implemented()
 
 
 def _id(operation: dict[str, Any]) -> str:
@@ -73,10 +81,11 @@ def test_the_list_holds_the_specification_tables() -> None:
     not (SPEC.exists() and REFERENCE.exists()),
     reason=f"the specification is not beside the checkout ({SPEC.parent.parent} is absent)",
 )
-def test_the_list_is_true_to_the_specification() -> None:
-    assert read_operations() == OPERATIONS, (
-        "tests/service/spec_operations.json is stale: run scripts/export_spec_operations.py"
-    )
+def test_the_lists_are_true_to_the_specification_and_the_reference() -> None:
+    stale = "is stale: run scripts/export_spec_operations.py"
+    assert read_operations() == OPERATIONS, f"tests/service/spec_operations.json {stale}"
+    names = {op["name"] for op in OPERATIONS}
+    assert read_implemented(names) == IMPLEMENTED, f"implemented_operations.json {stale}"
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=_id)
@@ -98,3 +107,14 @@ async def test_operation_matches_the_reference(
         return
     assert arguments == reference["arguments"], f"{label}: arguments differ from the reference"
     assert _type_string(field["type"]) == reference["returns"], f"{label}: return type differs"
+
+
+@pytest.mark.parametrize("operation", IMPLEMENTED, ids=_id)
+async def test_implemented_operation_matches_the_reference(
+    operation: dict[str, Any], running_schema: dict[str, dict[str, Any]]
+) -> None:
+    field = running_schema[operation["root"]].get(operation["name"])
+    assert field is not None, f"{_id(operation)} is missing from the running schema"
+    arguments = {arg["name"]: _type_string(arg["type"]) for arg in field["args"]}
+    assert arguments == operation["arguments"], f"{_id(operation)}: arguments differ"
+    assert _type_string(field["type"]) == operation["returns"], f"{_id(operation)}: return type"
