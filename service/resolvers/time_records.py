@@ -31,6 +31,7 @@ from service.models import (
     TimeRecord,
 )
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
+from service.schedule_plan import check_in_schedule
 from service.timerecords_query import (
     count_visible,
     record_loading,
@@ -238,6 +239,8 @@ async def resolve_add_time_record(
     projects = await _projects(context, projectIds, "projectIds")
     if task is not None:
         await check_task_allowed(context.session, context.organisation, person, [task])
+    if absence is None:
+        await check_in_schedule(context.session, context.organisation, person, startTime)
     await guard_time_record_change(context, person.id, startTime)
     record = _new_record(context, person, startTime, endTime, duration, task, absence, projects)
     context.session.add(record)
