@@ -11,7 +11,8 @@ from tests.support import DAY_MS, HOUR_MS, Org
 NEW_YEAR_2026 = 1_767_225_600_000  # 2026-01-01T00:00:00Z, a Thursday
 MAY_DAY_2026 = 1_777_593_600_000  # 2026-05-01T00:00:00Z, a Friday
 CAL = "code lang holidays(year: 2026) { id name date { ts } disabled }"
-ORG = f"{{ currentOrganisation {{ publicHolidays {{ value {{ {CAL} }} path {{ collection }} }} }} }}"
+ORG = ("{ currentOrganisation { publicHolidays { value { " + CAL
+       + " } path { collection } } } }")
 
 
 async def org_calendar(org: Org) -> dict[str, Any]:
