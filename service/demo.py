@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.demo_schedules import seed_schedule
 from service.models import (
     AbsenceType,
     ExpenseRecord,
@@ -252,6 +253,9 @@ class _Seeder:
         await self._projects(history_start)
         await self._tasks(history_start)
         self._types()
+        oldest = self._working_days()[-1]
+        await seed_schedule(self.session, organisation,
+                            self._at(oldest - dt.timedelta(days=oldest.weekday()), 0))
         await self.session.flush()
         self._time_records()
         self._expenses()
