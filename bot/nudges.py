@@ -6,7 +6,8 @@
   and an off switch, from the nudge's buttons or `/timesheet nudges on|off|digest`.
 - Staff: on the last working day of their period (Friday, from 16:00 in their Slack time zone)
   a nudge with "Submit now" when the timesheet is draft or rejected; none when they are absent
-  that day (any absence, public holidays included).
+  that day (any absence), nor on a day that is not a working day for them (their work schedule
+  and public holidays, GraphQL `scheduledDays`).
 - Managers: `/timesheet remind [last]` reminds those of their team who have not submitted
   (sendTimesheetReminder, as the manager, plus a DM), never those submitted or approved.
 
@@ -72,10 +73,11 @@ mutation Remind($ids: [SvcId!]!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
 }"""
 OWN_STATE = """
 query Own($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!, $dayStart: SvcTimestamp!,
-          $dayEnd: SvcTimestamp!) {
+          $dayEnd: SvcTimestamp!, $planStart: SvcTimestamp!, $planEnd: SvcTimestamp!) {
   getApprovalState(personId: $person, startTime: $start, endTime: $end) { status }
   getTimeRecords(startTime: $dayStart, endTime: $dayEnd, absence: true,
                  filter: [{personId: $person}]) { id }
+  getPerson(id: $person) { scheduledDays(startTime: $planStart, endTime: $planEnd) { workingDay } }
 }"""
 SUBMIT = """
 mutation Submit($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
@@ -514,9 +516,15 @@ class NudgesPart:
         data = await self.bot.runtime.client.execute(OWN_STATE, {
             "person": link.person_id, "start": period[0], "end": period[1],
             "dayStart": day_start, "dayEnd": day_end,
+            # the person's day (in the service's time zone for them) holding local noon
+            "planStart": (day_start + day_end) // 2 - DAY_MS + 1,
+            "planEnd": (day_start + day_end) // 2 + 1,
         }, apikey=apikey)
         if data.get("getTimeRecords"):
-            return False  # absent today (or a public holiday): no nudge
+            return False  # absent today: no nudge
+        planned = (data.get("getPerson") or {}).get("scheduledDays") or []
+        if any(not day.get("workingDay") for day in planned):
+            return False  # a public holiday or a day off in their schedule: no nudge
         status = status_word((data.get("getApprovalState") or {}).get("status")) or "draft"
         if status not in ("draft", "rejected"):
             return False

@@ -18,6 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.demo_rates import seed_demo_rates
+from service.demo_schedules import seed_schedule
 from service.demo_time_off import seed_time_off
 from service.models import (
     AbsenceType,
@@ -254,6 +255,9 @@ class _Seeder:
         await self._projects(history_start)
         await self._tasks(history_start)
         self._types()
+        oldest = self._working_days()[-1]
+        await seed_schedule(self.session, organisation,
+                            self._at(oldest - dt.timedelta(days=oldest.weekday()), 0))
         await self.session.flush()
         seed_time_off(self.session, self.org_id, self.absence_types["Vacation"], self.now_ms,
                       self.zone)

@@ -4,7 +4,10 @@ Periods are weeks, Monday 00:00 to Monday 00:00 in the person's time zone (Graph
 `localisation { timeZone { value } }`). When a week has ended (and for REMINDER_GRACE_MS after,
 so that a process that was down catches up), each active person whose timesheet for it is
 draft, rejected or empty is reminded once: never when it is approved or submitted (waiting
-for someone else), nor when the person was absent on every working day (Monday to Friday).
+for someone else), nor when the person was absent on every working day of their work schedule
+(GraphQL `scheduledDays`: the schedule minus public holidays; Monday to Friday by default), nor
+when the week had no working day for them. On a day that is not a working day for the person
+(a public holiday, a day off in their schedule) the reminder waits for a later tick.
 
 Several timebot processes may share one database: a lease (`scheduler_leases`) lets one of
 them run a tick at a time, and every mail carries a dedupe key (person, period), so each
@@ -58,6 +61,13 @@ TEAM_STATES = operation(
 )
 
 
+PLANNED_DAYS = operation(
+    """query SchedulerPlannedDays($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+      getPerson(id: $p) { scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay } }
+    }"""
+)
+
+
 @dataclass(frozen=True)
 class Period:
     start_ms: int
@@ -81,19 +91,31 @@ def reminder_due(now_ms: int, period: Period) -> bool:
 
 
 def absent_whole_period(
-    records: list[tuple[date, bool]], period: Period, time_zone: str
+    records: list[tuple[date, bool]], period: Period, time_zone: str,
+    working: set[date] | None = None,
 ) -> bool:
-    """Pure: `records` = (local day, is absence). Absent on every working day and nothing
-    but absences."""
+    """Pure: `records` = (local day, is absence). Absent on every working day (`working`, by
+    default Monday to Friday) and nothing but absences."""
     zone = ZoneInfo(time_zone)
     absent_days = set()
     for day, is_absence in records:
         if not is_absence:
             return False
         absent_days.add(day)
-    first = datetime.fromtimestamp(period.start_ms / 1000, UTC).astimezone(zone).date()
-    working = {first + timedelta(days=offset) for offset in range(WORKING_DAYS)}
+    if working is None:
+        first = datetime.fromtimestamp(period.start_ms / 1000, UTC).astimezone(zone).date()
+        working = {first + timedelta(days=offset) for offset in range(WORKING_DAYS)}
     return working <= absent_days
+
+
+def working_days(days: list[dict[str, Any]], time_zone: str) -> dict[date, bool]:
+    """Pure: {local day: working} from GraphQL scheduledDays."""
+    zone = ZoneInfo(time_zone)
+    return {
+        datetime.fromtimestamp(int(day["date"]["ts"]) / 1000, UTC).astimezone(zone).date():
+            bool(day["workingDay"])
+        for day in days
+    }
 
 
 def period_dedupe_key(organisation_id: str, person_id: str, period: Period) -> str:
@@ -162,11 +184,24 @@ async def period_reminders(ctx: MailContext, organisation_id: str) -> int:
             status = status_of.get(person["id"], "d")
             if status in ("s", "a"):
                 continue
+            zone_name = time_zone_of(person)
+            planned = working_days(((await runtime.client.execute(
+                PLANNED_DAYS, {"p": person["id"], "s": period.start_ms, "e": now + 1},
+                apikey=key,
+            )).get("getPerson") or {}).get("scheduledDays") or [], zone_name)
+            zone = ZoneInfo(zone_name)
+            today = datetime.fromtimestamp(now / 1000, UTC).astimezone(zone).date()
+            end_day = datetime.fromtimestamp(period.end_ms / 1000, UTC).astimezone(zone).date()
+            if not planned.get(today, True):
+                continue  # a holiday or a day off for them: a later tick sends it
+            working = {day for day, works in planned.items() if works and day < end_day}
+            if not working:
+                continue  # nothing was expected of them that week
             summary = await load_summary(
                 runtime.client, key, person["id"], period.start_ms, period.end_ms
             )
             records = [(entry.day, entry.absence is not None) for entry in summary.entries]
-            if records and absent_whole_period(records, period, time_zone_of(person)):
+            if records and absent_whole_period(records, period, zone_name, working):
                 continue
             sent += await send_timesheet_reminder(
                 ctx,

@@ -19,6 +19,13 @@ APPROVAL_REMINDER = "approvalReminder"
 OWNER_OR_ADMIN_ONLY = "ownerOrAdminOnly"
 ONLY_ADMIN_EDITS_OTHERS = "onlyAdminEditsOthers"
 AUTO_SUBMIT = "autoSubmit"
+# Work schedules (service/resolvers/schedule_settings.py).
+SCHEDULE_SETTINGS = (
+    "allowTimeRecordOutOfScheduleDaily",
+    "allowTimeRecordOutOfSchedulePeriod",
+    "requireScheduledTimeDaily",
+    "requireScheduledTimePeriod",
+)
 
 
 @dataclass

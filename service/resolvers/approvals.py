@@ -229,6 +229,7 @@ def _time_settings(resolve: Any) -> dict[str, Any]:
         "ownerOrAdminOnly": resolve(cfg.OWNER_OR_ADMIN_ONLY),
         "onlyAdminEditsOthers": resolve(cfg.ONLY_ADMIN_EDITS_OTHERS),
         "autoSubmit": resolve(cfg.AUTO_SUBMIT),
+        **{key: resolve(key) for key in cfg.SCHEDULE_SETTINGS},
     }
 
 
@@ -269,7 +270,7 @@ async def resolve_person_time_settings(person: Person, info: Any) -> Any:
     values = {
         key: _attribute(await _person_resolved(context, person, key, private=False))
         for key in (cfg.APPROVAL_REMINDER, cfg.OWNER_OR_ADMIN_ONLY, cfg.ONLY_ADMIN_EDITS_OTHERS,
-                    cfg.AUTO_SUBMIT)
+                    cfg.AUTO_SUBMIT, *cfg.SCHEDULE_SETTINGS)
     }
     return _time_settings(lambda key: values[key])
 

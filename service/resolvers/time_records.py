@@ -36,6 +36,7 @@ from service.rules.timesheet_edits import (
     may_edit_by_status,
     record_time_record_change,
 )
+from service.schedule_plan import check_in_schedule
 from service.timerecords_query import (
     count_visible,
     record_loading,
@@ -261,6 +262,8 @@ async def resolve_add_time_record(
     projects = await _projects(context, projectIds, "projectIds")
     if task is not None:
         await check_task_allowed(context.session, context.organisation, person, [task])
+    if absence is None:
+        await check_in_schedule(context.session, context.organisation, person, startTime)
     await guard_time_record_change(context, person.id, startTime)
     record = _new_record(context, person, startTime, endTime, duration, task, absence, projects)
     context.session.add(record)

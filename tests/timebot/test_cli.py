@@ -287,6 +287,12 @@ async def test_serve_demo(tmp_path: Path, http: httpx.AsyncClient) -> None:
 
         body = await current_person(http, f"{base}/graphql", admin_key)
         assert body["data"]["currentPerson"]["email"] == admin_email
+        shown = (await http.post(f"{base}/graphql", headers={"apikey": admin_key}, json={
+            "query": "{ currentOrganisation { relations { scheduleTimeline { value { name } } } "
+                     "publicHolidays { value { code } } } }"})).json()["data"]
+        assert shown["currentOrganisation"]["publicHolidays"]["value"]["code"] == "DE"
+        assert shown["currentOrganisation"]["relations"]["scheduleTimeline"][0]["value"][
+            "name"].startswith("Office week")
         assert (await http.get(f"{base}/graphql")).status_code == 200
         allowances = await http.post(
             f"{base}/graphql", headers={"apikey": keys["alan@northwind.example"]},

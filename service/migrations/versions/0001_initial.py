@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:20:54.281381
+Create Date: 2026-11-24 02:25:50.835516
 """
 
 from collections.abc import Sequence
@@ -173,6 +173,21 @@ def upgrade() -> None:
     with op.batch_alter_table('roles', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_roles_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('schedule_types',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('color', sa.String(length=32), nullable=True),
+    sa.Column('archived', sa.Boolean(), nullable=False),
+    sa.Column('calendar_start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('length', sa.Integer(), nullable=False),
+    sa.Column('days', sa.JSON(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_schedule_types_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_schedule_types'))
+    )
+    with op.batch_alter_table('schedule_types', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_schedule_types_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('service_mail',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('to_name', sa.String(length=255), nullable=False),
@@ -300,6 +315,23 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_role_authorisations_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('schedule_timeline',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('schedule_type_id', sa.String(length=24), nullable=False),
+    sa.Column('target_kind', sa.String(length=16), nullable=False),
+    sa.Column('target_id', sa.String(length=24), nullable=False),
+    sa.Column('start_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_schedule_timeline_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['schedule_type_id'], ['schedule_types.id'], name=op.f('fk_schedule_timeline_schedule_type_id_schedule_types'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_schedule_timeline')),
+    sa.UniqueConstraint('target_kind', 'target_id', 'schedule_type_id', name='uq_schedule_timeline_target')
+    )
+    with op.batch_alter_table('schedule_timeline', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_schedule_timeline_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_schedule_timeline_schedule_type_id'), ['schedule_type_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_schedule_timeline_target_id'), ['target_id'], unique=False)
 
     op.create_table('tags',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -874,6 +906,12 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_tags_organisation_id'))
 
     op.drop_table('tags')
+    with op.batch_alter_table('schedule_timeline', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_schedule_timeline_target_id'))
+        batch_op.drop_index(batch_op.f('ix_schedule_timeline_schedule_type_id'))
+        batch_op.drop_index(batch_op.f('ix_schedule_timeline_organisation_id'))
+
+    op.drop_table('schedule_timeline')
     with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_role_authorisations_organisation_id'))
 
@@ -910,6 +948,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_service_mail_handed_ms'))
 
     op.drop_table('service_mail')
+    with op.batch_alter_table('schedule_types', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_schedule_types_organisation_id'))
+
+    op.drop_table('schedule_types')
     with op.batch_alter_table('roles', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_roles_organisation_id'))
 
