@@ -127,6 +127,38 @@ async def test_approve_over_smtp(world: MailWorld, org: Org, tmp_path: Path) -> 
     assert "Bob" in receipt.text and "2026-03-02 to 2026-03-08" in receipt.text
 
 
+async def test_approve_directly_above_the_attribution(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    """No blank line between the decision and the client's "On … wrote:" line."""
+    sheet, _ = await submitted_sheet(org)
+    body = (f"Approve\nOn Mon, 9 Mar 2026, Mia <timebot@{DOMAIN}> wrote:\n"
+            "> Bob submitted his timesheet. Reply approve, or reject with a reason.")
+    raw = reply(sheet.approver.email, reply_token(world, sheet), body,
+                sign_with=world.keys["example.com"])
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert await status(org, sheet.owner) == "a"
+    assert receipt.first_line == "Approved"
+
+
+async def test_a_comment_directly_above_the_attribution_is_posted(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    sheet, _ = await submitted_sheet(org)
+    text = "Please fix Tuesday's hours."
+    body = f"{text}\nOn Mon, 9 Mar 2026, Mia <timebot@{DOMAIN}> wrote:\n> Reply approve."
+    raw = reply(sheet.approver.email, reply_token(world, sheet), body,
+                sign_with=world.keys["example.com"])
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert await status(org, sheet.owner) == "s"
+    assert "Journal" in receipt.text
+    journal = await org.admin.gql(JOURNAL, {"r": {"id": sheet.event_id, "type": "approvalEvent"}})
+    mine = [m for m in journal["getMessages"] if m["type"] == "message"]
+    assert [(m["content"], m["author"]["id"]) for m in mine] == [(text, sheet.approver.id)]
+
+
 async def test_reject_with_reason_over_lmtp(world: MailWorld, org: Org, tmp_path: Path) -> None:
     sheet, _ = await submitted_sheet(org)
     raw = reply(sheet.approver.email, reply_token(world, sheet),
