@@ -1,5 +1,7 @@
 """What the owner of a timesheet is told when it is decided: rejected (with the reason) or
-finally approved. Intermediate stage approvals tell the owner nothing.
+finally approved by an approver. Intermediate stage approvals tell the owner nothing, nor does
+an automatic approval (no stages, or the service's auto-approval): the owner did not wait
+for anyone then, and the nudges already count such a timesheet as done.
 
 Pure texts, shared by the e-mail (`mail.owner_notices`) and Slack (`bot.owner_notices`)
 halves, plus the one look-up both need (the owner's name, address and time zone). Each notice
@@ -53,7 +55,6 @@ class OwnerNotice:
     period: str
     stage: str  # "stage 1 of 2"; "" when the event does not say
     reason: str
-    automatic: bool
 
     @property
     def subject(self) -> str:
@@ -65,8 +66,6 @@ class OwnerNotice:
         at = f" at {self.stage}" if self.stage else ""
         if self.kind == "rejected":
             return f"{self.by_name} rejected your timesheet for {self.period}{at}."
-        if self.automatic:
-            return f"Your timesheet for {self.period} was approved automatically."
         return f"{self.by_name} approved your timesheet for {self.period}{at}: it is now approved."
 
     @property
@@ -92,7 +91,7 @@ def owner_notice(data: dict[str, Any], time_zone: str | None) -> OwnerNotice | N
     status, action = data.get("status"), data.get("action")
     if status == "r" and action == "rejected":
         kind = "rejected"
-    elif status == "a" and action in ("approved", "autoApproved"):
+    elif status == "a" and action == "approved":
         kind = "approved"
     else:
         return None
@@ -111,7 +110,6 @@ def owner_notice(data: dict[str, Any], time_zone: str | None) -> OwnerNotice | N
         period=local_period(start, end, time_zone),
         stage=where,
         reason=str(data.get("comment") or "").strip(),
-        automatic=action == "autoApproved",
     )
 
 

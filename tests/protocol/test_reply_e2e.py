@@ -240,7 +240,7 @@ async def test_a_rejection_by_reply_tells_the_owner_once_with_the_reason(
     async with world.runtime.state_sessions() as session:
         rows = list(await session.scalars(select(ReceivedEvent).where(
             ReceivedEvent.organisation_id == org.id)))
-    for row in rows:  # every event of the organisation dispatched again, as a retry would
+    for row in rows:  # the organisation's events dispatched again, as a retry would
         await world.runtime.bus.dispatch(ServiceEvent(
             row.delivery_id, row.event, row.organisation_id, row.timestamp_ms, dict(row.data)))
     assert len(await owner_notices(world, sheet.owner.email)) == 1
