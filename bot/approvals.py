@@ -28,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from bot.identity import SlackPerson
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.stages import stage_label
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim, SlackOutgoing
 from timebot.summary import TimesheetSummary, hours, load_summary
@@ -138,14 +139,14 @@ def summary_text(summary: TimesheetSummary) -> str:
 
 
 def request_blocks(
-    request: Request, person_name: str, stage_label: str, summary: str
+    request: Request, person_name: str, stage_text: str, summary: str
 ) -> tuple[str, list[dict[str, Any]]]:
     period = period_text(request.start_ms, request.end_ms)
     text = f"{person_name} submitted the timesheet for {period}: waiting for your approval"
     value = request.encode()
     return text, [
         {"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*{person_name}* submitted the timesheet for *{period}* ({stage_label}).")}},
+            f"*{person_name}* submitted the timesheet for *{period}* ({stage_text}).")}},
         {"type": "section", "text": {"type": "mrkdwn", "text": summary}},
         {"type": "actions", "block_id": "decision", "elements": [
             {"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
@@ -246,9 +247,9 @@ class ApprovalsPart:
             request.submit_id,
         )
         count = int(data.get("stageCount") or 1)
-        stage_label = f"stage {request.stage + 1} of {count}" if count > 1 else "approval"
+        label = stage_label(request.stage, count) if count > 1 else "approval"
         person_name = (data.get("person") or {}).get("name") or summary.person_name
-        text, blocks = request_blocks(request, person_name, stage_label, summary_text(summary))
+        text, blocks = request_blocks(request, person_name, label, summary_text(summary))
         context = {"timesheetId": request.timesheet_id, "personId": request.person_id,
                    "submitId": request.submit_id, "organisationId": event.organisation_id,
                    "startTime": request.start_ms, "endTime": request.end_ms,

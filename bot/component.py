@@ -15,6 +15,7 @@ from bot.app import SlackBot, close_keep_alive, keep_alive
 from bot.approvals import ApprovalsPart
 from bot.home import HomePart
 from bot.nudges import NudgesPart
+from bot.owner_notices import OwnerNoticesPart
 from bot.socket_mode import SocketMode
 from bot.threads import ThreadsPart
 from bot.time_commands import TimeButtons
@@ -33,6 +34,7 @@ class SlackParts:
         self.nudges = NudgesPart(bot)
         self.home = HomePart(bot)
         self.time_buttons = TimeButtons(bot)
+        self.owner_notices = OwnerNoticesPart(bot)
 
 
 def bot_of(runtime: Runtime) -> SlackBot | None:

@@ -69,7 +69,8 @@ UNAVAILABLE_PAUSE_SECONDS = 1.0
 
 EVENT_QUERY = """query ReplyEvent($id: SvcId!) {
   getApprovalEventById(id: $id) {
-    id status stage rejectedStage comment person { id name } startTime { ts } endTime { ts }
+    id status stage rejectedStage comment startTime { ts } endTime { ts }
+    person { id name localisation { timeZone { value } } }
   }
 }"""
 STATE_QUERY = """query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
@@ -96,6 +97,11 @@ MESSAGES_QUERY = (
 
 
 # --- the approval state, as read from the service (pure from here to `judge`) --------------
+
+
+def _time_zone(person: dict[str, Any]) -> str:
+    """The person's time zone setting (UTC when unset)."""
+    return str(((person.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC")
 
 
 @dataclass(frozen=True)
@@ -472,7 +478,8 @@ async def process_approval_reply(processor: MessageProcessor, mail: InboundMail)
             mail, receipts.unknown_link("its timesheet no longer exists"), token=token_text
         )
     sheet = TimesheetInfo(
-        str(event["person"]["name"]), int(event["startTime"]["ts"]), int(event["endTime"]["ts"])
+        str(event["person"]["name"]), int(event["startTime"]["ts"]), int(event["endTime"]["ts"]),
+        _time_zone(event["person"]),
     )
 
     data = await processor.reads.execute(

@@ -32,6 +32,8 @@ from mail.loop_guard import error_receipt_allowed
 from mail.outbound import Outbox, new_message
 from mail.reading import ReadMessage
 from timebot.clock import Clock
+from timebot.periods_local import local_period
+from timebot.stages import stage_label
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailErrorReceipt, OutboxMessage
 from timebot.tokens import message_id as token_message_id
@@ -54,16 +56,6 @@ class Verdict(Enum):
     NOTHING_CHANGED = "Nothing changed"
 
 
-STAGE_TYPES = {
-    "person": "Specific people",
-    "tag": "Tagged people",
-    "pm": "Project managers",
-    "tm": "Task managers",
-    "ppm": "People managers",
-    "admin": "Admins",
-}
-
-
 @dataclass(frozen=True)
 class TimesheetInfo:
     """Which timesheet a receipt is about (for people, not for machines)."""
@@ -71,22 +63,19 @@ class TimesheetInfo:
     person_name: str
     start_ms: int
     end_ms: int
+    time_zone: str = "UTC"  # the owner's: the period's dates are theirs
 
     @property
     def period(self) -> str:
-        start = datetime.fromtimestamp(self.start_ms / 1000, UTC).date()
-        end = datetime.fromtimestamp(max(self.start_ms, self.end_ms - 1) / 1000, UTC).date()
-        return f"{start.isoformat()} to {end.isoformat()}"
+        return local_period(self.start_ms, self.end_ms, self.time_zone)
 
     def describe(self) -> str:
         return f"the timesheet of {self.person_name} for {self.period}"
 
 
 def stage_words(stage: int, count: int, stage_type: str | None) -> str:
-    """`stage 1 of 2 (People managers)` — counted from 1 for people."""
-    label = STAGE_TYPES.get(stage_type or "", stage_type or "")
-    of = f" of {count}" if count > 1 else ""
-    return f"stage {stage + 1}{of}" + (f" ({label})" if label else "")
+    """`stage 1 of 2 (People managers)` — counted from 1 for people (`timebot.stages`)."""
+    return stage_label(stage, count, stage_type)
 
 
 @dataclass(frozen=True)

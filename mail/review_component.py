@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from starlette.routing import BaseRoute
 
+from mail.owner_notices import OwnerNotices
 from mail.reminders import Reminders
 from mail.reviews import MailContext, ReviewRequests
 from mail.templating import Templates
@@ -53,6 +54,7 @@ def install_reviews(runtime: Runtime, routes: list[BaseRoute]) -> ReviewComponen
     COMPONENTS[id(runtime)] = component
     runtime.bus.subscribe("mail-reviews", component.reviews)
     runtime.bus.subscribe("mail-reminders", component.reminders)
+    runtime.bus.subscribe("mail-owner-notices", OwnerNotices(ctx))
     routes.extend(component.links.routes())
     if not runtime.settings.smtp_relay:
         routes.extend(OutboxPage(ctx).routes())

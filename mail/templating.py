@@ -13,6 +13,7 @@ from typing import Any
 
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from timebot.stages import stage_label
 from timebot.summary import hours
 
 DEFAULTS = Path(__file__).resolve().parent / "templates"
@@ -45,6 +46,7 @@ class Templates:
         )
         self.html.filters["hours"] = hours
         self.html.filters["day"] = _day
+        self.html.globals["stage_label"] = stage_label  # "stage 1 of 2", the one way
 
     def mail(self, name: str, **context: Any) -> RenderedMail:
         subject = self.html.get_template(f"{name}.subject.j2").render(**context)

@@ -137,3 +137,46 @@ def test_bottom_posted_decision() -> None:
 def test_crlf_and_invisible_characters() -> None:
     assert decide("\ufeff\u200bApprove\r\n\r\n> x\r\n") == Approve()
     assert decide("Reject:\xa0wrong\r\n") == Reject("wrong")
+
+
+MIA = "Mia Example <mia@acme.example>"
+HISTORY = "> Ingrid submitted her timesheet for 2026-11-16 to 2026-11-22.\n> Reply approve."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"Approve\nOn Mon, 23 Nov 2026, {MIA} wrote:\n{HISTORY}", Approve()),
+        (f"Approve\n> On Mon, 23 Nov 2026, {MIA} wrote:\n{HISTORY}", Approve()),
+        (f"Approved, thanks!\nOn Mon, 23 Nov 2026 at 09:12, Mia Example <\nmia@acme.example> "
+         f"wrote:\n{HISTORY}", Approve()),
+        (f"ok\nLe lun. 23 nov. 2026 à 09:12, {MIA} a écrit :\n{HISTORY}", Approve()),
+        (f"Genehmigt\nAm Mo., 23. Nov. 2026 um 09:12 Uhr schrieb {MIA}:\n{HISTORY}", Approve()),
+        (f"Genehmigt\nMia schrieb am 23.11.2026 um 09:12:\n{HISTORY}", Approve()),
+        (f"Aprobado\nEl lun, 23 nov 2026 a las 9:12, {MIA} escribió:\n{HISTORY}", Approve()),
+        (f"akkoord\nOp ma 23 nov. 2026 om 09:12 schreef {MIA}:\n{HISTORY}", Approve()),
+        (f"yes\n2026-11-23 09:12 GMT+01:00 {MIA}:\n{HISTORY}", Approve()),
+        (f"Approve\nOn Mon, 23 Nov 2026, {MIA} wrote:\nIngrid submitted her timesheet.",
+         Approve()),
+        (f"Reject: Tuesday is missing\nOn Mon, 23 Nov 2026, {MIA} wrote:\n{HISTORY}",
+         Reject("Tuesday is missing")),
+        (f"Reject\nTuesday is missing.\nOn Mon, 23 Nov 2026, {MIA} wrote:\n{HISTORY}",
+         Reject("Tuesday is missing.")),
+        (f"Refusé : il manque mardi\nLe lun. 23 nov. 2026 à 09:12, {MIA} a écrit :\n{HISTORY}",
+         Reject("il manque mardi")),
+        (f"Please fix Tuesday's hours.\nOn Mon, 23 Nov 2026, {MIA} wrote:\n{HISTORY}",
+         Comment("Please fix Tuesday's hours.")),
+        (f"Approve\n---- On Mon, 23 Nov 2026 09:12:00 +0100 {MIA} wrote ----\n{HISTORY}",
+         Approve()),
+        (f"Approve\n\nDen 23 nov. 2026 kl. 09:12 skrev {MIA}:\n{HISTORY}", Approve()),
+        (f"Approve\nW dniu 23.11.2026 o 09:12, {MIA} napisał(a):\n{HISTORY}", Approve()),
+        (f"Approve\n23.11.2026 09:12, {MIA} написал:\n{HISTORY}", Approve()),
+        (f"Approve\nпн, 23 лист. 2026 о 09:12 {MIA} пише:\n{HISTORY}", Approve()),
+        (f"Approve\n\nSendt fra min iPad\n\nDen 23. nov. 2026 kl. 09:12 skrev {MIA}:\n{HISTORY}",
+         Approve()),
+        (f"Approve\n\nFrån: {MIA}\nSkickat: den 23 november 2026 09:12\nTill: Anna\n"
+         "Ämne: Tidrapport\n\nIngrid submitted her timesheet. Reply reject", Approve()),
+    ],
+)
+def test_decision_directly_above_the_attribution(text: str, expected: Decision) -> None:
+    assert decide(text) == expected

@@ -230,3 +230,133 @@ def test_outlook_web_html_reply() -> None:
         "<div>Reply approve or reject</div></body></html>"
     )
     assert extract_reply(html_to_text(html)) == "Reject: Monday is wrong"
+
+
+# --- own text directly above the attribution, and history in more layouts -----------------
+
+ATTRIBUTION = "On Mon, 23 Nov 2026, Mia <mia@acme.example> wrote:"
+FRENCH = "Le lun. 23 nov. 2026 à 09:12, Mia <mia@acme.example> a écrit :"
+QUOTE_2 = "> Ingrid submitted her timesheet for 2026-11-16 to 2026-11-22.\n> Reply approve."
+
+
+@pytest.mark.parametrize(
+    ("text", "own"),
+    [
+        # own text with no blank line before the attribution
+        (f"Approve\n{ATTRIBUTION}\n{QUOTE_2}", "Approve"),
+        (f"Please fix Tuesday's hours.\n{ATTRIBUTION}\n{QUOTE_2}", "Please fix Tuesday's hours."),
+        (f"Looks right.\nPlease book the offsite on Friday.\n{ATTRIBUTION}\n{QUOTE_2}",
+         "Looks right.\nPlease book the offsite on Friday."),
+        (f"Rejeter : il manque mardi\n{FRENCH}\n{QUOTE_2}", "Rejeter : il manque mardi"),
+        ("Genehmigt\nMia schrieb am 23.11.2026 um 09:12:\n" + QUOTE_2, "Genehmigt"),
+        ("Yes\nMia <mia@acme.example> wrote:\n" + QUOTE_2, "Yes"),
+        # own line above an attribution that is itself wrapped over two lines
+        ("ok\nOn Mon, 23 Nov 2026 at 09:12, Mia Example <\nmia@acme.example> wrote:\n" + QUOTE_2,
+         "ok"),
+        # the same with no quote after it (clients that do not quote)
+        (f"Approve\n{ATTRIBUTION}\nIngrid submitted her timesheet.", "Approve"),
+        # an attribution as the very first line, the reply below it unquoted
+        (f"{ATTRIBUTION}\n\nApproved, thanks", "Approved, thanks"),
+        # date-first attributions
+        ("Fine by me.\n\n2026-11-23 09:12 GMT+01:00 Mia Example <mia@acme.example>:\n\n"
+         + QUOTE_2, "Fine by me."),
+        ("Fine by me.\n2026-11-23 9:12 GMT+01:00 Mia Example <mia@acme.example>:\n"
+         "Ingrid submitted her timesheet.", "Fine by me."),
+        ("Fine by me.\n\nпн, 23 нояб. 2026 г. в 09:12, Mia <mia@acme.example>:\n" + QUOTE_2,
+         "Fine by me."),
+        # ---- On … wrote ---- blocks (with or without the quote marks after it)
+        ("Approved\n\n---- On Mon, 23 Nov 2026 09:12:00 +0100 Mia <mia@acme.example> wrote ----"
+         "\n\nIngrid submitted her timesheet.", "Approved"),
+        ("Approved\n---- On Mon, 23 Nov 2026 Mia wrote ----\n" + QUOTE_2, "Approved"),
+        # the attribution wrapped so that its second line is quoted
+        ("Approve\n\nOn Mon, 23 Nov 2026 at 09:12, Mia Example <mia@acme.example\n> wrote:\n"
+         + QUOTE_2, "Approve"),
+        ("Approve\nOn Mon, 23 Nov 2026 at 09:12, Mia Example\n> <mia@acme.example> wrote:\n"
+         + QUOTE_2, "Approve"),
+        # the attribution split by blank lines
+        ("Approve\n\nOn Mon, 23 Nov 2026 at 09:12, Mia Example <mia@acme.example>\n\nwrote:\n\n"
+         + QUOTE_2, "Approve"),
+        ("Approve\n\nOn Mon, 23 Nov 2026 at 09:12,\n\nMia Example <mia@acme.example> wrote:\n"
+         + QUOTE_2, "Approve"),
+        # other languages' attributions
+        ("Godkänt\n\nDen 23 nov. 2026 kl. 09:12 skrev Mia <mia@acme.example>:\n" + QUOTE_2,
+         "Godkänt"),
+        ("Ser bra ut\nman. 23. nov. 2026 kl. 09:12 skrev Mia Example <mia@acme.example>:\n"
+         + QUOTE_2, "Ser bra ut"),
+        ("Zatwierdzam\nW dniu 23.11.2026 o 09:12, Mia <mia@acme.example> napisał(a):\n"
+         + QUOTE_2, "Zatwierdzam"),
+        ("Zatwierdzam\n\npon., 23 lis 2026 o 09:12 Mia <mia@acme.example> napisał(a):\n"
+         + QUOTE_2, "Zatwierdzam"),
+        ("Согласовано\n23.11.2026 09:12, Mia Example написал:\n" + QUOTE_2, "Согласовано"),
+        ("Согласовано\n\n23.11.2026, 09:12, Mia пишет:\n" + QUOTE_2, "Согласовано"),
+        ("Погоджено\nпн, 23 лист. 2026 о 09:12 Mia <mia@acme.example> пише:\n" + QUOTE_2,
+         "Погоджено"),
+    ],
+)
+def test_own_text_is_kept_and_the_attribution_dropped(text: str, own: str) -> None:
+    assert extract_reply(text) == own
+
+
+OUTLOOK_BLOCKS = [
+    "Från: Mia <mia@acme.example>\nSkickat: den 23 november 2026 09:12\nTill: Anna\n"
+    "Ämne: Tidrapport",
+    "Von: Mia <mia@acme.example>\nGesendet: Montag, 23. November 2026 09:12\nAn: Anna\n"
+    "Betreff: Stundenzettel",
+    "De : Mia <mia@acme.example>\nEnvoyé : lundi 23 novembre 2026 09:12\nÀ : Anna\n"
+    "Objet : Feuille de temps",
+    "De: Mia <mia@acme.example>\nEnviado: lunes, 23 de noviembre de 2026 9:12\nPara: Anna\n"
+    "Asunto: Parte de horas",
+    "Van: Mia <mia@acme.example>\nVerzonden: maandag 23 november 2026 09:12\nAan: Anna\n"
+    "Onderwerp: Urenstaat",
+    "Fra: Mia <mia@acme.example>\nSendt: mandag 23. november 2026 09:12\nTil: Anna\n"
+    "Emne: Timeliste",
+    "Fra: Mia <mia@acme.example>\nSendt: 23. november 2026 09:12\nTil: Anna\nCc: Bo\n"
+    "Emne: Timeseddel",
+    "Od: Mia <mia@acme.example>\nWysłane: poniedziałek, 23 listopada 2026 09:12\nDo: Anna\n"
+    "Temat: Karta czasu pracy",
+    "От: Mia <mia@acme.example>\nОтправлено: 23 ноября 2026 г. 9:12\nКому: Anna\n"
+    "Тема: Табель",
+    "Від: Mia <mia@acme.example>\nНадіслано: 23 листопада 2026 р. 9:12\nКому: Anna\n"
+    "Тема: Табель",
+]
+
+
+@pytest.mark.parametrize("block", OUTLOOK_BLOCKS)
+@pytest.mark.parametrize("separator", ["", "\n", "\n________________________________\n"])
+def test_outlook_blocks_in_more_languages(block: str, separator: str) -> None:
+    text = f"Approve{separator}\n{block}\n\nIngrid submitted her timesheet.\nReply approve."
+    assert extract_reply(text) == "Approve"
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [
+        "Sendt fra min iPad",
+        "Sendt fra min iPhone",
+        "Skickat från min iPhone",
+        "Wysłane z mojego iPhone'a",
+        "Wysłano z iPhone'a",
+        "Отправлено с iPhone",
+        "Отправлено с моего iPad",
+        "Надіслано з iPhone",
+        "Відправлено з мого iPhone",
+        "Lähetetty iPhonesta",
+    ],
+)
+def test_device_signatures_in_more_languages(signature: str) -> None:
+    assert extract_reply(f"Looks fine to me.\n\n{signature}\n\n> quoted\n") == "Looks fine to me."
+    assert extract_reply(f"Looks fine to me.\n{signature}") == "Looks fine to me."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I wrote: the hours for Monday are wrong.",
+        "Please check what Mia wrote about Monday.\nThe hours are right.",
+        "On Monday I was ill.\nOn Tuesday I wrote the report.",
+        "Den här veckan skrev jag rapporten.",
+        "2026-11-23 09:12 was the start.\nFrom: the office",
+    ],
+)
+def test_own_text_that_resembles_an_attribution_stays(text: str) -> None:
+    assert extract_reply(text) == text

@@ -5,13 +5,17 @@ each attempt changes nothing."""
 
 from __future__ import annotations
 
+import asyncio
+import email
+import email.policy
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from mail.inbox import message_key
 from tests.net import free_port
@@ -22,6 +26,7 @@ from tests.protocol.reply_helpers import (
     IMAP_USER,
     DkimKey,
     MailWorld,
+    Sheet,
     maildir_receipts,
     no_receipt,
     processed,
@@ -32,9 +37,16 @@ from tests.protocol.reply_helpers import (
     submitted_sheet,
     swaks,
 )
-from tests.service.test_approvals_support import approve, reject, state
+from tests.service.test_approvals_support import (
+    approve,
+    manage,
+    reject,
+    set_stages,
+    state,
+)
 from tests.support import HOUR_MS, Org, new_org, start_live_server, stop_live_server
-from timebot.state.models import InboxMessage, MailReply, OutboxMessage
+from timebot.events import ServiceEvent
+from timebot.state.models import InboxMessage, MailReply, OutboxMessage, ReceivedEvent
 from timebot.tokens import reply_address
 
 pytestmark = pytest.mark.skipif(
@@ -127,6 +139,38 @@ async def test_approve_over_smtp(world: MailWorld, org: Org, tmp_path: Path) -> 
     assert "Bob" in receipt.text and "2026-03-02 to 2026-03-08" in receipt.text
 
 
+async def test_approve_directly_above_the_attribution(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    """No blank line between the decision and the client's "On … wrote:" line."""
+    sheet, _ = await submitted_sheet(org)
+    body = (f"Approve\nOn Mon, 9 Mar 2026, Mia <timebot@{DOMAIN}> wrote:\n"
+            "> Bob submitted his timesheet. Reply approve, or reject with a reason.")
+    raw = reply(sheet.approver.email, reply_token(world, sheet), body,
+                sign_with=world.keys["example.com"])
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert await status(org, sheet.owner) == "a"
+    assert receipt.first_line == "Approved"
+
+
+async def test_a_comment_directly_above_the_attribution_is_posted(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    sheet, _ = await submitted_sheet(org)
+    text = "Please fix Tuesday's hours."
+    body = f"{text}\nOn Mon, 9 Mar 2026, Mia <timebot@{DOMAIN}> wrote:\n> Reply approve."
+    raw = reply(sheet.approver.email, reply_token(world, sheet), body,
+                sign_with=world.keys["example.com"])
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert await status(org, sheet.owner) == "s"
+    assert "Journal" in receipt.text
+    journal = await org.admin.gql(JOURNAL, {"r": {"id": sheet.event_id, "type": "approvalEvent"}})
+    mine = [m for m in journal["getMessages"] if m["type"] == "message"]
+    assert [(m["content"], m["author"]["id"]) for m in mine] == [(text, sheet.approver.id)]
+
+
 async def test_reject_with_reason_over_lmtp(world: MailWorld, org: Org, tmp_path: Path) -> None:
     sheet, _ = await submitted_sheet(org)
     raw = reply(sheet.approver.email, reply_token(world, sheet),
@@ -143,6 +187,113 @@ async def test_reject_with_reason_over_lmtp(world: MailWorld, org: Org, tmp_path
     rejected = [m for m in journal["getMessages"] if m["type"] == "timesheetRejected"]
     assert rejected and rejected[0]["author"]["id"] == sheet.approver.id
     assert "Tuesday's client meeting is missing." in rejected[0]["content"]
+
+
+async def owner_notices(world: MailWorld, owner_email: str) -> list[OutboxMessage]:
+    rows = await world.runtime.outbox.messages("owner-notice")
+    return [row for row in rows if owner_email in row.rcpt_tos]
+
+
+async def delivered_to(world: MailWorld, address: str, subject_part: str,
+                       wait_s: float = 20.0) -> list[Any]:
+    """The messages in the Maildir outbox to `address` whose subject has `subject_part`
+    (waits for the first)."""
+    deadline = asyncio.get_running_loop().time() + wait_s
+    while True:
+        found = []
+        for path in sorted(world.maildir.glob("*")):
+            message = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
+            if message["To"] == address and subject_part in str(message["Subject"]):
+                found.append(message)
+        if found or asyncio.get_running_loop().time() > deadline:
+            return found
+        await asyncio.sleep(0.05)
+
+
+async def all_dispatched(world: MailWorld, org: Org) -> None:
+    for _ in range(400):
+        async with world.runtime.state_sessions() as session:
+            statuses = list(await session.scalars(select(ReceivedEvent.status).where(
+                ReceivedEvent.organisation_id == org.id)))
+        if statuses and all(status == "done" for status in statuses):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"events not dispatched: {statuses}")
+
+
+async def test_a_rejection_by_reply_tells_the_owner_once_with_the_reason(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    await world.runtime.subscriptions.ensure(org.id)  # the service's events reach timebot
+    sheet, _ = await submitted_sheet(org)
+    raw = reply(sheet.approver.email, reply_token(world, sheet),
+                "Reject: Tuesday's client meeting is missing.",
+                sign_with=world.keys["example.com"])
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert receipt.first_line == "Rejected" and "has been told why" in receipt.text
+    [notice] = await delivered_to(world, sheet.owner.email, "was rejected")
+    text = notice.get_body(("plain",)).get_content()
+    assert "Mia0 rejected your timesheet for 2026-03-02 to 2026-03-08" in text
+    assert "Tuesday's client meeting is missing." in text
+    await all_dispatched(world, org)
+    async with world.runtime.state_sessions() as session:
+        rows = list(await session.scalars(select(ReceivedEvent).where(
+            ReceivedEvent.organisation_id == org.id)))
+    for row in rows:  # the organisation's events dispatched again, as a retry would
+        await world.runtime.bus.dispatch(ServiceEvent(
+            row.delivery_id, row.event, row.organisation_id, row.timestamp_ms, dict(row.data)))
+    assert len(await owner_notices(world, sheet.owner.email)) == 1
+
+
+async def test_only_the_final_approval_tells_the_owner(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    await world.runtime.subscriptions.ensure(org.id)
+    sheet, _ = await submitted_sheet(
+        org, stages=[{"type": "ppm", "quorum": "any"}, {"type": "admin"}], approvers=1
+    )
+    raw = reply(sheet.approver.email, reply_token(world, sheet), "Approve",
+                sign_with=world.keys["example.com"])
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert receipt.first_line == "Approved" and "stage 1 of 2" in receipt.text
+    await all_dispatched(world, org)
+    assert await owner_notices(world, sheet.owner.email) == []
+    await approve(org.admin, sheet.event_id)  # the admins' stage: the final approval
+    [notice] = await delivered_to(world, sheet.owner.email, "is approved")
+    assert "2026-03-02 to 2026-03-08" in str(notice["Subject"])
+    await all_dispatched(world, org)
+    assert len(await owner_notices(world, sheet.owner.email)) == 1
+
+
+async def test_receipt_dates_are_the_owners(world: MailWorld, org: Org, tmp_path: Path) -> None:
+    """A Berlin week (Mon 16 - Sun 22 Nov 2026) starts at 2026-11-15T23:00Z."""
+    await world.runtime.subscriptions.ensure(org.id)
+    owner = await org.add_member("Bob", "employee")
+    manager = await org.add_member("Mia", "manager")
+    await manage(org, manager, owner)
+    await set_stages(org, [{"type": "ppm"}])
+    await org.admin.gql(
+        "mutation($id: SvcId!) { editPersonLocalisationTimeZone(id: $id, "
+        "timeZone: \"Europe/Berlin\") { id } }", {"id": owner.id})
+    start = 1_794_783_600_000  # 2026-11-15T23:00:00Z = 2026-11-16 00:00 in Berlin
+    await owner.gql(
+        "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s, "
+        "duration: 3600000, personId: $p) { id } }", {"s": start + 9 * HOUR_MS, "p": owner.id})
+    event = (await owner.gql(
+        "mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { submitTimesheet("
+        "personId: $p, startTime: $s, endTime: $e) { submitId } }",
+        {"p": owner.id, "s": start, "e": start + 7 * 86_400_000}))["submitTimesheet"]
+    sheet = Sheet(org, owner, manager, event["submitId"])
+    raw = reply(manager.email, reply_token(world, sheet), "Approved",
+                sign_with=world.keys["example.com"])
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert receipt.first_line == "Approved"
+    assert "2026-11-16 to 2026-11-22" in receipt.text
+    [notice] = await delivered_to(world, owner.email, "is approved")
+    assert "2026-11-16 to 2026-11-22" in str(notice["Subject"])
 
 
 async def test_reject_without_reason_changes_nothing(

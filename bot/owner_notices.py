@@ -1,0 +1,38 @@
+"""The owner's Slack DM when their timesheet is rejected (with the reason) or finally
+approved — beside the e-mail (`mail.owner_notices`), for owners linked to a Slack user.
+
+A bus subscriber on approvalEventUpdate; the DM is queued in the Slack queue under the
+dedupe key of the service event (`timebot.owner_notice.owner_notice_key`), so it is posted
+once however often the event is dispatched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
+
+if TYPE_CHECKING:
+    from bot.app import SlackBot
+
+
+class OwnerNoticesPart:
+    def __init__(self, bot: SlackBot) -> None:
+        self.bot = bot
+        bot.runtime.bus.subscribe("slack-owner-notices", self.on_event)
+
+    async def on_event(self, event: ServiceEvent) -> None:
+        if event.event != APPROVAL_UPDATE or owner_notice(event.data, None) is None:
+            return
+        runtime = self.bot.runtime
+        key = await runtime.directory.integration_key(event.organisation_id)
+        owner_id = str((event.data.get("person") or {}).get("id"))
+        owner = await load_owner(runtime.client, key, owner_id)
+        notice = owner_notice(event.data, owner.time_zone if owner else None)
+        if owner is None or notice is None:
+            return
+        user = await self.bot.identity.slack_user_for(owner.person_id, owner.email)
+        if user is None:
+            return
+        await self.bot.sender.post(user, notice.text(), key=owner_notice_key(event.delivery_id))

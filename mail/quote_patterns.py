@@ -1,0 +1,150 @@
+# ruff: noqa: RUF001, RUF003  (patterns in many scripts: look-alike letters are intended)
+"""The line patterns `mail.quotes` reads replies with: attributions ("On … wrote:" and its
+translations, date-first "2026-11-23 09:12 Mia <mia@x>:"), Outlook-style history headers
+and separators, and signatures ("-- ", "Sent from my iPhone" and its translations).
+
+Each pattern matches one line, or an attribution's lines joined by spaces; the languages
+covered are listed beside each pattern.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "BEGIN_FORWARD",
+    "DECORATED",
+    "FROM_LABEL",
+    "HEADER_LABEL",
+    "MOBILE_SIGNATURE",
+    "OWN_SENTENCE",
+    "QUOTED",
+    "RULE_LINE",
+    "SEPARATOR",
+    "SIGNATURE_SEPARATOR",
+    "SINGLE_LINE_OUTLOOK_SENT",
+    "SINGLE_LINE_OUTLOOK_SUBJECT",
+    "STRONG_ATTRIBUTION",
+    "WEAK_ATTRIBUTION",
+]
+
+QUOTED = re.compile(r"^[ \t]*>")
+
+# Attributions that can only be one: a whole (possibly joined) line. English, German (two
+# orders), French, Spanish, Dutch (two forms), Italian, Portuguese, Swedish/Norwegian/Danish
+# ("Den … skrev …:"), Polish ("W dniu … napisał(a):"), Chinese, Japanese, and date-first
+# headers ending with the writer's address ("2026-11-23 09:12 GMT+01:00 Mia <mia@x>:",
+# Gmail's Russian "пн, 23 нояб. 2026 г. в 09:12, Mia <mia@x>:").
+STRONG_ATTRIBUTION = re.compile(
+    r"""^\s*(?:
+        on\b.{3,300}\bwrote\s*:
+      | am\b.{3,300}\bschrieb\b.{0,200}:
+      | .{1,200}\bschrieb\s+am\b.{3,200}:
+      | le\b.{3,300}\ba\s+[ée]crit\s*:
+      | el\b.{3,300}\bescribi[óo]\s*:
+      | op\b.{3,300}\b(?:schreef\b.{0,200}|het\s+volgende\s+geschreven\s*):
+      | il\b.{3,300}\bha\s+scritto\s*:
+      | em\b.{3,300}\bescreveu\s*:
+      | den\b.{3,300}\bskrev\b.{0,200}:
+      | w\s+dniu\b.{3,300}\bnapisał(?:\(a\)|a)?\s*:
+      | (?:在|于).{1,300}写道\s*[\uff1a:]
+      | .{1,300}のメッセージ\s*[\uff1a:]
+      | (?=.{0,80}\b(?:19|20)\d\d\b)(?=.{0,120}\b\d{1,2}[:.]\d\d\b)
+            .{6,200}(?:<[^<>\s@]+@[^<>\s]+>|\s[^<>\s@]+@[^<>\s]+\.\w+)\s*[\uff1a:]
+    )\s*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# An attribution only when a quote follows: "… wrote:", "… skrev:", "… napisał(a):",
+# "… написал:", "… пишет:", "… пише:", "… написав:" and the words above.
+WEAK_ATTRIBUTION = re.compile(
+    r"^.{1,300}(?:\bwrote|\bschrieb|\ba\s+[ée]crit|\bescribi[óo]|\bschreef|\bha\s+scritto"
+    r"|\bescreveu|\bgeschreven|\bskrev\b.{0,200}|\bnapisał(?:\(a\)|a)?"
+    r"|\bнаписал(?:\(а\)|а)?|\bпишет|\bпише|\bнаписав(?:\(ла\)|ла)?|写道|のメッセージ)"
+    r"\s*[\uff1a:]\s*$",
+    re.IGNORECASE,
+)
+# "---- On … wrote ----" (Zoho and others): the attribution between dashes, colon optional
+DECORATED = re.compile(r"^\s*[-\u2013\u2014]{2,}\s*(.+?)\s*[-\u2013\u2014]{2,}\s*$")
+# a line that ends like a sentence of the writer's own, never the first line of a wrapped
+# attribution ("Please fix Tuesday's hours.", "Thanks!")
+OWN_SENTENCE = re.compile(r"(?:[^\W\d_]{3,}[.]|[!?])[\s\"')]*$")
+
+SEPARATOR = re.compile(
+    r"""^\s*[-_=*]{2,}\s*(?:
+        original\s+message | forwarded\s+message | ursprüngliche\s+nachricht
+      | weitergeleitete\s+nachricht | message\s+d['\u2019]origine | message\s+transféré
+      | mensaje\s+original | mensaje\s+reenviado | oorspronkelijk\s+bericht
+      | doorgestuurd\s+bericht | messaggio\s+originale | mensagem\s+original
+      | ursprungligt\s+meddelande | opprinnelig\s+melding | oprindelig\s+meddelelse
+      | wiadomość\s+oryginalna | исходное\s+сообщение | пересылаемое\s+сообщение
+      | 原始邮件 | 原始郵件 | 转发邮件 | 元のメッセージ
+    )\s*[-_=*]{2,}\s*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+BEGIN_FORWARD = re.compile(r"^\s*begin\s+forwarded\s+message\s*:\s*$", re.IGNORECASE)
+
+# Outlook's history header block: "From:" (English, German, French/Spanish/Portuguese,
+# Dutch, Italian, Swedish, Norwegian/Danish, Polish, Russian, Ukrainian, Chinese, Japanese)
+FROM_LABEL = re.compile(
+    r"^\s*\*?(?:from|von|de|van|da|från|fra|od|от|від|发件人|寄件者|差出人)\s*\*?\s*[\uff1a:]",
+    re.IGNORECASE,
+)
+# … followed within a few lines by one of these labels
+HEADER_LABEL = re.compile(
+    r"""^\s*\*?(?:
+        sent|date|to|cc|subject
+      | gesendet|datum|an|betreff
+      | envoy[ée]|date|à|a|objet
+      | enviado|fecha|para|asunto
+      | verzonden|datum|aan|onderwerp
+      | inviato|oggetto
+      | skickat|till|ämne|kopia
+      | sendt|dato|til|emne|kopi
+      | wysłane|wysłano|data|do|temat|dw
+      | отправлено|дата|кому|копия|тема
+      | надіслано|відправлено|копія
+      | 发送时间|日期|时间|收件人|主题|寄件日期|收件者|主旨|送信日時|宛先|件名
+    )\s*\*?\s*[\uff1a:]""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# the same header flattened onto one line: "From: x Sent: y To: z Subject: w"
+SINGLE_LINE_OUTLOOK_SENT = re.compile(
+    r"\b(?:sent|gesendet|envoy[ée]|enviado|verzonden|date|datum|fecha|skickat|sendt"
+    r"|wysłane|отправлено|надіслано)\s*:",
+    re.IGNORECASE,
+)
+SINGLE_LINE_OUTLOOK_SUBJECT = re.compile(
+    r"\b(?:subject|betreff|objet|asunto|onderwerp|ämne|emne|temat|тема)\s*:", re.IGNORECASE
+)
+
+SIGNATURE_SEPARATOR = re.compile(r"^(?:-- ?|--\s*)$")
+# "Sent from my iPhone" and its family: English, German, French, Spanish, Dutch, Italian,
+# Norwegian/Danish, Swedish, Polish, Russian, Ukrainian, Finnish, Chinese, Japanese
+MOBILE_SIGNATURE = re.compile(
+    r"""^\s*(?:
+        sent\s+from\s+my\s+.{1,40}
+      | sent\s+(?:from|with|via|using)\s+.{1,40}?\b(?:for|on)\s+
+            (?:ios|android|iphone|ipad|windows|mac|blackberry)\b.{0,20}
+      | sent\s+(?:from|with|via|using)\s+(?:proton\s?mail|blackberry|samsung|gmail|outlook
+            |yahoo\s+mail|mail\s+for|spark|bluemail|aqua\s?mail|k-9|fairemail)\b.{0,40}
+      | get\s+outlook\s+for\s+\S.{0,30}
+      | von\s+meinem\s+.{1,40}\s+gesendet
+      | gesendet\s+(?:von|mit|vom)\s+.{1,40}
+      | envoy[ée]\s+(?:de|depuis|à\s+partir\s+de)\s+(?:mon|ma)\s+.{1,40}
+      | obtenez\s+outlook\s+pour\s+.{1,30}
+      | enviado\s+(?:desde|de)\s+(?:mi|my)\s+.{1,40}
+      | obtener\s+outlook\s+para\s+.{1,30}
+      | (?:verzonden|verstuurd)\s+(?:vanaf\s+mijn|met)\s+.{1,40}
+      | inviato\s+da\s+(?:il\s+mio\s+)?.{1,40}
+      | sendt\s+fra\s+(?:min|mit)\s+.{1,40}
+      | skickat\s+från\s+(?:min|mitt)\s+.{1,40}
+      | wysłan[eo]\s+z\s+(?:mojego\s+)?.{1,40}
+      | отправлено\s+(?:с|из)\s+.{1,40}
+      | (?:надіслано|відправлено)\s+з\s+.{1,40}
+      | lähetetty\s+\S{1,30}(?:sta|stä)
+      | 发自我的.{1,30} | 从我的.{1,30}发送 | 來自我的.{1,30} | 寄自我的.{1,30}
+      | .{1,30}から送信
+    )[\s.!]*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+RULE_LINE = re.compile(r"^\s*[-_=*~]{3,}\s*$")

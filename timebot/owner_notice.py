@@ -1,0 +1,119 @@
+"""What the owner of a timesheet is told when it is decided: rejected (with the reason) or
+finally approved by an approver. Intermediate stage approvals tell the owner nothing, nor does
+an automatic approval (no stages, or the service's auto-approval): the owner did not wait
+for anyone then, and the nudges already count such a timesheet as done.
+
+Pure texts, shared by the e-mail (`mail.owner_notices`) and Slack (`bot.owner_notices`)
+halves, plus the one look-up both need (the owner's name, address and time zone). Each notice
+is keyed by the service event that reported the decision (`owner_notice_key`), so the outbox
+and the Slack queue send it once however often the event is dispatched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from timebot.client import ServiceClient, operation
+from timebot.periods_local import local_period
+from timebot.stages import stage_label
+
+__all__ = ["Owner", "OwnerNotice", "load_owner", "owner_notice", "owner_notice_key"]
+
+OWNER = operation(
+    """query NoticeOwner($id: SvcId!) {
+      getPerson(id: $id) { id name email archived localisation { timeZone { value } } }
+    }"""
+)
+
+
+@dataclass(frozen=True)
+class Owner:
+    person_id: str
+    name: str
+    email: str | None
+    time_zone: str
+
+
+async def load_owner(client: ServiceClient, key: str, person_id: str) -> Owner | None:
+    """The owner as the notice needs them; None when unknown or archived."""
+    found = (await client.execute(OWNER, {"id": person_id}, apikey=key, allow_partial=True)).get(
+        "getPerson"
+    )
+    if not found or found.get("archived"):
+        return None
+    zone = ((found.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC"
+    return Owner(str(found["id"]), str(found.get("name") or ""), found.get("email") or None,
+                 str(zone))
+
+
+@dataclass(frozen=True)
+class OwnerNotice:
+    kind: str  # "rejected" | "approved"
+    owner_id: str
+    by_name: str
+    period: str
+    stage: str  # "stage 1 of 2"; "" when the event does not say
+    reason: str
+
+    @property
+    def subject(self) -> str:
+        verb = "was rejected" if self.kind == "rejected" else "is approved"
+        return f"Your timesheet for {self.period} {verb}"
+
+    @property
+    def headline(self) -> str:
+        at = f" at {self.stage}" if self.stage else ""
+        if self.kind == "rejected":
+            return f"{self.by_name} rejected your timesheet for {self.period}{at}."
+        return f"{self.by_name} approved your timesheet for {self.period}{at}: it is now approved."
+
+    @property
+    def todo(self) -> str:
+        if self.kind == "rejected":
+            return "Correct the timesheet and submit it again."
+        return ""
+
+    def text(self) -> str:
+        """The plain text (Slack's message; the e-mail's body without the footer)."""
+        lines = [self.headline]
+        if self.kind == "rejected":
+            lines += ["", "Reason:", *[f"  {line}" for line in
+                                      (self.reason or "(no reason given)").splitlines()]]
+        if self.todo:
+            lines += ["", self.todo]
+        return "\n".join(lines)
+
+
+def owner_notice(data: dict[str, Any], time_zone: str | None) -> OwnerNotice | None:
+    """The notice an approvalEventUpdate gives the owner: None unless it reports a rejection
+    or the final approval."""
+    status, action = data.get("status"), data.get("action")
+    if status == "r" and action == "rejected":
+        kind = "rejected"
+    elif status == "a" and action == "approved":
+        kind = "approved"
+    else:
+        return None
+    owner_id = str((data.get("person") or {}).get("id") or "")
+    start, end = data.get("startTime"), data.get("endTime")
+    if not owner_id or not isinstance(start, int) or not isinstance(end, int):
+        return None
+    stage, count = data.get("stage"), data.get("stageCount")
+    where = (
+        stage_label(stage, count) if isinstance(stage, int) and isinstance(count, int) else ""
+    )
+    return OwnerNotice(
+        kind=kind,
+        owner_id=owner_id,
+        by_name=str((data.get("by") or {}).get("name") or "An approver"),
+        period=local_period(start, end, time_zone),
+        stage=where,
+        reason=str(data.get("comment") or "").strip(),
+    )
+
+
+def owner_notice_key(event_id: str) -> str:
+    """The dedupe key of the notice of one service event (the same in the outbox and the
+    Slack queue)."""
+    return f"owner-notice:{event_id}"[:200]
