@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 
 from mail.reviews import ApprovalSnapshot
+from timebot.stages import stage_number
 from timebot.state.models import UsedLink
 from timebot.tokens import ApprovalToken
 
@@ -44,8 +45,8 @@ def refusal(snapshot: ApprovalSnapshot | None, token: ApprovalToken, approver: s
         return f"The timesheet is already {STATUS_WORDS.get(snapshot.status or 'd', 'decided')}."
     if snapshot.stage != token.stage:
         return (
-            f"Stage {token.stage + 1} has already been decided; the timesheet is now at stage "
-            f"{(snapshot.stage or 0) + 1}."
+            f"Stage {stage_number(token.stage)} has already been decided; the timesheet is now "
+            f"at stage {stage_number(snapshot.stage or 0)}."
         )
     if token.approver_id not in snapshot.pending_ids():
         if approver in snapshot.approved_by.get(token.stage, ()):

@@ -63,6 +63,7 @@ from timebot.link_rules import (
     review_link_key,
     token_link_key,
 )
+from timebot.stages import stage_label, stage_number
 from timebot.state.db import insert_ignoring
 from timebot.state.models import UsedLink
 from timebot.summary import TimesheetSummary, load_summary
@@ -198,8 +199,8 @@ class Links:
                   summary: TimesheetSummary, period: str, status: int = 200,
                   **context: Any) -> HTMLResponse:
         return HTMLResponse(
-            self.ctx.templates.page(name, summary=summary, period=period, stage=token.stage,
-                                    stage_count=max(snapshot.stage_count, token.stage + 1),
+            self.ctx.templates.page(name, summary=summary, period=period,
+                                    stage=stage_label(token.stage, snapshot.stage_count),
                                     **context),
             status_code=status,
             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
@@ -228,7 +229,7 @@ class Links:
                           "it is now approved.")
             else:
                 detail = (f"You approved the timesheet of {summary.person_name} for {period}; "
-                          f"it now waits for stage {int(result['stage']) + 1}.")
+                          f"it now waits for stage {stage_number(int(result['stage']))}.")
             return Outcome("Approved", detail, "ok")
 
         return self.page(await self.act(review_link_key(token), "approve", call))
