@@ -130,26 +130,27 @@ async def check_owner_access(
     organisation: Organisation,
     owner: Person,
     *,
-    projects: Sequence[Project] = (),
-    absence: AbsenceType | None = None,
+    projects: Iterable[Project] = (),
+    absences: Iterable[AbsenceType | None] = (),
 ) -> None:
     """RuleViolation naming the item when the owner of a time record may not use one of its
     projects or its absence type."""
-    if not projects and absence is None:
+    project_ids = list(dict.fromkeys(project.id for project in projects))
+    absence_ids = list(dict.fromkeys(a.id for a in absences if a is not None))
+    if not project_ids and not absence_ids:
         return
     defaults = access_defaults(organisation)
     tags = await _tags(session, organisation.id, owner.id)
-    if projects:
+    if project_ids:
         items = await project_items(session, organisation.id)
-        for project in projects:
-            if not has_access(items[project.id], owner.id, tags, defaults):
-                raise _refusal(owner, items[project.id])
-    if absence is not None:
-        item = (await type_items(session, organisation.id, "absenceType", [absence.id]))[
-            absence.id
-        ]
-        if not has_access(item, owner.id, tags, defaults):
-            raise _refusal(owner, item)
+        for project_id in project_ids:
+            if not has_access(items[project_id], owner.id, tags, defaults):
+                raise _refusal(owner, items[project_id])
+    if absence_ids:
+        types = await type_items(session, organisation.id, "absenceType", absence_ids)
+        for absence_id in absence_ids:
+            if not has_access(types[absence_id], owner.id, tags, defaults):
+                raise _refusal(owner, types[absence_id])
 
 
 async def check_expense_access(
