@@ -15,6 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import RuleViolation
+from service.graphql.context import RequestContext
 from service.models import AbsenceType, ExpenseType, Organisation, Person, Project
 from service.models.access import (
     AbsenceTypeAccess,
@@ -22,6 +23,7 @@ from service.models.access import (
     ExpenseTypeProject,
     ProjectAccess,
 )
+from service.projects_access import managed_project_ids
 from service.rules.access import AccessDefaults, AccessItem, ItemKind, has_access
 from service.structure import ancestors, parent_map
 from service.tags_access import person_tag_ids
@@ -119,6 +121,22 @@ async def accessible_ids(
     tags = await _tags(session, organisation.id, person_id)
     defaults = access_defaults(organisation)
     return {key for key, item in items.items() if has_access(item, person_id, tags, defaults)}
+
+
+async def listable_project_ids(context: RequestContext) -> set[str] | None:
+    """The projects a non-admin's lists show: those they may use and those they manage.
+    None (no restriction) for an administrator, or when every project is open to them."""
+    if context.is_admin:
+        return None
+    session, organisation = context.session, context.organisation
+    items = await project_items(session, organisation.id)
+    tags = await _tags(session, organisation.id, context.person.id)
+    defaults = access_defaults(organisation)
+    allowed = {key for key, item in items.items()
+               if has_access(item, context.person.id, tags, defaults)}
+    if len(allowed) == len(items):
+        return None
+    return allowed | await managed_project_ids(session, organisation.id, context.person.id)
 
 
 def _refusal(owner: Person, item: AccessItem) -> RuleViolation:

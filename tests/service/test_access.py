@@ -226,3 +226,27 @@ async def test_available_subprojects_inherit_and_follow_overrides(org: Org) -> N
     assert 'Invalid argument "projectId"' in await org.admin.gql.error(
         AVAILABLE_SUBS, {"pr": "f" * 24, "p": erin.id}
     )
+
+
+async def test_a_non_admin_lists_only_the_projects_they_may_use_or_manage(org: Org) -> None:
+    erin = await org.add_member("Erin")
+    mona = await org.add_member("Mona", role="manager")
+    apollo = await project(org, "Apollo")
+    hermes = await project(org, "Hermes")
+    await project(org, "Docs", apollo)
+    listing = "{ getProjects { name } countProjects filterProjectIds }"
+
+    async def listed(gql: Any) -> list[str]:
+        data = await gql(listing)
+        assert data["countProjects"] == len(data["filterProjectIds"]) == len(data["getProjects"])
+        return [p["name"] for p in data["getProjects"]]
+
+    assert await listed(erin.gql) == ["Apollo", "Docs", "Hermes"]
+    await switch(org, "Project", False)
+    assert await listed(erin.gql) == []
+    await link(org, "assignProjectToPerson", "personId", erin.id, "projectId", apollo)
+    assert await listed(erin.gql) == ["Apollo", "Docs"]
+    await org.admin.gql("mutation($m: SvcId!, $p: SvcId!) { makeManagerOfProject(managerId: $m, "
+                        "projectId: $p) { id } }", {"m": mona.id, "p": hermes})
+    assert await listed(mona.gql) == ["Hermes"]
+    assert await listed(org.admin.gql) == ["Apollo", "Docs", "Hermes"]
