@@ -4,9 +4,11 @@ getAvailableSubProjects and getAvailableAbsenceTypes; admin only, audited, bad i
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from graphql import parse, print_ast
 
 from tests.service.access_support import (
     absence_type,
@@ -18,6 +20,7 @@ from tests.service.access_support import (
     tag,
     tag_person,
 )
+from tests.service.spec_tables import REFERENCE
 from tests.support import Org
 
 ALL_ON = {
@@ -250,3 +253,29 @@ async def test_a_non_admin_lists_only_the_projects_they_may_use_or_manage(org: O
                         "projectId: $p) { id } }", {"m": mona.id, "p": hermes})
     assert await listed(mona.gql) == ["Hermes"]
     assert await listed(org.admin.gql) == ["Apollo", "Docs", "Hermes"]
+
+
+ACCESS_OPERATIONS = [*(f"editOrganisation{what}Availability" for what in SWITCH_NAMES),
+                     *(name for case in LINKS for name in case[:2]),
+                     "getAvailableSubProjects", "getAvailableAbsenceTypes"]
+
+
+def _signature(field: Any) -> tuple[tuple[tuple[str, str], ...], str]:
+    args = tuple((arg.name.value, print_ast(arg.type)) for arg in field.arguments or [])
+    return args, print_ast(field.type)
+
+
+@pytest.mark.skipif(not REFERENCE.exists(), reason="the reference schema is not beside us")
+def test_the_operations_have_the_reference_signatures() -> None:
+    def fields(text: str) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for definition in parse(text).definitions:
+            name = getattr(getattr(definition, "name", None), "value", None)
+            if name in ("Query", "Mutation"):
+                found.update({f.name.value: f for f in getattr(definition, "fields", [])})
+        return found
+
+    reference = fields(REFERENCE.read_text())
+    ours = fields((Path(__file__).parents[2] / "service" / "schema" / "access.graphql").read_text())
+    for name in ACCESS_OPERATIONS:
+        assert _signature(ours[name]) == _signature(reference[name]), name
