@@ -40,6 +40,7 @@ query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!,
              accruedCorrection consumed }
     absenceTypes { id name unit }
   }
+  getAvailableAbsenceTypes(personId: $person) { id }
 }"""
 
 STATUS_TEXT = {"draft": "Draft (not submitted)", "submitted": "Submitted, waiting for approval",
@@ -59,6 +60,17 @@ def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int) -> list[tu
         ts = int(((record.get("startTime") or {}).get("ts")) or 0)
         totals[datetime.fromtimestamp(ts / 1000, UTC).date()] += int(record.get("duration") or 0)
     return [(day, totals.get(day, 0)) for day in days_of(start_ms, end_ms)]
+
+
+def usable_report(report: dict[str, Any] | None, available: list[Any] | None
+                  ) -> dict[str, Any] | None:
+    """The quota report without the absence types the person may not use (pure); unfiltered
+    when the service did not say which they may use."""
+    if not report or available is None:
+        return report
+    usable = {item["id"] for item in available if item}
+    quotas = [q for q in report.get("quotas") or [] if q and q.get("absenceTypeId") in usable]
+    return {**report, "quotas": quotas}
 
 
 def home_view(
@@ -127,7 +139,8 @@ class HomePart:
                             hours(int(item.get("totalDuration") or 0))))
         status = status_word((data.get("getApprovalState") or {}).get("status"))
         time_off = [balance_text(balance, zone)
-                    for balance in balances_of(data.get("getAbsenceQuotaReport"))]
+                    for balance in balances_of(usable_report(
+                        data.get("getAbsenceQuotaReport"), data.get("getAvailableAbsenceTypes")))]
         view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
                          status, pending, start, end, time_off)
         await self.bot.client.views_publish(user_id=person.slack_user_id, view=view)

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
+from service.item_access import check_owner_access
 from service.legacy.errors import InvalidServiceRequest, LegacyError
 from service.legacy.xids import XidMap, validate_xid
 from service.models import (
@@ -511,6 +512,9 @@ async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
         raise PermissionDenied("you may not log time for this person")
     if task is not None:
         await check_task_allowed(request.session, context.organisation, person, [task])
+    await check_owner_access(request.session, context.organisation, person,
+                             projects=[project] if project is not None else [],
+                             absences=[absence])
     await guard_time_record_change(context, person.id, start_ms)
 
     record = TimeRecord(

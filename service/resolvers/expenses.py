@@ -18,6 +18,7 @@ from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.convert import amount
 from service.graphql.filters import filter_clause
+from service.item_access import check_expense_access
 from service.lookup import get_in_org, get_many_in_org
 from service.models import ExpenseRecord, ExpenseType, Person, PersonTag, Project, ProjectTag
 from service.projects_access import managed_project_ids
@@ -375,6 +376,8 @@ async def resolve_add_expense_record(
     expense_type = await _expense_type(context, expenseTypeId, "expenseTypeId", active=True)
     _check_value(value)
     text = _check_comment(comment)
+    await check_expense_access(context.session, context.organisation, person, expense_type,
+                               project)
     if currency is None:
         currency = (person.currency if person is not None else None) or (
             context.organisation.currency
@@ -420,6 +423,9 @@ async def resolve_edit_expense_record_expense(
     context: RequestContext = info.context
     record = await _record(context, id)
     expense_type = await _expense_type(context, expenseTypeId, "expenseTypeId", active=True)
+    if expense_type.id != record.expense_type_id:
+        await check_expense_access(context.session, context.organisation, record.person,
+                                   expense_type, record.project)
     record.expense_type_id = expense_type.id
     record.expense_type = expense_type
     return record
@@ -463,6 +469,9 @@ async def resolve_edit_expense_record_project(
     project = await _project(context, projectId)
     if record.person_id is None and not await _may_access(context, None, project.id):
         raise PermissionDenied("you do not manage that project")
+    if project.id != record.project_id:
+        await check_expense_access(context.session, context.organisation, record.person,
+                                   record.expense_type, project)
     record.project_id = project.id
     record.project = project
     return record

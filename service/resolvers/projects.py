@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
+from service.item_access import listable_project_ids
 from service.lookup import get_in_org, get_many_in_org
 from service.models import (
     ExpenseRecord,
@@ -135,6 +136,9 @@ async def _project_select(
         statement = statement.where(active)
     if category_id is not None:
         statement = statement.where(Project.category_id == category_id)
+    listable = await listable_project_ids(context)
+    if listable is not None:  # a non-admin lists the projects they may use or manage
+        statement = statement.where(Project.id.in_(sorted(listable)))
     return statement.order_by(func.lower(Project.name), Project.id)
 
 

@@ -20,6 +20,7 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
 from service.ids import new_id
+from service.item_access import check_owner_access
 from service.lookup import get_in_org, get_many_in_org
 from service.models import (
     AbsenceType,
@@ -262,6 +263,8 @@ async def resolve_add_time_record(
     projects = await _projects(context, projectIds, "projectIds")
     if task is not None:
         await check_task_allowed(context.session, context.organisation, person, [task])
+    await check_owner_access(context.session, context.organisation, person, projects=projects,
+                             absences=[absence])
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime)
     await guard_time_record_change(context, person.id, startTime)
@@ -331,6 +334,9 @@ async def resolve_edit_projects(
     context: RequestContext = info.context
     record = await _load_record_to_edit(context, id)
     projects = await _projects(context, projectIds, "projectIds")
+    kept = {project.id for project in record.projects}
+    await check_owner_access(context.session, context.organisation, record.person,
+                             projects=[p for p in projects if p.id not in kept])
     await _guard(context, record)
     record.projects = projects
     return await _modified(context, record)
@@ -360,6 +366,9 @@ async def resolve_edit_absence(
     absence = await get_in_org(
         context.session, AbsenceType, context.org_id, absenceId, "absenceId", "absence type"
     )
+    if absence.id != record.absence_id:
+        await check_owner_access(context.session, context.organisation, record.person,
+                                 absences=[absence])
     await _guard(context, record)
     previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.absence_id = absence.id
@@ -488,6 +497,9 @@ async def resolve_clone_time_records(
     ]
     tasks = [record.task for record in sources if record.task is not None]
     await check_task_allowed(context.session, context.organisation, person, tasks)
+    await check_owner_access(context.session, context.organisation, person,
+                             projects=[p for source in sources for p in source.projects],
+                             absences=[source.absence for source in sources])
     if replaceExisting:
         existing = (await context.session.scalars(window(targetStartTime, targetEndTime))).unique()
         await _delete_records(context, list(existing))

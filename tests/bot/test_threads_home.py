@@ -137,3 +137,25 @@ async def test_home_tab_shows_the_time_off_left(h: SlackHarness) -> None:
     # 3 available + 2 on the 1st of January, February and March - 1 day taken
     assert "*Time off:* Vacation left: 8 days (until 31 Dec 2026)" in text
     assert "Mon 02 Mar: 8h" in text
+
+
+async def test_home_tab_leaves_out_time_off_the_person_may_not_use(h: SlackHarness) -> None:
+    h.live.clock.set(WEEK + 2 * DAY_MS)
+    uma = await h.slack_member("Uma")
+    gql = h.org.admin.gql
+    kinds = {}
+    for name in ("Vacation", "Training"):
+        kinds[name] = (await gql("mutation($n: SvcName!) { addAbsenceType(name: $n) { id } }",
+                                 {"n": name}))["addAbsenceType"]["id"]
+        await gql("mutation($p: SvcId!, $a: SvcId!) { addPersonAbsenceQuota(personId: $p,"
+                  " absenceId: $a, startTime: 1767225600000, endTime: 1798761600000,"
+                  " available: 3) { id } }", {"p": uma.member.id, "a": kinds[name]})
+    # Uma is excluded from Training (its list, with every type shown by default).
+    await gql("mutation($p: SvcId!, $a: SvcId!) { assignAbsenceTypeToPerson(personId: $p,"
+              " absenceTypeId: $a) { id } }", {"p": uma.member.id, "a": kinds["Training"]})
+    await h.slack.event({"type": "app_home_opened", "user": uma.slack_id, "tab": "home",
+                         "channel": "D" + uma.slack_id[1:]})
+    home = (await h.fake.wait_for("views.publish", user_id=uma.slack_id))[0].args["view"]
+    text = "\n".join(str((b.get("text") or {}).get("text", "")) for b in home["blocks"])
+    assert "*Time off:* Vacation left: 3 days (until 31 Dec 2026)" in text
+    assert "Training" not in text

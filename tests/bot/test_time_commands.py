@@ -15,6 +15,7 @@ import pytest
 from bot.time_commands import EDIT, EDIT_VIEW, UNDO
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.signing import SlackRequests
+from tests.service.access_support import link
 from tests.support import LiveServer, Member, new_org, start_live_server, stop_live_server
 from tests.timebot.timeentry_setup import (
     NOW_MS,
@@ -203,3 +204,28 @@ async def test_logging_time_off_shows_what_is_left(world: World) -> None:
     sick = await world.run("/time", "1d sick leave wednesday", user)
     assert sick["text"].startswith("Logged: ") and " left:" not in sick["text"]
     assert len(await records_of(world.fx.org, member.id)) == 3
+
+
+async def test_time_offers_only_what_the_person_may_use(world: World) -> None:
+    """A project the person may not use is not offered; one offered to an admin who may not
+    use it is refused by the service with a message naming it, and nothing is logged."""
+    world.live.clock.set(NOW_MS)
+    org, ids = world.fx.org, world.fx.ids
+    user, member = await world.user("Ann Access")
+    # Shown by default: the "Who has access?" list excludes Ann from Beta.
+    await link(org, "assignProjectToPerson", "personId", member.id, "projectId", ids["beta"])
+    answer = await world.run("/time", "1h @beta", user)
+    assert "is no project or task you may log time on" in answer["text"], answer["text"]
+    assert (await world.run("/time", "1h @alpha", user))["text"].startswith("Logged: 1h")
+    assert [r["projects"][0]["id"] for r in await records_of(org, member.id)] == [ids["alpha"]]
+
+    admin_user = "UADMIN1"
+    world.fake.add_user(admin_user, org.admin.email, name="Ada Admin", tz="Europe/Berlin")
+    await link(org, "assignProjectToPerson", "personId", org.admin.id, "projectId", ids["alps"])
+    try:
+        refused = await world.run("/time", "1h @alps", admin_user)
+        assert "Ada Admin has no access to the project Alps" in refused["text"], refused["text"]
+        assert await records_of(org, org.admin.id) == []
+    finally:
+        await link(org, "unassignProjectFromPerson", "personId", org.admin.id, "projectId",
+                   ids["alps"])

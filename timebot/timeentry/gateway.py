@@ -24,11 +24,13 @@ RECORD_FIELDS = """id duration comment wfh nonBillable
   startTime { ts } endTime { ts }
   projects { id name } task { id name } absence { id name unit }"""
 
+# getProjects lists, for a non-admin, only the projects they may use (or manage); the
+# absence types are those the person may use.
 CATALOGUE = operation(
-    """query TimeEntryCatalogue {
+    """query TimeEntryCatalogue($person: SvcId!) {
       getProjects { id name parent { id } }
       getTasks { id name parent { id } }
-      getAbsenceTypes { id name unit }
+      getAvailableAbsenceTypes(personId: $person) { id name unit }
     }"""
 )
 PERSON_ZONE = operation(
@@ -99,7 +101,7 @@ class Gateway:
 
     async def catalogue(self) -> Catalogue:
         """What the person may log on: the projects and tasks they see, absence types."""
-        data = await self._run(CATALOGUE)
+        data = await self._run(CATALOGUE, {"person": self.person_id})
         projects = [
             ProjectRow(p["id"], p["name"], (p.get("parent") or {}).get("id"))
             for p in data["getProjects"] if p
@@ -128,7 +130,7 @@ class Gateway:
         ]
         absences = [
             AbsenceRow(a["id"], a["name"], str(a.get("unit") or "day"))
-            for a in data["getAbsenceTypes"] if a
+            for a in data["getAvailableAbsenceTypes"] if a
         ]
         return build_catalogue(projects, tasks, absences)
 

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:25:50.835516
+Create Date: 2026-11-24 02:30:47.769444
 """
 
 from collections.abc import Sequence
@@ -416,6 +416,26 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_absence_quotas_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_absence_quotas_tag_id'), ['tag_id'], unique=False)
 
+    op.create_table('absence_type_access',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('absence_type_id', sa.String(length=24), nullable=False),
+    sa.Column('member_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['absence_type_id'], ['absence_types.id'], name=op.f('fk_absence_type_access_absence_type_id_absence_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_absence_type_access_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_absence_type_access_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_absence_type_access_tag_id_tags'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_absence_type_access')),
+    sa.UniqueConstraint('absence_type_id', 'member_id', name='uq_absence_type_access_type_member')
+    )
+    with op.batch_alter_table('absence_type_access', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_absence_type_access_absence_type_id'), ['absence_type_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_absence_type_access_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_absence_type_access_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_absence_type_access_tag_id'), ['tag_id'], unique=False)
+
     op.create_table('budgets',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('project_id', sa.String(length=24), nullable=False),
@@ -457,6 +477,42 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_expense_records_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_expense_records_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_expense_records_project_id'), ['project_id'], unique=False)
+
+    op.create_table('expense_type_access',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('expense_type_id', sa.String(length=24), nullable=False),
+    sa.Column('member_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['expense_type_id'], ['expense_types.id'], name=op.f('fk_expense_type_access_expense_type_id_expense_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_expense_type_access_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_expense_type_access_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_expense_type_access_tag_id_tags'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_expense_type_access')),
+    sa.UniqueConstraint('expense_type_id', 'member_id', name='uq_expense_type_access_type_member')
+    )
+    with op.batch_alter_table('expense_type_access', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_expense_type_access_expense_type_id'), ['expense_type_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_expense_type_access_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_expense_type_access_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_expense_type_access_tag_id'), ['tag_id'], unique=False)
+
+    op.create_table('expense_type_projects',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('expense_type_id', sa.String(length=24), nullable=False),
+    sa.Column('project_id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['expense_type_id'], ['expense_types.id'], name=op.f('fk_expense_type_projects_expense_type_id_expense_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_expense_type_projects_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_expense_type_projects_project_id_projects'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_expense_type_projects')),
+    sa.UniqueConstraint('expense_type_id', 'project_id', name='uq_expense_type_projects_type_project')
+    )
+    with op.batch_alter_table('expense_type_projects', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_expense_type_projects_expense_type_id'), ['expense_type_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_expense_type_projects_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_expense_type_projects_project_id'), ['project_id'], unique=False)
 
     op.create_table('legacy_tokens',
     sa.Column('token', sa.String(length=64), nullable=False),
@@ -517,6 +573,26 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_person_tags_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_person_tags_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_person_tags_tag_id'), ['tag_id'], unique=False)
+
+    op.create_table('project_access',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('project_id', sa.String(length=24), nullable=False),
+    sa.Column('member_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_project_access_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_project_access_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_project_access_project_id_projects'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_project_access_tag_id_tags'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_project_access')),
+    sa.UniqueConstraint('project_id', 'member_id', name='uq_project_access_project_member')
+    )
+    with op.batch_alter_table('project_access', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_project_access_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_project_access_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_project_access_project_id'), ['project_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_project_access_tag_id'), ['tag_id'], unique=False)
 
     op.create_table('project_managers',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -851,6 +927,13 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_project_managers_organisation_id'))
 
     op.drop_table('project_managers')
+    with op.batch_alter_table('project_access', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_project_access_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_project_access_project_id'))
+        batch_op.drop_index(batch_op.f('ix_project_access_person_id'))
+        batch_op.drop_index(batch_op.f('ix_project_access_organisation_id'))
+
+    op.drop_table('project_access')
     with op.batch_alter_table('person_tags', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_person_tags_tag_id'))
         batch_op.drop_index(batch_op.f('ix_person_tags_person_id'))
@@ -871,6 +954,19 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_legacy_tokens_organisation_id'))
 
     op.drop_table('legacy_tokens')
+    with op.batch_alter_table('expense_type_projects', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_expense_type_projects_project_id'))
+        batch_op.drop_index(batch_op.f('ix_expense_type_projects_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_expense_type_projects_expense_type_id'))
+
+    op.drop_table('expense_type_projects')
+    with op.batch_alter_table('expense_type_access', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_expense_type_access_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_expense_type_access_person_id'))
+        batch_op.drop_index(batch_op.f('ix_expense_type_access_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_expense_type_access_expense_type_id'))
+
+    op.drop_table('expense_type_access')
     with op.batch_alter_table('expense_records', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_expense_records_project_id'))
         batch_op.drop_index(batch_op.f('ix_expense_records_person_id'))
@@ -883,6 +979,13 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_budgets_organisation_id'))
 
     op.drop_table('budgets')
+    with op.batch_alter_table('absence_type_access', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_absence_type_access_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_absence_type_access_person_id'))
+        batch_op.drop_index(batch_op.f('ix_absence_type_access_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_absence_type_access_absence_type_id'))
+
+    op.drop_table('absence_type_access')
     with op.batch_alter_table('absence_quotas', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_absence_quotas_tag_id'))
         batch_op.drop_index(batch_op.f('ix_absence_quotas_person_id'))

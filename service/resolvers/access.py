@@ -1,0 +1,240 @@
+"""Access (assignments): the account's "show by default" switches, the "Who has access?"
+lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType}To{Person,Tag}), expense
+types limited to projects, getAvailableSubProjects and getAvailableAbsenceTypes.
+
+Every mutation is the administrators'. Assigning is idempotent (a retry, or a second process
+doing the same, returns the existing link); unassigning a link that does not exist is
+refused naming the argument. The rule itself is `service.rules.access.has_access`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ariadne import MutationType, ObjectType, QueryType
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from service.errors import BadInput, PermissionDenied
+from service.graphql.context import RequestContext
+from service.item_access import AVAILABILITY_KEY, access_defaults, accessible_ids
+from service.lookup import get_in_org
+from service.models import AbsenceType, ExpenseType, Organisation, Person, Project, Tag
+from service.models.access import (
+    AbsenceTypeAccess,
+    ExpenseTypeAccess,
+    ExpenseTypeProject,
+    ProjectAccess,
+)
+from service.rules.access import SWITCHES
+from service.structure import descendants, parent_map, raw_relation, require_admin
+
+query = QueryType()
+mutation = MutationType()
+organisation_type = ObjectType("SvcOrganisation")
+
+
+# -- the account's switches -------------------------------------------------------------------
+
+
+@organisation_type.field("availability")
+def resolve_availability(organisation: Organisation, _info: Any) -> dict[str, bool]:
+    return access_defaults(organisation).as_dict()
+
+
+def _bind_switch(switch: str, operation: str) -> None:
+    @mutation.field(operation)
+    async def resolve_switch(_root: Any, info: Any, available: bool) -> Organisation:
+        context: RequestContext = info.context
+        require_admin(context, "change what is shown by default")
+        organisation = context.organisation
+        settings = dict(organisation.settings or {})
+        settings[AVAILABILITY_KEY] = {
+            **access_defaults(organisation).as_dict(), switch: bool(available)
+        }
+        organisation.settings = settings
+        return organisation
+
+
+for _switch, _operation in SWITCHES.items():
+    _bind_switch(_switch, _operation)
+
+
+# -- "Who has access?" lists ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Link:
+    """One pair of assign / unassign mutations."""
+
+    assign: str
+    unassign: str
+    member_argument: str  # personId | tagId | projectId
+    item_argument: str  # projectId | subProjectId | absenceTypeId | expenseTypeId
+    row_model: Any
+    item_model: Any
+    item_column: str
+    item_label: str
+    source_key: str  # the member's relation ("projects", "absenceTypes", ...)
+    target_key: str  # the item's relation ("projectsOfPerson", ...)
+
+
+def _links() -> list[Link]:
+    links = []
+    for who, argument in (("Person", "personId"), ("Tag", "tagId")):
+        links += [
+            Link(f"assignProjectTo{who}", f"unassignProjectFrom{who}", argument, "projectId",
+                 ProjectAccess, Project, "project_id", "project", "projects",
+                 f"projectsOf{who}"),
+            Link(f"assignSubProjectTo{who}", f"unassignSubProjectFrom{who}", argument,
+                 "subProjectId", ProjectAccess, Project, "project_id", "subproject",
+                 "subProjects", f"subProjectsOf{who}"),
+            Link(f"assignAbsenceTypeTo{who}", f"unassignAbsenceTypeFrom{who}", argument,
+                 "absenceTypeId", AbsenceTypeAccess, AbsenceType, "absence_type_id",
+                 "absence type", "absenceTypes", f"absenceTypesOf{who}"),
+            Link(f"assignExpenseTypeTo{who}", f"unassignExpenseTypeFrom{who}", argument,
+                 "expenseTypeId", ExpenseTypeAccess, ExpenseType, "expense_type_id",
+                 "expense type", "expenseTypes", f"expenseTypesOf{who}"),
+        ]
+    links.append(
+        Link("assignExpenseTypeToProject", "unassignExpenseTypeFromProject", "projectId",
+             "expenseTypeId", ExpenseTypeProject, ExpenseType, "expense_type_id",
+             "expense type", "expenseTypes", "expenseTypesOfProject")
+    )
+    return links
+
+
+MEMBER_MODELS: dict[str, tuple[Any, str]] = {
+    "personId": (Person, "person"),
+    "tagId": (Tag, "tag"),
+    "projectId": (Project, "project"),
+}
+MEMBER_COLUMNS = {"personId": "person_id", "tagId": "tag_id", "projectId": "project_id"}
+
+
+async def _load(context: RequestContext, link: Link, kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    member_model, member_label = MEMBER_MODELS[link.member_argument]
+    member = await get_in_org(context.session, member_model, context.org_id,
+                              kwargs[link.member_argument], link.member_argument, member_label)
+    item = await get_in_org(context.session, link.item_model, context.org_id,
+                            kwargs[link.item_argument], link.item_argument, link.item_label)
+    if link.item_argument == "subProjectId" and item.parent_id is None:
+        raise BadInput("subProjectId", f"the project {item.name} is not a subproject")
+    return member, item
+
+
+def _where(link: Link, member: Any, item: Any) -> list[Any]:
+    model = link.row_model
+    member_column = getattr(model, MEMBER_COLUMNS[link.member_argument])
+    return [
+        model.organisation_id == item.organisation_id,
+        getattr(model, link.item_column) == item.id,
+        member_column == member.id,
+    ]
+
+
+def _relation(link: Link, row: Any, member: Any, item: Any) -> dict[str, Any]:
+    return raw_relation(row.id, member.id, link.source_key, item.id, link.target_key)
+
+
+def _bind_link(link: Link) -> None:
+    @mutation.field(link.assign)
+    async def resolve_assign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
+        context: RequestContext = info.context
+        require_admin(context, "edit who has access")
+        session = context.session
+        member, item = await _load(context, link, kwargs)
+        if getattr(member, "archived", False) and link.member_argument == "personId":
+            raise BadInput("personId", f"{member.name} is archived")
+        row = (await session.scalars(select(link.row_model).where(*_where(link, member, item)))
+               ).first()
+        if row is None:
+            values = {
+                "organisation_id": context.org_id,
+                link.item_column: item.id,
+                MEMBER_COLUMNS[link.member_argument]: member.id,
+            }
+            if link.row_model is not ExpenseTypeProject:
+                values["member_id"] = member.id
+            row = link.row_model(**values)
+            try:
+                async with session.begin_nested():
+                    session.add(row)
+                    await session.flush()
+            except IntegrityError:  # another request stored the same link meanwhile
+                row = (await session.scalars(
+                    select(link.row_model).where(*_where(link, member, item))
+                )).one()
+        return _relation(link, row, member, item)
+
+    @mutation.field(link.unassign)
+    async def resolve_unassign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
+        context: RequestContext = info.context
+        require_admin(context, "edit who has access")
+        session = context.session
+        member, item = await _load(context, link, kwargs)
+        row = (await session.scalars(select(link.row_model).where(*_where(link, member, item)))
+               ).first()
+        if row is None:
+            raise BadInput(link.member_argument,
+                           f"{member.name} is not assigned to the {link.item_label} {item.name}")
+        relation = _relation(link, row, member, item)
+        await session.delete(row)
+        return relation
+
+
+for _link in _links():
+    _bind_link(_link)
+
+
+# -- what a person may use --------------------------------------------------------------------
+
+
+async def _person_for(context: RequestContext, person_id: str) -> Person:
+    person = await get_in_org(context.session, Person, context.org_id, person_id, "personId",
+                              "person")
+    if not await context.can_access_person_data(person.id):
+        raise PermissionDenied("you may not see what this person may use")
+    return person
+
+
+@query.field("getAvailableSubProjects")
+async def resolve_get_available_sub_projects(
+    _root: Any, info: Any, projectId: str, personId: str
+) -> list[Project]:
+    context: RequestContext = info.context
+    session = context.session
+    project = await get_in_org(session, Project, context.org_id, projectId, "projectId",
+                               "project")
+    person = await _person_for(context, personId)
+    parents = await parent_map(session, Project, context.org_id)
+    below = set(descendants(parents, [project.id]))
+    allowed = below & await accessible_ids(session, context.organisation, person.id, "project")
+    if not allowed:
+        return []
+    rows = await session.scalars(
+        select(Project).where(Project.id.in_(sorted(allowed)), Project.archived.is_(False))
+    )
+    return sorted(rows, key=lambda p: (p.name.lower(), p.id))
+
+
+@query.field("getAvailableAbsenceTypes")
+async def resolve_get_available_absence_types(
+    _root: Any, info: Any, personId: str
+) -> list[AbsenceType]:
+    context: RequestContext = info.context
+    session = context.session
+    person = await _person_for(context, personId)
+    allowed = await accessible_ids(session, context.organisation, person.id, "absenceType")
+    if not allowed:
+        return []
+    rows = await session.scalars(
+        select(AbsenceType).where(
+            AbsenceType.id.in_(sorted(allowed)), AbsenceType.archived.is_(False)
+        )
+    )
+    return sorted(rows, key=lambda a: (a.name.lower(), a.id))
+
+
+BINDABLES = [query, mutation, organisation_type]
