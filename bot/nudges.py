@@ -73,10 +73,14 @@ mutation Remind($ids: [SvcId!]!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
 }"""
 OWN_STATE = """
 query Own($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!, $dayStart: SvcTimestamp!,
-          $dayEnd: SvcTimestamp!, $planStart: SvcTimestamp!, $planEnd: SvcTimestamp!) {
+          $dayEnd: SvcTimestamp!) {
   getApprovalState(personId: $person, startTime: $start, endTime: $end) { status }
   getTimeRecords(startTime: $dayStart, endTime: $dayEnd, absence: true,
                  filter: [{personId: $person}]) { id }
+}"""
+# An extension of the embedded service (schedules and holidays), sent only where offered.
+OWN_PLAN_EXTENSION = """
+query OwnPlan($person: SvcId!, $planStart: SvcTimestamp!, $planEnd: SvcTimestamp!) {
   getPerson(id: $person) { scheduledDays(startTime: $planStart, endTime: $planEnd) { workingDay } }
 }"""
 SUBMIT = """
@@ -513,18 +517,23 @@ class NudgesPart:
         apikey = await self.bot.runtime.directory.apikey_for(link.organisation_id,
                                                              link.person_id)
         day_start, day_end = local_day_bounds(local_date(now, tz), tz)
-        data = await self.bot.runtime.client.execute(OWN_STATE, {
+        client = self.bot.runtime.client
+        data = await client.execute(OWN_STATE, {
             "person": link.person_id, "start": period[0], "end": period[1],
             "dayStart": day_start, "dayEnd": day_end,
-            # the person's day (in the service's time zone for them) holding local noon
-            "planStart": (day_start + day_end) // 2 - DAY_MS + 1,
-            "planEnd": (day_start + day_end) // 2 + 1,
         }, apikey=apikey)
         if data.get("getTimeRecords"):
             return False  # absent today: no nudge
-        planned = (data.get("getPerson") or {}).get("scheduledDays") or []
-        if any(not day.get("workingDay") for day in planned):
-            return False  # a public holiday or a day off in their schedule: no nudge
+        if await client.offers("SvcPerson", "scheduledDays", apikey=apikey):
+            plan = await client.execute(OWN_PLAN_EXTENSION, {
+                "person": link.person_id,
+                # the person's day (in the service's time zone for them) holding local noon
+                "planStart": (day_start + day_end) // 2 - DAY_MS + 1,
+                "planEnd": (day_start + day_end) // 2 + 1,
+            }, apikey=apikey)
+            planned = (plan.get("getPerson") or {}).get("scheduledDays") or []
+            if any(not day.get("workingDay") for day in planned):
+                return False  # a public holiday or a day off in their schedule: no nudge
         status = status_word((data.get("getApprovalState") or {}).get("status")) or "draft"
         if status not in ("draft", "rejected"):
             return False

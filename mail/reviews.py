@@ -61,8 +61,14 @@ PERSON = operation(
       getPerson(id: $id) {
         id name email archived
         localisation { timeZone { value } }
-        timeSettings { approvalReminder { value } autoSubmit { value } }
+        timeSettings { approvalReminder { value } }
       }
+    }"""
+)
+# An extension of the embedded service, asked for only where the service offers it.
+PERSON_AUTO_SUBMIT_EXTENSION = operation(
+    """query ReviewPersonAutoSubmit($id: SvcId!) {
+      getPerson(id: $id) { timeSettings { autoSubmit { value } } }
     }"""
 )
 
@@ -208,7 +214,16 @@ async def person_info(client: ServiceClient, key: str, person_id: str) -> dict[s
     found = (await client.execute(PERSON, {"id": person_id}, apikey=key, allow_partial=True)).get(
         "getPerson"
     )
-    return dict(found) if found else None
+    if not found:
+        return None
+    person = dict(found)
+    if await client.offers("SvcTimeSettings", "autoSubmit", apikey=key):
+        extra = (await client.execute(
+            PERSON_AUTO_SUBMIT_EXTENSION, {"id": person_id}, apikey=key, allow_partial=True
+        )).get("getPerson") or {}
+        settings = extra.get("timeSettings") or {}
+        person["timeSettings"] = {**(person.get("timeSettings") or {}), **settings}
+    return person
 
 
 def time_zone_of(person: dict[str, Any]) -> str:

@@ -68,6 +68,8 @@ def _parsed(source: str) -> GraphQLRequest:
 
 _PRINTED: dict[int, tuple[DocumentNode, str]] = {}
 
+TYPE_FIELDS = "query TypeFields($name: String!) { __type(name: $name) { fields { name } } }"
+
 
 def _printed(document: DocumentNode) -> str:
     """print_ast once per document (by identity: hashing a document walks all of it)."""
@@ -110,6 +112,19 @@ class ServiceClient:
         self.timeout = timeout
         self._http_transport = http_transport
         self._transport: _Transport | None = None  # made by start()
+        self._fields: dict[str, frozenset[str]] = {}  # offers(): the fields of a type, once
+
+    async def offers(self, type_name: str, field: str, *, apikey: str) -> bool:
+        """Whether the service's schema has `type_name.field`. The fronts ask before they send
+        a document that uses one of the embedded service's extensions (fields a hosted service
+        does not have); each type is introspected once per client."""
+        fields = self._fields.get(type_name)
+        if fields is None:
+            data = await self.execute(TYPE_FIELDS, {"name": type_name}, apikey=apikey)
+            found = (data.get("__type") or {}).get("fields") or []
+            fields = frozenset(str(item["name"]) for item in found)
+            self._fields[type_name] = fields
+        return field in fields
 
     def _new_transport(self) -> _Transport:
         # aiohttp's session belongs to the event loop it was opened in: a fresh one per start.

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import structlog
@@ -36,6 +36,9 @@ from timebot.state.models import SchedulerLease
 from timebot.summary import load_summary
 from timebot.worker import PollingWorker
 
+if TYPE_CHECKING:
+    from timebot.runtime import Runtime
+
 log = structlog.get_logger("timebot.scheduler")
 
 DAY_MS = 86_400_000
@@ -48,8 +51,14 @@ PEOPLE = operation(
       getPersons {
         id name email archived
         localisation { timeZone { value } }
-        timeSettings { autoSubmit { value } }
       }
+    }"""
+)
+# Extensions of the embedded service (a hosted service's schema has neither): sent only when
+# the service offers them (ServiceClient.offers).
+PEOPLE_AUTO_SUBMIT_EXTENSION = operation(
+    """query SchedulerAutoSubmit {
+      getPersons { id timeSettings { autoSubmit { value } } }
     }"""
 )
 TEAM_STATES = operation(
@@ -61,7 +70,7 @@ TEAM_STATES = operation(
 )
 
 
-PLANNED_DAYS = operation(
+PLANNED_DAYS_EXTENSION = operation(
     """query SchedulerPlannedDays($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
       getPerson(id: $p) { scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay } }
     }"""
@@ -118,6 +127,42 @@ def working_days(days: list[dict[str, Any]], time_zone: str) -> dict[date, bool]
     }
 
 
+def weekdays(start_ms: int, end_ms: int, time_zone: str) -> dict[date, bool]:
+    """Pure: {local day: Monday to Friday} from start to end (inclusive), for a service that
+    knows no schedules."""
+    zone = ZoneInfo(time_zone)
+    first = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()
+    last = datetime.fromtimestamp(end_ms / 1000, UTC).astimezone(zone).date()
+    days = {}
+    while first <= last:
+        days[first] = first.weekday() < WORKING_DAYS
+        first += timedelta(days=1)
+    return days
+
+
+async def planned_days(
+    runtime: Runtime, key: str, person_id: str, start_ms: int, end_ms: int, time_zone: str
+) -> dict[date, bool]:
+    """The person's working days from the service's schedules, or Monday to Friday."""
+    if not await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
+        return weekdays(start_ms, end_ms, time_zone)
+    data = await runtime.client.execute(
+        PLANNED_DAYS_EXTENSION, {"p": person_id, "s": start_ms, "e": end_ms}, apikey=key
+    )
+    return working_days((data.get("getPerson") or {}).get("scheduledDays") or [], time_zone)
+
+
+async def with_auto_submit(
+    runtime: Runtime, key: str, people: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """`people` with their auto-submit setting, where the service has one."""
+    if not await runtime.client.offers("SvcTimeSettings", "autoSubmit", apikey=key):
+        return people
+    data = await runtime.client.execute(PEOPLE_AUTO_SUBMIT_EXTENSION, apikey=key)
+    settings = {p["id"]: p.get("timeSettings") for p in data.get("getPersons") or [] if p}
+    return [{**person, "timeSettings": settings.get(person["id"])} for person in people]
+
+
 def period_dedupe_key(organisation_id: str, person_id: str, period: Period) -> str:
     return f"period-reminder:{organisation_id}:{person_id}:{period.start_ms}"
 
@@ -158,6 +203,7 @@ async def period_reminders(ctx: MailContext, organisation_id: str) -> int:
     now = runtime.clock.now_ms()
     key = await runtime.directory.integration_key(organisation_id)
     people = (await runtime.client.execute(PEOPLE, apikey=key)).get("getPersons") or []
+    people = await with_auto_submit(runtime, key, [p for p in people if p])
     due: dict[Period, list[dict[str, Any]]] = {}
     for person in people:
         if person.get("archived") or not person.get("email"):
@@ -185,10 +231,9 @@ async def period_reminders(ctx: MailContext, organisation_id: str) -> int:
             if status in ("s", "a"):
                 continue
             zone_name = time_zone_of(person)
-            planned = working_days(((await runtime.client.execute(
-                PLANNED_DAYS, {"p": person["id"], "s": period.start_ms, "e": now + 1},
-                apikey=key,
-            )).get("getPerson") or {}).get("scheduledDays") or [], zone_name)
+            planned = await planned_days(
+                runtime, key, person["id"], period.start_ms, now + 1, zone_name
+            )
             zone = ZoneInfo(zone_name)
             today = datetime.fromtimestamp(now / 1000, UTC).astimezone(zone).date()
             end_day = datetime.fromtimestamp(period.end_ms / 1000, UTC).astimezone(zone).date()

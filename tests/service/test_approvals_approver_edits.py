@@ -163,5 +163,6 @@ async def test_legacy_time_entry_follows_the_same_rights(org: Org) -> None:
 async def test_an_outsider_with_an_out_of_range_time_is_refused_not_crashed(org: Org) -> None:
     bob, _mia, _pam, eve, _record = await team(org)
     for start in (2**63, -(2**63) - 1, 10**20):
-        denied = await eve.gql.denied(ADD, {"s": start, "p": bob.id})
-        assert denied == ["Mutation.addTimeRecord"], start
+        # Refused before any rule runs: the timestamp is outside what the service accepts.
+        message = await eve.gql.error(ADD, {"s": start, "p": bob.id})
+        assert "$s" in message and "3000-01-01" in message, (start, message)

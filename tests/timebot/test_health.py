@@ -4,6 +4,7 @@ PostgreSQL (the migration runs under a lock: both come up)."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -89,6 +90,7 @@ async def test_two_replicas_start_at_once_on_an_empty_postgresql(
     databases = [await create_pg_database(), await create_pg_database()]
     processes: list[asyncio.subprocess.Process] = []
     ports = [free_port(), free_port()]
+    shared_key = secrets.token_urlsafe(48)  # the replicas sign links alike
     try:
         for index, port in enumerate(ports):
             env = cli_env(
@@ -97,7 +99,7 @@ async def test_two_replicas_start_at_once_on_an_empty_postgresql(
                 TIMEBOT_HTTP_HOST="127.0.0.1",
                 TIMEBOT_SERVICE_DATABASE_URL=pg_url(databases[0]),
                 TIMEBOT_DATABASE_URL=pg_url(databases[1]),
-                TIMEBOT_SECRET_KEY="replicas-share-this-secret-key-of-40-chars",
+                TIMEBOT_SECRET_KEY=shared_key,
             )
             processes.append(
                 await asyncio.create_subprocess_exec(
