@@ -4,7 +4,9 @@ rules themselves are pure (service/rules/schedules.py, service/rules/holidays.py
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import and_, or_, select
@@ -12,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.approvals import settings as cfg
 from service.errors import BadInput, RuleViolation
-from service.models import Organisation, Person
+from service.models import Organisation, Person, Project
 from service.models.schedule import (
     TARGET_ORGANISATION,
     TARGET_PERSON,
@@ -98,12 +100,34 @@ async def plan_person(
 ALLOW_OUT_OF_SCHEDULE = "allowTimeRecordOutOfScheduleDaily"
 
 
+async def _projects_allow(session: AsyncSession, projects: Sequence[Project]) -> bool | None:
+    """The projects' own say (each project's value, else its nearest ancestor's): None when no
+    project has one, False when any refuses."""
+    values: list[Any] = []
+    for project in projects:
+        current: Project | None = project
+        while current is not None:
+            if ALLOW_OUT_OF_SCHEDULE in (current.settings or {}):
+                values.append(current.settings[ALLOW_OUT_OF_SCHEDULE])
+                break
+            parent = current.parent_id
+            current = await session.get(Project, parent) if parent is not None else None
+    if not values:
+        return None
+    return all(value is not False for value in values)
+
+
 async def check_in_schedule(
-    session: AsyncSession, organisation: Organisation, person: Person, start_ms: int
+    session: AsyncSession, organisation: Organisation, person: Person, start_ms: int,
+    projects: Sequence[Project] = (),
 ) -> None:
-    """RuleViolation when the person may not record time on the day that `start_ms` is in."""
-    setting = await cfg.resolve(session, organisation, person, ALLOW_OUT_OF_SCHEDULE)
-    if setting.value is not False:
+    """RuleViolation when the person may not record time on the day that `start_ms` is in. A
+    project's explicit setting wins over the person's (person, tag, account) for its entries."""
+    allowed = await _projects_allow(session, projects)
+    if allowed is None:
+        setting = await cfg.resolve(session, organisation, person, ALLOW_OUT_OF_SCHEDULE)
+        allowed = setting.value is not False
+    if allowed:
         return
     zone = _zone(person.timezone or organisation.timezone)
     day = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()

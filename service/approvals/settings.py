@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.models import Organisation, Person, PersonTag, Tag
+from service.models import Organisation, Person, PersonTag, Project, Tag
 
 APPROVAL_STAGES = "approvalStages"
 APPROVAL_REMINDER = "approvalReminder"
@@ -39,7 +39,7 @@ def _path(entity: Any, collection: str) -> list[dict[str, str]]:
     return [{"id": entity.id, "collection": collection, "name": entity.name}]
 
 
-def set_value(entity: Organisation | Tag | Person, key: str, value: Any) -> None:
+def set_value(entity: Organisation | Tag | Person | Project, key: str, value: Any) -> None:
     """Set (or with None, clear) one setting; JSON columns need a new dict to be saved."""
     settings = dict(entity.settings or {})
     if value is None:
@@ -77,7 +77,7 @@ async def resolve(
     return Resolved(None, [])
 
 
-def own(entity: Organisation | Tag | Person, collection: str, key: str) -> Resolved:
+def own(entity: Organisation | Tag | Person | Project, collection: str, key: str) -> Resolved:
     """The entity's own value (no cascade) with itself as the path."""
     settings = entity.settings or {}
     if key in settings:

@@ -36,6 +36,8 @@ class Project(OrgScoped, Base):
     # None: the account default applies; True: available to everyone; False: unavailable.
     availability: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    # The project's own time settings (editProjectTimeSettings…), keyed like the others.
+    settings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
     category: Mapped[ProjectCategory | None] = relationship(lazy="joined")
 

@@ -266,7 +266,8 @@ async def resolve_add_time_record(
     await check_owner_access(context.session, context.organisation, person, projects=projects,
                              absences=[absence])
     if absence is None:
-        await check_in_schedule(context.session, context.organisation, person, startTime)
+        await check_in_schedule(context.session, context.organisation, person, startTime,
+                                projects)
     await guard_time_record_change(context, person.id, startTime)
     record = _new_record(context, person, startTime, endTime, duration, task, absence, projects)
     context.session.add(record)

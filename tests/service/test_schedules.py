@@ -219,3 +219,37 @@ async def test_out_of_schedule_records_are_refused_when_the_setting_says_so(org:
                         "ScheduleDaily(id: $id, allowTimeRecordOutOfScheduleDaily: true) "
                         "{ id } }", {"id": bob.id})
     assert (await bob.gql(add, {"p": bob.id, "s": friday}))["addTimeRecord"]["id"]
+
+
+async def test_a_projects_own_setting_wins_for_its_entries(org: Org) -> None:
+    sid = await add_schedule(org, "Mon-Thu", [8, 8, 8, 8])
+    await org.admin.gql("mutation($s: SvcId!) { assignScheduleTimelineToOrganisation("
+                        "scheduleTypeId: $s) { id } }", {"s": sid})
+    bob = await org.add_member("Bob")
+    projects = {}
+    for name, parent in (("Support", None), ("Hotline", "Support"), ("Website", None)):
+        data = await org.admin.gql(
+            "mutation($n: SvcName!, $p: SvcId) { addProject(name: $n, parentId: $p) { id } }",
+            {"n": name, "p": projects.get(parent or "")})
+        projects[name] = data["addProject"]["id"]
+    edit = ("mutation($id: SvcId!, $v: Boolean) { editProjectTimeSettingsAllowTimeRecordOutOf"
+            "ScheduleDaily(id: $id, allowTimeRecordOutOfScheduleDaily: $v) { id timeSettings { "
+            "allowTimeRecordOutOfScheduleDaily { value path { collection } } } } }")
+    assert await bob.gql.denied(edit, {"id": projects["Support"], "v": True}) == [
+        "Mutation.editProjectTimeSettingsAllowTimeRecordOutOfScheduleDaily"]
+    edited = await org.admin.gql(edit, {"id": projects["Support"], "v": True})
+    assert edited["editProjectTimeSettingsAllowTimeRecordOutOfScheduleDaily"]["timeSettings"][
+        "allowTimeRecordOutOfScheduleDaily"] == {"value": True, "path": [{"collection": "projects"}]}
+    assert "id" in await org.admin.gql.error(edit, {"id": "0123456789abcdef01234567", "v": True})
+    await org.admin.gql("mutation { editOrganisationTimeSettingsAllowTimeRecordOutOfSchedule"
+                        "Daily(allowTimeRecordOutOfScheduleDaily: false) { id } }")
+    add = ("mutation($p: SvcId!, $s: SvcTimestamp!, $pr: [SvcId]) { addTimeRecord(personId: $p, "
+           "startTime: $s, duration: 3600000, projectIds: $pr) { id } }")
+    friday = MONDAY + 4 * DAY_MS + 9 * HOUR_MS
+    # the support hotline takes calls on Fridays: its parent's setting allows the entry
+    assert (await bob.gql(add, {"p": bob.id, "s": friday, "pr": [projects["Hotline"]]}))
+    message = await bob.gql.error(add, {"p": bob.id, "s": friday, "pr": [projects["Website"]]})
+    assert "2026-03-20 is not a working day" in message
+    await org.admin.gql(edit, {"id": projects["Hotline"], "v": False})  # its own says no
+    message = await bob.gql.error(add, {"p": bob.id, "s": friday, "pr": [projects["Hotline"]]})
+    assert "2026-03-20 is not a working day" in message

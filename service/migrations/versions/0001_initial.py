@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:30:47.769444
+Create Date: 2026-11-24 02:34:56.374693
 """
 
 from collections.abc import Sequence
@@ -291,6 +291,7 @@ def upgrade() -> None:
     sa.Column('archived', sa.Boolean(), nullable=False),
     sa.Column('availability', sa.Boolean(), nullable=True),
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('settings', sa.JSON(), nullable=False),
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['category_id'], ['project_categories.id'], name=op.f('fk_projects_category_id_project_categories'), ondelete='SET NULL'),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_projects_organisation_id_organisations'), ondelete='CASCADE'),
