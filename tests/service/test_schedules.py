@@ -238,8 +238,9 @@ async def test_a_projects_own_setting_wins_for_its_entries(org: Org) -> None:
     assert await bob.gql.denied(edit, {"id": projects["Support"], "v": True}) == [
         "Mutation.editProjectTimeSettingsAllowTimeRecordOutOfScheduleDaily"]
     edited = await org.admin.gql(edit, {"id": projects["Support"], "v": True})
-    assert edited["editProjectTimeSettingsAllowTimeRecordOutOfScheduleDaily"]["timeSettings"][
-        "allowTimeRecordOutOfScheduleDaily"] == {"value": True, "path": [{"collection": "projects"}]}
+    shown = edited["editProjectTimeSettingsAllowTimeRecordOutOfScheduleDaily"]["timeSettings"]
+    assert shown["allowTimeRecordOutOfScheduleDaily"] == {
+        "value": True, "path": [{"collection": "projects"}]}
     assert "id" in await org.admin.gql.error(edit, {"id": "0123456789abcdef01234567", "v": True})
     await org.admin.gql("mutation { editOrganisationTimeSettingsAllowTimeRecordOutOfSchedule"
                         "Daily(allowTimeRecordOutOfScheduleDaily: false) { id } }")
