@@ -43,6 +43,12 @@ query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!,
   getAvailableAbsenceTypes(personId: $person) { id }
 }"""
 
+# An extension of the embedded service (work schedules and holidays), sent only where offered.
+EXPECTED_EXTENSION = """
+query HomeExpected($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
+  getPerson(id: $person) { expectedTime(startTime: $start, endTime: $end) }
+}"""
+
 STATUS_TEXT = {"draft": "Draft (not submitted)", "submitted": "Submitted, waiting for approval",
                "approved": "Approved", "rejected": "Rejected: correct it and submit again"}
 
@@ -76,14 +82,16 @@ def usable_report(report: dict[str, Any] | None, available: list[Any] | None
 def home_view(
     person: SlackPerson, days: list[tuple[date, int]], status: str | None,
     pending: list[tuple[Request, str, str]], start_ms: int, end_ms: int,
-    time_off: list[str] | None = None,
+    time_off: list[str] | None = None, expected_ms: int | None = None,
 ) -> dict[str, Any]:
     total = sum(ms for _day, ms in days)
     lines = "\n".join(f"{day:%a %d %b}: {hours(ms)}" for day, ms in days)
+    of_expected = f" of {hours(expected_ms)} expected" if expected_ms is not None else ""
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text",
                                     "text": f"This week ({period_text(start_ms, end_ms)})"}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"{lines}\n*Total {hours(total)}*"}},
+        {"type": "section", "text": {"type": "mrkdwn",
+                                     "text": f"{lines}\n*Total {hours(total)}{of_expected}*"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": (
             f"*Timesheet:* {STATUS_TEXT.get(status or 'draft', status or 'Draft')}")}},
     ]
@@ -142,5 +150,18 @@ class HomePart:
                     for balance in balances_of(usable_report(
                         data.get("getAbsenceQuotaReport"), data.get("getAvailableAbsenceTypes")))]
         view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
-                         status, pending, start, end, time_off)
+                         status, pending, start, end, time_off,
+                         await self._expected(person, start, end))
         await self.bot.client.views_publish(user_id=person.slack_user_id, view=view)
+
+    async def _expected(self, person: SlackPerson, start: int, end: int) -> int | None:
+        """The hours the person's schedule expects this week (holidays off), where the service
+        knows schedules."""
+        client = self.bot.runtime.client
+        if not await client.offers("SvcPerson", "expectedTime", apikey=person.apikey):
+            return None
+        data = await client.execute(
+            EXPECTED_EXTENSION, {"person": person.person_id, "start": start, "end": end},
+            apikey=person.apikey, allow_partial=True)
+        value = (data.get("getPerson") or {}).get("expectedTime")
+        return int(value) if isinstance(value, int) else None
