@@ -25,13 +25,14 @@ from tests.mail.reviews_support import (
 from tests.support import Member, Org
 
 CHROMIUM = Path("/usr/bin/chromium")
+HAVE_CHROMIUM = CHROMIUM.exists()
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update"]
 
 
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Any]:
-    if not CHROMIUM.exists():
+    if not HAVE_CHROMIUM:
         pytest.skip("/usr/bin/chromium is absent (Debian package `chromium`; CI installs it)")
     from playwright.async_api import async_playwright
 
