@@ -16,8 +16,9 @@ from typing import Any
 
 import structlog
 
-# Loggers whose INFO lines are chatter: shown only when the operator asks for DEBUG.
-CHATTY = ("alembic", "httpx", "httpcore")
+# Loggers whose INFO lines are chatter (mail.log: aiosmtpd, a line per SMTP command): shown
+# only when the operator asks for DEBUG.
+CHATTY = ("alembic", "httpx", "httpcore", "mail.log")
 
 
 def _access_fields(
