@@ -142,4 +142,6 @@ async def process_time_entry(processor: MessageProcessor, mail: InboundMail) -> 
     if queued:
         runtime.outbox_worker.wake()
     state = "queued" if queued else "already queued"
+    if last is not None:
+        return f"submit: {body.splitlines()[0]}; receipt {state}"
     return f"time entries: {created} logged, {failed} not; receipt {state}"
