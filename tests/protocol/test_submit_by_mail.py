@@ -29,8 +29,8 @@ async def test_submit_by_mail(server: tuple[LiveServer, int], fx: Fixture) -> No
 
     await swaks(port, sender, "Submit\n\n-- \nErin\n", subject="submit")
     body = text_of(await receipt_to(live, sender, count=2))
-    assert body.startswith((
-        "Timesheet for the week of Mon 16 Mar 2026 to Sun 22 Mar 2026 submitted for approval."))
+    assert body.startswith(
+        "Timesheet for the week of Mon 16 Mar 2026 to Sun 22 Mar 2026 submitted for approval.")
     assert await status(fx, MONDAY_BERLIN_MS) == "s"
 
     await swaks(port, sender, "submit", subject="again")
@@ -39,7 +39,8 @@ async def test_submit_by_mail(server: tuple[LiveServer, int], fx: Fixture) -> No
 
     await swaks(port, sender, "submit last", subject="last week")
     body = text_of(await receipt_to(live, sender, count=4))
-    assert body.startswith("Timesheet for the week of Mon 9 Mar 2026 to Sun 15 Mar 2026 submitted"), body
+    assert body.startswith(
+        "Timesheet for the week of Mon 9 Mar 2026 to Sun 15 Mar 2026 submitted"), body
     assert await status(fx, MONDAY_BERLIN_MS - WEEK_MS) == "s"
 
 
