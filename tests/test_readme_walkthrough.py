@@ -14,13 +14,15 @@ import asyncio
 import html
 import re
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
 import httpx
+import pytest
 
 from tests.net import free_port
+from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.timebot.serve_process import Served, serve_env, serving
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,13 +140,27 @@ def header_of(page: str, name: str) -> str:
     return html.unescape(found.group(1))
 
 
-async def test_readme_walkthrough(tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def databases(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, str]]:
+    """README's default (SQLite in the data dir), or both databases on PostgreSQL."""
+    if request.param == "sqlite":
+        yield {}
+        return
+    service, bot = await create_pg_database(), await create_pg_database()
+    try:
+        yield {"TIMEBOT_SERVICE_DATABASE_URL": pg_url(service), "TIMEBOT_DATABASE_URL": pg_url(bot)}
+    finally:
+        await drop_pg_database(service)
+        await drop_pg_database(bot)
+
+
+async def test_readme_walkthrough(tmp_path: Path, databases: dict[str, str]) -> None:
     blocks = walkthrough_blocks()
     assert [language for language, _ in blocks] == ["sh", "sh", "sh", "sh", "text"], blocks
     log_time, submit, approve, dorothy, reject = (text for _, text in blocks)
     smtp_port = free_port()
     env = serve_env(tmp_path / "var", TIMEBOT_HTTP_PORT=str(free_port()),
-                    TIMEBOT_SMTP_PORT=str(smtp_port), **make_run_env())
+                    TIMEBOT_SMTP_PORT=str(smtp_port), **make_run_env(), **databases)
     async with serving(env, "--demo", cwd=tmp_path) as served, \
             httpx.AsyncClient(timeout=30) as http:
         outbox = Outbox(http, served.base)
