@@ -137,6 +137,8 @@ def _print_demo_banner(settings: Settings, summary: dict[str, Any]) -> None:
         click.echo(f"    {person['role']:<9} {person['email']:<28} apikey {person['apikey']}")
     click.echo("  Try: curl -s -H 'apikey: <key>' -H 'content-type: application/json' "
                f"-d '{{\"query\":\"{{currentPerson{{name}}}}\"}}' {base}/graphql")
+    click.echo("  The approval loop by e-mail, step by step: README.md, "
+               "\"Trying the whole loop locally\"")
 
 
 @main.group()
