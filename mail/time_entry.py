@@ -24,6 +24,7 @@ from mail.outbound import new_message
 from mail.quotes import extract_reply
 from mail.reading import ReadMessage
 from mail.receipts import Outcome, Verdict, receipt_dedupe_key, thread_subject
+from mail.time_submit import submit_receipt, submit_request
 from timebot.errors import DirectoryError, ServiceClientError, ServiceUnavailable
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
 from timebot.timeentry.actions import refusal
@@ -123,11 +124,15 @@ async def process_time_entry(processor: MessageProcessor, mail: InboundMail) -> 
         return await processor.answer(mail, _refusal("refused", refusal(error), address))
     quick = QuickTime(runtime.client, Memory(runtime.state_sessions), runtime.clock.now_ms)
     who = Who(org_id, person.person_id, apikey, zone)
-    results: list[tuple[str, LogResult]] = []
-    for index, line in enumerate(lines):
-        key = f"mail:{mail.key}"[:180] + f":{index}"
-        results.append((line, await quick.log(who, line, source="mail", source_key=key)))
-    body, created, failed = receipt_body(results, zone.key)
+    last = submit_request(lines)  # `submit [last]`: mail.time_submit
+    if last is not None:
+        body, created, failed = submit_receipt(await quick.submit(who, last), zone.key), 0, 0
+    else:
+        results: list[tuple[str, LogResult]] = []
+        for index, line in enumerate(lines):
+            key = f"mail:{mail.key}"[:180] + f":{index}"
+            results.append((line, await quick.log(who, line, source="mail", source_key=key)))
+        body, created, failed = receipt_body(results, zone.key)
     message = compose(mail.read, body, to=sender, mail_from=settings.mail_from,
                       mail_domain=settings.mail_domain)
     queued = await runtime.outbox.enqueue(
@@ -137,4 +142,6 @@ async def process_time_entry(processor: MessageProcessor, mail: InboundMail) -> 
     if queued:
         runtime.outbox_worker.wake()
     state = "queued" if queued else "already queued"
+    if last is not None:
+        return f"submit: {body.splitlines()[0]}; receipt {state}"
     return f"time entries: {created} logged, {failed} not; receipt {state}"

@@ -17,6 +17,8 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.approvals.settings import APPROVAL_STAGES, set_value
+from service.approvals.stages import parse_stage_inputs
 from service.demo_rates import seed_demo_rates
 from service.demo_schedules import seed_schedule
 from service.demo_time_off import seed_time_off
@@ -49,6 +51,7 @@ DEMO_MARKER = "timebotDemo"  # key in Organisation.settings
 DEMO_TIMEZONE = "Europe/Berlin"
 DEMO_CURRENCY = "EUR"
 HISTORY_WEEKS = 3
+DEMO_STAGE = {"type": "ppm", "quorum": "any"}  # People managers, any one of them
 
 HOUR_MS = 3_600_000
 MINUTE_MS = 60_000
@@ -232,6 +235,9 @@ class _Seeder:
         organisation.currency = DEMO_CURRENCY
         organisation.color = "#0b6e4f"
         organisation.settings = {**(organisation.settings or {}), DEMO_MARKER: True}
+        # The approval workflow: each timesheet goes to the owner's people manager (Grace
+        # for Engineering, Linus for Design), so that a submission shows the whole loop.
+        set_value(organisation, APPROVAL_STAGES, parse_stage_inputs([DEMO_STAGE]))
         self.org_id = organisation.id
         self.persons[admin_email.split("@")[0]] = created.admin
         for name, email, kind in PEOPLE[1:]:

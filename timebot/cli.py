@@ -54,6 +54,12 @@ def main(context: click.Context) -> None:
         context.obj = load_settings()
     except ConfigError as error:  # a clear message and exit status 1, not a traceback
         raise click.ClickException(str(error)) from error
+    try:  # a fresh data dir (the secret key given in the environment creates none)
+        context.obj.data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise click.ClickException(
+            f"TIMEBOT_DATA_DIR {context.obj.data_dir} cannot be created: {error.strerror}"
+        ) from error
 
 
 @main.command()
@@ -82,7 +88,7 @@ def serve(settings: Settings, demo: bool, role: str | None) -> None:
     from timebot.app import create_app
     from timebot.logs import configure_logging
 
-    configure_logging()
+    configure_logging(settings.log_level)
     if demo:
         if not settings.embedded:
             raise click.ClickException(
@@ -90,8 +96,26 @@ def serve(settings: Settings, demo: bool, role: str | None) -> None:
             )
         summary = _run(lambda: _with_service_session(settings, _seed_demo))
         _print_demo_banner(settings, summary)
+    elif settings.runs_service and not _run(lambda: _with_service_session(settings, _any_org)):
+        click.echo(NO_ORGANISATION_HINT)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.http_host, port=settings.http_port, log_level="info")
+    # log_config=None: uvicorn's loggers go through configure_logging's one format.
+    uvicorn.run(app, host=settings.http_host, port=settings.http_port,
+                log_level=settings.log_level.lower(), log_config=None)
+
+
+NO_ORGANISATION_HINT = (
+    "No organisation yet: run `timebot service init --org … --admin-name … --admin-email …` "
+    "or `timebot serve --demo`"
+)
+
+
+async def _any_org(session: Any) -> bool:
+    from sqlalchemy import select
+
+    from service.models import Organisation
+
+    return (await session.scalars(select(Organisation.id).limit(1))).first() is not None
 
 
 async def _seed_demo(session: Any) -> dict[str, Any]:
@@ -113,6 +137,8 @@ def _print_demo_banner(settings: Settings, summary: dict[str, Any]) -> None:
         click.echo(f"    {person['role']:<9} {person['email']:<28} apikey {person['apikey']}")
     click.echo("  Try: curl -s -H 'apikey: <key>' -H 'content-type: application/json' "
                f"-d '{{\"query\":\"{{currentPerson{{name}}}}\"}}' {base}/graphql")
+    click.echo("  The approval loop by e-mail, step by step: README.md, "
+               "\"Trying the whole loop locally\"")
 
 
 @main.group()
@@ -134,8 +160,11 @@ def service() -> None:
 
 @service.command("init")
 @click.option("--org", "org_name", required=True, help="Name of the new organisation.")
-@click.option("--admin-name", required=True)
-@click.option("--admin-email", required=True)
+@click.option("--admin-name", required=True, help="Full name of its first administrator.")
+@click.option(
+    "--admin-email", required=True,
+    help="E-mail address of its first administrator (who signs in and gets review mail).",
+)
 @click.pass_obj
 def service_init(settings: Settings, org_name: str, admin_name: str, admin_email: str) -> None:
     """Create an empty organisation with its administrator; print their ids and keys."""
@@ -188,7 +217,7 @@ async def _legacy_token(session: Any, person: Any) -> str | None:
 
 
 @service.command("apikey")
-@click.option("--email", required=True)
+@click.option("--email", required=True, help="The person's e-mail address in the service.")
 @click.option("--org", "org_id", default=None, help="Organisation id, when EMAIL is in several.")
 @click.option("--reset", is_flag=True, help="Revoke the current key and issue a new one.")
 @click.pass_obj
@@ -248,23 +277,29 @@ def people_link(settings: Settings, email: str, apikey: str) -> None:
 @people.command("list")
 @click.pass_obj
 def people_list(settings: Settings) -> None:
-    """Show who is linked and how (never the keys)."""
+    """Show every person of the organisations timebot serves and how timebot acts for them
+    (their own linked key, a provisioned one, or none yet) and their Slack identity; never
+    the keys."""
+    from timebot.people_listing import people_rows, render
 
     async def work(directory: Any) -> Any:
-        return await directory.entries()
-
-    entries = _run(lambda: _with_directory(settings, work))
-    if not entries:
-        click.echo("nobody is linked yet")
-    for entry in entries:
-        slack = f" slack:{entry.slack_user_id}" if entry.slack_user_id else ""
-        click.echo(
-            f"{entry.organisation_id}  {entry.email:<32} {entry.name:<24} {entry.source}{slack}"
+        return await people_rows(
+            directory, directory.client, embedded=settings.embedded,
+            own_address=settings.mail_from,
         )
+
+    rows, warnings = _run(lambda: _with_directory(settings, work))
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if not rows:
+        click.echo("nobody yet: no organisation has people, and nobody is linked")
+        return
+    for line in render(rows):
+        click.echo(line.rstrip())
 
 
 @service.command("legacy-token")
-@click.option("--email", required=True)
+@click.option("--email", required=True, help="The person's e-mail address in the service.")
 @click.option("--org", "org_id", default=None, help="Organisation id, when EMAIL is in several.")
 @click.option("--reset", is_flag=True, help="Revoke the current token and issue a new one.")
 @click.pass_obj

@@ -59,6 +59,8 @@ class Settings:
         return self.role in ("all", "fronts")
     # SMTP/LMTP peers whose mail's Authentication-Results count (the MTA in front of timebot)
     mail_trusted_networks: tuple[Network, ...] = parse_networks(DEFAULT_TRUSTED_NETWORKS)
+    # TIMEBOT_LOG_LEVEL, upper case: DEBUG, INFO, WARNING, ERROR or CRITICAL.
+    log_level: str = "INFO"
 
     @property
     def embedded(self) -> bool:
@@ -103,6 +105,19 @@ def _configured_secret_key(value: str) -> str:
     if problem is not None:
         raise ConfigError(f"TIMEBOT_SECRET_KEY {problem}: {GENERATE_HINT}")
     return value
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(value: str) -> str:
+    level = value.strip().upper()
+    if level not in LOG_LEVELS:
+        raise ConfigError(
+            f"TIMEBOT_LOG_LEVEL must be one of {', '.join(v.lower() for v in LOG_LEVELS)}, "
+            f"not {value!r}"
+        )
+    return level
 
 
 def _trusted_networks(value: str) -> tuple[Network, ...]:
@@ -168,6 +183,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         slack_organisation=get("TIMEBOT_SLACK_ORGANISATION"),
         slack_api_url=get("TIMEBOT_SLACK_API_URL"),
         role=role,
+        log_level=_log_level(get("TIMEBOT_LOG_LEVEL", "info") or "info"),
     )
 
 

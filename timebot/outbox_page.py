@@ -24,6 +24,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from mail.reviews import MailContext
+from timebot.outbox_html import SANDBOX, html_of
 
 log = structlog.get_logger("timebot.outbox_page")
 
@@ -143,6 +144,8 @@ class OutboxPage:
                 headers=[(name, str(message.get(name))) for name in SHOWN_HEADERS
                          if message.get(name)],
                 text=text_of(message),
+                html=html_of(message),
+                sandbox=SANDBOX,
                 reply_to=reply_to,
                 answer_from=first_address(str(message.get("To") or "")),
                 notice=notice,

@@ -31,6 +31,7 @@ from mail.reminders import send_timesheet_reminder
 from mail.reviews import MailContext, already_queued, time_zone_of
 from service.db import unit_of_work
 from timebot.client import operation
+from timebot.scheduler_epoch import ended_before, first_seen_ms
 from timebot.state.db import insert_ignoring
 from timebot.state.models import SchedulerLease
 from timebot.summary import load_summary
@@ -204,6 +205,7 @@ async def period_reminders(ctx: MailContext, organisation_id: str) -> int:
     key = await runtime.directory.integration_key(organisation_id)
     people = (await runtime.client.execute(PEOPLE, apikey=key)).get("getPersons") or []
     people = await with_auto_submit(runtime, key, [p for p in people if p])
+    since = await first_seen_ms(runtime, organisation_id)
     due: dict[Period, list[dict[str, Any]]] = {}
     for person in people:
         if person.get("archived") or not person.get("email"):
@@ -211,7 +213,7 @@ async def period_reminders(ctx: MailContext, organisation_id: str) -> int:
         if str(person["email"]).lower() == runtime.settings.mail_from.lower():
             continue  # timebot's own integration person
         period = last_ended_week(now, time_zone_of(person))
-        if not reminder_due(now, period):
+        if not reminder_due(now, period) or ended_before(period.end_ms, since):
             continue
         if await already_queued(runtime, period_dedupe_key(organisation_id, person["id"], period)):
             continue

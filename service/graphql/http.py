@@ -22,7 +22,9 @@ CHECK_KEY_FIRST_BYTES = 16_384
 IDE_DIR = Path(__file__).resolve().parent.parent / "static" / "graphiql"
 
 IDE_MISSING = """<!doctype html><title>GraphQL IDE</title>
-<p>The GraphQL IDE has not been built. Run <code>make ide</code> (part of the install step).</p>"""
+<p>The GraphQL IDE has not been built. In a checkout run <code>make ide</code> (part of
+<code>make run</code>); <code>pip install</code> of the package builds it (Node.js and npm
+needed).</p>"""
 
 
 async def _ide_page(_request: Request) -> Response:

@@ -269,6 +269,16 @@ class SchedulerLease(StateBase):
     until_ms: Mapped[int] = mapped_column(BigInteger)
 
 
+class SchedulerEpoch(StateBase):
+    """When the scheduler first saw an organisation (timebot's first run, or the
+    organisation's creation): no period reminder is sent for a period that ended before."""
+
+    __tablename__ = "scheduler_epochs"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    first_seen_ms: Mapped[int] = mapped_column(BigInteger)
+
+
 class PolledApproval(StateBase):
     """What the approval-state poller last saw of one submitted timesheet (hosted service
     without webhooks): it reports a change as an event, and reminds after N days."""

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:34:56.374693
+Create Date: 2026-11-24 02:43:50.288039
 """
 
 from collections.abc import Sequence

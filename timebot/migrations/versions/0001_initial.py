@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:20:26.844055
+Create Date: 2026-11-24 02:43:49.267511
 """
 
 from collections.abc import Sequence
@@ -187,6 +187,11 @@ def upgrade() -> None:
     with op.batch_alter_table('received_events', schema=None) as batch_op:
         batch_op.create_index('ix_received_events_status', ['status', 'received_ms'], unique=False)
 
+    op.create_table('scheduler_epochs',
+    sa.Column('organisation_id', sa.String(length=64), nullable=False),
+    sa.Column('first_seen_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('organisation_id', name=op.f('pk_scheduler_epochs'))
+    )
     op.create_table('scheduler_leases',
     sa.Column('name', sa.String(length=64), nullable=False),
     sa.Column('owner', sa.String(length=64), nullable=False),
@@ -272,6 +277,7 @@ def downgrade() -> None:
     op.drop_table('slack_nudge_preferences')
     op.drop_table('slack_claims')
     op.drop_table('scheduler_leases')
+    op.drop_table('scheduler_epochs')
     with op.batch_alter_table('received_events', schema=None) as batch_op:
         batch_op.drop_index('ix_received_events_status')
 

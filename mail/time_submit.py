@@ -1,0 +1,27 @@
+"""`submit` by mail: a mail to time@ whose only line is `submit` (this week) or `submit last`
+(last week) submits the sender's timesheet, as `/timesheet submit [last]` does in Slack. The
+sender is verified exactly as for time entries (mail.time_entry); the receipt says what
+happened. A retried mail (a crash before its receipt was queued) finds the timesheet already
+submitted and says so; the receipt is still queued once per mail."""
+
+from __future__ import annotations
+
+SUBMIT_LINES = {
+    "submit": False, "submit this week": False, "submit last": True, "submit last week": True,
+}
+
+
+def submit_request(lines: list[str]) -> bool | None:
+    """Pure: None when the mail is not a submit command, else whether it means last week."""
+    if len(lines) != 1:
+        return None
+    return SUBMIT_LINES.get(" ".join(lines[0].lower().rstrip(".!").split()))
+
+
+def submit_receipt(answer: str, zone: str) -> str:
+    """Pure: the receipt's text around the service's answer."""
+    return "\n".join([
+        answer, "", f"(Weeks read in your time zone, {zone}.)",
+        "Write `submit last` to submit last week's timesheet instead.",
+        "", "-- ", "timebot (this is an automatic answer to your e-mail)",
+    ]) + "\n"
