@@ -34,6 +34,8 @@ async def absent_on(org: Org, member: Member, days: range) -> None:
 async def test_reminders_follow_schedules_and_holidays(org: Org) -> None:
     runtime = runtime_of(org)
     ctx = component(org).ctx
+    runtime.clock.set(WEEK + HOUR_MS)  # the scheduler serves the organisation from that week on
+    await period_reminders(ctx, org.id)
     short = await org.add_member("Sam Short")      # works Mon-Thu, absent Mon-Thu
     default = await org.add_member("Dora Default")  # Mon-Fri default, absent Mon-Thu
     off = await org.add_member("Otto Off")          # no working day that week
