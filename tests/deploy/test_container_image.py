@@ -112,6 +112,7 @@ def test_the_container_serves_the_ide_and_passes_its_healthcheck(
 def test_the_container_runs_as_the_unprivileged_user(container: tuple[str, int]) -> None:
     name, _ = container
     assert _podman("exec", name, "id", "-u").stdout.strip() == "10001"
+    assert _podman("exec", name, "id", "-gn").stdout.strip() == "timebot"
     # Its data directory (secret key, SQLite, outbox) is its own; nothing of the build is left.
     listing = _podman("exec", name, "ls", "-A", "/var/lib/timebot").stdout.split()
     assert "secret.key" in listing
