@@ -43,14 +43,14 @@ def stages(text: str) -> tuple[dict[str, str], list[Stage]]:
     result: list[Stage] = []
     for keyword, value in instructions(text):
         if keyword == "ARG" and not result:
-            name, _, default = value.partition("=")
-            args[name] = default
+            arg, _, default = value.partition("=")
+            args[arg] = default
         elif keyword == "FROM":
             parts = value.split()
             base = re.sub(r"\$\{(\w+)\}|\$(\w+)",
                           lambda m: args.get(m.group(1) or m.group(2), ""), parts[0])
-            name = parts[2] if len(parts) == 3 and parts[1].upper() == "AS" else None
-            result.append(Stage(base, name))
+            alias = parts[2] if len(parts) == 3 and parts[1].upper() == "AS" else None
+            result.append(Stage(base, alias))
         elif result:
             result[-1].instructions.append((keyword, value))
     return args, result
