@@ -173,7 +173,6 @@ async def test_an_unsigned_approve_through_postfix_changes_nothing(
 
 
 async def test_an_unknown_recipient_is_refused_at_rcpt_with_550(world: World) -> None:
-    raw = reply(f"someone@{SENDERS}", "x", "hello", to=f"nobody@{DOMAIN}")
     client = aiosmtplib.SMTP(hostname="127.0.0.1", port=world.mta.smtp_port, timeout=60,
                              start_tls=False, local_hostname="client.example.com")
     async with client:
@@ -186,4 +185,3 @@ async def test_an_unknown_recipient_is_refused_at_rcpt_with_550(world: World) ->
         with pytest.raises(aiosmtplib.SMTPRecipientRefused) as forged:
             await client.rcpt(f"approvals+forged@{DOMAIN}")
         assert forged.value.code == 550, forged.value
-    assert raw  # nothing was accepted, so nothing can bounce
