@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import email
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from email.message import Message
@@ -185,3 +186,27 @@ async def test_an_unknown_recipient_is_refused_at_rcpt_with_550(world: World) ->
         with pytest.raises(aiosmtplib.SMTPRecipientRefused) as forged:
             await client.rcpt(f"approvals+forged@{DOMAIN}")
         assert forged.value.code == 550, forged.value
+
+
+def _closed_port() -> int:
+    port = free_port()
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", port)) != 0
+    return port
+
+
+async def test_while_timebot_is_down_recipients_are_deferred_not_accepted(
+    dkim_key: DkimKey,
+) -> None:
+    """Postfix cannot ask timebot (its LMTP port is closed): RCPT gets a temporary 4xx, so the
+    sender's server retries later; nothing is accepted that could bounce afterwards."""
+    with running_mta(domain=DOMAIN, hostname=HOSTNAME, lmtp_port=_closed_port(),
+                     relayed_domain=SENDERS,
+                     txt_records={f"s1._domainkey.{SENDERS}": dkim_key.txt}) as mta:
+        client = aiosmtplib.SMTP(hostname="127.0.0.1", port=mta.smtp_port, timeout=60,
+                                 start_tls=False, local_hostname="client.example.com")
+        async with client:
+            await client.mail(f"someone@{SENDERS}")
+            with pytest.raises(aiosmtplib.SMTPRecipientRefused) as refused:
+                await client.rcpt(f"time@{DOMAIN}")
+            assert 400 <= refused.value.code < 500, refused.value
