@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import email
 import json
+import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ def _wait_port(port: int, container: str, wait_s: float = 90.0) -> None:
     deadline = time.monotonic() + wait_s
     while True:
         try:
-            with __import__("socket").create_connection(("127.0.0.1", port), timeout=2) as sock:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
                 if sock.recv(64).startswith(b"220"):
                     return
         except OSError:

@@ -13,6 +13,7 @@ import pwd
 import random
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -96,8 +97,6 @@ def _in_mount_ns(resolv: Path, command: list[str], log: Path) -> subprocess.Pope
 
 def _wait_listening(port: int, process: subprocess.Popen[bytes], what: str, log: Path,
                     host: str = "127.0.0.1", wait_s: float = 20.0) -> None:
-    import socket
-
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -203,8 +202,6 @@ def running_mta(*, domain: str, hostname: str, lmtp_port: int, relayed_domain: s
         _run(which("postfix") or "postfix", "-c", str(root), "start")
         postfix_started = True
         deadline = time.monotonic() + 20
-        import socket
-
         while True:
             with socket.socket() as sock:
                 if sock.connect_ex(("127.0.0.1", mta.smtp_port)) == 0:
