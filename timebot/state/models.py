@@ -193,6 +193,18 @@ class SlackClaim(StateBase):
     created_ms: Mapped[int] = mapped_column(BigInteger)
 
 
+class SlackReceived(StateBase):
+    """A request from Slack already taken (an event's `event_id`, a click's action and
+    trigger, a slash command's trigger_id): Slack retries a request whose ack was slow, and
+    the retry, also after a restart or in another process, finds this row and changes
+    nothing. Rows older than a day are pruned (Slack retries within minutes)."""
+
+    __tablename__ = "slack_received"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    received_ms: Mapped[int] = mapped_column(BigInteger, index=True)
+
+
 class SlackNudgePreference(StateBase):
     """An approver's nudge settings in Slack: off, daily digest, snoozed until; and when
     they were last nudged about what (`nudged`: submit id -> [count, last ms])."""
