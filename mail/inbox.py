@@ -68,6 +68,13 @@ class Inbox:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
         self.sessions = sessions
         self.clock = clock
+        # Called when a worker of this process has recorded processed rows (the IMAP poller
+        # flags them on the server at once).
+        self.processed_listeners: list[Callable[[], None]] = []
+
+    def processed(self) -> None:
+        for listener in list(self.processed_listeners):
+            listener()
 
     async def accept(self, raw: bytes, mail_from: str, rcpt_tos: list[str], source: str) -> bool:
         """Commit the message; False when it was already here (a duplicate delivery)."""
@@ -143,7 +150,8 @@ class InboxWorker(PollingWorker):
         for row in rows:
             lanes.setdefault(_lane(row), []).append(row)
         slots = asyncio.Semaphore(self.concurrency)
-        outcomes = FinishBatch(self.inbox.sessions, InboxMessage, self.owner, FLUSH_SECONDS)
+        outcomes = FinishBatch(self.inbox.sessions, InboxMessage, self.owner, FLUSH_SECONDS,
+                               on_flush=self.inbox.processed)
 
         async def run_lane(lane: list[InboxMessage]) -> None:
             async with slots:
