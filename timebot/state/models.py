@@ -95,6 +95,9 @@ class OutboxMessage(StateBase):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # When the last relay exchange began (recorded before it): a row taken over with this set
+    # may have reached the relay already.
+    attempted_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class ImapMessage(StateBase):

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:04:02.570688
+Create Date: 2026-11-24 02:07:52.292257
 """
 
 from collections.abc import Sequence
@@ -105,6 +105,7 @@ def upgrade() -> None:
     sa.Column('last_error', sa.Text(), nullable=True),
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
     sa.Column('sent_ms', sa.BigInteger(), nullable=True),
+    sa.Column('attempted_ms', sa.BigInteger(), nullable=True),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_outbox_messages')),
     sa.UniqueConstraint('dedupe_key', name=op.f('uq_outbox_messages_dedupe_key'))
     )
