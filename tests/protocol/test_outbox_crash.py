@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import subprocess
 import sys
 import time
 from email import message_from_bytes
@@ -65,19 +64,19 @@ async def test_a_worker_killed_mid_batch_is_taken_over_and_nothing_is_doubled(
     path = tmp_path / "outbox"
     MaildirOutbox(path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.protocol.outbox_worker_process", state_db.url, str(path)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.protocol.outbox_worker_process", state_db.url, str(path),
+        cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE)
     try:
         assert process.stdout is not None
-        dead_owner = (await asyncio.to_thread(process.stdout.readline)).strip()
+        dead_owner = (await process.stdout.readline()).decode().strip()
         deadline = time.monotonic() + 60
         while len(os.listdir(path / "new")) < 10:
-            assert time.monotonic() < deadline and process.poll() is None
+            assert time.monotonic() < deadline and process.returncode is None
             await asyncio.sleep(0.01)
     finally:
         process.send_signal(signal.SIGKILL)
-        process.wait()
+        await process.wait()
     async with state_db.sessions() as session:
         held = list(await session.scalars(select(OutboxMessage.id).where(
             OutboxMessage.status == "working", OutboxMessage.lease_owner == dead_owner)))
