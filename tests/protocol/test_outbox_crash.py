@@ -123,3 +123,43 @@ async def test_a_relay_exchange_is_recorded_as_attempted_before_it_begins(
     assert seen == [("working", True)]
     [row] = await outbox.messages()
     assert row.status == "done" and row.sent_ms is not None
+
+
+async def test_a_live_workers_slow_delivery_is_not_taken_from_it(state_db: StateDB) -> None:
+    """The heartbeat renews the short lease while the worker holds the row: another worker
+    finds nothing to take, however long the delivery lasts."""
+    await clear(state_db)
+    outbox = Outbox(state_db.sessions, Clock())
+    await outbox.enqueue(message(1), kind="test", envelope_from="")
+    holding, release = asyncio.Event(), asyncio.Event()
+    delivered: list[str] = []
+
+    class SlowRelay:
+        idempotent = False
+
+        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *,
+                          key: str) -> None:
+            holding.set()
+            await release.wait()
+            delivered.append(key)
+
+    class QuickRelay(SlowRelay):
+        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *,
+                          key: str) -> None:
+            delivered.append(key)
+
+    slow = OutboxWorker(outbox, SlowRelay(), lease_ms=1000)
+    other = OutboxWorker(Outbox(state_db.sessions, Clock()), QuickRelay())
+    task = asyncio.create_task(slow.run_once())
+    try:
+        await asyncio.wait_for(holding.wait(), 10)
+        for _ in range(6):  # three leases' worth
+            await asyncio.sleep(0.5)
+            assert await other.run_once() == 0
+        release.set()
+        assert await task == 1
+    finally:
+        release.set()
+        await asyncio.gather(task, return_exceptions=True)
+    [row] = await outbox.messages()
+    assert (row.status, delivered) == ("done", [row.id])
