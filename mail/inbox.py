@@ -68,8 +68,8 @@ class Inbox:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
         self.sessions = sessions
         self.clock = clock
-        # Called when a worker of this process has recorded processed rows (the IMAP poller
-        # flags them on the server at once).
+        # Called when a worker of this process has recorded processed IMAP rows (the IMAP
+        # poller flags them on the server at once).
         self.processed_listeners: list[Callable[[], None]] = []
 
     def processed(self) -> None:
@@ -150,8 +150,10 @@ class InboxWorker(PollingWorker):
         for row in rows:
             lanes.setdefault(_lane(row), []).append(row)
         slots = asyncio.Semaphore(self.concurrency)
+        # The IMAP poller flags processed IMAP messages as soon as their outcome is written.
+        imap = any(row.source == "imap" for row in rows)
         outcomes = FinishBatch(self.inbox.sessions, InboxMessage, self.owner, FLUSH_SECONDS,
-                               on_flush=self.inbox.processed)
+                               on_flush=self.inbox.processed if imap else None)
 
         async def run_lane(lane: list[InboxMessage]) -> None:
             async with slots:
