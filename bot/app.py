@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import time_commands
 from bot.commands import CommandContext, CommandRegistry
+from bot.dedup import SlackDeduplication
 from bot.identity import Identity, NotIdentified, SlackPerson
 from bot.sender import SlackSender
 from timebot.errors import InvalidCredentials, ServiceRequestError, TimebotError
@@ -120,6 +121,8 @@ class SlackBot:
             request_verification_enabled=not socket_mode,
             logger=log,
         )
+        # A retried request (slow ack), also after a restart, is taken once.
+        self.app.use(SlackDeduplication(runtime.state_sessions, runtime.clock))
         self.identity = Identity(self.client, runtime.directory, organisation_id)
         self.sender = SlackSender(runtime.state_sessions, self.client, runtime.clock)
         self.registry = CommandRegistry()

@@ -3,7 +3,10 @@
 - IDLE, with a search before and after each IDLE (nothing that arrived in between is missed);
 - fetch with BODY.PEEK[] so that a message stays unseen until it is processed;
 - \\Seen (and, if configured, a move to a folder) only once its inbox row is processed: a
-  message whose processing failed stays unseen, visible to a person;
+  message whose processing failed stays unseen, visible to a person; and as soon as it is
+  processed: a worker of this process that records processed rows ends the IDLE
+  (`Inbox.processed`), and while fetched messages wait (processed perhaps by another
+  process) the IDLE lasts at most PENDING_CHECK_SECONDS;
 - reconnect with backoff when the server goes away.
 """
 
@@ -17,7 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import aioimaplib
 import structlog
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.inbox import Inbox, message_key
@@ -28,6 +31,7 @@ from timebot.state.queue import DONE
 log = structlog.get_logger("mail.imap")
 
 BACKOFF_SECONDS = (1, 2, 5, 10, 30, 60)
+PENDING_CHECK_SECONDS = 5.0
 _UID = re.compile(rb"UID (\d+)")
 _UIDVALIDITY = re.compile(rb"UIDVALIDITY (\d+)")
 
@@ -89,6 +93,12 @@ class ImapPoller:
         self._task: asyncio.Task[None] | None = None
         self._client: aioimaplib.IMAP4 | None = None
         self._uidvalidity = 0
+        self._flag_now = asyncio.Event()
+        self._pending = 0  # fetched messages not flagged yet
+
+    def processed(self) -> None:
+        """Rows were processed: flag them on the server now, not at the next wake-up."""
+        self._flag_now.set()
 
     async def connect(self) -> aioimaplib.IMAP4:
         settings = self.settings
@@ -181,19 +191,41 @@ class ImapPoller:
                 _check(await client.uid("move", str(uid), self.settings.move_to), "UID MOVE")
             async with unit_of_work(self.sessions) as session:
                 await session.execute(delete(ImapMessage).where(ImapMessage.id == row_id))
+        async with self.sessions() as session:
+            self._pending = int(await session.scalar(
+                select(func.count()).select_from(ImapMessage).where(
+                    ImapMessage.mailbox == self.settings.mailbox,
+                    ImapMessage.uidvalidity == self._uidvalidity,
+                )
+            ) or 0)
+
+    async def _wait(self, client: aioimaplib.IMAP4) -> None:
+        """IDLE until the server reports something, rows were processed here, or (while
+        fetched messages wait to be flagged) PENDING_CHECK_SECONDS."""
+        idle = await client.idle_start(timeout=self.idle_seconds)
+        seconds = PENDING_CHECK_SECONDS if self._pending else self.idle_seconds + 5
+        push = asyncio.ensure_future(client.wait_server_push(timeout=seconds))
+        processed = asyncio.ensure_future(self._flag_now.wait())
+        try:
+            await asyncio.wait({push, processed}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in (push, processed):
+                waiting.cancel()
+            for waiting in (push, processed):
+                try:
+                    await waiting
+                except (asyncio.CancelledError, TimeoutError):
+                    pass
+        client.idle_done()
+        await asyncio.wait_for(idle, timeout=30)
 
     async def _session(self) -> None:
         client = await self.connect()
         try:
             while True:
+                self._flag_now.clear()  # what is processed from now on ends the next IDLE
                 await self.sync(client)
-                idle = await client.idle_start(timeout=self.idle_seconds)
-                try:
-                    await client.wait_server_push(timeout=self.idle_seconds + 5)
-                except TimeoutError:
-                    pass
-                client.idle_done()
-                await asyncio.wait_for(idle, timeout=30)
+                await self._wait(client)
         finally:
             try:
                 if client.has_pending_idle():  # else LOGOUT waits for the IDLE to time out
@@ -219,10 +251,12 @@ class ImapPoller:
 
     def start(self) -> None:
         if self._task is None:
+            self.inbox.processed_listeners.append(self.processed)
             self._task = asyncio.create_task(self.run_forever(), name="imap-poller")
 
     async def stop(self) -> None:
         if self._task is not None:
+            self.inbox.processed_listeners.remove(self.processed)
             self._task.cancel()
             try:
                 await self._task

@@ -69,6 +69,13 @@ class Inbox:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
         self.sessions = sessions
         self.clock = clock
+        # Called when a worker of this process has recorded processed IMAP rows (the IMAP
+        # poller flags them on the server at once).
+        self.processed_listeners: list[Callable[[], None]] = []
+
+    def processed(self) -> None:
+        for listener in list(self.processed_listeners):
+            listener()
 
     async def accept(
         self, raw: bytes, mail_from: str, rcpt_tos: list[str], source: str, *,
@@ -149,7 +156,10 @@ class InboxWorker(PollingWorker):
         for row in rows:
             lanes.setdefault(_lane(row), []).append(row)
         slots = asyncio.Semaphore(self.concurrency)
-        outcomes = FinishBatch(self.inbox.sessions, InboxMessage, self.owner, FLUSH_SECONDS)
+        # The IMAP poller flags processed IMAP messages as soon as their outcome is written.
+        imap = any(row.source == "imap" for row in rows)
+        outcomes = FinishBatch(self.inbox.sessions, InboxMessage, self.owner, FLUSH_SECONDS,
+                               on_flush=self.inbox.processed if imap else None)
 
         async def run_lane(lane: list[InboxMessage]) -> None:
             async with slots:

@@ -2,15 +2,21 @@
 (aiosmtplib: STARTTLS, SMTPS, AUTH) or, without a relay, to the local Maildir outbox.
 
 A message stays in the table until it is delivered: a relay outage loses nothing (retried with
-backoff), and a message is never sent twice by two processes (claimed with a lease). A
-scheduled message may carry a `dedupe_key` so that it is enqueued once however many
-processes schedule it.
+exponential backoff capped at an hour, for ever: no attempt count drops a message; one that
+keeps failing counts as "stuck" in /metrics), and a message is never sent twice by two
+processes (claimed with a short lease that a heartbeat renews while the worker holds it, so a
+killed worker's rows are taken over within seconds). A scheduled message may carry a
+`dedupe_key` so that it is enqueued once however many processes schedule it.
+
+After a crash a row may be delivered again: the Maildir outbox names each file after its row,
+so a second attempt finds the first and writes nothing; the relay records each attempt before
+its SMTP exchange and the row as sent right after it, so only that exchange can repeat.
 """
 
 from __future__ import annotations
 
 import asyncio
-import mailbox
+import os
 import uuid
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -27,13 +33,26 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mail.mime_writer import outgoing_message
 from timebot.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
+from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
 from timebot.state.models import OutboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows, finish_row
+from timebot.state.queue import DONE, QUEUED, FinishBatch, claim_rows, finish_row
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.outbound")
 
-RETRY_DELAYS_MS = (30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000)
+FIRST_RETRY_MS = 30_000
+MAX_RETRY_MS = 3_600_000
+
+
+def retry_delay_ms(attempts: int, permanent: bool = False) -> int:
+    """After the `attempts`-th failed attempt: 30 s, 1, 2, 4, 8… minutes, at most an hour.
+    A permanent refusal (5xx: a wrong address, a relay refusing our credentials) waits the
+    hour at once: it is kept, for a person to notice (stuck), not dropped."""
+    if permanent:
+        return MAX_RETRY_MS
+    return int(min(FIRST_RETRY_MS * 2 ** max(0, min(attempts - 1, 20)), MAX_RETRY_MS))
+
+
 FLUSH_SECONDS = 1.0  # delivered rows are marked done at least this often (OutboxWorker)
 
 
@@ -44,7 +63,15 @@ class DeliveryError(Exception):
 
 
 class Deliverer(Protocol):
-    async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None: ...
+    """Hands a message on. `key` names the outbox row: a deliverer that is `idempotent`
+    writes a key once however often it is asked (its rows may be marked done in batches); one
+    that is not has each attempt recorded before it and each success right after it."""
+
+    idempotent: bool
+
+    async def deliver(
+        self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *, key: str
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -73,11 +100,15 @@ class RelaySettings:
 
 
 class SmtpRelay:
+    idempotent = False  # a relay cannot tell a repeated message from a new one
+
     def __init__(self, settings: RelaySettings, timeout: float = 30.0) -> None:
         self.settings = settings
         self.timeout = timeout
 
-    async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+    async def deliver(
+        self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *, key: str
+    ) -> None:
         relay = self.settings
         # The client object rather than aiosmtplib.send: receipts go out with a null
         # envelope sender (MAIL FROM:<>), which send() refuses.
@@ -103,18 +134,52 @@ class SmtpRelay:
 
 
 class MaildirOutbox:
-    """Without a relay, mail is delivered here (`<data dir>/outbox/new/`) for GET /outbox."""
+    """Without a relay, mail is delivered here (`<data dir>/outbox/new/`) for GET /outbox.
+
+    Each message's file is named after its outbox row (`outbox.<key>`): written in `tmp/`,
+    then linked into `new/`, which fails if the name is there (a second attempt, or another
+    process at the same moment). A message already in `new/` or moved to `cur/` (a reader's
+    `outbox.<key>:2,S`) is not written again."""
+
+    idempotent = True
 
     def __init__(self, path: Path) -> None:
         self.path = path
         for folder in ("tmp", "new", "cur"):
             (path / folder).mkdir(parents=True, exist_ok=True)
-        self._maildir = mailbox.Maildir(str(path), create=False)
 
-    async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+    @staticmethod
+    def file_name(key: str) -> str:
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in key)
+        return f"outbox.{safe}"
+
+    def delivered(self, key: str) -> bool:
+        return self.delivered_name(self.file_name(key))
+
+    def _write(self, name: str, content: bytes) -> None:
+        if self.delivered_name(name):
+            return
+        temporary = self.path / "tmp" / f"{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        try:
+            with open(temporary, "xb") as file:
+                file.write(content)
+            try:
+                os.link(temporary, self.path / "new" / name)
+            except FileExistsError:  # written by another attempt meanwhile
+                pass
+        finally:
+            temporary.unlink(missing_ok=True)
+
+    def delivered_name(self, name: str) -> bool:
+        return (self.path / "new" / name).exists() or (self.path / "cur" / name).exists() \
+            or any(self.path.joinpath("cur").glob(f"{name}:*"))
+
+    async def deliver(
+        self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *, key: str
+    ) -> None:
         envelope = f"X-Timebot-Envelope-From: <{envelope_from}>\r\n".encode()
         envelope += f"X-Timebot-Envelope-To: {', '.join(rcpt_tos)}\r\n".encode()
-        await asyncio.to_thread(self._maildir.add, envelope + raw)
+        await asyncio.to_thread(self._write, self.file_name(key), envelope + raw)
 
 
 def new_message(
@@ -213,7 +278,7 @@ class OutboxWorker(PollingWorker):
         outbox: Outbox,
         deliverer: Deliverer,
         *,
-        lease_ms: int = 120_000,
+        lease_ms: int = LEASE_MS,
         poll_seconds: float = 2.0,
         batch: int = 20,
         concurrency: int = 4,
@@ -227,14 +292,17 @@ class OutboxWorker(PollingWorker):
 
     async def run_once(self) -> int:
         """Deliver what is due, up to `concurrency` messages at a time (each Maildir delivery
-        waits for its fsync; each relay delivery for its SMTP exchange). Delivered rows are
-        marked done together, each with its own delivery time (those this worker still
-        holds): at the end of the batch, and after FLUSH_SECONDS of deliveries; a failed
-        delivery is recorded at once. A process that dies in between sends those rows again
-        after the lease (at least once, never dropped)."""
+        waits for its write; each relay delivery for its SMTP exchange), renewing the rows'
+        leases while it holds them. Maildir deliveries (idempotent) are marked done
+        together, each with its own delivery time: at the end of the batch, and after
+        FLUSH_SECONDS of deliveries; a process that dies in between has them taken over and
+        finds each file written. A relay delivery is recorded as attempted before its SMTP
+        exchange and as sent right after it. A failed delivery is recorded at once, to be
+        retried after `retry_delay_ms`."""
         clock = self.outbox.clock
+        sessions = self.outbox.sessions
         rows = await claim_rows(
-            self.outbox.sessions,
+            sessions,
             OutboxMessage,
             owner=self.owner,
             now_ms=clock.now_ms(),
@@ -243,35 +311,50 @@ class OutboxWorker(PollingWorker):
             due_column=OutboxMessage.next_attempt_ms,
             order_column=OutboxMessage.next_attempt_ms,
         )
-        delivered = FinishBatch(self.outbox.sessions, OutboxMessage, self.owner, FLUSH_SECONDS)
+        if not rows:
+            return 0
+        delivered = FinishBatch(sessions, OutboxMessage, self.owner, FLUSH_SECONDS)
         slots = asyncio.Semaphore(self.concurrency)
+        idempotent = self.deliverer.idempotent
 
         async def deliver(row: OutboxMessage) -> None:
             async with slots:
+                if row.attempted_ms is not None and row.attempts > 1:
+                    log.info("mail_delivery_repeated", id=row.id, attempts=row.attempts,
+                             idempotent=idempotent)
+                if not idempotent and not await finish_row(
+                    sessions, OutboxMessage, row.id, self.owner, attempted_ms=clock.now_ms()
+                ):
+                    return  # another worker holds it now
                 try:
-                    await self.deliverer.deliver(row.raw, row.envelope_from, list(row.rcpt_tos))
+                    await self.deliverer.deliver(
+                        row.raw, row.envelope_from, list(row.rcpt_tos), key=row.id)
                 except DeliveryError as error:
-                    delay = RETRY_DELAYS_MS[min(row.attempts, len(RETRY_DELAYS_MS)) - 1]
+                    delay = retry_delay_ms(row.attempts, error.permanent)
                     log.warning("mail_delivery_failed", id=row.id, error=str(error),
-                                permanent=error.permanent, attempts=row.attempts)
+                                permanent=error.permanent, attempts=row.attempts,
+                                retry_in_ms=delay)
                     await finish_row(
-                        self.outbox.sessions, OutboxMessage, row.id, self.owner,
-                        status=FAILED if error.permanent else QUEUED,
+                        sessions, OutboxMessage, row.id, self.owner,
+                        status=QUEUED,
                         last_error=str(error),
                         next_attempt_ms=clock.now_ms() + delay,
                         lease_owner=None,
                     )
                     return
-                await delivered.add(
-                    row.id, status=DONE, sent_ms=clock.now_ms(), lease_owner=None,
-                    last_error=None,
-                )
+                done = {"status": DONE, "sent_ms": clock.now_ms(), "lease_owner": None,
+                        "last_error": None}
+                if idempotent:
+                    await delivered.add(row.id, **done)
+                else:
+                    await finish_row(sessions, OutboxMessage, row.id, self.owner, **done)
 
-        try:
-            results = await asyncio.gather(*(deliver(row) for row in rows),
-                                           return_exceptions=True)
-        finally:  # also when cancelled (stop) or a deliverer raised something else
-            await delivered.flush()
+        async with LeaseHeartbeat(sessions, OutboxMessage, self.owner, clock, self.lease_ms):
+            try:
+                results = await asyncio.gather(*(deliver(row) for row in rows),
+                                               return_exceptions=True)
+            finally:  # also when cancelled (stop) or a deliverer raised something else
+                await delivered.flush()
         for result in results:
             if isinstance(result, BaseException):
                 raise result

@@ -101,8 +101,11 @@ class SlackRequests:
     fake: FakeSlack
 
     async def post(self, body: bytes, content_type: str, *, timestamp: int | None = None,
-                   secret: str | None = None) -> httpx.Response:
-        headers = {"Content-Type": content_type, **sign(secret or self.secret, body, timestamp)}
+                   secret: str | None = None,
+                   headers: dict[str, str] | None = None) -> httpx.Response:
+        """`headers`: more of them, e.g. Slack's X-Slack-Retry-Num on a retry."""
+        headers = {"Content-Type": content_type, **sign(secret or self.secret, body, timestamp),
+                   **(headers or {})}
         return await self.http.post(self.url, content=body, headers=headers)
 
     async def form(self, fields: dict[str, str], **kwargs: Any) -> httpx.Response:

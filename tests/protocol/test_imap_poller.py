@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 
@@ -112,6 +113,49 @@ async def test_idle_picks_up_new_mail(
         await asyncio.wait_for(arrived.wait(), timeout=15)
         assert len(await inbox.all()) == 2
     finally:
+        await poller.stop()
+
+
+def unseen_read_only(dovecot: Dovecot, user: str) -> list[bytes]:
+    """UNSEEN as a separate client sees it, through EXAMINE (changes nothing on the server)."""
+    client = dovecot.client(user)
+    try:
+        client.select("INBOX", readonly=True)
+        _, data = client.uid("search", "UNSEEN")
+        return data[0].split() if data and data[0] else []
+    finally:
+        client.logout()
+
+
+async def test_a_processed_message_is_seen_at_once_without_new_mail(
+    dovecot: Dovecot, inbox: Inbox, state_db: StateDB
+) -> None:
+    """The poller is in IDLE (300 s) when the worker finishes: the flag does not wait for the
+    next mail, a server notice or the IDLE timeout."""
+    user = f"bot-{uuid.uuid4().hex[:6]}"
+    arrived = asyncio.Event()
+    poller = ImapPoller(settings(dovecot, user), inbox, state_db.sessions, arrived.set)
+    processed = asyncio.Event()
+
+    async def process(message: InboundMessage) -> str:
+        await processed.wait()  # held until the poller is back in IDLE
+        return "ok"
+
+    worker = InboxWorker(inbox, process, poll_seconds=0.1)
+    poller.start()
+    worker.start()
+    try:
+        await asyncio.to_thread(dovecot.deliver, user, mail("decide"))
+        await asyncio.wait_for(arrived.wait(), timeout=15)
+        assert len(await asyncio.to_thread(unseen_read_only, dovecot, user)) == 1
+        processed.set()
+        deadline = time.monotonic() + 15
+        while await asyncio.to_thread(unseen_read_only, dovecot, user):
+            assert time.monotonic() < deadline, "still unseen after processing"
+            await asyncio.sleep(0.1)
+        assert [row.status for row in await inbox.all()] == ["done"]
+    finally:
+        await worker.stop()
         await poller.stop()
 
 

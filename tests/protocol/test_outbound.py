@@ -139,11 +139,14 @@ def test_relay_settings_parse() -> None:
 class Recording:
     """A deliverer that keeps what it got; `during(n)` runs before the n-th delivery (from 0)."""
 
+    idempotent = True
+
     def __init__(self, during: Any = None) -> None:
         self.raws: list[bytes] = []
         self.during = during
 
-    async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+    async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *,
+                      key: str) -> None:
         if self.during is not None:
             await self.during(len(self.raws))
         self.raws.append(raw)
@@ -236,7 +239,8 @@ async def test_deliveries_run_side_by_side_each_recorded_with_its_own_time(
     release = asyncio.Event()
 
     class Slow(Recording):
-        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *,
+                          key: str) -> None:
             in_flight.append(1)
             most[0] = max(most[0], len(in_flight))
             if len(in_flight) == 3:
@@ -244,7 +248,7 @@ async def test_deliveries_run_side_by_side_each_recorded_with_its_own_time(
             await release.wait()
             outbox.clock.advance(1000)
             in_flight.pop()
-            await super().deliver(raw, envelope_from, rcpt_tos)
+            await super().deliver(raw, envelope_from, rcpt_tos, key=key)
 
     await asyncio.wait_for(OutboxWorker(outbox, Slow(), concurrency=3).run_once(), 10)
     assert most[0] == 3
@@ -260,10 +264,11 @@ async def test_a_failed_delivery_is_retried_later_and_the_others_are_done(
         await outbox.enqueue(message(number), kind="test", envelope_from="")
 
     class FailSecond(Recording):
-        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str]) -> None:
+        async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *,
+                          key: str) -> None:
             if b"Review 1" in raw:
                 raise DeliveryError("451 later", permanent=False)
-            await super().deliver(raw, envelope_from, rcpt_tos)
+            await super().deliver(raw, envelope_from, rcpt_tos, key=key)
 
     await OutboxWorker(outbox, FailSecond()).run_once()
     rows = {row.subject: row for row in await outbox.messages()}
@@ -271,4 +276,4 @@ async def test_a_failed_delivery_is_retried_later_and_the_others_are_done(
         == [("done", None), ("queued", None), ("done", None)]
     failed = rows["Review 1"]
     assert failed.last_error == "451 later"
-    assert failed.next_attempt_ms == outbox.clock.now_ms() + outbound.RETRY_DELAYS_MS[0]
+    assert failed.next_attempt_ms == outbox.clock.now_ms() + outbound.retry_delay_ms(1)

@@ -99,6 +99,9 @@ class OutboxMessage(StateBase):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # When the last relay exchange began (recorded before it): a row taken over with this set
+    # may have reached the relay already.
+    attempted_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class ImapMessage(StateBase):
@@ -195,6 +198,18 @@ class SlackClaim(StateBase):
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
     slack_user_id: Mapped[str] = mapped_column(String(32))
     created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class SlackReceived(StateBase):
+    """A request from Slack already taken (an event's `event_id`, a click's action and
+    trigger, a slash command's trigger_id): Slack retries a request whose ack was slow, and
+    the retry, also after a restart or in another process, finds this row and changes
+    nothing. Rows older than a day are pruned (Slack retries within minutes)."""
+
+    __tablename__ = "slack_received"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    received_ms: Mapped[int] = mapped_column(BigInteger, index=True)
 
 
 class SlackNudgePreference(StateBase):

@@ -14,7 +14,7 @@ claimed objects are set below, finished rows are not read again).
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import BigInteger, Integer, and_, bindparam, or_, select, update
@@ -178,11 +178,14 @@ class FinishBatch:
         model: type[Any],
         owner: str,
         flush_seconds: float,
+        on_flush: Callable[[], None] | None = None,
     ) -> None:
+        """`on_flush`: called after each write (e.g. to tell who waits for finished rows)."""
         self.sessions = sessions
         self.model = model
         self.owner = owner
         self.flush_seconds = flush_seconds
+        self.on_flush = on_flush
         self.items: list[tuple[str, dict[str, Any]]] = []
         self.since = 0.0
 
@@ -202,3 +205,5 @@ class FinishBatch:
         except BaseException:
             self.items[:0] = items
             raise
+        if self.on_flush is not None:
+            self.on_flush()
