@@ -90,6 +90,7 @@ def serve(settings: Settings, demo: bool, role: str | None) -> None:
             )
         summary = _run(lambda: _with_service_session(settings, _seed_demo))
         _print_demo_banner(settings, summary)
+        settings = dataclasses.replace(settings, demo=True)
     app = create_app(settings)
     uvicorn.run(app, host=settings.http_host, port=settings.http_port, log_level="info")
 

@@ -14,6 +14,7 @@ from starlette.types import Receive, Scope, Send
 
 from service.graphql.execution import Executor
 from service.graphql.limits import MAX_BODY_BYTES
+from service.signin.web import CSRF_HEADER, SigninConfig, WebExchange, parse_cookies
 
 # Bodies larger than this (bytes), or of unknown length, are read only after the key was
 # found valid: without one, a large request costs a lookup, not its reading and decoding.
@@ -48,6 +49,7 @@ class _GraphQLEndpoint:
             return
         apikey = None
         length = None
+        web = exchange_of(scope, self.executor.signin)
         for name, value in scope["headers"]:
             if name == b"apikey" and apikey is None:
                 apikey = value.decode("latin-1")
@@ -59,7 +61,7 @@ class _GraphQLEndpoint:
         # A large body is read and decoded only for a valid key (one lookup first).
         key_checked = length is None or length > CHECK_KEY_FIRST_BYTES
         if key_checked:
-            refusal = await self.executor.key_refusal(apikey)
+            refusal = await self.executor.key_refusal(apikey, web)
             if refusal is not None:
                 await _send_json(send, refusal.status, refusal.body)
                 return
@@ -85,8 +87,10 @@ class _GraphQLEndpoint:
         except RecursionError:
             await _send_json(send, 400, _TOO_DEEP)
             return
-        result = await self.executor.run(payload, apikey, key_checked=key_checked)
-        await _send_json(send, result.status, result.body)
+        result = await self.executor.run(payload, apikey, key_checked=key_checked, web=web)
+        if web.mail_waiting:
+            web.config.mail_queued()
+        await _send_json(send, result.status, result.body, web.set_cookies)
 
 
 _TOO_LARGE = {
@@ -99,7 +103,31 @@ _TOO_DEEP = {
 }
 
 
-async def _send_json(send: Send, status: int, content: Any) -> None:
+def exchange_of(scope: Scope, config: SigninConfig) -> WebExchange:
+    """The browser's side of a request: cookies, CSRF header, client address."""
+    cookies: list[str] = []
+    csrf = None
+    user_agent = ""
+    for name, value in scope["headers"]:
+        if name == b"cookie":
+            cookies.append(value.decode("latin-1"))
+        elif name == CSRF_HEADER.encode():
+            csrf = value.decode("latin-1")
+        elif name == b"user-agent":
+            user_agent = value.decode("latin-1")
+    client = scope.get("client")
+    return WebExchange(
+        config=config,
+        client_ip=str(client[0]) if client else "",
+        user_agent=user_agent,
+        cookies=parse_cookies("; ".join(cookies)),
+        csrf_offered=csrf,
+    )
+
+
+async def _send_json(
+    send: Send, status: int, content: Any, cookies: list[str] | None = None
+) -> None:
     text = json.dumps(
         content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
     )
@@ -113,6 +141,7 @@ async def _send_json(send: Send, status: int, content: Any) -> None:
         "headers": [
             (b"content-length", str(len(body)).encode("latin-1")),
             (b"content-type", b"application/json"),
+            *[(b"set-cookie", cookie.encode("latin-1")) for cookie in cookies or ()],
         ],
     })
     await send({"type": "http.response.body", "body": body})
