@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, request_response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from service.errors import ServiceError
 from service.graphql.execution import Executor
 from service.graphql.limits import MAX_BODY_BYTES
-from service.signin.web import CSRF_HEADER, SigninConfig, WebExchange, parse_cookies
+from service.signin.sessions import by_token
+from service.signin.web import (
+    CSRF_HEADER,
+    SESSION_COOKIE,
+    SigninConfig,
+    WebExchange,
+    csrf_token,
+    parse_cookies,
+)
 
 # Bodies larger than this (bytes), or of unknown length, are read only after the key was
 # found valid: without one, a large request costs a lookup, not its reading and decoding.
@@ -26,11 +36,30 @@ IDE_MISSING = """<!doctype html><title>GraphQL IDE</title>
 <p>The GraphQL IDE has not been built. Run <code>make ide</code> (part of the install step).</p>"""
 
 
-async def _ide_page(_request: Request) -> Response:
-    index = IDE_DIR / "index.html"
-    if index.is_file():
-        return FileResponse(index, media_type="text/html")
-    return HTMLResponse(IDE_MISSING)
+def _ide_page(executor: Executor) -> Any:
+    async def ide_page(request: Request) -> Response:
+        """The IDE; for a signed-in browser with its session's CSRF token (and name) in
+        <meta> tags, so that the IDE's requests use the session instead of a pasted key."""
+        index = IDE_DIR / "index.html"
+        if not index.is_file():
+            return HTMLResponse(IDE_MISSING)
+        html = index.read_text(encoding="utf-8")
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            async with executor.read_sessions() as session:
+                try:
+                    signed_in = await by_token(session, token, executor.clock.now_ms())
+                except ServiceError:
+                    signed_in = None
+            if signed_in is not None:
+                meta = (
+                    f'<meta name="timebot-csrf" content="{csrf_token(token)}" />'
+                    f'<meta name="timebot-person" content="{escape(signed_in.person.name)}" />'
+                )
+                html = html.replace("</head>", f"{meta}</head>", 1)
+        return HTMLResponse(html, headers={"cache-control": "no-store"})
+
+    return ide_page
 
 
 class _GraphQLEndpoint:
@@ -41,7 +70,7 @@ class _GraphQLEndpoint:
 
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
-        self.ide = request_response(_ide_page)
+        self.ide = request_response(_ide_page(executor))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
