@@ -4,11 +4,13 @@ session (CSRF header), and the 402 that applies to keys only."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
+
+import httpx
 
 from service.account_life import set_subscription
 from service.db import unit_of_work
-from tests.support import Org
+from tests.support import Org, new_org, start_live_server, stop_live_server
 from tests.timebot.signin_support import (
     browser,
     codes_sent_to,
@@ -135,21 +137,60 @@ async def test_rate_limited_per_client_address(org: Org) -> None:
         assert page.status_code == 429 and "rate limit" in page.text
 
 
-@pytest.mark.parametrize("live", ["sqlite"], indirect=True)
-async def test_debug_pin_only_in_demo_mode(org: Org) -> None:
-    config = org.live.service.executor.signin
-    config.demo = True
+async def test_demo_server_answers_the_code_and_https_makes_the_cookie_secure(
+    tmp_path: Path,
+) -> None:
+    live = await start_live_server(
+        "sqlite", tmp_path,
+        extra_env={"TIMEBOT_DEMO": "1", "TIMEBOT_PUBLIC_URL": "https://timebot.example"},
+    )
     try:
-        async with browser(org.live) as client:
-            body = await gql(client, REQUEST, {"e": org.admin.email})
-            pin = body["data"]["requestSignin"]["debugPin"]
+        async with httpx.AsyncClient(timeout=30) as plain:
+            org = await new_org(live, plain)
+        async with browser(live) as client:
+            requested = await client.post(
+                "/graphql", json={"query": REQUEST, "variables": {"e": org.admin.email}}
+            )
+            pin = requested.json()["data"]["requestSignin"]["debugPin"]
             assert isinstance(pin, int) and 100_000 <= pin <= 999_999
-            signed = await gql(client, SIGNIN, {"pin": pin})
-            assert signed["data"]["signin"]["person"]["id"] == org.admin.id
+            pending = requested.headers["set-cookie"]
+            assert pending.startswith("timebot_pending=") and "; Secure" in pending
+            # (httpx keeps Secure cookies for https: sent by hand over the test's http.)
+            response = await client.post(
+                "/graphql", json={"query": SIGNIN, "variables": {"pin": pin}},
+                headers={"cookie": pending.split(";")[0]},
+            )
+            assert response.json()["data"]["signin"]["person"]["id"] == org.admin.id
+            cookie = response.headers["set-cookie"]
+            assert "timebot_session=" in cookie and "; Secure" in cookie
             page = await request_code(client, org.admin.email)
             assert 'id="debug-pin"' in page.text
     finally:
-        config.demo = False
+        await stop_live_server(live)
+
+
+async def test_requests_without_credentials_are_refused_unparsed(org: Org) -> None:
+    documents = org.live.service.executor.documents
+    before = documents.prepared
+    anonymous = org.gql_for(None)
+    for query in (
+        "{ currentPerson { id name email } }",
+        "mutation { signout { expire { ts } } }",  # names sign-in, but needs a session
+        "mutation { requestSignin(email: \"a@example.com\") { expire { ts } } " + " " * 3000 + "}",
+    ):
+        assert await anonymous.error(query) == "APIKeyError:InvalidKey"
+    assert documents.prepared <= before + 1  # only the small sign-in-looking one was parsed
+    async with browser(org.live) as client:
+        bad = await gql(client, REQUEST, {"e": "not an address"})
+        assert "$e" in bad["errors"][0]["message"]
+        assert "must be an e-mail address" in bad["errors"][0]["message"]
+        for pin in ("12345", "abcdef", ""):
+            page = await client.post("/signin/pin", data={"pin": pin})
+            assert page.status_code == 400 and '"pin"' in page.text
+        page = await client.post("/signin/code", data={})
+        assert page.status_code == 400 and '"email"' in page.text
+        nothing = await gql(client, SIGNIN, {"pin": 123456})
+        assert "request a code first" in nothing["errors"][0]["message"]
 
 
 async def test_inactive_subscription_blocks_keys_not_sessions(org: Org) -> None:
