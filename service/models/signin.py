@@ -1,4 +1,4 @@
-"""Interactive sign-in: pending e-mail codes and browser sessions.
+"""Interactive sign-in: pending e-mail codes, browser sessions, passkeys.
 
 Neither table stores a secret in the clear: a pending sign-in keeps the SHA-256 digest of its
 browser cookie (which names it) and of its 6-digit code; a browser session keeps the digest of
@@ -8,7 +8,7 @@ None), so that the answer and the rate limits are the same for every address.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Index, Integer, String
+from sqlalchemy import BigInteger, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from service.models.base import Base, id_column
@@ -50,3 +50,33 @@ class BrowserSession(Base):
     created_ms: Mapped[int] = mapped_column(BigInteger)
     expires_ms: Mapped[int] = mapped_column(BigInteger)
     revoked_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class Passkey(Base):
+    """A WebAuthn credential registered from the account page (discoverable: the browser
+    offers it without being told whose it is)."""
+
+    __tablename__ = "passkeys"
+
+    id: Mapped[str] = id_column()
+    credential_id: Mapped[str] = mapped_column(String(700), unique=True)  # base64url
+    organisation_id: Mapped[str] = mapped_column(String(24), index=True)
+    person_id: Mapped[str] = mapped_column(String(24), index=True)
+    public_key: Mapped[str] = mapped_column(Text)  # base64url of the COSE key
+    sign_count: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    last_used_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class PasskeyChallenge(Base):
+    """A WebAuthn challenge waiting for its answer: for a registration, tied to the browser
+    session; for a sign-in, to a random cookie of the browser that asked. Single use."""
+
+    __tablename__ = "passkey_challenges"
+
+    id: Mapped[str] = id_column()
+    cookie_digest: Mapped[str] = mapped_column(String(64), unique=True)
+    purpose: Mapped[str] = mapped_column(String(16))  # "register" | "signin"
+    challenge: Mapped[str] = mapped_column(String(128))  # base64url
+    person_id: Mapped[str | None] = mapped_column(String(24), nullable=True)
+    expires_ms: Mapped[int] = mapped_column(BigInteger, index=True)

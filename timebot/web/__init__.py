@@ -12,6 +12,7 @@ def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
     """Beside an embedded service only: the pages act on its sessions."""
     from timebot.web.account import account_routes
     from timebot.web.common import WebFront, favicon_route
+    from timebot.web.passkeys import passkey_routes
     from timebot.web.signin import signin_routes
 
     routes.append(favicon_route())
@@ -24,3 +25,4 @@ def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
     front = WebFront(runtime, service)
     routes.extend(signin_routes(front))
     routes.extend(account_routes(front))
+    routes.extend(passkey_routes(front))

@@ -12,8 +12,9 @@ from mail.reviews import preference
 from service.db import unit_of_work
 from service.legacy.tokens import ensure_legacy_token
 from service.models import Person
-from service.models.signin import BrowserSession
+from service.models.signin import BrowserSession, Passkey
 from service.provisioning import ensure_api_key
+from service.signin.passkeys import passkeys_of
 from service.signin.sessions import SignedIn, sessions_of
 from timebot.state.models import PersonLink, SlackNudgePreference
 from timebot.web.common import WebFront
@@ -34,6 +35,7 @@ class AccountView:
     query: str = ""
     people: list[Person] = field(default_factory=list)
     deletion_due_ms: int | None = None
+    passkeys: list[Passkey] = field(default_factory=list)
 
 
 def chat_mode_of(pref: SlackNudgePreference | None) -> str:
@@ -57,6 +59,7 @@ async def account_view(front: WebFront, signed_in: SignedIn, query: str) -> Acco
             legacy = await ensure_legacy_token(session, acting, now)
     async with service.read_sessions() as session:
         sessions = await sessions_of(session, signed_in.owner, now)
+        keys = await passkeys_of(session, person)
         is_admin = signed_in.owner.role.kind == "admin" and signed_in.took_over_by is None
         people: list[Person] = []
         if is_admin:
@@ -95,6 +98,7 @@ async def account_view(front: WebFront, signed_in: SignedIn, query: str) -> Acco
         query=query,
         people=people,
         deletion_due_ms=signed_in.organisation.deletion_due_ms,
+        passkeys=keys,
     )
 
 

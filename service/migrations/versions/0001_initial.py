@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:28:22.342729
+Create Date: 2026-11-24 02:39:49.012326
 """
 
 from collections.abc import Sequence
@@ -65,6 +65,35 @@ def upgrade() -> None:
     sa.Column('deletion_by_id', sa.String(length=24), nullable=True),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_organisations'))
     )
+    op.create_table('passkey_challenges',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('cookie_digest', sa.String(length=64), nullable=False),
+    sa.Column('purpose', sa.String(length=16), nullable=False),
+    sa.Column('challenge', sa.String(length=128), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_passkey_challenges')),
+    sa.UniqueConstraint('cookie_digest', name=op.f('uq_passkey_challenges_cookie_digest'))
+    )
+    with op.batch_alter_table('passkey_challenges', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_passkey_challenges_expires_ms'), ['expires_ms'], unique=False)
+
+    op.create_table('passkeys',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('credential_id', sa.String(length=700), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('public_key', sa.Text(), nullable=False),
+    sa.Column('sign_count', sa.BigInteger(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('last_used_ms', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_passkeys')),
+    sa.UniqueConstraint('credential_id', name=op.f('uq_passkeys_credential_id'))
+    )
+    with op.batch_alter_table('passkeys', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_passkeys_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_passkeys_person_id'), ['person_id'], unique=False)
+
     op.create_table('pending_signins',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('cookie_digest', sa.String(length=64), nullable=False),
@@ -993,6 +1022,15 @@ def downgrade() -> None:
         batch_op.drop_index('ix_pending_signins_email_created')
 
     op.drop_table('pending_signins')
+    with op.batch_alter_table('passkeys', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_passkeys_person_id'))
+        batch_op.drop_index(batch_op.f('ix_passkeys_organisation_id'))
+
+    op.drop_table('passkeys')
+    with op.batch_alter_table('passkey_challenges', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_passkey_challenges_expires_ms'))
+
+    op.drop_table('passkey_challenges')
     op.drop_table('organisations')
     with op.batch_alter_table('browser_sessions', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_browser_sessions_owner_id'))
