@@ -58,7 +58,8 @@ async def resolve_request_signin(
     web = _web(context)
     context.skip_audit = True  # no organisation to record it in (nor to reveal)
     requested = await request_code(
-        context.session, email, accountId, web.client_ip, context.now_ms
+        context.session, email, accountId, web.client_ip, context.now_ms,
+        web.config.public_url,
     )
     web.set(PENDING_COOKIE, requested.cookie, 600)
     web.mail_waiting = True  # handed to the outbox as soon as the request commits

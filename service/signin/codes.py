@@ -20,6 +20,7 @@ from service.errors import BadInput, RuleViolation
 from service.models import Organisation, Person
 from service.models.account import ServiceMail
 from service.models.signin import PendingSignin
+from service.signin.sso import blocks_email_code, initiate_path
 from service.signin.web import digest
 
 CODE_VALID_MS = 5 * 60_000
@@ -86,6 +87,7 @@ async def request_code(
     account_id: str | None,
     client_ip: str,
     now_ms: int,
+    public_url: str = "",
 ) -> CodeRequested:
     """Write a pending sign-in (and, for an active person, the mail with its code)."""
     address = normalise_email(email)
@@ -113,7 +115,26 @@ async def request_code(
     session.add(pending)
     await session.flush()
     pending.code_digest = _code_digest(pending.id, pin)
-    if person is not None:
+    organisation = await session.get(Organisation, person.organisation_id) if person else None
+    if person is not None and organisation is not None and blocks_email_code(organisation):
+        # "Disable interactive sign-in": no code, a pointer to single sign-on instead (the
+        # answer to the browser stays the same, and the code can never match).
+        pending.person_id = None
+        session.add(
+            ServiceMail(
+                organisation_id=person.organisation_id,
+                to_name=person.name,
+                to_address=person.email,
+                subject="Sign in to timebot with single sign-on",
+                body=(
+                    f"Hello {person.name},\n\n{organisation.name} signs in with single "
+                    f"sign-on, not with e-mail codes. Sign in at\n\n    "
+                    f"{public_url}{initiate_path(organisation.id)}\n"
+                ),
+                created_ms=now_ms,
+            )
+        )
+    elif person is not None:
         session.add(
             ServiceMail(
                 organisation_id=person.organisation_id,

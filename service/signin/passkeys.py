@@ -33,8 +33,9 @@ from webauthn.helpers.structs import (
 )
 
 from service.errors import BadInput, RuleViolation
-from service.models import Person
+from service.models import Organisation, Person
 from service.models.signin import Passkey, PasskeyChallenge
+from service.signin.sso import SSO_ONLY_ALL, blocks_other_methods
 from service.signin.web import digest
 
 CHALLENGE_MS = 5 * 60_000
@@ -177,6 +178,9 @@ async def sign_in(
     person = await session.get(Person, passkey.person_id)
     if person is None or person.archived or person.organisation_id != passkey.organisation_id:
         raise BadInput("credential", "this passkey's person is no longer active")
+    organisation = await session.get(Organisation, person.organisation_id)
+    if organisation is None or blocks_other_methods(organisation):
+        raise RuleViolation(SSO_ONLY_ALL)
     passkey.sign_count = verified.new_sign_count
     passkey.last_used_ms = now_ms
     await session.flush()

@@ -41,6 +41,7 @@ class SigninConfig:
 
     demo: bool = False  # `timebot serve --demo`: requestSignin answers the code (debugPin)
     secure_cookies: bool = False  # the public URL is https
+    public_url: str = ""  # for links in sign-in mail
     mail_hooks: list[Callable[[], None]] = field(default_factory=list)
 
     def mail_queued(self) -> None:

@@ -14,6 +14,7 @@ def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
     from timebot.web.common import WebFront, favicon_route
     from timebot.web.passkeys import passkey_routes
     from timebot.web.signin import signin_routes
+    from timebot.web.sso import sso_routes
 
     routes.append(favicon_route())
     service = runtime.service
@@ -22,7 +23,9 @@ def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
     settings = runtime.settings
     service.executor.signin.demo = settings.demo
     service.executor.signin.secure_cookies = settings.public_url.startswith("https://")
+    service.executor.signin.public_url = settings.public_url
     front = WebFront(runtime, service)
     routes.extend(signin_routes(front))
     routes.extend(account_routes(front))
     routes.extend(passkey_routes(front))
+    routes.extend(sso_routes(front))

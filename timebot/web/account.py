@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -17,6 +18,7 @@ from service.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
 from service.provisioning import reset_api_key
+from service.resolvers.organisation import SECRET_MASK
 from service.signin.sessions import SignedIn, revoke
 from timebot.state.db import unit_of_work as state_unit_of_work
 from timebot.state.models import SlackNudgePreference
@@ -32,6 +34,7 @@ NOTICES = {
     "stopped": "You are yourself again.",
     "deletion": "The account's deletion is scheduled.",
     "kept": "The account's deletion was cancelled.",
+    "sso": "The single sign-on settings were saved.",
 }
 CHAT_MODES = {
     "instant": {"off": False, "digest": False},
@@ -84,7 +87,7 @@ def account_routes(front: WebFront) -> list[BaseRoute]:
         return endpoint
 
     async def gql(request: Request, fields: dict[str, str], query: str, done: str,
-                  variables: dict[str, str] | None = None) -> str:
+                  variables: dict[str, Any] | None = None) -> str:
         outcome = await front.graphql(request, query, variables, csrf=fields.get("csrf"))
         return outcome.error or done
 
@@ -154,8 +157,26 @@ def account_routes(front: WebFront) -> list[BaseRoute]:
                              "kept")
         return 'Invalid "action": schedule or cancel.'
 
+    async def save_sso(request: Request, _s: SignedIn, fields: dict[str, str]) -> str:
+        custom: dict[str, Any] | None = None
+        if fields.get("issuer", "").strip():
+            custom = {
+                "issuer": fields.get("issuer", "").strip(),
+                "clientId": fields.get("client_id", "").strip(),
+                "clientSecret": fields.get("client_secret", "") or SECRET_MASK,
+                "ssoOnly": fields.get("sso_only") == "on",
+            }
+        domains = [d.strip() for d in fields.get("domains", "").split(",") if d.strip()]
+        linked = {"domains": domains, "autoUser": fields.get("auto_user") == "on"}
+        query = ("mutation($c: SvcCustomSSOInput, $g: SvcGoogleSSOInput!) { "
+                 "editCustomSSO(customSSO: $c) { id } editGoogleSSO(google: $g) { id } }")
+        outcome = await front.graphql(request, query, {"c": custom, "g": linked},
+                                      csrf=fields.get("csrf"))
+        return outcome.error or "sso"
+
     return [
         Route("/account", account_page, methods=["GET", "HEAD"]),
+        Route("/account/sso", post(save_sso), methods=["POST"]),
         Route("/account/api-key/reset", post(reset_key), methods=["POST"]),
         Route("/account/legacy-token/reset", post(reset_token), methods=["POST"]),
         Route("/account/sessions/revoke", post(revoke_session), methods=["POST"]),

@@ -16,6 +16,7 @@ from service.models.signin import BrowserSession, Passkey
 from service.provisioning import ensure_api_key
 from service.signin.passkeys import passkeys_of
 from service.signin.sessions import SignedIn, sessions_of
+from service.signin.sso import callback_path, initiate_path
 from timebot.state.models import PersonLink, SlackNudgePreference
 from timebot.web.common import WebFront
 
@@ -36,6 +37,7 @@ class AccountView:
     people: list[Person] = field(default_factory=list)
     deletion_due_ms: int | None = None
     passkeys: list[Passkey] = field(default_factory=list)
+    sso: dict[str, Any] = field(default_factory=dict)
 
 
 def chat_mode_of(pref: SlackNudgePreference | None) -> str:
@@ -99,7 +101,27 @@ async def account_view(front: WebFront, signed_in: SignedIn, query: str) -> Acco
         people=people,
         deletion_due_ms=signed_in.organisation.deletion_due_ms,
         passkeys=keys,
+        sso=sso_panel(front, signed_in) if is_admin else {},
     )
+
+
+def sso_panel(front: WebFront, signed_in: SignedIn) -> dict[str, Any]:
+    """What the Single Sign-On panel shows (never the client secret)."""
+    organisation = signed_in.organisation
+    settings = dict(organisation.sso or {})
+    custom = dict(settings.get("custom") or {})
+    linked = dict(settings.get("google") or {})
+    base = front.runtime.settings.public_url
+    return {
+        "issuer": custom.get("issuer", ""),
+        "client_id": custom.get("clientId", ""),
+        "has_secret": bool(custom.get("clientSecret")),
+        "sso_only": bool(custom.get("ssoOnly")),
+        "domains": ", ".join(linked.get("domains") or []),
+        "auto_user": bool(linked.get("autoUser")),
+        "initiate": f"{base}{initiate_path(organisation.id)}",
+        "callback": f"{base}{callback_path(organisation.id)}",
+    }
 
 
 def template_values(view: AccountView, csrf: str, **extra: Any) -> dict[str, Any]:
