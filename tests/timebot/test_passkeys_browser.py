@@ -56,6 +56,16 @@ async def test_enable_a_passkey_then_sign_in_with_it(
     assert page.url == f"{base}/account"
     assert org.admin.apikey in await page.content()
     await page.screenshot(path=str(tmp_path / "account-passkey.png"), full_page=True)
+    # "Disable interactive sign-in" for the custom OpenID provider blocks passkeys too.
+    await org.admin.gql(
+        "mutation($c: SvcCustomSSOInput) { editCustomSSO(customSSO: $c) { id } }",
+        {"c": {"issuer": "https://idp.example", "clientId": "timebot", "clientSecret": "x",
+               "ssoOnly": True}},
+    )
+    await page.get_by_role("button", name="Sign out").click()
+    await page.get_by_role("button", name="Sign in with a passkey").click()
+    await page.get_by_text("single sign-on only").wait_for(timeout=20_000)
+    assert page.url == f"{base}/signin"
     trail = (await org.admin.gql(AUDIT))["getAuditTrails"]
     names = [entry["operationName"] for entry in trail]
     assert "registerPasskey" in names and names.count("signin") == 2  # the code, the passkey
