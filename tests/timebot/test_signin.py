@@ -211,3 +211,35 @@ async def test_favicon(org: Org) -> None:
         response = await client.get("/favicon.ico")
         assert response.status_code == 200
         assert response.headers["content-type"].startswith("image/")
+
+
+async def test_sessions_and_codes_are_shared_by_processes_and_survive_a_restart(
+    tmp_path: Path,
+) -> None:
+    first = await start_live_server("sqlite", tmp_path)
+    second = await start_live_server("sqlite", tmp_path)  # a second process on the same data
+    try:
+        async with httpx.AsyncClient(timeout=30) as plain:
+            org = await new_org(first, plain)
+        async with browser(first) as client:
+            await request_code(client, org.admin.email)
+            code = await wait_for_code(first, org.admin.email)
+            assert len(codes_sent_to(first.settings.outbox_dir, org.admin.email)) == 1
+            # The code asked for at one process opens the session at the other.
+            signed = await client.post(f"{second.base_url}/signin/pin", data={"pin": code})
+            assert signed.status_code == 303, signed.text
+            assert (await client.get("/account")).status_code == 200
+        await stop_live_server(second)
+        await stop_live_server(first)
+        restarted = await start_live_server("sqlite", tmp_path)
+        try:
+            async with browser(restarted) as again:
+                again.cookies = client.cookies
+                page = await again.get("/account")
+                assert page.status_code == 200 and org.admin.apikey in page.text
+        finally:
+            await stop_live_server(restarted)
+    finally:
+        for live in (first, second):
+            if not live.task.done():
+                await stop_live_server(live)
