@@ -49,12 +49,17 @@ def codes_sent_to(outbox: Path, address: str) -> list[str]:
     return found
 
 
-async def wait_for_code(live: LiveServer, address: str, already: int = 0) -> str:
-    """The newest code mailed to `address` once more than `already` have arrived."""
+async def wait_for_code(live: LiveServer, address: str, seen: list[str] | None = None) -> str:
+    """The code mailed to `address` that is not among `seen` (the codes there were before
+    asking: the Maildir lists its messages in no particular order)."""
     for _ in range(300):
-        codes = codes_sent_to(live.settings.outbox_dir, address)
-        if len(codes) > already:
-            return codes[-1]
+        fresh = [
+            code for code in codes_sent_to(live.settings.outbox_dir, address)
+            if code not in (seen or [])
+        ]
+        if fresh:
+            assert len(fresh) == 1, f"several new codes for {address}: {fresh}"
+            return fresh[0]
         await asyncio.sleep(0.05)
     raise AssertionError(f"no sign-in code reached {address}")
 
@@ -64,10 +69,10 @@ async def request_code(client: httpx.AsyncClient, email: str) -> httpx.Response:
 
 
 async def sign_in(live: LiveServer, client: httpx.AsyncClient, email: str) -> None:
-    before = len(codes_sent_to(live.settings.outbox_dir, email))
+    seen = codes_sent_to(live.settings.outbox_dir, email)
     response = await request_code(client, email)
     assert response.status_code == 200, response.text
-    code = await wait_for_code(live, email, before)
+    code = await wait_for_code(live, email, seen)
     response = await client.post("/signin/pin", data={"pin": code})
     assert response.status_code == 303, response.text
     assert response.headers["location"] == "/account"
