@@ -24,6 +24,7 @@ const INDEX_HTML = `<!doctype html>
     <meta charset="utf-8" />
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <title>timebot · GraphQL IDE</title>
+    <link rel="icon" href="/favicon.ico" type="image/svg+xml" />
     <link rel="stylesheet" href="/graphql-ide/graphiql.css" />
     <style>
       html, body, #graphiql { height: 100%; margin: 0; }

@@ -1,7 +1,8 @@
 """Writes tests/service/spec_operations.json from ../shared (the specification's tables and
 the reference schema), and implemented_operations.json (the running schema's other operations
-that the reference has, with its signatures). Run it when the specification changes; the suite then checks the
-running schema against the file, and a cross-check test tells when the file is stale."""
+that the reference has, with its signatures). Run it when the specification or the schema
+changes; the suite checks the running schema against both files, and a cross-check test tells
+when they are stale."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.service.spec_tables import (  # noqa: E402
+from tests.service.spec_tables import (
     IMPLEMENTED_FILE,
     OPERATIONS_FILE,
     read_implemented,

@@ -7,6 +7,7 @@ Hierarchy::
     │   ├── InvalidKey                APIKeyError:InvalidKey
     │   ├── CantFindLinkedAccount     APIKeyError:CantFindLinkedAccount
     │   └── CantFindLinkedOrganisation APIKeyError:CantFindLinkedOrganisation
+    │   └── CsrfRefused               a session cookie without its CSRF token
     ├── AccountInactive               HTTP 402 AccountIsInactive
     ├── PermissionDenied              not an error for the client: the field is omitted from
     │                                 data and listed in permissionsErrors
@@ -50,6 +51,17 @@ class CantFindLinkedAccount(ApiKeyError):
 class CantFindLinkedOrganisation(ApiKeyError):
     def __init__(self) -> None:
         super().__init__("CantFindLinkedOrganisation")
+
+
+class CsrfRefused(ApiKeyError):
+    """A request that carries the browser session's cookie but not its CSRF token (the
+    `X-Timebot-CSRF` header): the cookie alone authenticates nothing."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "InvalidKey: a request authenticated by the session cookie must carry "
+            "the session's CSRF token in the X-Timebot-CSRF header"
+        )
 
 
 class AccountInactive(ServiceError):

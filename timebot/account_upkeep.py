@@ -95,6 +95,8 @@ def install_account_upkeep(runtime: Runtime, poll_seconds: float = 5.0) -> None:
     if service is None:
         return
     upkeep = AccountUpkeep(service, runtime.outbox, runtime.settings, poll_seconds)
+    # A sign-in code is handed to the outbox at once, not at the next poll.
+    service.executor.signin.mail_hooks.append(upkeep.wake)
 
     async def start(_runtime: Runtime) -> None:
         upkeep.start()

@@ -96,6 +96,7 @@ def serve(settings: Settings, demo: bool, role: str | None) -> None:
             )
         summary = _run(lambda: _with_service_session(settings, _seed_demo))
         _print_demo_banner(settings, summary)
+        settings = dataclasses.replace(settings, demo=True)
     elif settings.runs_service and not _run(lambda: _with_service_session(settings, _any_org)):
         click.echo(NO_ORGANISATION_HINT)
     app = create_app(settings)

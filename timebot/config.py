@@ -49,6 +49,8 @@ class Settings:
     # What this process runs (TIMEBOT_ROLE): "all", "service" (the embedded service alone) or
     # "fronts" (mail, Slack, links and the scheduler against TIMEBOT_SERVICE_URL).
     role: str = "all"
+    # `timebot serve --demo` (or TIMEBOT_DEMO=1): sign-in answers its code (debugPin).
+    demo: bool = False
 
     @property
     def runs_service(self) -> bool:
@@ -184,6 +186,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         slack_api_url=get("TIMEBOT_SLACK_API_URL"),
         role=role,
         log_level=_log_level(get("TIMEBOT_LOG_LEVEL", "info") or "info"),
+        demo=(get("TIMEBOT_DEMO", "") or "").strip().lower() in ("1", "true", "yes"),
     )
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -11,6 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.clock import Clock
 from service.models import Organisation, Person, PersonManager
 from service.models.person import ROLE_ADMIN, ROLE_MANAGER
+
+if TYPE_CHECKING:
+    from service.signin.sessions import SignedIn
+    from service.signin.web import WebExchange
 
 
 @dataclass
@@ -31,6 +36,18 @@ class RequestContext:
     loaded_ahead: list[Any] = field(default_factory=list)
     # Things to do after the request's transaction commits (webhook deliveries, ...).
     after_commit: list[Any] = field(default_factory=list)
+    # The browser's side of the request (cookies, client address) when it came over HTTP;
+    # the browser session that authenticated it, if any; `anonymous` for the sign-in
+    # mutations that run without credentials (organisation and person are then set by
+    # `signin` itself before anything below it resolves).
+    web: WebExchange | None = None
+    signed_in: SignedIn | None = None
+    anonymous: bool = False
+    # Writes that must stay even though the mutation failed (a wrong sign-in code is
+    # counted): run after the rollback, then committed.
+    failure_writes: list[Callable[[AsyncSession], Awaitable[None]]] = field(
+        default_factory=list
+    )
     _managed_ids: set[str] | None = None
 
     @property

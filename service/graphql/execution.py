@@ -26,18 +26,25 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from service.clock import Clock
 from service.errors import (
     AccountInactive,
-    InvalidKey,
     PermissionDenied,
     ServiceError,
 )
-from service.graphql.auth import authenticate
 from service.graphql.context import RequestContext
-from service.graphql.documents import Documents
+from service.graphql.credentials import (
+    Identity,
+    has_credentials,
+    identify,
+    is_anonymous_operation,
+    may_be_anonymous,
+    missing_credentials,
+)
+from service.graphql.documents import Documents, Prepared
 from service.graphql.fastpath import fast_executor_class, is_plain
 from service.graphql.limits import check_variables
 from service.graphql.refusals import omitting_refusals
 from service.graphql.slicing import pause_if_due
-from service.models import AuditTrail
+from service.models import AuditTrail, Organisation, Person
+from service.signin.web import SigninConfig, WebExchange
 
 log = structlog.get_logger("service.graphql")
 
@@ -65,14 +72,18 @@ class Executor:
         self.clock = clock
         self.after_commit = after_commit
         self.documents = Documents(schema)
+        self.signin = SigninConfig()  # demo mode, secure cookies, mail hooks (sign-in codes)
 
-    async def key_refusal(self, apikey: str | None) -> GraphQLResponse | None:
-        """The answer to a request whose key is not valid (one lookup), or None."""
-        if not apikey or not apikey.strip():
-            return _key_refused(InvalidKey())
+    async def key_refusal(
+        self, apikey: str | None, web: WebExchange | None = None
+    ) -> GraphQLResponse | None:
+        """The answer to a request whose credentials (key, or session cookie with its CSRF
+        token) are not valid (one lookup), or None."""
+        if not has_credentials(apikey, web):
+            return _key_refused(missing_credentials(web))
         async with self.read_sessions() as session:
             try:
-                await authenticate(session, apikey)
+                await identify(session, apikey, web, self.clock.now_ms())
             except ServiceError as error:
                 return _key_refused(error)
         return None
@@ -83,8 +94,10 @@ class Executor:
         apikey: str | None,
         operation_name: str | None = None,
         key_checked: bool = False,
+        web: WebExchange | None = None,
     ) -> GraphQLResponse:
-        """`key_checked`: the caller has just found the key valid (`key_refusal`)."""
+        """`key_checked`: the caller has just found the key valid (`key_refusal`). `web`:
+        the browser's side (cookies) when the request came over HTTP."""
         if not isinstance(payload, dict) or not isinstance(payload.get("query"), str):
             return GraphQLResponse(400, {"errors": [{"message": "Must provide query string."}]})
         variables = payload.get("variables") or {}
@@ -94,25 +107,49 @@ class Executor:
         if not isinstance(operation_name, str | None):
             message = "operationName must be a string"
             return GraphQLResponse(400, {"errors": [{"message": message}]})
-        if not apikey or not apikey.strip():
-            invalid = {"data": None, "errors": [{"message": InvalidKey().message}]}
-            return GraphQLResponse(200, invalid)
         query: str = payload["query"]
+        anonymous = not has_credentials(apikey, web)
+        if anonymous:
+            # Only the sign-in mutations run without credentials: anything else is refused
+            # before its document is parsed.
+            if web is None or not may_be_anonymous(query):
+                return _key_refused(missing_credentials(web))
+            anonymous_document = self.documents.cached(query) or await self.documents.prepare(
+                query
+            )
+            if not is_anonymous_operation(anonymous_document, operation_name):
+                return _key_refused(missing_credentials(web))
+            return await self._execute(anonymous_document, variables, operation_name, None, web)
         prepared = self.documents.cached(query)
         if prepared is None:
             # A new document is parsed only for a valid key: without one, a request costs
             # one lookup. (The document decides the session, so the key is looked up again
             # below: only the first request of each document pays twice.)
-            refusal = None if key_checked else await self.key_refusal(apikey)
+            refusal = None if key_checked else await self.key_refusal(apikey, web)
             if refusal is not None:
                 return refusal
             prepared = await self.documents.prepare(query)
+        return await self._execute(prepared, variables, operation_name, apikey, web)
+
+    async def _execute(
+        self,
+        prepared: Prepared,
+        variables: dict[str, Any],
+        operation_name: str | None,
+        apikey: str | None,
+        web: WebExchange | None,
+    ) -> GraphQLResponse:
+        """Authenticate (unless anonymous: no key and no session), then execute."""
         mutation = prepared.is_mutation(operation_name)
+        anonymous = not has_credentials(apikey, web)
         async with (self.sessions if mutation else self.read_sessions)() as session:
-            try:
-                organisation, person = await authenticate(session, apikey)
-            except ServiceError as error:
-                return _key_refused(error)
+            now_ms = self.clock.now_ms()
+            identity: Identity | None = None
+            if not anonymous:
+                try:
+                    identity = await identify(session, apikey, web, now_ms)
+                except ServiceError as error:
+                    return _key_refused(error)
             if prepared.errors or prepared.document is None:
                 return GraphQLResponse(200, {"errors": [e.formatted for e in prepared.errors]})
             variables_error = check_variables(variables, prepared.shape)
@@ -122,11 +159,16 @@ class Executor:
             operation = prepared.operation(operation_name)
             context = RequestContext(
                 session=session,
-                organisation=organisation,
-                person=person,
+                # Anonymous (the sign-in mutations): `signin` sets both before anything
+                # below it resolves.
+                organisation=identity.organisation if identity else cast(Organisation, None),
+                person=identity.person if identity else cast(Person, None),
                 clock=self.clock,
-                now_ms=self.clock.now_ms(),
+                now_ms=now_ms,
                 mutation_savepoint=not mutation or not _one_root_field(operation),
+                web=web,
+                signed_in=identity.signed_in if identity else None,
+                anonymous=anonymous,
             )
             result = execute(
                 self.schema,
@@ -142,7 +184,11 @@ class Executor:
             assert isinstance(result, ExecutionResult)
             if context.mutation_failed:
                 await session.rollback()  # the request's only mutation: nothing it wrote stays
-            elif mutation:
+            if context.failure_writes:
+                for write in context.failure_writes:
+                    await write(session)
+                await session.commit()
+            elif mutation and not context.mutation_failed:
                 await session.commit()
             # A query's transaction ends when the session closes (a rollback), without the
             # explicit rollback's expiring of every object loaded first.

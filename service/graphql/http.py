@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import json
+from html import escape
 from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, request_response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from service.errors import ServiceError
 from service.graphql.execution import Executor
 from service.graphql.limits import MAX_BODY_BYTES
+from service.signin.sessions import by_token
+from service.signin.web import (
+    CSRF_HEADER,
+    SESSION_COOKIE,
+    SigninConfig,
+    WebExchange,
+    csrf_token,
+    parse_cookies,
+)
 
 # Bodies larger than this (bytes), or of unknown length, are read only after the key was
 # found valid: without one, a large request costs a lookup, not its reading and decoding.
@@ -27,11 +38,30 @@ IDE_MISSING = """<!doctype html><title>GraphQL IDE</title>
 needed).</p>"""
 
 
-async def _ide_page(_request: Request) -> Response:
-    index = IDE_DIR / "index.html"
-    if index.is_file():
-        return FileResponse(index, media_type="text/html")
-    return HTMLResponse(IDE_MISSING)
+def _ide_page(executor: Executor) -> Any:
+    async def ide_page(request: Request) -> Response:
+        """The IDE; for a signed-in browser with its session's CSRF token (and name) in
+        <meta> tags, so that the IDE's requests use the session instead of a pasted key."""
+        index = IDE_DIR / "index.html"
+        if not index.is_file():
+            return HTMLResponse(IDE_MISSING)
+        html = index.read_text(encoding="utf-8")
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            async with executor.read_sessions() as session:
+                try:
+                    signed_in = await by_token(session, token, executor.clock.now_ms())
+                except ServiceError:
+                    signed_in = None
+            if signed_in is not None:
+                meta = (
+                    f'<meta name="timebot-csrf" content="{csrf_token(token)}" />'
+                    f'<meta name="timebot-person" content="{escape(signed_in.person.name)}" />'
+                )
+                html = html.replace("</head>", f"{meta}</head>", 1)
+        return HTMLResponse(html, headers={"cache-control": "no-store"})
+
+    return ide_page
 
 
 class _GraphQLEndpoint:
@@ -42,7 +72,7 @@ class _GraphQLEndpoint:
 
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
-        self.ide = request_response(_ide_page)
+        self.ide = request_response(_ide_page(executor))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
@@ -50,6 +80,7 @@ class _GraphQLEndpoint:
             return
         apikey = None
         length = None
+        web = exchange_of(scope, self.executor.signin)
         for name, value in scope["headers"]:
             if name == b"apikey" and apikey is None:
                 apikey = value.decode("latin-1")
@@ -61,7 +92,7 @@ class _GraphQLEndpoint:
         # A large body is read and decoded only for a valid key (one lookup first).
         key_checked = length is None or length > CHECK_KEY_FIRST_BYTES
         if key_checked:
-            refusal = await self.executor.key_refusal(apikey)
+            refusal = await self.executor.key_refusal(apikey, web)
             if refusal is not None:
                 await _send_json(send, refusal.status, refusal.body)
                 return
@@ -87,8 +118,10 @@ class _GraphQLEndpoint:
         except RecursionError:
             await _send_json(send, 400, _TOO_DEEP)
             return
-        result = await self.executor.run(payload, apikey, key_checked=key_checked)
-        await _send_json(send, result.status, result.body)
+        result = await self.executor.run(payload, apikey, key_checked=key_checked, web=web)
+        if web.mail_waiting:
+            web.config.mail_queued()
+        await _send_json(send, result.status, result.body, web.set_cookies)
 
 
 _TOO_LARGE = {
@@ -101,7 +134,31 @@ _TOO_DEEP = {
 }
 
 
-async def _send_json(send: Send, status: int, content: Any) -> None:
+def exchange_of(scope: Scope, config: SigninConfig) -> WebExchange:
+    """The browser's side of a request: cookies, CSRF header, client address."""
+    cookies: list[str] = []
+    csrf = None
+    user_agent = ""
+    for name, value in scope["headers"]:
+        if name == b"cookie":
+            cookies.append(value.decode("latin-1"))
+        elif name == CSRF_HEADER.encode():
+            csrf = value.decode("latin-1")
+        elif name == b"user-agent":
+            user_agent = value.decode("latin-1")
+    client = scope.get("client")
+    return WebExchange(
+        config=config,
+        client_ip=str(client[0]) if client else "",
+        user_agent=user_agent,
+        cookies=parse_cookies("; ".join(cookies)),
+        csrf_offered=csrf,
+    )
+
+
+async def _send_json(
+    send: Send, status: int, content: Any, cookies: list[str] | None = None
+) -> None:
     text = json.dumps(
         content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
     )
@@ -115,6 +172,7 @@ async def _send_json(send: Send, status: int, content: Any) -> None:
         "headers": [
             (b"content-length", str(len(body)).encode("latin-1")),
             (b"content-type", b"application/json"),
+            *[(b"set-cookie", cookie.encode("latin-1")) for cookie in cookies or ()],
         ],
     })
     await send({"type": "http.response.body", "body": body})

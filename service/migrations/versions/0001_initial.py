@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:43:50.288039
+Create Date: 2026-11-24 02:54:16.000687
 """
 
 from collections.abc import Sequence
@@ -30,6 +30,25 @@ def upgrade() -> None:
     with op.batch_alter_table('api_keys', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_api_keys_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('browser_sessions',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('token_digest', sa.String(length=64), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.Column('owner_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('user_agent', sa.String(length=255), nullable=False),
+    sa.Column('client_ip', sa.String(length=64), nullable=False),
+    sa.Column('method', sa.String(length=16), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.Column('revoked_ms', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_browser_sessions')),
+    sa.UniqueConstraint('token_digest', name=op.f('uq_browser_sessions_token_digest'))
+    )
+    with op.batch_alter_table('browser_sessions', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_browser_sessions_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_browser_sessions_owner_id'), ['owner_id'], unique=False)
+
     op.create_table('organisations',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -46,6 +65,54 @@ def upgrade() -> None:
     sa.Column('deletion_by_id', sa.String(length=24), nullable=True),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_organisations'))
     )
+    op.create_table('passkey_challenges',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('cookie_digest', sa.String(length=64), nullable=False),
+    sa.Column('purpose', sa.String(length=16), nullable=False),
+    sa.Column('challenge', sa.String(length=128), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_passkey_challenges')),
+    sa.UniqueConstraint('cookie_digest', name=op.f('uq_passkey_challenges_cookie_digest'))
+    )
+    with op.batch_alter_table('passkey_challenges', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_passkey_challenges_expires_ms'), ['expires_ms'], unique=False)
+
+    op.create_table('passkeys',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('credential_id', sa.String(length=700), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('public_key', sa.Text(), nullable=False),
+    sa.Column('sign_count', sa.BigInteger(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('last_used_ms', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_passkeys')),
+    sa.UniqueConstraint('credential_id', name=op.f('uq_passkeys_credential_id'))
+    )
+    with op.batch_alter_table('passkeys', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_passkeys_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_passkeys_person_id'), ['person_id'], unique=False)
+
+    op.create_table('pending_signins',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('cookie_digest', sa.String(length=64), nullable=False),
+    sa.Column('code_digest', sa.String(length=64), nullable=False),
+    sa.Column('email', sa.String(length=320), nullable=False),
+    sa.Column('client_ip', sa.String(length=64), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=True),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.Column('wrong_attempts', sa.Integer(), nullable=False),
+    sa.Column('used_ms', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_pending_signins')),
+    sa.UniqueConstraint('cookie_digest', name=op.f('uq_pending_signins_cookie_digest'))
+    )
+    with op.batch_alter_table('pending_signins', schema=None) as batch_op:
+        batch_op.create_index('ix_pending_signins_email_created', ['email', 'created_ms'], unique=False)
+        batch_op.create_index('ix_pending_signins_ip_created', ['client_ip', 'created_ms'], unique=False)
+
     op.create_table('retired_keys',
     sa.Column('key_digest', sa.String(length=64), nullable=False),
     sa.Column('retired_ms', sa.BigInteger(), nullable=False),
@@ -1096,7 +1163,26 @@ def downgrade() -> None:
 
     op.drop_table('absence_types')
     op.drop_table('retired_keys')
+    with op.batch_alter_table('pending_signins', schema=None) as batch_op:
+        batch_op.drop_index('ix_pending_signins_ip_created')
+        batch_op.drop_index('ix_pending_signins_email_created')
+
+    op.drop_table('pending_signins')
+    with op.batch_alter_table('passkeys', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_passkeys_person_id'))
+        batch_op.drop_index(batch_op.f('ix_passkeys_organisation_id'))
+
+    op.drop_table('passkeys')
+    with op.batch_alter_table('passkey_challenges', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_passkey_challenges_expires_ms'))
+
+    op.drop_table('passkey_challenges')
     op.drop_table('organisations')
+    with op.batch_alter_table('browser_sessions', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_browser_sessions_owner_id'))
+        batch_op.drop_index(batch_op.f('ix_browser_sessions_organisation_id'))
+
+    op.drop_table('browser_sessions')
     with op.batch_alter_table('api_keys', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_api_keys_organisation_id'))
 
