@@ -118,9 +118,14 @@ class ImapPoller:
         return client
 
     async def sync(self, client: aioimaplib.IMAP4) -> int:
-        """Copy new unseen messages into the inbox, flag the processed ones; returns new ones."""
-        fetched = await self._fetch_unseen(client)
+        """Flag the processed messages, then copy new unseen ones into the inbox; returns how
+        many were new. The search comes last and is repeated until it finds nothing new: the
+        server may announce a message that arrives meanwhile (EXISTS) in the answer to any of
+        these commands, where the IDLE that follows would never see it."""
         await self._flag_processed(client)
+        fetched = 0
+        while new := await self._fetch_unseen(client):
+            fetched += new
         return fetched
 
     async def _fetch_unseen(self, client: aioimaplib.IMAP4) -> int:

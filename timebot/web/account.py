@@ -25,6 +25,9 @@ from timebot.state.models import SlackNudgePreference
 from timebot.web.account_data import account_view, template_values
 from timebot.web.common import WebFront, page
 
+# The legacy interface is the embedded service's (a hosted one has its own token page).
+RESET_LEGACY_TOKEN_EXTENSION = "mutation { resetLegacyToken }"
+
 NOTICES = {
     "key": "Your API key was reset: the old key no longer works.",
     "token": "You have a new legacy token: the old one no longer works.",
@@ -109,7 +112,7 @@ def account_routes(front: WebFront) -> list[BaseRoute]:
     async def reset_token(request: Request, signed_in: SignedIn, fields: dict[str, str]) -> str:
         if signed_in.took_over_by is not None:
             return "An administrator acting as someone cannot reset their token."
-        return await gql(request, fields, "mutation { resetLegacyToken }", "token")
+        return await gql(request, fields, RESET_LEGACY_TOKEN_EXTENSION, "token")
 
     async def revoke_session(_r: Request, signed_in: SignedIn, fields: dict[str, str]) -> str:
         async with unit_of_work(front.service.sessions) as session:
