@@ -38,7 +38,8 @@ async def idp_live(request: pytest.FixtureRequest, provider: str,
     server = await start_live_server(
         request.param, tmp_path_factory.mktemp(f"idp-{request.param}"),
         extra_env={
-            "TIMEBOT_GOOGLE_CLIENT_ID": "timebot-google", "TIMEBOT_GOOGLE_CLIENT_SECRET": "g-secret",
+            "TIMEBOT_GOOGLE_CLIENT_ID": "timebot-google",
+            "TIMEBOT_GOOGLE_CLIENT_SECRET": "g-secret",
             "TIMEBOT_GOOGLE_ISSUER": provider,
             "TIMEBOT_MICROSOFT_CLIENT_ID": "timebot-microsoft",
             "TIMEBOT_MICROSOFT_CLIENT_SECRET": "m-secret", "TIMEBOT_MICROSOFT_ISSUER": provider,
