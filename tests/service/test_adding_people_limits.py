@@ -5,6 +5,7 @@ database, so a second process (a real `timebot serve`) sees the same budget."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,3 +118,13 @@ async def test_the_budget_is_shared_by_a_second_process(tmp_path: Path,
         second = GQL(http, f"{served.base}/graphql", org.admin.apikey)
         refused = await _add_one(second)
         assert refused is not None and "at most 50 times an hour per person" in refused
+
+
+async def test_concurrent_additions_cannot_both_take_the_last_place(org: Org) -> None:
+    await _add_many(org.admin.gql, 49)
+    outcomes = await asyncio.gather(*(_add_one(org.admin.gql) for _ in range(6)))
+    assert sorted(outcomes, key=str) == [None] + [
+        "Rate limit: adding people is allowed at most 50 times an hour per person; "
+        "try again later"
+    ] * 5
+    assert (await org.admin.gql("{ countPersons }"))["countPersons"] == 51
