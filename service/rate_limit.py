@@ -1,17 +1,31 @@
-"""Rate limits of sensitive operations (the specification: loading public holidays).
+"""Rate limits of sensitive operations (the specification: sign-in, sign-up, inviting people,
+loading public holidays). Sign-in codes are limited in `service/signin/codes.py`.
 
-In-process, per organisation and person, a sliding window on the request clock. Each process
-counts on its own: several processes behind one database each allow the limit.
+- `hit`: in-process, per organisation and person, a sliding minute on the request clock
+  (loading public holidays, a read: each process counts on its own).
+- `count_durable`: in the database (`RateLimitHit`), sliding windows per organisation and per
+  acting person, shared by every process and kept across restarts (adding people with
+  `addPerson`, users created on their first single sign-on). Counted in the caller's
+  transaction: a call that fails is not counted. The organisation's row is locked first
+  (PostgreSQL; SQLite writers are serialised anyway) so that concurrent calls cannot both
+  take the last place.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import RuleViolation
+from service.models import Organisation
+from service.models.rate_limit import RateLimitHit
 
 HOLIDAY_LOADS_PER_MINUTE = 30
 WINDOW_MS = 60_000
+HOUR_MS = 3_600_000
 
 _windows: dict[tuple[str, str, str], deque[int]] = {}
 
@@ -31,3 +45,57 @@ def hit(action: str, org_id: str, person_id: str, now_ms: int,
         raise RateLimited(f"Rate limit: {action} is allowed at most {limit} times a minute "
                           f"per person; try again in {wait} s")
     window.append(now_ms)
+
+
+@dataclass(frozen=True)
+class Limit:
+    action: str  # as the message names it, e.g. "adding people"
+    per_organisation: int
+    per_person: int | None = None  # None: the operation has no acting person
+    window_ms: int = HOUR_MS
+
+    @property
+    def window_label(self) -> str:
+        hours = self.window_ms / HOUR_MS
+        return "an hour" if hours == 1 else f"{hours:g} hours"
+
+
+# People added to an organisation: by one admin (addPerson), and in all (addPerson and the
+# users created on their first single sign-on, who have no acting person, share it).
+ADDING_PEOPLE = Limit("adding people", per_organisation=200, per_person=50)
+
+
+async def _used(session: AsyncSession, org_id: str, action: str, scope: str, since: int) -> int:
+    await session.execute(delete(RateLimitHit).where(
+        RateLimitHit.organisation_id == org_id, RateLimitHit.action == action,
+        RateLimitHit.scope == scope, RateLimitHit.at_ms <= since,
+    ))
+    count = await session.scalar(select(func.count()).select_from(RateLimitHit).where(
+        RateLimitHit.organisation_id == org_id, RateLimitHit.action == action,
+        RateLimitHit.scope == scope, RateLimitHit.at_ms > since,
+    ))
+    return int(count or 0)
+
+
+async def count_durable(session: AsyncSession, limit: Limit, org_id: str,
+                        person_id: str | None, now_ms: int) -> None:
+    """Counts one call of `limit.action` (RateLimited, counting nothing, when over)."""
+    await session.execute(
+        select(Organisation.id).where(Organisation.id == org_id).with_for_update(key_share=True)
+    )
+    since = now_ms - limit.window_ms
+    scopes: list[tuple[str, int, str]] = [
+        ("organisation", limit.per_organisation, "per organisation")
+    ]
+    if person_id is not None and limit.per_person is not None:
+        scopes.append((f"person:{person_id}", limit.per_person, "per person"))
+    for scope, allowed, label in scopes:
+        if await _used(session, org_id, limit.action, scope, since) >= allowed:
+            raise RateLimited(
+                f"Rate limit: {limit.action} is allowed at most {allowed} times "
+                f"{limit.window_label} {label}; try again later"
+            )
+    for scope, _allowed, _label in scopes:
+        session.add(RateLimitHit(organisation_id=org_id, action=limit.action, scope=scope,
+                                 at_ms=now_ms))
+    await session.flush()

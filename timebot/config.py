@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from timebot.errors import ConfigError
+from timebot.identity_providers import PublicProvider, load_identity_providers
 from timebot.secret_strength import GENERATE_HINT, secret_key_problem
 from timebot.trusted_networks import DEFAULT_TRUSTED_NETWORKS, Network, parse_networks
 
@@ -63,6 +64,8 @@ class Settings:
     mail_trusted_networks: tuple[Network, ...] = parse_networks(DEFAULT_TRUSTED_NETWORKS)
     # TIMEBOT_LOG_LEVEL, upper case: DEBUG, INFO, WARNING, ERROR or CRITICAL.
     log_level: str = "INFO"
+    # Sign in with Google / Microsoft (timebot/identity_providers.py); empty: none offered.
+    identity_providers: tuple[PublicProvider, ...] = ()
 
     @property
     def embedded(self) -> bool:
@@ -187,6 +190,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         role=role,
         log_level=_log_level(get("TIMEBOT_LOG_LEVEL", "info") or "info"),
         demo=(get("TIMEBOT_DEMO", "") or "").strip().lower() in ("1", "true", "yes"),
+        identity_providers=load_identity_providers(get),
     )
 
 

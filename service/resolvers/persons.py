@@ -17,6 +17,7 @@ from sqlalchemy import Select, and_, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
+from service import rate_limit
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
@@ -242,6 +243,8 @@ async def resolve_add_person(
     require_admin(context, "add people")
     role = await _role(context, roleId)
     await _check_email_free(context, email)
+    await rate_limit.count_durable(context.session, rate_limit.ADDING_PEOPLE, context.org_id,
+                                   context.person.id, context.now_ms)
     person = Person(
         organisation_id=context.org_id,
         name=name,

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service import rate_limit
 from service.errors import RuleViolation
 from service.models import Organisation, Person
 from service.models.person import ROLE_EMPLOYEE
@@ -66,13 +67,27 @@ async def person_for_login(
         if person.archived:
             raise RuleViolation(f"{address} is archived in {organisation.name}.")
         return person
-    linked = _settings(organisation).get("google") or {}
-    domain = address.rpartition("@")[2]
-    if not (linked.get("autoUser") and domain in (linked.get("domains") or [])):
+    if not creates_users_for(organisation, address):
         raise RuleViolation(
             f"Nobody in {organisation.name} has the address {address}: ask an administrator "
             "to add you (or to link your domain and create users on first login)."
         )
+    return await create_on_first_login(session, organisation, address, name, now_ms)
+
+
+def creates_users_for(organisation: Organisation, address: str) -> bool:
+    """Whether the account links the address's domain and creates users on first login."""
+    linked = _settings(organisation).get("google") or {}
+    domain = address.rpartition("@")[2]
+    return bool(linked.get("autoUser")) and domain in (linked.get("domains") or [])
+
+
+async def create_on_first_login(
+    session: AsyncSession, organisation: Organisation, address: str, name: str, now_ms: int
+) -> Person:
+    """A new employee (sign-up: rate-limited with the organisation's additions)."""
+    await rate_limit.count_durable(session, rate_limit.ADDING_PEOPLE, organisation.id, None,
+                                   now_ms)
     person, _key = await add_person(
         session, organisation.id, name.strip() or address.partition("@")[0], address,
         ROLE_EMPLOYEE, now_ms,

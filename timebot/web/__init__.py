@@ -13,6 +13,7 @@ def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
     from timebot.web.account import account_routes
     from timebot.web.common import WebFront, favicon_route
     from timebot.web.passkeys import passkey_routes
+    from timebot.web.public_sso import public_sso_routes
     from timebot.web.signin import signin_routes
     from timebot.web.sso import sso_routes
 
@@ -29,3 +30,4 @@ def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
     routes.extend(account_routes(front))
     routes.extend(passkey_routes(front))
     routes.extend(sso_routes(front))
+    routes.extend(public_sso_routes(front))

@@ -36,7 +36,8 @@ def signin_routes(front: WebFront) -> list[BaseRoute]:
         step = "code" if request.cookies.get(PENDING_COOKIE) else "email"
         if request.query_params.get("restart"):
             step = "email"
-        return page("signin.html", step=step, email="", error=None, notice=None)
+        return page("signin.html", step=step, email="", error=None, notice=None,
+                    providers=front.runtime.settings.identity_providers)
 
     async def request_code(request: Request) -> Response:
         if not front.same_origin(request):

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:54:16.000687
+Create Date: 2026-11-24 03:05:06.549355
 """
 
 from collections.abc import Sequence
@@ -226,6 +226,19 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('project_categories', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_project_categories_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('rate_limit_hits',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('action', sa.String(length=40), nullable=False),
+    sa.Column('scope', sa.String(length=40), nullable=False),
+    sa.Column('at_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_rate_limit_hits_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_rate_limit_hits'))
+    )
+    with op.batch_alter_table('rate_limit_hits', schema=None) as batch_op:
+        batch_op.create_index('ix_rate_limit_hits_action_scope_at', ['action', 'scope', 'at_ms'], unique=False)
+        batch_op.create_index(batch_op.f('ix_rate_limit_hits_organisation_id'), ['organisation_id'], unique=False)
 
     op.create_table('roles',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -1127,6 +1140,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_roles_organisation_id'))
 
     op.drop_table('roles')
+    with op.batch_alter_table('rate_limit_hits', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_rate_limit_hits_organisation_id'))
+        batch_op.drop_index('ix_rate_limit_hits_action_scope_at')
+
+    op.drop_table('rate_limit_hits')
     with op.batch_alter_table('project_categories', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_project_categories_organisation_id'))
 
