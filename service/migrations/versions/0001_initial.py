@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 03:05:06.549355
+Create Date: 2026-11-24 03:18:03.076907
 """
 
 from collections.abc import Sequence
