@@ -2,6 +2,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# Most of the suite waits on sockets, subprocesses and servers: three workers keep two cores
+# busy. Each test file stays in one worker (its module fixtures start servers once).
+PYTEST_WORKERS ?= 3
 BENCH ?=
 
 .PHONY: run test bench lint typecheck ide migration clean
@@ -21,7 +24,7 @@ run: $(STAMP) ide
 	TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS=$${TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS-demo.localhost} $(VENV)/bin/timebot serve --demo
 
 test: $(STAMP) ide
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) -m bench $(BENCH)
