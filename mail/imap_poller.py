@@ -118,14 +118,13 @@ class ImapPoller:
         return client
 
     async def sync(self, client: aioimaplib.IMAP4) -> int:
-        """Flag the processed messages, then copy new unseen ones into the inbox; returns how
-        many were new. The search comes last and is repeated until it finds nothing new: the
-        server may announce a message that arrives meanwhile (EXISTS) in the answer to any of
-        these commands, where the IDLE that follows would never see it."""
-        await self._flag_processed(client)
-        fetched = 0
-        while new := await self._fetch_unseen(client):
-            fetched += new
+        """Copy new unseen messages into the inbox, flag the processed ones; returns new ones.
+        When something was flagged, search once more: the server may have announced a message
+        that arrived meanwhile (EXISTS) in its answer to a STORE, where the IDLE that follows
+        would never see it."""
+        fetched = await self._fetch_unseen(client)
+        if await self._flag_processed(client):
+            fetched += await self._fetch_unseen(client)
         return fetched
 
     async def _fetch_unseen(self, client: aioimaplib.IMAP4) -> int:
@@ -177,7 +176,8 @@ class ImapPoller:
         log.warning("imap_fetch_empty", uid=uid)
         return None
 
-    async def _flag_processed(self, client: aioimaplib.IMAP4) -> None:
+    async def _flag_processed(self, client: aioimaplib.IMAP4) -> int:
+        """Flag (or move) the messages processed since; returns how many."""
         async with self.sessions() as session:
             rows = (
                 await session.execute(
@@ -203,6 +203,7 @@ class ImapPoller:
                     ImapMessage.uidvalidity == self._uidvalidity,
                 )
             ) or 0)
+        return len(rows)
 
     async def _wait(self, client: aioimaplib.IMAP4) -> None:
         """IDLE until the server reports something, rows were processed here, or (while
