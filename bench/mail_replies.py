@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +39,7 @@ from aiosmtpd.smtp import Envelope, Session
 
 from bench.common import Figure, note
 from bench.mail_load import Key, LoadGenerator, Mail, free_port, new_key, p99
-from bench.mail_world import TimebotProcess
+from bench.mail_world import TimebotProcess, spawn
 from bench.same_work_baseline import inbox_done
 
 FIGURES = ("mail_replies_throughput", "mail_replies_throughput_vs_bare_sink",
@@ -85,10 +84,10 @@ async def _same_work(load: LoadGenerator, root: Path, world: TimebotProcess, key
     txt = directory / "dkim.txt"
     txt.write_text(key.txt_line + "\n")
     smtp_port, http_port = free_port(), free_port()
-    process = subprocess.Popen(
+    process = spawn(
         [sys.executable, "-m", "bench.same_work_baseline", str(smtp_port), str(http_port),
          str(directory), world.secret, str(txt)],
-        stdout=subprocess.DEVNULL, stderr=(directory / "log").open("wb"),
+        None, directory / "log",
     )
     try:
         import aiosmtplib

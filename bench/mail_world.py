@@ -3,6 +3,7 @@ production configuration (the defaults: webhook subscription on, default logging
 on databases the bench seeds and reads from outside.
 
 BENCH_WORKERS (default 1) is passed on as `timebot serve --workers N` when it is not 1.
+BENCH_LOG names a file to keep timebot's log in.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import time
@@ -39,6 +41,13 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU of a process so far (Linux)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spawn(args: list[str], env: dict[str, str] | None, log_path: Path
+          ) -> subprocess.Popen[bytes]:
+    """A process whose stdout and stderr go to `log_path`."""
+    with log_path.open("wb") as log:
+        return subprocess.Popen(args, env=env, stdout=log, stderr=log)
 
 
 class TimebotProcess:
@@ -100,8 +109,7 @@ class TimebotProcess:
         args = [sys.executable, "-c", "from timebot.cli import main; main()", "serve"]
         if workers != "1":
             args += ["--workers", workers]
-        with self.log_path.open("wb") as log:
-            self.process = subprocess.Popen(args, env=self.env, stdout=log, stderr=log)
+        self.process = spawn(args, self.env, self.log_path)
         for _ in range(600):
             if self.process.poll() is not None:
                 raise RuntimeError(f"timebot serve exited: {self.log_path.read_text()[-2000:]}")
@@ -116,7 +124,8 @@ class TimebotProcess:
         await self._wait(self._subscribed, "the webhook subscription")
         admin = self.admin_key
         await self.gql(admin, "mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson("
-                       "managerId: $m, personId: $p) { id } }", {"m": self.mia_id, "p": self.bob_id})
+                       "managerId: $m, personId: $p) { id } }",
+                       {"m": self.mia_id, "p": self.bob_id})
         await self.gql(admin, "mutation($s: [SvcApprovalStageInput]) { "
                        "editOrganisationApprovalStages(stages: $s) { id } }",
                        {"s": [{"type": "ppm"}]})
@@ -126,7 +135,10 @@ class TimebotProcess:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=30)
-        for engine in (getattr(self, "service_engine", None), getattr(self, "state_engine", None)):
+        if os.environ.get("BENCH_LOG"):  # keep timebot's log, for diagnosis
+            shutil.copyfile(self.log_path, os.environ["BENCH_LOG"])
+        for engine in (getattr(self, "service_engine", None),
+                       getattr(self, "state_engine", None)):
             if engine is not None:
                 await engine.dispose()
 

@@ -82,7 +82,10 @@ def serve(settings: Settings, demo: bool, role: str | None) -> None:
     from timebot.app import create_app
     from timebot.logs import configure_logging
 
-    configure_logging()
+    try:
+        level = configure_logging()
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from error
     if demo:
         if not settings.embedded:
             raise click.ClickException(
@@ -91,7 +94,9 @@ def serve(settings: Settings, demo: bool, role: str | None) -> None:
         summary = _run(lambda: _with_service_session(settings, _seed_demo))
         _print_demo_banner(settings, summary)
     app = create_app(settings)
-    uvicorn.run(app, host=settings.http_host, port=settings.http_port, log_level="info")
+    # uvicorn's access log is one line per request: DEBUG only (timebot logs its own).
+    uvicorn.run(app, host=settings.http_host, port=settings.http_port, log_level=level.lower(),
+                access_log=level == "DEBUG")
 
 
 async def _seed_demo(session: Any) -> dict[str, Any]:
