@@ -20,13 +20,15 @@ BENCH_MAIL_REPLIES (default 300) sets how many replies the throughput run sends 
 run sends 10 s worth at 50/s). BENCH_MAIL_DATABASE=postgresql runs both databases on the
 PostgreSQL server of TIMEBOT_TEST_PG (default postgresql://postgres@127.0.0.1:5432/postgres)
 instead of SQLite. BENCH_MAIL_RATE (default 50) changes the latency run's rate, for diagnosis.
-BENCH_WORKERS is passed to `timebot serve --workers`.
+BENCH_WORKERS is passed to `timebot serve --workers`. BENCH_PY_SPY names a file for py-spy's
+collapsed stacks of timebot during the throughput run (py-spy installed), for diagnosis.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -150,10 +152,14 @@ async def _throughput(names: set[str], count: int, root: Path, key: Key,
     sink_rate, _ = await _sink(load, mails, rate=None)
     same_work = await _same_work(load, root, world, key, events, mails)
     cpu, lines, requests = world.cpu(), world.log_lines(), await world.requests()
+    spy = world.sample_with_py_spy()
     started = time.perf_counter()
     await load.send_all(world.smtp_port, mails)
     await world.wait_receipts(count)
     rate = count / (time.perf_counter() - started)
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)
+        spy.wait(timeout=60)
     await world.wait_settled()  # what the replies set off (events, owner notices) is done
     cpu_ms = (world.cpu() - cpu) * 1000 / count
     after = await world.requests()

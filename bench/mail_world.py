@@ -3,7 +3,7 @@ production configuration (the defaults: webhook subscription on, default logging
 on databases the bench seeds and reads from outside.
 
 BENCH_WORKERS (default 1) is passed on as `timebot serve --workers N` when it is not 1.
-BENCH_LOG names a file to keep timebot's log in.
+BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -106,7 +107,11 @@ class TimebotProcess:
     async def start(self) -> None:
         await self.seed()
         workers = os.environ.get("BENCH_WORKERS", "1")
-        args = [sys.executable, "-c", "from timebot.cli import main; main()", "serve"]
+        program = "from timebot.cli import main; main()"
+        if os.environ.get("BENCH_PROFILE"):  # cProfile timebot into that file, for diagnosis
+            program = ("import cProfile; from timebot.cli import main; "
+                       f"cProfile.run('main()', {os.environ['BENCH_PROFILE']!r})")
+        args = [sys.executable, "-c", program, "serve"]
         if workers != "1":
             args += ["--workers", workers]
         self.process = spawn(args, self.env, self.log_path)
@@ -133,7 +138,9 @@ class TimebotProcess:
     async def stop(self) -> None:
         await self.http.aclose()
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+            # uvicorn re-raises the signal after its shutdown: SIGINT lets cProfile write.
+            self.process.send_signal(signal.SIGINT if os.environ.get("BENCH_PROFILE")
+                                     else signal.SIGTERM)
             self.process.wait(timeout=30)
         if os.environ.get("BENCH_LOG"):  # keep timebot's log, for diagnosis
             shutil.copyfile(self.log_path, os.environ["BENCH_LOG"])
@@ -236,6 +243,16 @@ class TimebotProcess:
             reply_to = "".join(str(email.message_from_bytes(raw)["Reply-To"] or "").split())
             found[reply_to] = sent_ms / 1000
         return found
+
+    def sample_with_py_spy(self) -> subprocess.Popen[bytes] | None:
+        """py-spy sampling timebot into BENCH_PY_SPY (collapsed stacks), when that is set."""
+        target = os.environ.get("BENCH_PY_SPY")
+        if not target or self.process is None:
+            return None
+        spy = Path(sys.executable).with_name("py-spy")
+        return subprocess.Popen([str(spy), "record", "-p", str(self.process.pid), "-f", "raw",
+                                 "-o", target, "-r", "200"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
 
     def cpu(self) -> float:
         assert self.process is not None
