@@ -21,6 +21,7 @@ from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
 from timebot.embedded_keys import EmbeddedKeys
 from timebot.events import EventBus, EventStore, EventWorker
+from timebot.inprocess_transport import ExecutorTransport
 from timebot.state.db import create_engine, migrate, session_factory
 from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
 
@@ -110,6 +111,10 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
         from starlette.applications import Starlette
 
         transport = httpx.ASGITransport(app=Starlette(routes=service.routes()))
+    elif service is not None and settings.role == "all":
+        # The server with its service embedded: the fronts' requests go to its executor
+        # in-process (no loopback HTTP request per GraphQL call).
+        transport = ExecutorTransport(service.executor)
     client = ServiceClient(settings.graphql_url, http_transport=transport)
     state_engine = create_engine(settings.database_url)
     state_sessions = session_factory(state_engine)
