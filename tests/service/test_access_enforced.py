@@ -146,3 +146,23 @@ async def test_the_legacy_time_entry_is_checked(org: Org) -> None:
     assert message == "Erin has no access to the project Apollo"
     await as_admin.ok("time_entry.create", time_entry=entry)
     assert await count(org, erin.id) == 0
+
+
+async def test_subprojects_are_checked_against_their_ancestors_lists(org: Org) -> None:
+    """The check reads only the record's projects and their ancestors: a grandchild of a
+    project the owner is excluded from is refused, one of another project is not."""
+    org.live.clock.set(T0)
+    erin = await org.add_member("Erin")
+    apollo = await project(org, "Apollo")
+    docs = await project(org, "Docs", apollo)
+    guides = await project(org, "Guides", docs)
+    hermes = await project(org, "Hermes")
+    notes = await project(org, "Notes", await project(org, "Manuals", hermes))
+    await link(org, "assignProjectToPerson", "personId", erin.id, "projectId", apollo)
+    refused = await add(erin.gql, erin.id, T0, [guides])
+    assert refused["errors"][0]["message"] == "Erin has no access to the project Guides"
+    refused = await add(org.admin.gql, erin.id, T0, [notes, docs])
+    assert refused["errors"][0]["message"] == "Erin has no access to the project Docs"
+    assert await count(org, erin.id) == 0
+    assert not (await add(erin.gql, erin.id, T0, [notes])).get("errors")
+    assert await count(org, erin.id) == 1
