@@ -87,8 +87,11 @@ class LoadGenerator:
     async def warm(self) -> None:
         await self._call(_ready)
 
-    async def send_all(self, port: int, mails: list[Mail], clients: int = CLIENTS) -> None:
-        await self._call(_send_all_sync, port, mails, clients)
+    async def send_all(self, port: int, mails: list[Mail], clients: int = CLIENTS
+                       ) -> list[float]:
+        """The SMTP transaction time of each mail (s)."""
+        times: list[float] = await self._call(_send_all_sync, port, mails, clients)
+        return times
 
     async def send_at_rate(self, port: int, mails: list[Mail], rate: int
                            ) -> dict[str, tuple[float, float]]:

@@ -154,7 +154,8 @@ async def _throughput(names: set[str], count: int, root: Path, key: Key,
     cpu, lines, requests = world.cpu(), world.log_lines(), await world.requests()
     spy = world.sample_with_py_spy()
     started = time.perf_counter()
-    await load.send_all(world.smtp_port, mails)
+    transactions = sorted(await load.send_all(world.smtp_port, mails))
+    accepted = time.perf_counter() - started
     await world.wait_receipts(count)
     rate = count / (time.perf_counter() - started)
     if spy is not None:
@@ -168,7 +169,8 @@ async def _throughput(names: set[str], count: int, root: Path, key: Key,
     note(f"{count} replies end to end in {count / rate:.2f} s: {rate:.0f}/s; same-work "
          f"{same_work:.0f}/s; sink {sink_rate:.0f}/s; timebot CPU {cpu_ms:.1f} ms a reply; "
          f"HTTP requests a reply {per_route}; log lines a reply "
-         f"{(world.log_lines() - lines) / count:.2f}")
+         f"{(world.log_lines() - lines) / count:.2f}; all accepted after {accepted:.2f} s, "
+         f"SMTP transaction p50 {transactions[len(transactions) // 2] * 1000:.0f} ms")
     figures = []
     if "mail_replies_throughput" in names:
         figures.append(Figure("mail_replies_throughput", rate, "replies/s", same_work))
