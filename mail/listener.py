@@ -82,7 +82,7 @@ class InboundHandler:
         except Exception:  # the database is unavailable: the sender must retry
             log.exception("inbox_commit_failed")
             return self._per_recipient(envelope, "451 4.3.0 Temporary failure, try again later")
-        log.info("mail_accepted", new=new, rcpt=envelope.rcpt_tos, source=self.source,
+        log.debug("mail_accepted", new=new, rcpt=envelope.rcpt_tos, source=self.source,
                  peer=str(session.peer[0]) if isinstance(session.peer, tuple) else None,
                  trusted_peer=trusted)
         if new:

@@ -51,5 +51,5 @@ class OwnerNotices:
         )
         if queued:
             runtime.outbox_worker.wake()
-            log.info("owner_notice_queued", kind=notice.kind, submit=event.data.get("submitId"))
+            log.debug("owner_notice_queued", kind=notice.kind, submit=event.data.get("submitId"))
         return queued

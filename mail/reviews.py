@@ -309,7 +309,7 @@ async def send_approver_mail(
     )
     if queued:
         runtime.outbox_worker.wake()
-        log.info("approver_mail_queued", kind=kind, submit=submit_id, stage=stage,
+        log.debug("approver_mail_queued", kind=kind, submit=submit_id, stage=stage,
                  approver=approver_id)
     return queued
 

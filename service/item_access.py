@@ -47,21 +47,47 @@ def _members(rows: Iterable[Any], item_column: str) -> dict[str, tuple[set[str],
     return lists
 
 
-async def project_items(session: AsyncSession, org_id: str) -> dict[str, AccessItem]:
-    """Every project of the organisation as an AccessItem (subprojects carry their parent)."""
-    projects = (
-        await session.execute(
-            select(Project.id, Project.name, Project.parent_id, Project.availability).where(
-                Project.organisation_id == org_id
-            )
+_PROJECT_COLUMNS = (Project.id, Project.name, Project.parent_id, Project.availability)
+_PROJECT_MEMBERS = (ProjectAccess.project_id, ProjectAccess.person_id, ProjectAccess.tag_id)
+
+
+async def _projects_with_ancestors(
+    session: AsyncSession, org_id: str, ids: Iterable[str], known: Iterable[Project] = ()
+) -> list[Any]:
+    """The rows of those projects and of all their ancestors (one query per level); `known`:
+    projects already loaded (not read again)."""
+    found: dict[str, Any] = {project.id: project for project in known}
+    wanted = set(ids) - set(found)
+    wanted |= {p.parent_id for p in found.values() if p.parent_id is not None} - set(found)
+    while wanted:
+        rows = (await session.execute(
+            select(*_PROJECT_COLUMNS)
+            .where(Project.organisation_id == org_id, Project.id.in_(sorted(wanted)))
+        )).all()
+        found.update((row.id, row) for row in rows)
+        wanted = {row.parent_id for row in rows if row.parent_id is not None} - set(found)
+    return list(found.values())
+
+
+async def project_items(
+    session: AsyncSession, org_id: str, ids: Iterable[str] | None = None,
+    known: Iterable[Project] = (),
+) -> dict[str, AccessItem]:
+    """Every project of the organisation as an AccessItem (subprojects carry their parent);
+    with `ids`, only those projects and their ancestors (what deciding on them needs; those in
+    `known` are not read again)."""
+    if ids is None:
+        projects = (await session.execute(
+            select(*_PROJECT_COLUMNS).where(Project.organisation_id == org_id)
+        )).all()
+        members = select(*_PROJECT_MEMBERS).where(ProjectAccess.organisation_id == org_id)
+    else:
+        projects = await _projects_with_ancestors(session, org_id, ids, known)
+        members = select(*_PROJECT_MEMBERS).where(
+            ProjectAccess.organisation_id == org_id,
+            ProjectAccess.project_id.in_(sorted(row.id for row in projects)),
         )
-    ).all()
-    rows = await session.execute(
-        select(ProjectAccess.project_id, ProjectAccess.person_id, ProjectAccess.tag_id).where(
-            ProjectAccess.organisation_id == org_id
-        )
-    )
-    lists = _members(rows, "project_id")
+    lists = _members(await session.execute(members), "project_id")
     by_id = {row.id: row for row in projects}
     items: dict[str, AccessItem] = {}
 
@@ -153,6 +179,7 @@ async def check_owner_access(
 ) -> None:
     """RuleViolation naming the item when the owner of a time record may not use one of its
     projects or its absence type."""
+    projects = list(projects)
     project_ids = list(dict.fromkeys(project.id for project in projects))
     absence_ids = list(dict.fromkeys(a.id for a in absences if a is not None))
     if not project_ids and not absence_ids:
@@ -160,7 +187,7 @@ async def check_owner_access(
     defaults = access_defaults(organisation)
     tags = await _tags(session, organisation.id, owner.id)
     if project_ids:
-        items = await project_items(session, organisation.id)
+        items = await project_items(session, organisation.id, project_ids, projects)
         for project_id in project_ids:
             if not has_access(items[project_id], owner.id, tags, defaults):
                 raise _refusal(owner, items[project_id])
@@ -190,7 +217,7 @@ async def check_expense_access(
         if not has_access(item, owner.id, tags, defaults):
             raise _refusal(owner, item)
         if project is not None:
-            items = await project_items(session, org_id)
+            items = await project_items(session, org_id, [project.id], [project])
             if not has_access(items[project.id], owner.id, tags, defaults):
                 raise _refusal(owner, items[project.id])
     limited = set(

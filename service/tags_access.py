@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.approvals.settings import person_tags
 from service.models import PersonTag, Tag
 from service.structure import ancestors, descendants, parent_map
 
@@ -37,13 +38,7 @@ async def person_tag_ids(
     session: AsyncSession, org_id: str, person_id: str, with_ancestors: bool = True
 ) -> set[str]:
     """Tags the person carries (and, by default, their ancestor tags)."""
-    direct = set(
-        await session.scalars(
-            select(PersonTag.tag_id).where(
-                PersonTag.organisation_id == org_id, PersonTag.person_id == person_id
-            )
-        )
-    )
+    direct = {tag.id for tag in await person_tags(session, org_id, person_id)}
     if not with_ancestors or not direct:
         return direct
     parents = await parent_map(session, Tag, org_id)

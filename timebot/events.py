@@ -81,6 +81,28 @@ class EventStore:
             )
             return bool(result.rowcount)
 
+    async def accept_many(self, events: list[ServiceEvent]) -> int:
+        """Commit a batch of events in one transaction; how many were new (a delivery id
+        received before is skipped, as by `accept`)."""
+        now = self.clock.now_ms()
+        new = 0
+        async with unit_of_work(self.sessions) as session:
+            statement = insert_ignoring(session, ReceivedEvent, ("delivery_id",))
+            for event in events:
+                result: Any = await session.execute(statement, {
+                    "id": uuid.uuid4().hex[:24],
+                    "delivery_id": event.delivery_id,
+                    "event": event.event,
+                    "organisation_id": event.organisation_id,
+                    "timestamp_ms": event.timestamp_ms,
+                    "data": event.data,
+                    "received_ms": now,
+                    "status": QUEUED,
+                    "attempts": 0,
+                })
+                new += int(bool(result.rowcount))
+        return new
+
     async def all(self) -> list[ReceivedEvent]:
         async with self.sessions() as session:
             rows = await session.scalars(select(ReceivedEvent).order_by(ReceivedEvent.received_ms))

@@ -21,8 +21,9 @@ from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
 from timebot.embedded_keys import EmbeddedKeys
 from timebot.events import EventBus, EventStore, EventWorker
+from timebot.inprocess_transport import ExecutorTransport
 from timebot.state.db import create_engine, migrate, session_factory
-from timebot.webhook_consumer import WebhookSubscriptions
+from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
 
 Hook = Callable[["Runtime"], Awaitable[None]]
 
@@ -110,6 +111,10 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
         from starlette.applications import Starlette
 
         transport = httpx.ASGITransport(app=Starlette(routes=service.routes()))
+    elif service is not None and settings.role == "all":
+        # The server with its service embedded: the fronts' requests go to its executor
+        # in-process (no loopback HTTP request per GraphQL call).
+        transport = ExecutorTransport(service.executor)
     client = ServiceClient(settings.graphql_url, http_transport=transport)
     state_engine = create_engine(settings.database_url)
     state_sessions = session_factory(state_engine)
@@ -122,13 +127,21 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     )
     events = EventStore(state_sessions, clock)
     bus = EventBus()
+    # The service and the fronts in one process: the service's events reach the fronts
+    # in-process (service.webhooks.local), not by an HTTP request per event. (The CLI
+    # registers that webhook too, and leaves its deliveries to the server.)
+    in_process_events = service is not None and settings.role == "all"
     subscriptions = WebhookSubscriptions(
-        state_sessions, client, box, directory, settings.public_url, clock
+        state_sessions, client, box, directory, settings.public_url, clock,
+        service.sessions if in_process_events and service is not None else None,
     )
     outbox = Outbox(state_sessions, clock)
+    event_worker = EventWorker(events, bus)
+    if in_process_events and service is not None and not in_process:
+        service.webhooks.local_receiver = local_receiver(events, event_worker.wake)
     return Runtime(
         settings, clock, service, state_engine, state_sessions, client, directory, box,
-        events, bus, EventWorker(events, bus), subscriptions, Inbox(state_sessions, clock),
+        events, bus, event_worker, subscriptions, Inbox(state_sessions, clock),
         outbox, OutboxWorker(outbox, deliverer(settings)),
     )
 

@@ -1,5 +1,7 @@
 """POST /svc/webhooks: events from the service, signed with the secret of timebot's own
 webhook on that organisation, committed once per delivery id, then dispatched by the worker.
+When the embedded service runs in the same process (role all), timebot's webhook is the
+in-process one (service.webhooks.local): the same deliveries, handed over without HTTP.
 
 timebot subscribes itself: for each organisation it serves it registers a webhook (events
 "*") with the organisation's integration key and keeps the secret the service issued
@@ -14,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import structlog
@@ -26,6 +28,7 @@ from starlette.routing import Route
 
 from service.clock import Clock
 from service.db import unit_of_work
+from service.webhooks.local import LOCAL_URL, LocalDelivery, LocalReceiver, ensure_local_webhook
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
@@ -65,12 +68,18 @@ class WebhookSubscriptions:
         directory: PeopleDirectory,
         public_url: str,
         clock: Clock,
+        service_sessions: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
         self.sessions = sessions
         self.client = client
         self.box = box
         self.directory = directory
-        self.url = public_url.rstrip("/") + WEBHOOK_PATH
+        # With the embedded service's sessions (the service and the fronts in one process),
+        # the subscription is the in-process webhook: no GraphQL, no HTTP delivery.
+        self.service_sessions = service_sessions
+        self.url = LOCAL_URL if service_sessions is not None else (
+            public_url.rstrip("/") + WEBHOOK_PATH
+        )
         self.clock = clock
         self._refreshed_ms: dict[str, int] = {}
         # Called with the organisation id when a registration was made or renewed.
@@ -82,6 +91,14 @@ class WebhookSubscriptions:
             secret = await self.secret_for(organisation_id)
             if secret is not None:
                 return secret
+        if self.service_sessions is not None:
+            webhook_id, secret = await ensure_local_webhook(
+                self.service_sessions, organisation_id, self.clock.now_ms()
+            )
+            await self._store(organisation_id, webhook_id, secret)
+            for callback in self.on_subscribed:
+                callback(organisation_id)
+            return secret
         key = await self.directory.integration_key(organisation_id)
         data = await self.client.execute(OUR_WEBHOOKS, apikey=key)
         webhooks = data["currentOrganisation"]["integrations"]["webhooks"] or []
@@ -144,22 +161,40 @@ def _verified(secret: str | None, body: bytes, header: str) -> bool:
     return secret is not None and hmac.compare_digest(sign(secret, body), header)
 
 
+def event_of(payload: Any, headers: Mapping[str, str]) -> ServiceEvent:
+    """The event a webhook body reports (KeyError, TypeError, ValueError when it is none)."""
+    return ServiceEvent(
+        delivery_id=str(payload.get("id") or headers["X-Svc-Delivery"]),
+        event=str(payload.get("event") or headers["X-Svc-Event"]),
+        organisation_id=str(payload["organisationId"]),
+        timestamp_ms=int(payload.get("timestamp") or 0),
+        data=dict(payload.get("data") or {}),
+    )
+
+
+def local_receiver(store: EventStore, on_accepted: Callable[[], None]) -> LocalReceiver:
+    """What the embedded service's delivery worker hands its in-process deliveries to
+    (service.webhooks.local): committed to the event store like a webhook delivery, with the
+    same de-duplication on the delivery id, in one transaction per batch."""
+
+    async def receive(deliveries: list[LocalDelivery]) -> None:
+        events = [event_of(delivery.payload, {"X-Svc-Delivery": delivery.id})
+                  for delivery in deliveries]
+        if await store.accept_many(events):
+            on_accepted()
+
+    return receive
+
+
 def webhook_route(
     subscriptions: WebhookSubscriptions, store: EventStore, on_accepted: Any
 ) -> Route:
     async def receive(request: Request) -> Response:
         body = await request.body()
         try:
-            payload = json.loads(body)
-            organisation_id = str(payload["organisationId"])
-            event = ServiceEvent(
-                delivery_id=str(payload.get("id") or request.headers["X-Svc-Delivery"]),
-                event=str(payload.get("event") or request.headers["X-Svc-Event"]),
-                organisation_id=organisation_id,
-                timestamp_ms=int(payload.get("timestamp") or 0),
-                data=dict(payload.get("data") or {}),
-            )
-        except (ValueError, KeyError, TypeError):
+            event = event_of(json.loads(body), request.headers)
+            organisation_id = event.organisation_id
+        except (ValueError, KeyError, TypeError, AttributeError):
             return JSONResponse({"error": "not a webhook delivery of the service"}, 400)
         header = request.headers.get("X-Svc-Signature", "")
         if not _verified(await subscriptions.secret_for(organisation_id), body, header) and not (

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Organisation, Person, PersonTag, Project, Tag
+from service.read_memo import memo
 
 APPROVAL_STAGES = "approvalStages"
 APPROVAL_REMINDER = "approvalReminder"
@@ -50,12 +51,18 @@ def set_value(entity: Organisation | Tag | Person | Project, key: str, value: An
 
 
 async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> list[Tag]:
-    rows = await session.scalars(
-        select(Tag)
-        .join(PersonTag, PersonTag.tag_id == Tag.id)
-        .where(PersonTag.organisation_id == org_id, PersonTag.person_id == person_id)
-    )
-    return list(rows.unique())
+    """The person's tags (remembered until the session writes: each setting asks)."""
+    remembered = memo(session)
+    key = ("person_tags", org_id, person_id)
+    found: list[Tag] | None = remembered.get(key)
+    if found is None:
+        rows = await session.scalars(
+            select(Tag)
+            .join(PersonTag, PersonTag.tag_id == Tag.id)
+            .where(PersonTag.organisation_id == org_id, PersonTag.person_id == person_id)
+        )
+        found = remembered[key] = list(rows.unique())
+    return list(found)
 
 
 async def resolve(

@@ -218,6 +218,19 @@ _TIMESHEETS_OVERLAPPING = (
     )
     .order_by(Timesheet.updated_ms.desc())
 )
+# Built once (every time-record change asks it): the timesheet covering a moment.
+_COVERING = (
+    select(Timesheet)
+    .where(
+        Timesheet.organisation_id == bindparam("wf_org"),
+        Timesheet.person_id == bindparam("wf_person"),
+        Timesheet.start_ms <= bindparam("wf_moment"),
+        Timesheet.end_ms > bindparam("wf_moment"),
+        Timesheet.status != STATUS_DRAFT,
+    )
+    .order_by(Timesheet.updated_ms.desc())
+    .limit(1)
+)
 _APPROVALS = select(Approval.stage, Approval.approver_id).where(
     Approval.submit_id == bindparam("wf_submit"), Approval.round == bindparam("wf_round")
 )
@@ -346,16 +359,7 @@ async def covering_timesheet(
     """The submitted, approved or rejected timesheet whose period contains the moment."""
     return (
         await session.scalars(
-            select(Timesheet)
-            .where(
-                Timesheet.organisation_id == org_id,
-                Timesheet.person_id == person_id,
-                Timesheet.start_ms <= moment_ms,
-                Timesheet.end_ms > moment_ms,
-                Timesheet.status != STATUS_DRAFT,
-            )
-            .order_by(Timesheet.updated_ms.desc())
-            .limit(1)
+            _COVERING, {"wf_org": org_id, "wf_person": person_id, "wf_moment": moment_ms}
         )
     ).first()
 

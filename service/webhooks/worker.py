@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 import structlog
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from service.clock import Clock
@@ -33,6 +33,7 @@ from service.models.approval import (
     IntegrationWebhook,
     WebhookDelivery,
 )
+from service.webhooks.local import LOCAL_URL, LocalDelivery, LocalReceiver
 from service.webhooks.queue import RETRY_DELAYS_S, TIMEOUT_S, signature
 
 log = structlog.get_logger("service.webhooks")
@@ -43,6 +44,22 @@ LEASE_MS = 30_000
 KEEP_MS = 7 * 86_400_000
 
 Periodic = Callable[[async_sessionmaker[AsyncSession], int], Awaitable[Any]]
+# (delivery id, event, body, attempts, url, secret, active)
+Due = tuple[str, str, str, int, str, str, bool]
+
+# Built once: the due deliveries with their webhook's address, oldest first. A process with no
+# in-process receiver leaves the in-process webhook's deliveries to one that has it.
+_DUE = (
+    select(WebhookDelivery.id, WebhookDelivery.event, WebhookDelivery.body,
+           WebhookDelivery.attempts, IntegrationWebhook.url, IntegrationWebhook.secret,
+           IntegrationWebhook.active)
+    .join(IntegrationWebhook, IntegrationWebhook.id == WebhookDelivery.webhook_id)
+    .where(WebhookDelivery.status == DELIVERY_PENDING,
+           WebhookDelivery.next_attempt_ms <= bindparam("now"))
+    .order_by(WebhookDelivery.created_ms, WebhookDelivery.id)
+    .limit(200)
+)
+_DUE_OVER_HTTP = _DUE.where(IntegrationWebhook.url != LOCAL_URL)
 
 
 class WebhookWorker:
@@ -64,6 +81,9 @@ class WebhookWorker:
         self._task: asyncio.Task[None] | None = None
         self._last_sweep = 0.0
         self._last_sweep_clock_ms: int | None = None
+        # Set by a process that also runs the fronts: deliveries to LOCAL_URL are handed to it
+        # in-process (service.webhooks.local); without it they are left to such a process.
+        self.local_receiver: LocalReceiver | None = None
 
     async def start(self) -> None:
         self._stopping = False
@@ -130,32 +150,49 @@ class WebhookWorker:
     async def deliver_due(self, client: httpx.AsyncClient) -> int:
         """Attempt every delivery that is due; returns how many were attempted."""
         now = self.clock.now_ms()
+        query = _DUE if self.local_receiver is not None else _DUE_OVER_HTTP
         async with self.sessions() as session:
-            rows = (
-                await session.execute(
-                    select(WebhookDelivery, IntegrationWebhook)
-                    .join(IntegrationWebhook, IntegrationWebhook.id == WebhookDelivery.webhook_id)
-                    .where(
-                        WebhookDelivery.status == DELIVERY_PENDING,
-                        WebhookDelivery.next_attempt_ms <= now,
-                    )
-                    .order_by(WebhookDelivery.created_ms, WebhookDelivery.id)
-                    .limit(200)
-                )
-            ).all()
-            due = [
-                (d.id, d.event, d.body, d.attempts, w.url, w.secret, w.active)
-                for d, w in rows
+            due: list[Due] = [
+                (str(d), str(e), str(b), int(a), str(u), str(k), bool(on))
+                for d, e, b, a, u, k, on in await session.execute(query, {"now": now})
             ]
-        by_webhook: dict[str, list[tuple[str, str, str, int, str, str, bool]]] = {}
+        by_webhook: dict[str, list[Due]] = {}
+        local: list[Due] = []
         for item in due:
+            if item[4] == LOCAL_URL:
+                if item[6]:
+                    local.append(item)
+                continue
             by_webhook.setdefault(item[4] + "\0" + item[5], []).append(item)
-        await asyncio.gather(*(self._deliver_group(client, g) for g in by_webhook.values()))
+        await asyncio.gather(
+            *(self._deliver_group(client, g) for g in by_webhook.values()),
+            *([self._deliver_local(local)] if local else []),
+        )
         return len(due)
 
-    async def _deliver_group(
-        self, client: httpx.AsyncClient, group: list[tuple[str, str, str, int, str, str, bool]]
-    ) -> None:
+    async def _deliver_local(self, group: list[Due]) -> None:
+        """Hand the batch to the in-process receiver; marked delivered once it returned."""
+        receiver = self.local_receiver
+        if receiver is None or self._stopping:
+            return
+        try:
+            await receiver([LocalDelivery.of(item[0], item[2]) for item in group])
+        except Exception as failure:
+            log.exception("local_delivery_failed", deliveries=len(group))
+            for item in group:
+                await self._record(item[0], item[3] + 1, f"{type(failure).__name__}: {failure}")
+            return
+        now = self.clock.now_ms()
+        async with unit_of_work(self.sessions) as session:
+            await session.execute(
+                update(WebhookDelivery)
+                .where(WebhookDelivery.id.in_([item[0] for item in group]),
+                       WebhookDelivery.status == DELIVERY_PENDING)
+                .values(status=DELIVERY_DELIVERED, delivered_ms=now, last_error=None,
+                        attempts=WebhookDelivery.attempts + 1)
+            )
+
+    async def _deliver_group(self, client: httpx.AsyncClient, group: list[Due]) -> None:
         for delivery_id, event, body, attempts, url, secret, active in group:
             if self._stopping:
                 return

@@ -146,3 +146,51 @@ async def test_the_legacy_time_entry_is_checked(org: Org) -> None:
     assert message == "Erin has no access to the project Apollo"
     await as_admin.ok("time_entry.create", time_entry=entry)
     assert await count(org, erin.id) == 0
+
+
+async def test_subprojects_are_checked_against_their_ancestors_lists(org: Org) -> None:
+    """The check reads only the record's projects and their ancestors: a grandchild of a
+    project the owner is excluded from is refused, one of another project is not."""
+    org.live.clock.set(T0)
+    erin = await org.add_member("Erin")
+    apollo = await project(org, "Apollo")
+    docs = await project(org, "Docs", apollo)
+    guides = await project(org, "Guides", docs)
+    hermes = await project(org, "Hermes")
+    notes = await project(org, "Notes", await project(org, "Manuals", hermes))
+    await link(org, "assignProjectToPerson", "personId", erin.id, "projectId", apollo)
+    refused = await add(erin.gql, erin.id, T0, [guides])
+    assert refused["errors"][0]["message"] == "Erin has no access to the project Guides"
+    refused = await add(org.admin.gql, erin.id, T0, [notes, docs])
+    assert refused["errors"][0]["message"] == "Erin has no access to the project Docs"
+    assert await count(org, erin.id) == 0
+    assert not (await add(erin.gql, erin.id, T0, [notes])).get("errors")
+    assert await count(org, erin.id) == 1
+
+
+async def test_a_tag_given_earlier_in_the_same_request_counts(org: Org) -> None:
+    """The owner's tags are read once per request until it writes: a record on an open
+    project, then the owner tagged, then a record on a project open to that tag — all in
+    one request — goes through."""
+    org.live.clock.set(T0)
+    erin = await org.add_member("Erin")
+    apollo = await project(org, "Apollo")
+    hermes = await project(org, "Hermes")
+    tag = (await org.admin.gql('mutation { addTag(name: "Crew") { id } }'))["addTag"]["id"]
+    await org.admin.gql("mutation($t: SvcId!, $p: SvcId!) { assignProjectToTag(tagId: $t, "
+                        "projectId: $p) { id } }", {"t": tag, "p": hermes})
+    await switch(org, "Project", False)  # hidden by default: only the lists grant
+    await link(org, "assignProjectToPerson", "personId", erin.id, "projectId", apollo)
+    body = await org.admin.gql.body(
+        """mutation($e: SvcId!, $t: SvcId!, $a: [SvcId], $h: [SvcId], $s: SvcTimestamp!,
+                    $s2: SvcTimestamp!) {
+          first: addTimeRecord(personId: $e, startTime: $s, duration: 3600000, projectIds: $a)
+          { id }
+          tagPerson(tagId: $t, personId: $e) { id }
+          second: addTimeRecord(personId: $e, startTime: $s2, duration: 3600000,
+                                projectIds: $h) { id }
+        }""",
+        {"e": erin.id, "t": tag, "a": [apollo], "h": [hermes], "s": T0, "s2": T0 + 3_600_000},
+    )
+    assert not body.get("errors"), body
+    assert await count(org, erin.id) == 2

@@ -9,6 +9,7 @@ import asyncio
 import email
 import email.policy
 import json
+import re
 import signal
 import socket
 from collections.abc import AsyncIterator
@@ -125,6 +126,12 @@ async def wait_for(data_dir: Path, address: str, reviews: int, receipts: int) ->
     return found[0], found[1]
 
 
+def webhook_requests(metrics: str) -> float:
+    """Requests to /svc/webhooks a process handled (its /metrics), whatever their answer."""
+    return sum(float(value) for value in re.findall(
+        r'timebot_http_requests_total\{[^}]*route="svc"[^}]*\} ([0-9.e+]+)', metrics))
+
+
 def listening(port: int) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0
@@ -235,6 +242,8 @@ async def test_the_service_and_the_fronts_in_two_processes(
             p=erin_id, s=WEEK, e=WEEK_END,
         )
         assert state["getApprovalState"]["status"] == "a"
+        # Split, the service's events reach the fronts as HTTP webhook deliveries.
+        assert webhook_requests((await http.get(f"{fronts.base}/metrics")).text) >= 1
         await asyncio.sleep(1.0)  # anything doubled would have arrived by now
         reviews, receipts = reviews_and_receipts(fronts_dir, "max@split.example")
         assert (len(reviews), len(receipts)) == (1, 1)

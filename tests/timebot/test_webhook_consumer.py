@@ -1,11 +1,13 @@
-"""The bot's webhook consumer, fed by the embedded service's real webhook deliveries over
-loopback HTTP: subscription with the integration key, signature check, one row per delivery,
-dispatch to the bus."""
+"""The bot's webhook consumer: subscription, signature check, one row per delivery, dispatch to
+the bus — fed by the embedded service's deliveries (in-process, as `timebot serve` runs it
+with the service embedded) and by signed POSTs to /svc/webhooks."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+
+from sqlalchemy import select
 
 from tests.support import HOUR_MS, Org
 from timebot.events import ServiceEvent
@@ -80,3 +82,53 @@ async def test_unsigned_or_forged_deliveries_are_refused_and_duplicates_ignored(
     assert second.json() == {"ok": True, "duplicate": True}
     rows = [row for row in await runtime.events.all() if row.delivery_id == f"d-{org.id}"]
     assert len(rows) == 1
+
+
+async def test_an_in_process_delivery_handed_over_again_is_received_once(org: Org) -> None:
+    """The embedded service hands its events to the fronts in-process. A crash between the
+    hand-over and its mark makes the delivery due again: it is received once all the same."""
+    from sqlalchemy import update
+
+    from service.models.approval import DELIVERY_DELIVERED, DELIVERY_PENDING, WebhookDelivery
+
+    runtime = runtime_of(org)
+    service = org.live.service
+    await runtime.subscriptions.ensure(org.id)
+    assert runtime.subscriptions.url == "inprocess:timebot"
+    await org.admin.gql(
+        "mutation($p: SvcId!, $s: SvcTimestamp!, $d: Int!) {"
+        " addTimeRecord(personId: $p, startTime: $s, duration: $d) { id } }",
+        {"p": org.admin.id, "s": WEEK_START + 9 * HOUR_MS, "d": 2 * HOUR_MS},
+    )
+    await org.admin.gql(
+        "mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {"
+        " submitTimesheet(personId: $p, startTime: $s, endTime: $e) { id } }",
+        {"p": org.admin.id, "s": WEEK_START, "e": WEEK_START + 7 * 24 * HOUR_MS},
+    )
+
+    async def statuses() -> list[str]:
+        async with service.sessions() as session:
+            return list(await session.scalars(
+                select(WebhookDelivery.status).where(WebhookDelivery.organisation_id == org.id)))
+
+    async def received() -> list[str]:
+        return [row.delivery_id for row in await runtime.events.all()
+                if row.organisation_id == org.id]
+
+    for _ in range(200):
+        if await statuses() == [DELIVERY_DELIVERED] and await received():
+            break
+        await asyncio.sleep(0.05)
+    first = await received()
+    assert len(first) == 1 and await statuses() == [DELIVERY_DELIVERED]
+    async with service.sessions() as session, session.begin():  # "crashed before the mark"
+        await session.execute(update(WebhookDelivery).where(
+            WebhookDelivery.organisation_id == org.id).values(
+            status=DELIVERY_PENDING, next_attempt_ms=0))
+    service.webhooks.kick()
+    for _ in range(200):
+        if await statuses() == [DELIVERY_DELIVERED]:
+            break
+        await asyncio.sleep(0.05)
+    assert await statuses() == [DELIVERY_DELIVERED]
+    assert await received() == first

@@ -1,0 +1,273 @@
+"""timebot as the mail benchmarks measure it: `timebot serve` in a process of its own, in its
+production configuration (the defaults: webhook subscription on, default logging to stderr),
+on databases the bench seeds and reads from outside.
+
+BENCH_WORKERS (default 1) is passed on as `timebot serve --workers N` when it is not 1.
+BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy import func, select
+
+from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
+from service.clock import SYSTEM_CLOCK
+from service.db import create_engine, migrate, session_factory, unit_of_work
+from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
+from service.provisioning import add_person, create_organisation
+from timebot.state.models import OutboxMessage, ReceivedEvent
+from timebot.tokens import make_token
+
+WEEK0 = 1_735_516_800_000  # Monday 30 December 2024, 00:00 UTC
+DAY_MS = 86_400_000
+HOUR_MS = 3_600_000
+BUSY = ("queued", "working")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process so far (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spawn(args: list[str], env: dict[str, str] | None, log_path: Path
+          ) -> subprocess.Popen[bytes]:
+    """A process whose stdout and stderr go to `log_path`."""
+    with log_path.open("wb") as log:
+        return subprocess.Popen(args, env=env, stdout=log, stderr=log)
+
+
+class TimebotProcess:
+    def __init__(self, root: Path, key: Key, databases: dict[str, str]) -> None:
+        self.root = root
+        self.key = key
+        self.smtp_port = free_port()
+        self.http_port = free_port()
+        (root / "data").mkdir(exist_ok=True)
+        txt = root / "dkim.txt"
+        txt.write_text(key.txt_line + "\n")
+        self.secret = secrets.token_urlsafe(48)
+        self.env = {
+            **os.environ,
+            "TIMEBOT_DATA_DIR": str(root / "data"),
+            "TIMEBOT_HTTP_PORT": str(self.http_port),
+            "TIMEBOT_HTTP_HOST": "127.0.0.1",
+            "TIMEBOT_SMTP_PORT": str(self.smtp_port),
+            "TIMEBOT_MAIL_DOMAIN": DOMAIN,
+            "TIMEBOT_DKIM_TXT_FILE": str(txt),
+            "TIMEBOT_SECRET_KEY": self.secret,
+            **databases,
+        }
+        data = root / "data"
+        self.service_url = databases.get("TIMEBOT_SERVICE_DATABASE_URL") or \
+            f"sqlite+aiosqlite:///{data / 'service.db'}"
+        self.state_url = databases.get("TIMEBOT_DATABASE_URL") or \
+            f"sqlite+aiosqlite:///{data / 'bot.db'}"
+        self.base = f"http://127.0.0.1:{self.http_port}"
+        self.log_path = root / "timebot.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.http = httpx.AsyncClient(timeout=60)
+        self.org_id = self.admin_key = self.bob_id = self.bob_key = ""
+        self.mia_id = self.mia_email = ""
+        self._weeks = 0
+
+    async def seed(self) -> None:
+        """The organisation, Bob and his manager Mia, written before timebot starts."""
+        engine = create_engine(self.service_url)
+        await migrate(engine)
+        now = SYSTEM_CLOCK.now_ms()
+        async with unit_of_work(session_factory(engine)) as session:
+            created = await create_organisation(session, f"Bench {uuid.uuid4().hex[:6]}",
+                                                "Ada", "ada@bench.example", now)
+            org = created.organisation.id
+            bob, self.bob_key = await add_person(session, org, "Bob",
+                                                 f"bob.{uuid.uuid4().hex[:6]}@{SENDER_DOMAIN}",
+                                                 "employee", now)
+            mia, _ = await add_person(session, org, "Mia",
+                                      f"mia.{uuid.uuid4().hex[:6]}@{SENDER_DOMAIN}",
+                                      "manager", now)
+        await engine.dispose()
+        self.org_id, self.admin_key = org, created.apikey
+        self.bob_id, self.mia_id, self.mia_email = bob.id, mia.id, mia.email
+
+    async def start(self) -> None:
+        await self.seed()
+        workers = os.environ.get("BENCH_WORKERS", "1")
+        program = "from timebot.cli import main; main()"
+        if os.environ.get("BENCH_PROFILE"):  # cProfile timebot into that file, for diagnosis
+            program = ("import cProfile; from timebot.cli import main; "
+                       f"cProfile.run('main()', {os.environ['BENCH_PROFILE']!r})")
+        args = [sys.executable, "-c", program, "serve"]
+        if workers != "1":
+            args += ["--workers", workers]
+        self.process = spawn(args, self.env, self.log_path)
+        for _ in range(600):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"timebot serve exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                if (await self.http.get(f"{self.base}/healthz")).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep(0.1)
+        self.service_engine = create_engine(self.service_url)
+        self.state_engine = create_engine(self.state_url)
+        await self._wait(self._subscribed, "the webhook subscription")
+        admin = self.admin_key
+        await self.gql(admin, "mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson("
+                       "managerId: $m, personId: $p) { id } }",
+                       {"m": self.mia_id, "p": self.bob_id})
+        await self.gql(admin, "mutation($s: [SvcApprovalStageInput]) { "
+                       "editOrganisationApprovalStages(stages: $s) { id } }",
+                       {"s": [{"type": "ppm"}]})
+
+    async def stop(self) -> None:
+        await self.http.aclose()
+        if self.process is not None and self.process.poll() is None:
+            # uvicorn re-raises the signal after its shutdown: SIGINT lets cProfile write.
+            self.process.send_signal(signal.SIGINT if os.environ.get("BENCH_PROFILE")
+                                     else signal.SIGTERM)
+            self.process.wait(timeout=30)
+        if os.environ.get("BENCH_LOG"):  # keep timebot's log, for diagnosis
+            shutil.copyfile(self.log_path, os.environ["BENCH_LOG"])
+        for engine in (getattr(self, "service_engine", None),
+                       getattr(self, "state_engine", None)):
+            if engine is not None:
+                await engine.dispose()
+
+    async def _wait(self, condition: Any, what: str, limit_s: float = 600) -> None:
+        deadline = time.perf_counter() + limit_s
+        while not await condition():
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"timed out waiting for {what}")
+            await asyncio.sleep(0.05)
+
+    async def _subscribed(self) -> bool:
+        async with session_factory(self.service_engine)() as session:
+            return bool(await session.scalar(select(func.count()).select_from(
+                IntegrationWebhook).where(IntegrationWebhook.organisation_id == self.org_id)))
+
+    async def settled(self) -> bool:
+        """Nothing left to deliver, dispatch or send (what the setup set off is done)."""
+        async with session_factory(self.service_engine)() as session:
+            pending = await session.scalar(select(func.count()).select_from(
+                WebhookDelivery).where(WebhookDelivery.status == DELIVERY_PENDING))
+        async with session_factory(self.state_engine)() as session:
+            events = await session.scalar(select(func.count()).select_from(
+                ReceivedEvent).where(ReceivedEvent.status.in_(BUSY)))
+            outgoing = await session.scalar(select(func.count()).select_from(
+                OutboxMessage).where(OutboxMessage.status.in_(BUSY)))
+        return not (pending or events or outgoing)
+
+    async def wait_settled(self) -> None:
+        await self._wait(self.settled, "the setup's events and mail")
+
+    async def gql(self, key: str, query: str, variables: dict[str, Any]) -> Any:
+        response = await self.http.post(f"{self.base}/graphql",
+                                        json={"query": query, "variables": variables},
+                                        headers={"apikey": key})
+        body = response.json()
+        if body.get("errors") or body.get("permissionsErrors"):
+            raise RuntimeError(str(body))
+        return body["data"]
+
+    async def timesheets(self, count: int) -> list[str]:
+        """`count` submitted weekly timesheets of Bob, waiting for Mia: their submit ids."""
+        semaphore = asyncio.Semaphore(8)
+
+        async def week(index: int) -> str:
+            start = WEEK0 + index * 7 * DAY_MS
+            async with semaphore:
+                await self.gql(self.bob_key, "mutation($s: SvcTimestamp!, $p: SvcId!) { "
+                               "addTimeRecord(startTime: $s, duration: 28800000, personId: $p)"
+                               " { id } }", {"s": start + DAY_MS + 9 * HOUR_MS, "p": self.bob_id})
+                data = await self.gql(self.bob_key, "mutation($p: SvcId!, $s: SvcTimestamp!, "
+                                      "$e: SvcTimestamp!) { submitTimesheet(personId: $p, "
+                                      "startTime: $s, endTime: $e) { id submitId } }",
+                                      {"p": self.bob_id, "s": start, "e": start + 7 * DAY_MS})
+            event = data["submitTimesheet"]
+            return str(event["submitId"] or event["id"])
+
+        events = list(await asyncio.gather(*(week(self._weeks + i) for i in range(count))))
+        self._weeks += count
+        return events
+
+    def replies(self, events: list[str]) -> list[Mail]:
+        expires = SYSTEM_CLOCK.now_ms() + 7 * DAY_MS
+        return [
+            signed_reply(self.key, self.mia_email, make_token(
+                self.secret, "reply", event_id=event, approver_id=self.mia_id, stage=0,
+                expires_at_ms=expires,
+            ))
+            for event in events
+        ]
+
+    async def receipts_delivered(self) -> int:
+        async with session_factory(self.state_engine)() as session:
+            return int(await session.scalar(
+                select(func.count()).select_from(OutboxMessage).where(
+                    OutboxMessage.kind == "receipt", OutboxMessage.status == "done")
+            ) or 0)
+
+    async def wait_receipts(self, total: int) -> None:
+        async def enough() -> bool:
+            return await self.receipts_delivered() >= total
+
+        await self._wait(enough, "the receipts")
+
+    async def receipt_times(self) -> dict[str, float]:
+        """rcpt (reply address) -> when its receipt was delivered (s since the epoch)."""
+        import email
+
+        async with session_factory(self.state_engine)() as session:
+            rows = (await session.execute(
+                select(OutboxMessage.raw, OutboxMessage.sent_ms).where(
+                    OutboxMessage.kind == "receipt", OutboxMessage.status == "done")
+            )).all()
+        found = {}
+        for raw, sent_ms in rows:
+            reply_to = "".join(str(email.message_from_bytes(raw)["Reply-To"] or "").split())
+            found[reply_to] = sent_ms / 1000
+        return found
+
+    def sample_with_py_spy(self) -> subprocess.Popen[bytes] | None:
+        """py-spy sampling timebot into BENCH_PY_SPY (collapsed stacks), when that is set."""
+        target = os.environ.get("BENCH_PY_SPY")
+        if not target or self.process is None:
+            return None
+        spy = Path(sys.executable).with_name("py-spy")
+        return subprocess.Popen([str(spy), "record", "-p", str(self.process.pid), "-f", "raw",
+                                 "-o", target, "-r", "200"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+
+    def cpu(self) -> float:
+        assert self.process is not None
+        return cpu_seconds(self.process.pid)
+
+    def log_lines(self) -> int:
+        with self.log_path.open("rb") as log:
+            return sum(1 for _ in log)
+
+    async def requests(self) -> dict[str, float]:
+        """HTTP requests handled so far, by route (from /metrics)."""
+        text = (await self.http.get(f"{self.base}/metrics")).text
+        counts: dict[str, float] = {}
+        for route, value in re.findall(
+            r'timebot_http_requests_total\{[^}]*route="([^"]*)"[^}]*\} ([0-9.e+]+)', text
+        ):
+            counts[route] = counts.get(route, 0) + float(value)
+        return counts
