@@ -96,11 +96,6 @@ def install_account_upkeep(runtime: Runtime, poll_seconds: float = 5.0) -> None:
         return
     upkeep = AccountUpkeep(service, runtime.outbox, runtime.settings, poll_seconds)
 
-    async def start(_runtime: Runtime) -> None:
-        upkeep.start()
-
-    async def stop(_runtime: Runtime) -> None:
-        await upkeep.stop()
-
-    runtime.on_start.append(start)
-    runtime.on_stop.append(stop)
+    # One process at a time (timebot/state/singleton.py): both parts are safe in several, but
+    # would do their reads twice.
+    runtime.singletons.add("account-upkeep", upkeep.start, upkeep.stop)

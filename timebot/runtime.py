@@ -5,6 +5,7 @@ the optional parts (Slack, mail, scheduler)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ from timebot.directory import PeopleDirectory
 from timebot.embedded_keys import EmbeddedKeys
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.state.db import create_engine, migrate, session_factory
+from timebot.state.singleton import SingletonJobs
 from timebot.webhook_consumer import WebhookSubscriptions
 
 Hook = Callable[["Runtime"], Awaitable[None]]
@@ -51,7 +53,20 @@ class Runtime:
     auto_subscribe: bool = True
     # Wakes the inbox workers when something put a message in the inbox (set by mail).
     wake_inbox: Callable[[], None] = lambda: None
+    # Listening sockets bound by a `timebot serve --workers N` parent ("http", "smtp",
+    # "lmtp"): the listeners serve on these instead of binding their own.
+    listen_sockets: dict[str, socket.socket] = field(default_factory=dict)
+    # The jobs that run in one process at a time (timebot/state/singleton.py).
+    singletons: SingletonJobs = field(init=False)
     _background: list[asyncio.Task[None]] = field(default_factory=list)
+    _subscriber: asyncio.Task[None] | None = None
+
+    def __post_init__(self) -> None:
+        # Per role: a service-only and a fronts-only process sharing one database each run
+        # their own jobs.
+        self.singletons = SingletonJobs(
+            self.state_sessions, name=f"singleton-jobs:{self.settings.role}"
+        )
 
     async def start(self, *, background: bool = True) -> None:
         """Migrate and start; `background=False` (the CLI) starts no workers."""
@@ -63,9 +78,25 @@ class Runtime:
         if background and self.settings.runs_fronts:
             self.event_worker.start()
             if self.auto_subscribe:
-                self._background.append(asyncio.create_task(self._keep_subscribed()))
+                self.singletons.add("webhook-subscription", self._start_subscriber,
+                                    self._stop_subscriber)
         for hook in self.on_start:
             await hook(self)
+        if background:
+            self.singletons.start()
+
+    def _start_subscriber(self) -> None:
+        if self._subscriber is None:
+            self._subscriber = asyncio.create_task(self._keep_subscribed())
+
+    async def _stop_subscriber(self) -> None:
+        task, self._subscriber = self._subscriber, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
 
     async def _keep_subscribed(self) -> None:
         """Subscribe to every organisation served (new ones appear while running), once the
@@ -82,6 +113,7 @@ class Runtime:
             await asyncio.sleep(self.subscribe_every_seconds)
 
     async def stop(self) -> None:
+        await self.singletons.stop()
         for task in self._background:
             task.cancel()
         for task in self._background:
