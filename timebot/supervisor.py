@@ -124,9 +124,11 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
 
     configure_logging(settings.log_level)
     structlog.contextvars.bind_contextvars(worker=index)
-    # SIGTERM before uvicorn listens, and the one uvicorn raises again once it has shut down
-    # gracefully: exit 0 (a drained worker is no failure).
+    # SIGTERM (or a terminal's SIGINT, which reaches the whole process group) before uvicorn
+    # listens, and the one uvicorn raises again once it has shut down gracefully: exit 0 (a
+    # drained worker is no failure).
     signal.signal(signal.SIGTERM, _exit_quietly)
+    signal.signal(signal.SIGINT, _exit_quietly)
     app = create_app(settings, listen_sockets=sockets)
     server = uvicorn.Server(uvicorn.Config(
         app, log_level=settings.log_level.lower(), log_config=None,
