@@ -78,7 +78,8 @@ class InboundComponent:
 
     async def stop(self, runtime: Runtime) -> None:
         """Stop accepting mail, then let the inbox workers finish the messages they claimed
-        (DRAIN_SECONDS at most: what is left is taken over after its lease)."""
+        (DRAIN_SECONDS at most: what is left is taken over after its lease). Also the
+        runtime's drain hook, run before HTTP stops; after it, stopping finds nothing to do."""
         for server in self.servers:
             server.close()
         for server in self.servers:
@@ -99,4 +100,5 @@ def install_inbound(runtime: Runtime, routes: list[BaseRoute]) -> InboundCompone
     runtime.wake_inbox = inbound.wake
     runtime.on_start.append(inbound.start)
     runtime.on_stop.append(inbound.stop)
+    runtime.on_drain.append(inbound.stop)
     return inbound

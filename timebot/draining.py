@@ -16,8 +16,9 @@ import structlog
 
 log = structlog.get_logger("timebot.draining")
 
-DRAIN_SECONDS = 20.0
-"""How long a stopping process waits for its claimed rows (below `timebot serve`'s 30 s)."""
+DRAIN_SECONDS = 10.0
+"""How long a stopping process waits for the rows claimed by one kind of worker (the outbox,
+then the inbox; with uvicorn's 5 s for open requests, below `timebot serve`'s 30 s)."""
 
 
 class Draining:

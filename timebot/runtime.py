@@ -20,6 +20,7 @@ from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
+from timebot.draining import DRAIN_SECONDS, Draining, drain_all
 from timebot.embedded_keys import EmbeddedKeys
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.state.db import create_engine, migrate, session_factory
@@ -48,6 +49,8 @@ class Runtime:
     outbox_worker: OutboxWorker
     on_start: list[Hook] = field(default_factory=list)
     on_stop: list[Hook] = field(default_factory=list)
+    # Before a graceful stop, while HTTP still serves (`drain`): stop taking work in.
+    on_drain: list[Hook] = field(default_factory=list)
     subscribe_every_seconds: float = 30.0
     # Tests that need no webhook subscription (and no integration person) turn this off.
     auto_subscribe: bool = True
@@ -112,6 +115,14 @@ class Runtime:
                 log.warning("webhook_subscription_pending", error=str(error))
             await asyncio.sleep(self.subscribe_every_seconds)
 
+    async def drain(self) -> None:
+        """The first half of a graceful stop, while the HTTP app still serves (the embedded
+        service is reached over it): stop taking mail in, finish the inbox and outbox rows
+        claimed here. What is left queued waits for another process or the next start."""
+        for hook in self.on_drain:
+            await hook(self)
+        await drain_all([self.outbox_worker], DRAIN_SECONDS)
+
     async def stop(self) -> None:
         await self.singletons.stop()
         for task in self._background:
@@ -123,13 +134,17 @@ class Runtime:
                 pass
         self._background.clear()
         await self.event_worker.stop()
-        await self.outbox_worker.stop()
+        await drain_all([self.outbox_worker], DRAIN_SECONDS)  # the mail it claimed goes out
         for hook in reversed(self.on_stop):
             await hook(self)
         await self.client.close()
         await self.state_engine.dispose()
         if self.service is not None:
             await self.service.stop()
+
+
+class DrainingOutboxWorker(Draining, OutboxWorker):
+    """The outbox worker, finishing the deliveries it claimed when stopped."""
 
 
 def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Runtime:
@@ -161,7 +176,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     return Runtime(
         settings, clock, service, state_engine, state_sessions, client, directory, box,
         events, bus, EventWorker(events, bus), subscriptions, Inbox(state_sessions, clock),
-        outbox, OutboxWorker(outbox, deliverer(settings)),
+        outbox, DrainingOutboxWorker(outbox, deliverer(settings)),
     )
 
 

@@ -37,11 +37,16 @@ import time
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import structlog
+import uvicorn
 
 from timebot.config import Settings
 from timebot.errors import ConfigError
+
+if TYPE_CHECKING:
+    from timebot.runtime import Runtime
 
 log = structlog.get_logger("timebot.supervisor")
 
@@ -117,8 +122,6 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
     """A worker process: the whole app under uvicorn, on the parent's sockets."""
     import sys
 
-    import uvicorn
-
     from timebot.app import create_app
     from timebot.logs import configure_logging
 
@@ -130,13 +133,52 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
     signal.signal(signal.SIGTERM, _exit_quietly)
     signal.signal(signal.SIGINT, _exit_quietly)
     app = create_app(settings, listen_sockets=sockets)
-    server = uvicorn.Server(uvicorn.Config(
+    server = _DrainFirst(uvicorn.Config(
         app, log_level=settings.log_level.lower(), log_config=None,
-        timeout_graceful_shutdown=5,  # then the lifespan's drain (DRAIN_SECONDS in all)
-    ))
+        timeout_graceful_shutdown=5,
+    ), app.state.runtime)
     server.run(sockets=[sockets["http"]])
     if not server.started:
         sys.exit(3)
+
+
+class _DrainFirst(uvicorn.Server):
+    """uvicorn, but the first SIGTERM/SIGINT first drains the runtime (mail listeners closed,
+    claimed inbox and outbox rows finished) while HTTP still serves — the embedded service the
+    inbox calls is behind it, in this worker or another one stopping at the same moment —
+    and only then shuts down as uvicorn does (open requests get 5 s)."""
+
+    def __init__(self, config: uvicorn.Config, runtime: Runtime) -> None:
+        super().__init__(config)
+        self.runtime = runtime
+        self._drain: asyncio.Task[None] | None = None
+        self._draining = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        self._loop = asyncio.get_running_loop()
+        await super().serve(sockets)
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._draining or self._loop is None or not self.started:
+            super().handle_exit(sig, frame)
+            return
+        self._draining = True
+        self._captured_signals.append(sig)  # raised again once uvicorn is done: exit 0
+        loop = self._loop
+
+        def begin() -> None:
+            self._drain = loop.create_task(self._drain_then_exit())
+
+        loop.call_soon_threadsafe(begin)
+
+    async def _drain_then_exit(self) -> None:
+        log.info("draining_worker", pid=os.getpid())
+        try:
+            await self.runtime.drain()
+        except Exception:
+            log.exception("drain_failed")
+        self.should_exit = True
 
 
 def _exit_quietly(_signum: int, _frame: FrameType | None) -> None:

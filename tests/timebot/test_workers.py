@@ -29,7 +29,7 @@ from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.service.test_approvals_support import WEEK, WEEK_END
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 from timebot.config import load_settings
-from timebot.state.models import InboxMessage
+from timebot.state.models import InboxMessage, OutboxMessage
 
 AUTHSERV = "mx.workers.test"
 DOMAIN = "workers.example"
@@ -201,12 +201,12 @@ def receipts_per_reply(data_dir: Path) -> Counter[str]:
     )
 
 
-async def inbox_rows(database_url: str) -> list[InboxMessage]:
+async def inbox_rows(database_url: str, model: Any = InboxMessage) -> list[Any]:
     engine = create_engine(database_url)
     try:
         async with engine.connect() as connection:
-            result = await connection.execute(select(InboxMessage.__table__))
-            return list(result.all())  # type: ignore[arg-type]
+            result = await connection.execute(select(model.__table__))
+            return list(result.all())
     finally:
         await engine.dispose()
 
@@ -305,6 +305,8 @@ async def test_two_workers_share_the_mail_and_survive_kill_and_sigterm(
             assert len(rows) == sheets
             assert {row.status for row in rows} <= {"done", "queued"}, \
                 [(row.status, row.outcome) for row in rows]
+            outgoing = await inbox_rows(settings.database_url, OutboxMessage)
+            assert "working" not in {row.status for row in outgoing}, served.problems()
         finally:
             if served.process is not None and served.process.returncode is None:
                 await served.stop()
