@@ -83,7 +83,7 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
 
     import uvicorn
 
-    from timebot.supervisor import parse_workers, supervise
+    from timebot.supervisor import DrainFirstServer, parse_workers, supervise
 
     try:
         workers = parse_workers(workers_text)
@@ -116,9 +116,15 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
         except ConfigError as error:
             raise click.ClickException(str(error)) from error
     app = create_app(settings)
-    # log_config=None: uvicorn's loggers go through configure_logging's one format.
-    uvicorn.run(app, host=settings.http_host, port=settings.http_port,
-                log_level=settings.log_level.lower(), log_config=None)
+    # log_config=None: uvicorn's loggers go through configure_logging's one format. SIGTERM
+    # first drains the mail in hand, then stops HTTP (DrainFirstServer).
+    server = DrainFirstServer(uvicorn.Config(
+        app, host=settings.http_host, port=settings.http_port,
+        log_level=settings.log_level.lower(), log_config=None, timeout_graceful_shutdown=5,
+    ), app.state.runtime)
+    server.run()
+    if not server.started:
+        sys.exit(3)  # as uvicorn.run: the app did not start
 
 
 NO_ORGANISATION_HINT = (

@@ -133,7 +133,7 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
     signal.signal(signal.SIGTERM, _exit_quietly)
     signal.signal(signal.SIGINT, _exit_quietly)
     app = create_app(settings, listen_sockets=sockets)
-    server = _DrainFirst(uvicorn.Config(
+    server = DrainFirstServer(uvicorn.Config(
         app, log_level=settings.log_level.lower(), log_config=None,
         timeout_graceful_shutdown=5,
     ), app.state.runtime)
@@ -142,7 +142,7 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
         sys.exit(3)
 
 
-class _DrainFirst(uvicorn.Server):
+class DrainFirstServer(uvicorn.Server):
     """uvicorn, but the first SIGTERM/SIGINT first drains the runtime (mail listeners closed,
     claimed inbox and outbox rows finished) while HTTP still serves — the embedded service the
     inbox calls is behind it, in this worker or another one stopping at the same moment —
