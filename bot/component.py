@@ -60,16 +60,16 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute]) -> None:
     async def start(_runtime: Runtime) -> None:
         keep_alive(bot.client)
         bot.sender.worker.start()
-        bot.parts.nudges.start()
 
     async def stop(_runtime: Runtime) -> None:
-        await bot.parts.nudges.stop()
         await bot.sender.worker.stop()
         await close_keep_alive(bot.client)
         _BOTS.pop(id(runtime), None)
 
     runtime.on_start.append(start)
     runtime.on_stop.append(stop)
+    # The nudge loop runs in one process at a time (timebot/state/singleton.py).
+    runtime.singletons.add("slack-nudges", bot.parts.nudges.start, bot.parts.nudges.stop)
     if settings.slack_app_token:
         # Connects after `start` and (stop hooks run in reverse) disconnects before `stop`.
         socket = SocketMode(bot, settings.slack_app_token)

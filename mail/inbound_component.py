@@ -16,6 +16,7 @@ from mail.imap_poller import ImapPoller, ImapSettings
 from mail.inbox import InboxWorker
 from mail.listener import InboundHandler, start_listener
 from mail.process import MessageProcessor
+from timebot.draining import DRAIN_SECONDS, Draining, drain_all
 from timebot.runtime import Runtime
 
 log = structlog.get_logger("mail.inbound")
@@ -25,12 +26,18 @@ INBOX_WORKERS = 4
 timesheets are processed concurrently; the service serialises what touches one timesheet."""
 
 
+class DrainingInboxWorker(Draining, InboxWorker):
+    """An inbox worker that, when stopped, finishes the batch it claimed."""
+
+
 class InboundComponent:
     def __init__(self, runtime: Runtime, *, workers: int = INBOX_WORKERS) -> None:
         self.runtime = runtime
         self.processor = MessageProcessor(runtime)
         self.workers = [
-            InboxWorker(runtime.inbox, self.processor.process_message, poll_seconds=2.0, batch=2)
+            DrainingInboxWorker(
+                runtime.inbox, self.processor.process_message, poll_seconds=2.0, batch=2
+            )
             for _ in range(max(1, workers))
         ]
         self.servers: list[asyncio.base_events.Server] = []
@@ -55,7 +62,8 @@ class InboundComponent:
             )
             self.servers.append(
                 await start_listener(handler, settings.smtp_host, port, lmtp=lmtp,
-                                     hostname=settings.mail_domain)
+                                     hostname=settings.mail_domain,
+                                     sock=runtime.listen_sockets.get(source))
             )
             log.info("listening", protocol=source, host=settings.smtp_host, port=port)
         if settings.imap_url:
@@ -63,21 +71,22 @@ class InboundComponent:
                 ImapSettings.parse(settings.imap_url), runtime.inbox, runtime.state_sessions,
                 self.wake,
             )
-            self.poller.start()
+            # One process at a time polls the mailbox (timebot/state/singleton.py).
+            runtime.singletons.add("imap-poller", self.poller.start, self.poller.stop)
         for worker in self.workers:
             worker.start()
 
     async def stop(self, runtime: Runtime) -> None:
+        """Stop accepting mail, then let the inbox workers finish the messages they claimed
+        (DRAIN_SECONDS at most: what is left is taken over after its lease). Also the
+        runtime's drain hook, run before HTTP stops; after it, stopping finds nothing to do."""
         for server in self.servers:
             server.close()
         for server in self.servers:
             await server.wait_closed()
         self.servers.clear()
-        if self.poller is not None:
-            await self.poller.stop()
-            self.poller = None
-        for worker in self.workers:
-            await worker.stop()
+        self.poller = None  # stopped with the runtime's singleton jobs
+        await drain_all(self.workers, DRAIN_SECONDS)
 
 
 def install_inbound(runtime: Runtime, routes: list[BaseRoute]) -> InboundComponent | None:
@@ -91,4 +100,5 @@ def install_inbound(runtime: Runtime, routes: list[BaseRoute]) -> InboundCompone
     runtime.wake_inbox = inbound.wake
     runtime.on_start.append(inbound.start)
     runtime.on_stop.append(inbound.stop)
+    runtime.on_drain.append(inbound.stop)
     return inbound

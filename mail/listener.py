@@ -12,6 +12,7 @@ sent straight to the listener from anywhere else is stored with `headers_trusted
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -104,17 +105,22 @@ async def start_listener(
     lmtp: bool = False,
     data_size_limit: int = DEFAULT_SIZE_LIMIT,
     hostname: str | None = None,
+    sock: socket.socket | None = None,
 ) -> asyncio.base_events.Server:
+    """Listen on host:port, or on `sock` when given (a listening socket bound by the parent
+    of several worker processes, shared by all of them)."""
     protocol: Any = LMTP if lmtp else SMTP
     loop = asyncio.get_running_loop()
-    return await loop.create_server(
-        lambda: protocol(
+
+    def factory() -> Any:
+        return protocol(
             handler,
             data_size_limit=data_size_limit,
             enable_SMTPUTF8=True,
             hostname=hostname,
             ident="timebot",
-        ),
-        host=host,
-        port=port,
-    )
+        )
+
+    if sock is not None:
+        return await loop.create_server(factory, sock=sock)
+    return await loop.create_server(factory, host=host, port=port)

@@ -62,11 +62,14 @@ def install_reviews(runtime: Runtime, routes: list[BaseRoute]) -> ReviewComponen
     async def start(rt: Runtime) -> None:
         if not rt.auto_subscribe:
             return
-        component.scheduler.start()
+        # One process at a time runs these (timebot/state/singleton.py); the scheduler's
+        # own tick lease is then that one.
+        component.scheduler.gated = True
+        rt.singletons.add("scheduler", component.scheduler.start, component.scheduler.stop)
         rt.subscriptions.on_subscribed.append(component.reconciler.request)
-        component.reconciler.start()
+        rt.singletons.add("reconciler", component.reconciler.start, component.reconciler.stop)
         if not rt.settings.embedded:
-            component.poller.start()
+            rt.singletons.add("approval-poller", component.poller.start, component.poller.stop)
 
     async def stop(rt: Runtime) -> None:
         await component.scheduler.stop()

@@ -98,11 +98,6 @@ def install_account_upkeep(runtime: Runtime, poll_seconds: float = 5.0) -> None:
     # A sign-in code is handed to the outbox at once, not at the next poll.
     service.executor.signin.mail_hooks.append(upkeep.wake)
 
-    async def start(_runtime: Runtime) -> None:
-        upkeep.start()
-
-    async def stop(_runtime: Runtime) -> None:
-        await upkeep.stop()
-
-    runtime.on_start.append(start)
-    runtime.on_stop.append(stop)
+    # One process at a time (timebot/state/singleton.py): both parts are safe in several, but
+    # would do their reads twice.
+    runtime.singletons.add("account-upkeep", upkeep.start, upkeep.stop)

@@ -4,6 +4,7 @@ configured, Slack, webhooks, one-click links and the outbox)."""
 from __future__ import annotations
 
 import gc
+import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -24,10 +25,13 @@ from timebot.webhook_consumer import webhook_route
 log = structlog.get_logger("timebot.app")
 
 def create_app(
-    settings: Settings, clock: Clock | None = None, *, auto_subscribe: bool = True
+    settings: Settings, clock: Clock | None = None, *, auto_subscribe: bool = True,
+    listen_sockets: dict[str, socket.socket] | None = None,
 ) -> Starlette:
+    """`listen_sockets`: the mail listeners' sockets bound by a `--workers` parent."""
     runtime = build_runtime(settings, clock or SYSTEM_CLOCK)
     runtime.auto_subscribe = auto_subscribe
+    runtime.listen_sockets = dict(listen_sockets or {})
     routes: list[BaseRoute] = []
     if runtime.service is not None:
         routes.extend(runtime.service.routes())

@@ -71,13 +71,25 @@ def main(context: click.Context) -> None:
     help="What this process runs (default TIMEBOT_ROLE, else all): service = the embedded "
     "service alone; fronts = mail, Slack, links and the scheduler against TIMEBOT_SERVICE_URL.",
 )
+@click.option(
+    "--workers", "workers_text", default="1", show_default=True, metavar="N|auto",
+    help="Worker processes sharing the listening sockets and the databases (auto: one per "
+    "core); jobs that must run once run in one worker at a time.",
+)
 @click.pass_obj
-def serve(settings: Settings, demo: bool, role: str | None) -> None:
+def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -> None:
     """Run everything configured: the HTTP app, mail listeners, IMAP poller, scheduler."""
     import dataclasses
 
     import uvicorn
 
+    from timebot.supervisor import DrainFirstServer, parse_workers, supervise
+
+    try:
+        workers = parse_workers(workers_text)
+    except ConfigError as error:
+        raise click.BadParameter(str(error).removeprefix("--workers "),
+                                 param_hint="'--workers'") from error
     if role is not None:
         try:
             check_role(role, settings.service_url)
@@ -99,10 +111,21 @@ def serve(settings: Settings, demo: bool, role: str | None) -> None:
         settings = dataclasses.replace(settings, demo=True)
     elif settings.runs_service and not _run(lambda: _with_service_session(settings, _any_org)):
         click.echo(NO_ORGANISATION_HINT)
+    if workers > 1:
+        try:
+            sys.exit(supervise(settings, workers))
+        except ConfigError as error:
+            raise click.ClickException(str(error)) from error
     app = create_app(settings)
-    # log_config=None: uvicorn's loggers go through configure_logging's one format.
-    uvicorn.run(app, host=settings.http_host, port=settings.http_port,
-                log_level=settings.log_level.lower(), log_config=None)
+    # log_config=None: uvicorn's loggers go through configure_logging's one format. SIGTERM
+    # first drains the mail in hand, then stops HTTP (DrainFirstServer).
+    server = DrainFirstServer(uvicorn.Config(
+        app, host=settings.http_host, port=settings.http_port,
+        log_level=settings.log_level.lower(), log_config=None, timeout_graceful_shutdown=5,
+    ), app.state.runtime)
+    server.run()
+    if not server.started:
+        sys.exit(3)  # as uvicorn.run: the app did not start
 
 
 NO_ORGANISATION_HINT = (

@@ -34,6 +34,16 @@ class EmbeddedKeys:
         return ProvisionedPerson(person.organisation_id, person.id, person.email, person.name, key)
 
     async def by_email(self, email: str, organisation_id: str | None) -> list[ProvisionedPerson]:
+        """The person(s) with their key, created on first need. Two processes creating the
+        same person's key at once (PostgreSQL): the loser of the race re-reads it."""
+        try:
+            return await self._by_email(email, organisation_id)
+        except IntegrityError:
+            return await self._by_email(email, organisation_id)
+
+    async def _by_email(
+        self, email: str, organisation_id: str | None
+    ) -> list[ProvisionedPerson]:
         async with unit_of_work(self.sessions) as session:
             statement = select(Person).where(
                 Person.email == email.strip().lower(), Person.archived.is_(False)
@@ -44,6 +54,15 @@ class EmbeddedKeys:
             return [await self._provision(session, person) for person in persons]
 
     async def by_id(
+        self, organisation_id: str | None, person_id: str
+    ) -> ProvisionedPerson | None:
+        """As `by_email`, by id."""
+        try:
+            return await self._by_id(organisation_id, person_id)
+        except IntegrityError:
+            return await self._by_id(organisation_id, person_id)
+
+    async def _by_id(
         self, organisation_id: str | None, person_id: str
     ) -> ProvisionedPerson | None:
         async with unit_of_work(self.sessions) as session:

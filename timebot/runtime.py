@@ -5,6 +5,7 @@ the optional parts (Slack, mail, scheduler)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -19,10 +20,12 @@ from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
+from timebot.draining import DRAIN_SECONDS, Draining, drain_all
 from timebot.embedded_keys import EmbeddedKeys
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.inprocess_transport import ExecutorTransport
 from timebot.state.db import create_engine, migrate, session_factory
+from timebot.state.singleton import SingletonJobs
 from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
 
 Hook = Callable[["Runtime"], Awaitable[None]]
@@ -47,12 +50,27 @@ class Runtime:
     outbox_worker: OutboxWorker
     on_start: list[Hook] = field(default_factory=list)
     on_stop: list[Hook] = field(default_factory=list)
+    # Before a graceful stop, while HTTP still serves (`drain`): stop taking work in.
+    on_drain: list[Hook] = field(default_factory=list)
     subscribe_every_seconds: float = 30.0
     # Tests that need no webhook subscription (and no integration person) turn this off.
     auto_subscribe: bool = True
     # Wakes the inbox workers when something put a message in the inbox (set by mail).
     wake_inbox: Callable[[], None] = lambda: None
+    # Listening sockets bound by a `timebot serve --workers N` parent ("http", "smtp",
+    # "lmtp"): the listeners serve on these instead of binding their own.
+    listen_sockets: dict[str, socket.socket] = field(default_factory=dict)
+    # The jobs that run in one process at a time (timebot/state/singleton.py).
+    singletons: SingletonJobs = field(init=False)
     _background: list[asyncio.Task[None]] = field(default_factory=list)
+    _subscriber: asyncio.Task[None] | None = None
+
+    def __post_init__(self) -> None:
+        # Per role: a service-only and a fronts-only process sharing one database each run
+        # their own jobs.
+        self.singletons = SingletonJobs(
+            self.state_sessions, name=f"singleton-jobs:{self.settings.role}"
+        )
 
     async def start(self, *, background: bool = True) -> None:
         """Migrate and start; `background=False` (the CLI) starts no workers."""
@@ -64,9 +82,25 @@ class Runtime:
         if background and self.settings.runs_fronts:
             self.event_worker.start()
             if self.auto_subscribe:
-                self._background.append(asyncio.create_task(self._keep_subscribed()))
+                self.singletons.add("webhook-subscription", self._start_subscriber,
+                                    self._stop_subscriber)
         for hook in self.on_start:
             await hook(self)
+        if background:
+            self.singletons.start()
+
+    def _start_subscriber(self) -> None:
+        if self._subscriber is None:
+            self._subscriber = asyncio.create_task(self._keep_subscribed())
+
+    async def _stop_subscriber(self) -> None:
+        task, self._subscriber = self._subscriber, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
 
     async def _keep_subscribed(self) -> None:
         """Subscribe to every organisation served (new ones appear while running), once the
@@ -82,7 +116,16 @@ class Runtime:
                 log.warning("webhook_subscription_pending", error=str(error))
             await asyncio.sleep(self.subscribe_every_seconds)
 
+    async def drain(self) -> None:
+        """The first half of a graceful stop, while the HTTP app still serves (the embedded
+        service is reached over it): stop taking mail in, finish the inbox and outbox rows
+        claimed here. What is left queued waits for another process or the next start."""
+        for hook in self.on_drain:
+            await hook(self)
+        await drain_all([self.outbox_worker], DRAIN_SECONDS)
+
     async def stop(self) -> None:
+        await self.singletons.stop()
         for task in self._background:
             task.cancel()
         for task in self._background:
@@ -92,13 +135,17 @@ class Runtime:
                 pass
         self._background.clear()
         await self.event_worker.stop()
-        await self.outbox_worker.stop()
+        await drain_all([self.outbox_worker], DRAIN_SECONDS)  # the mail it claimed goes out
         for hook in reversed(self.on_stop):
             await hook(self)
         await self.client.close()
         await self.state_engine.dispose()
         if self.service is not None:
             await self.service.stop()
+
+
+class DrainingOutboxWorker(Draining, OutboxWorker):
+    """The outbox worker, finishing the deliveries it claimed when stopped."""
 
 
 def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Runtime:
@@ -142,7 +189,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     return Runtime(
         settings, clock, service, state_engine, state_sessions, client, directory, box,
         events, bus, event_worker, subscriptions, Inbox(state_sessions, clock),
-        outbox, OutboxWorker(outbox, deliverer(settings)),
+        outbox, DrainingOutboxWorker(outbox, deliverer(settings)),
     )
 
 

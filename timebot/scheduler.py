@@ -274,9 +274,13 @@ class Scheduler(PollingWorker):
     def __init__(self, ctx: MailContext, poll_seconds: float = 60.0) -> None:
         super().__init__(poll_seconds)
         self.ctx = ctx
+        # True when it runs as one of the process's singleton jobs (timebot/state/singleton.py):
+        # that lease already makes it the only one, and is taken over within seconds of its
+        # holder's death, where this tick lease would wait LEASE_MS.
+        self.gated = False
 
     async def run_once(self) -> int:
-        if not await acquire_lease(self.ctx, self.LEASE, self.owner, LEASE_MS):
+        if not self.gated and not await acquire_lease(self.ctx, self.LEASE, self.owner, LEASE_MS):
             return 0
         sent = 0
         for organisation_id in await self.ctx.runtime.directory.organisation_ids():
