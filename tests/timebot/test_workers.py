@@ -220,7 +220,8 @@ async def test_two_workers_share_the_mail_and_survive_kill_and_sigterm(
     env = {
         **cli_env(data_dir), "TIMEBOT_HTTP_PORT": str(http_port),
         "TIMEBOT_SMTP_PORT": str(smtp_port), "TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS": AUTHSERV,
-        "TIMEBOT_LOG_LEVEL": "INFO", **databases,
+        # DEBUG: each accepted mail is logged with the worker that took it (INFO logs outcomes).
+        "TIMEBOT_LOG_LEVEL": "DEBUG", **databases,
     }
     settings = load_settings(env)
     created = (await timebot(env, "service", "init", "--org", "Workers",
