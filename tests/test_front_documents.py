@@ -24,7 +24,8 @@ FRONTS = ("timebot", "bot", "mail")
 
 def _operation(text: str) -> bool:
     stripped = text.strip()
-    if not stripped.startswith(("query", "mutation", "{")):
+    # (a format placeholder such as "{tenantid}" parses as a document too: ours have spaces)
+    if not stripped.startswith(("query", "mutation", "{")) or " " not in stripped:
         return False
     try:
         document = parse(stripped)

@@ -64,7 +64,9 @@ def make_run_env() -> dict[str, str]:
 
 
 async def until(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    for _ in range(600):
+    # Up to two minutes: with the whole suite running beside it, a mail's round trip (SMTP,
+    # the inbox worker, the service, the outbox) has taken over one.
+    for _ in range(1200):
         found = await check()
         if found:
             return found
