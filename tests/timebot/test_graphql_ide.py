@@ -15,23 +15,12 @@ import pytest
 
 from service.graphql.http import IDE_DIR
 from tests.support import LiveServer, Org
+from tests.timebot.chromium import chromium
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 INTROSPECTION = (
     '{ __schema { queryType { name fields { name } } } __type(name: "SvcPerson") { name } }'
 )
-HAVE_CHROMIUM = CHROMIUM.exists()
 
 
 def _require_ide_built() -> None:
@@ -89,18 +78,8 @@ async def test_ide_build_is_quick_when_built_and_says_when_npm_is_missing() -> N
 
 @pytest.fixture
 async def browser() -> AsyncIterator[Any]:
-    if not HAVE_CHROMIUM:
-        pytest.skip("/usr/bin/chromium is absent (Debian package `chromium`; CI installs it)")
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
+    async with chromium() as launched:
+        yield launched
 
 
 async def _replace_editor_text(page: Any, editor: Any, text: str) -> None:

@@ -8,7 +8,6 @@ each."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,28 +28,14 @@ from tests.mail.reviews_support import (
     wait_for,
 )
 from tests.support import DAY_MS, Member, Org
+from tests.timebot.chromium import chromium
 from timebot.tokens import make_token
-
-CHROMIUM = Path("/usr/bin/chromium")
-HAVE_CHROMIUM = CHROMIUM.exists()
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update"]
 
 
 @pytest.fixture(scope="module")
 async def browser() -> AsyncIterator[Any]:
-    if not HAVE_CHROMIUM:
-        pytest.skip("/usr/bin/chromium is absent (Debian package `chromium`; CI installs it)")
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as playwright:
-        chromium = await playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
-        )
-        try:
-            yield chromium
-        finally:
-            await chromium.close()
+    async with chromium() as launched:
+        yield launched
 
 
 async def review_mail_links(
