@@ -17,7 +17,13 @@ from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.service.test_approvals_support import WEEK, WEEK_END
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
-from tests.timebot.test_roles import AUTHSERV, gql, wait_for, webhook_requests
+from tests.timebot.test_roles import (
+    AUTHSERV,
+    gql,
+    manager_and_employee_with_a_record,
+    wait_for,
+    webhook_requests,
+)
 
 HOUR = 3_600_000
 
@@ -66,29 +72,10 @@ async def test_events_reach_the_fronts_without_http(
                 except httpx.TransportError:
                     pass
                 await asyncio.sleep(0.1)
-            roles = (await gql(http, graphql, admin_key, "{ getRoles { id name } }"))["getRoles"]
-            role_of = {role["name"].lower(): role["id"] for role in roles}
-            people = {}
-            for name, kind in (("Max", "manager"), ("Erin", "employee")):
-                added = await gql(
-                    http, graphql, admin_key,
-                    "mutation($n: SvcName!, $e: SvcEmail!, $r: SvcId!) { addPerson(name: $n, "
-                    "email: $e, roleId: $r) { id } }",
-                    n=name, e=f"{name.lower()}@one.example", r=role_of[kind],
-                )
-                key = (await timebot(env, "service", "apikey", "--email",
-                                     f"{name.lower()}@one.example")).out.strip()
-                people[name] = (added["addPerson"]["id"], key)
-            (max_id, _), (erin_id, erin_key) = people["Max"], people["Erin"]
-            await gql(http, graphql, admin_key,
-                      "mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson(managerId: $m, "
-                      "personId: $p) { id } }", m=max_id, p=erin_id)
-            await gql(http, graphql, admin_key,
-                      "mutation { editOrganisationApprovalStages(stages: [{type: \"ppm\", "
-                      "quorum: \"any\"}]) { id } }")
-            await gql(http, graphql, erin_key,
-                      "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s, "
-                      "duration: 7200000, personId: $p) { id } }", s=WEEK + 9 * HOUR, p=erin_id)
+            people = await manager_and_employee_with_a_record(
+                http, graphql, admin_key, env, "one.example"
+            )
+            erin_id, erin_key = people["Erin"]
             # `service init` registered timebot's webhook: the in-process one, not a URL.
             hooks = await gql(http, graphql, admin_key, "{ currentOrganisation { "
                               "integrations { webhooks { url } } } }")

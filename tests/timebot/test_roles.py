@@ -94,6 +94,37 @@ async def gql(http: httpx.AsyncClient, url: str, key: str, query: str, **variabl
     return body["data"]
 
 
+async def manager_and_employee_with_a_record(
+    http: httpx.AsyncClient, graphql: str, admin_key: str, env: dict[str, str], domain: str
+) -> dict[str, tuple[str, str]]:
+    """Max manages Erin, the organisation's one stage is the people manager, and Erin has two
+    hours on the Monday of WEEK: {name: (person id, API key)}."""
+    roles = (await gql(http, graphql, admin_key, "{ getRoles { id name } }"))["getRoles"]
+    role_of = {role["name"].lower(): role["id"] for role in roles}
+    people = {}
+    for name, kind in (("Max", "manager"), ("Erin", "employee")):
+        added = await gql(
+            http, graphql, admin_key,
+            "mutation($n: SvcName!, $e: SvcEmail!, $r: SvcId!) { addPerson(name: $n, "
+            "email: $e, roleId: $r) { id } }",
+            n=name, e=f"{name.lower()}@{domain}", r=role_of[kind],
+        )
+        key = (await timebot(env, "service", "apikey", "--email",
+                             f"{name.lower()}@{domain}")).out.strip()
+        people[name] = (added["addPerson"]["id"], key)
+    (max_id, _), (erin_id, erin_key) = people["Max"], people["Erin"]
+    await gql(http, graphql, admin_key,
+              "mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson(managerId: $m, "
+              "personId: $p) { id } }", m=max_id, p=erin_id)
+    await gql(http, graphql, admin_key,
+              "mutation { editOrganisationApprovalStages(stages: [{type: \"ppm\", "
+              "quorum: \"any\"}]) { id } }")
+    await gql(http, graphql, erin_key,
+              "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s, "
+              "duration: 7200000, personId: $p) { id } }", s=WEEK + 9 * HOUR, p=erin_id)
+    return people
+
+
 def outbox(data_dir: Path) -> list[EmailMessage]:
     folder = data_dir / "outbox" / "new"
     return [
@@ -159,30 +190,11 @@ async def test_the_service_and_the_fronts_in_two_processes(
         assert (await http.post(f"{service.base}/slack/events")).status_code == 404
         assert (await http.post(f"{service.base}/svc/webhooks")).status_code == 404
 
-        roles = (await gql(http, graphql, admin_key, "{ getRoles { id name } }"))["getRoles"]
-        role_of = {role["name"].lower(): role["id"] for role in roles}
-        people = {}
-        for name, kind in (("Max", "manager"), ("Erin", "employee")):
-            added = await gql(
-                http, graphql, admin_key,
-                "mutation($n: SvcName!, $e: SvcEmail!, $r: SvcId!) { addPerson(name: $n, "
-                "email: $e, roleId: $r) { id } }",
-                n=name, e=f"{name.lower()}@split.example", r=role_of[kind],
-            )
-            key = (await timebot(service_env, "service", "apikey", "--email",
-                                 f"{name.lower()}@split.example")).out.strip()
-            people[name] = (added["addPerson"]["id"], key)
-        max_id, max_key = people["Max"]
+        people = await manager_and_employee_with_a_record(
+            http, graphql, admin_key, service_env, "split.example"
+        )
+        max_key = people["Max"][1]
         erin_id, erin_key = people["Erin"]
-        await gql(http, graphql, admin_key,
-                  "mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson(managerId: $m, "
-                  "personId: $p) { id } }", m=max_id, p=erin_id)
-        await gql(http, graphql, admin_key,
-                  "mutation { editOrganisationApprovalStages(stages: [{type: \"ppm\", "
-                  "quorum: \"any\"}]) { id } }")
-        await gql(http, graphql, erin_key,
-                  "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s, "
-                  "duration: 7200000, personId: $p) { id } }", s=WEEK + 9 * HOUR, p=erin_id)
 
         fronts_env = env_for(
             fronts_dir, TIMEBOT_HTTP_PORT=str(fronts_port), TIMEBOT_SMTP_PORT=str(fronts_smtp),
