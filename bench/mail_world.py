@@ -25,8 +25,9 @@ import httpx
 from sqlalchemy import func, select
 
 from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
-from service.clock import SYSTEM_CLOCK
-from service.db import create_engine, migrate, session_factory, unit_of_work
+from plumbing.clock import SYSTEM_CLOCK
+from plumbing.db import create_engine, session_factory, unit_of_work
+from service.db import migrate
 from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 from service.provisioning import add_person, create_organisation
 from timebot.state.models import OutboxMessage, ReceivedEvent

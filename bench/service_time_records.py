@@ -36,8 +36,9 @@ from sqlalchemy import create_engine, insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.common import Figure, median, note
-from service.clock import Clock
-from service.db import MIGRATIONS_DIR, migrate, unit_of_work
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
+from service.db import MIGRATIONS_DIR, migrate
 from service.embedded import EmbeddedService
 from service.models import AbsenceType, Project, Task, TaskCategory, TimeRecord
 from service.models.records import time_record_projects

@@ -172,7 +172,7 @@ def measure_ack(seconds: float) -> tuple[list[float], list[float]]:
 
 async def measure_sender(count: int, rate: float) -> float:
     from bot.sender import RateLimits, SlackSender
-    from service.clock import SYSTEM_CLOCK
+    from plumbing.clock import SYSTEM_CLOCK
     from timebot.state.db import create_engine, migrate, session_factory
 
     fake = await FakeSlack.start()

@@ -26,7 +26,7 @@ from slack_bolt.response import BoltResponse
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from timebot.clock import Clock
+from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import SlackReceived
 

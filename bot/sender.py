@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from timebot.clock import Clock
+from plumbing.clock import Clock
 from timebot.state.db import insert_for, insert_ignoring, unit_of_work
 from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finish_row

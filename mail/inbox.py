@@ -21,7 +21,7 @@ import structlog
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from timebot.clock import Clock
+from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import InboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows

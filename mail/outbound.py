@@ -31,7 +31,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.mime_writer import outgoing_message
-from timebot.clock import Clock
+from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
 from timebot.state.models import OutboxMessage

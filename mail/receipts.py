@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mail.loop_guard import error_receipt_allowed
 from mail.outbound import Outbox, new_message
 from mail.reading import ReadMessage
-from timebot.clock import Clock
+from plumbing.clock import Clock
 from timebot.periods_local import local_period
 from timebot.stages import stage_label
 from timebot.state.db import insert_ignoring, unit_of_work

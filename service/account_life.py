@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.db import insert_ignoring
+from plumbing.db import insert_ignoring
 from service.models import ApiKey, Organisation, Person, Role
 from service.models.account import RetiredKey, ServiceMail
 from service.models.person import ROLE_ADMIN

@@ -8,9 +8,10 @@ from typing import Any
 from graphql import GraphQLSchema
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from plumbing.clock import SYSTEM_CLOCK, Clock
+from plumbing.db import create_engine, is_sqlite, session_factory
 from service.approvals.reminders import approval_sweeps
-from service.clock import SYSTEM_CLOCK, Clock
-from service.db import create_engine, is_sqlite, migrate, session_factory
+from service.db import migrate
 from service.graphql.execution import Executor
 from service.graphql.schema import build_schema
 from service.webhooks.worker import WebhookWorker

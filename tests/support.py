@@ -12,8 +12,8 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
-from service.clock import Clock
-from service.db import unit_of_work
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.provisioning import add_person, create_organisation
 from tests.net import free_port

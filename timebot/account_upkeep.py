@@ -15,8 +15,8 @@ import structlog
 from sqlalchemy import select, update
 
 from mail.outbound import Outbox, new_message
+from plumbing.db import unit_of_work
 from service.account_life import AccountLifeError, due_for_purge, purge_organisation
-from service.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.models.account import ServiceMail
 from timebot.config import Settings

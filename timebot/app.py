@@ -14,7 +14,7 @@ import structlog
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 
-from service.clock import SYSTEM_CLOCK, Clock
+from plumbing.clock import SYSTEM_CLOCK, Clock
 from timebot.assembly import install_components
 from timebot.config import Settings
 from timebot.health import liveness, readiness

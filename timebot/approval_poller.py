@@ -24,7 +24,7 @@ import structlog
 from sqlalchemy import select
 
 from mail.reviews import MailContext, person_info, setting_of
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from timebot.client import operation
 from timebot.events import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent
 from timebot.scheduler import acquire_lease

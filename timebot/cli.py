@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from service.clock import SYSTEM_CLOCK
+from plumbing.clock import SYSTEM_CLOCK
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
 
@@ -26,7 +26,8 @@ def _print_json(value: Any) -> None:
 
 
 async def _with_service_session(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
-    from service.db import create_engine, migrate, session_factory, unit_of_work
+    from plumbing.db import create_engine, session_factory, unit_of_work
+    from service.db import migrate
 
     if not settings.embedded:
         raise click.ClickException(

@@ -14,8 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service.clock import Clock
-from service.db import unit_of_work
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.errors import NotLinked, ServiceRequestError, UnknownPerson

@@ -7,8 +7,8 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service.clock import Clock
-from service.db import unit_of_work
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
 from service.models import Organisation, Person, Role
 from service.models.person import ROLE_ADMIN
 from service.provisioning import ensure_api_key

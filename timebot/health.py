@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from service.db import check_connection
+from plumbing.db import check_connection
 from timebot.runtime import Runtime
 from timebot.state.db import schema_current
 

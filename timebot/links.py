@@ -45,7 +45,7 @@ from mail.reviews import (
     preference,
     set_preference,
 )
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from timebot.client import operation
 from timebot.errors import (
     DirectoryError,

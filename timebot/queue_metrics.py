@@ -10,7 +10,7 @@ from prometheus_client import Gauge
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from timebot.clock import Clock
+from plumbing.clock import Clock
 from timebot.state.models import InboxMessage, OutboxMessage
 from timebot.state.queue import QUEUED, WORKING
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from mail.inbox import Inbox
 from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
-from service.clock import Clock
+from plumbing.clock import Clock
 from service.embedded import EmbeddedService
 from timebot.client import ServiceClient
 from timebot.config import Settings

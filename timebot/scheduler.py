@@ -29,7 +29,7 @@ from sqlalchemy import or_, update
 from mail.digest import send_digests
 from mail.reminders import send_timesheet_reminder
 from mail.reviews import MailContext, already_queued, time_zone_of
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from timebot.client import operation
 from timebot.scheduler_epoch import ended_before, first_seen_ms
 from timebot.state.db import insert_ignoring

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from timebot.runtime import Runtime
 from timebot.state.db import insert_ignoring
 from timebot.state.models import SchedulerEpoch

@@ -104,7 +104,7 @@ def bind_sockets(settings: Settings) -> dict[str, socket.socket]:
 
 async def migrate_all(settings: Settings) -> None:
     """Both schemas current before any worker starts (the workers then find nothing to do)."""
-    from service.db import create_engine
+    from plumbing.db import create_engine
     from service.db import migrate as migrate_service
     from timebot.state.db import migrate as migrate_state
 

@@ -26,8 +26,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from service.clock import Clock
-from service.db import unit_of_work
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
 from service.webhooks.local import LOCAL_URL, LocalDelivery, LocalReceiver, ensure_local_webhook
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox

@@ -8,9 +8,9 @@ from __future__ import annotations
 from sqlalchemy import String, cast, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from plumbing.db import unit_of_work
 from service.approvals import settings as cfg
 from service.approvals.workflow import Actor, submit
-from service.db import unit_of_work
 from service.errors import ServiceError
 from service.models import Organisation, Person, Tag, TimeRecord
 from service.models.approval import STATUS_DRAFT, Timesheet

@@ -9,8 +9,8 @@ from typing import Any, cast
 from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.db import write_rows
-from service.ids import new_id
+from plumbing.db import write_rows
+from plumbing.ids import new_id
 from service.models.approval import JournalMessage, MessageMention, Timesheet
 
 SUBMITTED = "Submitted for approval"

@@ -18,14 +18,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.util import identity_key
 
+from plumbing.db import write_rows
+from plumbing.ids import new_id
 from service.approvals import changes as ch
 from service.approvals import journal
 from service.approvals import settings as cfg
 from service.approvals import stages as st
-from service.db import write_rows
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.convert import iso
-from service.ids import new_id
 from service.models import (
     Organisation,
     Person,

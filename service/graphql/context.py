@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.clock import Clock
+from plumbing.clock import Clock
 from service.models import Organisation, Person, PersonManager
 from service.models.person import ROLE_ADMIN, ROLE_MANAGER
 

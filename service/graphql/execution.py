@@ -23,7 +23,7 @@ from graphql import (
 from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service.clock import Clock
+from plumbing.clock import Clock
 from service.errors import (
     AccountInactive,
     PermissionDenied,

@@ -9,7 +9,7 @@ from typing import Any
 from ariadne import ScalarType
 from graphql import GraphQLError
 
-from service.ids import is_id
+from plumbing.ids import is_id
 
 timestamp = ScalarType("SvcTimestamp")
 svc_id = ScalarType("SvcId")

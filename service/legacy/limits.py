@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.db import insert_for
+from plumbing.db import insert_for
 from service.legacy.errors import DailyLimitExceeded
 from service.models.legacy import LegacyUsage
 

@@ -5,15 +5,8 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, ForeignKey, MetaData, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
-from service.ids import new_id
-
-NAMING = {
-    "ix": "ix_%(column_0_label)s",
-    "uq": "uq_%(table_name)s_%(column_0_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
+from plumbing.db import NAMING
+from plumbing.ids import new_id
 
 
 class Base(DeclarativeBase):

@@ -11,6 +11,7 @@ from ariadne import MutationType, ObjectType, QueryType, ScalarType
 from graphql import GraphQLError
 from sqlalchemy import bindparam, select
 
+from plumbing.ids import new_id
 from service.approvals import journal
 from service.approvals import settings as cfg
 from service.approvals import stages as st
@@ -36,7 +37,6 @@ from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
 from service.graphql.lookahead import requested
-from service.ids import new_id
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag, TimeRecord
 from service.models.approval import (

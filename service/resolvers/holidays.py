@@ -12,11 +12,11 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType
 
+from plumbing.ids import new_id
 from service import rate_limit
 from service.approvals import settings as cfg
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
-from service.ids import new_id
 from service.lookup import get_in_org
 from service.models import Organisation, Person, Tag
 from service.rules import holidays as hol

@@ -16,11 +16,11 @@ from graphql import GraphQLError
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from plumbing.ids import new_id
 from service.approvals.journal import REFERENCE_TYPE, add_mentions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
-from service.ids import new_id
 from service.lookup import get_in_org
 from service.models import Person, Project, Tag, Task, TimeRecord
 from service.models.approval import ApprovalEvent, JournalMessage, MessageMention, Timesheet

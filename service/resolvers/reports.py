@@ -7,8 +7,8 @@ from typing import Any
 
 from ariadne import QueryType
 
+from plumbing.ids import new_id
 from service.graphql.context import RequestContext
-from service.ids import new_id
 from service.inline_report import run_inline_report
 
 query = QueryType()

@@ -16,8 +16,8 @@ from typing import Any
 from ariadne import MutationType, ObjectType, ScalarType
 from graphql import GraphQLError
 
+from plumbing.db import insert_ignoring
 from service.allowances import accrual_row, applicable_quotas
-from service.db import insert_ignoring
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org

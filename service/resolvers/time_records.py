@@ -15,11 +15,11 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete
 
+from plumbing.ids import new_id
 from service.allowances import check_records_balance
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
-from service.ids import new_id
 from service.item_access import check_owner_access
 from service.lookup import get_in_org, get_many_in_org
 from service.models import (

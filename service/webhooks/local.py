@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service.db import insert_ignoring, unit_of_work
+from plumbing.db import insert_ignoring, unit_of_work
 from service.models.approval import IntegrationWebhook
 from service.webhooks.queue import ALL_EVENTS, new_secret
 

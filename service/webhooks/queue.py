@@ -22,8 +22,8 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.db import write_rows
-from service.ids import new_id
+from plumbing.db import write_rows
+from plumbing.ids import new_id
 from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 
 EVENT_APPROVAL_UPDATE = "approvalEventUpdate"

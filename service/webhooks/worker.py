@@ -24,8 +24,8 @@ import structlog
 from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service.clock import Clock
-from service.db import unit_of_work
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
 from service.models.approval import (
     DELIVERY_DELIVERED,
     DELIVERY_FAILED,

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.app import close_keep_alive, keep_alive, web_client
 from bot.sender import RateLimits, SlackSender
-from service.clock import SYSTEM_CLOCK
+from plumbing.clock import SYSTEM_CLOCK
 from tests.bot.fake_slack import FakeSlack
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.state.db import create_engine, migrate, session_factory

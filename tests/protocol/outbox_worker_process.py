@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from mail.outbound import MaildirOutbox, Outbox, OutboxWorker
-from service.clock import Clock
+from plumbing.clock import Clock
 from timebot.state.db import create_engine, session_factory
 
 

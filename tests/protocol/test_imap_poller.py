@@ -15,7 +15,7 @@ from sqlalchemy import delete
 
 from mail.imap_poller import ImapPoller, ImapSettings
 from mail.inbox import InboundMessage, Inbox, InboxWorker
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from tests.protocol.dovecot import PASSWORD, Dovecot, start_dovecot
 from timebot.state.models import ImapMessage, InboxMessage

@@ -12,7 +12,7 @@ from sqlalchemy import delete, update
 
 from mail import inbox as inbox_module
 from mail.inbox import InboundMessage, Inbox, InboxWorker
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.state.models import InboxMessage
 

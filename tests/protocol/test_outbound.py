@@ -24,7 +24,7 @@ from mail.outbound import (
     SmtpRelay,
     new_message,
 )
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.net import free_port
 from tests.protocol.conftest import StateDB
 from timebot.state.db import create_engine, session_factory

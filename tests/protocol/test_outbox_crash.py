@@ -18,7 +18,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy import delete, select
 
 from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_outbound import message, start_relay
 from timebot.state.models import OutboxMessage

@@ -16,7 +16,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy import delete
 
 from mail.outbound import MAX_RETRY_MS, Outbox, OutboxWorker, RelaySettings, SmtpRelay
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.mail.reviews_support import (
     WEEK,
     add_record,

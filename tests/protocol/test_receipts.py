@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mail.outbound import Outbox
 from mail.reading import read_message
 from mail.receipts import Outcome, ReceiptSender, Verdict, receipt_dedupe_key
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.state.models import MailErrorReceipt, OutboxMessage
 

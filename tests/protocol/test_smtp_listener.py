@@ -15,7 +15,7 @@ from sqlalchemy import delete
 from mail.addresses import reply_token_check
 from mail.inbox import Inbox
 from mail.listener import InboundHandler, start_listener
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.net import free_port
 from tests.protocol.conftest import StateDB
 from timebot.state.models import InboxMessage

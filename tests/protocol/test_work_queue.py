@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import delete, select
 
 from mail.inbox import Inbox
-from service.clock import Clock
+from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.state.models import InboxMessage
 from timebot.state.queue import (

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.models import AuditTrail
 from tests.support import DAY_MS, HOUR_MS, Member, Org
 

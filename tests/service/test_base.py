@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import update
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.models import Organisation, Person
 from tests.support import Org
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.models.budget import Budget
 from service.models.rates import Rate
 from tests.support import Member, Org

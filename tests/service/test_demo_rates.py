@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from sqlalchemy import select
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.demo import find_demo_organisation, seed_demo
 from service.models import Person
 from service.provisioning import ensure_api_key

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from sqlalchemy import select, update
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.legacy.limits import DAILY_BYTES, DAILY_REQUESTS, utc_day
 from service.models import Organisation
 from service.models.legacy import LegacyUsage

@@ -10,11 +10,11 @@ from typing import Any, cast
 
 from sqlalchemy import Table, func, insert, select
 
-from service.db import unit_of_work, write_rows
+from plumbing.db import unit_of_work, write_rows
+from plumbing.ids import new_id
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.execution import _mutation_resolver
-from service.ids import new_id
 from service.models import AuditTrail
 from service.models.approval import JournalMessage
 from tests.support import LiveServer, Org

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.models import Organisation
 from tests.support import Org
 

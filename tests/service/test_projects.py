@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import func, insert, select
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.models import AuditTrail, ExpenseRecord, ExpenseType, TimeRecord, time_record_projects
 from service.projects_access import project_manager_ids
 from tests.support import Org

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.models import AuditTrail
 from tests.support import DAY_MS, GQL, HOUR_MS, Member, Org
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.tags_access import person_tag_ids, tagged_person_ids
 from tests.support import Org
 

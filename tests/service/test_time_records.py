@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 import service.resolvers.time_records as time_records_module
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.errors import RuleViolation
 from service.models import (
     AbsenceType,

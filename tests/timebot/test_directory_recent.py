@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.models import Person
 from service.provisioning import reset_api_key
 from tests.support import Org

@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 
 from bot.component import bot_of
 from mail.review_component import component_of
-from service.clock import Clock
+from plumbing.clock import Clock
 from service.embedded import EmbeddedService
 from service.models.approval import (
     DELIVERY_FAILED,

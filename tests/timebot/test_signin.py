@@ -8,8 +8,8 @@ from pathlib import Path
 
 import httpx
 
+from plumbing.db import unit_of_work
 from service.account_life import set_subscription
-from service.db import unit_of_work
 from tests.support import Org, new_org, start_live_server, stop_live_server
 from tests.timebot.signin_support import (
     browser,

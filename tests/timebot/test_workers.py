@@ -23,7 +23,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from service.db import create_engine
+from plumbing.db import create_engine
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.service.test_approvals_support import WEEK, WEEK_END

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.db import (
+from plumbing.db import (
     BOT_MIGRATION_LOCK,
     create_engine,
     insert_for,

@@ -16,7 +16,7 @@ import structlog
 from sqlalchemy import BigInteger, bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from timebot.clock import Clock
+from plumbing.clock import Clock
 from timebot.state.db import unit_of_work
 from timebot.state.queue import WORKING
 

@@ -18,8 +18,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from service.ids import new_id
-from service.models.base import NAMING
+from plumbing.db import NAMING
+from plumbing.ids import new_id
 
 
 class StateBase(DeclarativeBase):

@@ -21,7 +21,7 @@ from sqlalchemy import BigInteger, Integer, and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 
 Row = TypeVar("Row")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from timebot.state.models import QuickEntry, QuickListing
 
 

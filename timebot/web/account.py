@@ -14,7 +14,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from mail.reviews import MODES, set_preference
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
 from service.provisioning import reset_api_key

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, or_, select
 
 from mail.reviews import preference
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.legacy.tokens import ensure_legacy_token
 from service.models import Person
 from service.models.signin import BrowserSession, Passkey

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
 from service.signin import passkeys

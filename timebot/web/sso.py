@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from service.db import unit_of_work
+from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Organisation, Person
 from service.signin.sessions import SESSION_MS, open_session

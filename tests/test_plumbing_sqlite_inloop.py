@@ -1,4 +1,4 @@
-"""SQLite on the loop thread (service.sqlite_inloop): writers wait for the write lock without
+"""SQLite on the loop thread (plumbing.sqlite_inloop): writers wait for the write lock without
 blocking the loop, inside one process and across processes, and nothing is lost."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from service.db import create_engine, session_factory, unit_of_work
+from plumbing.db import create_engine, session_factory, unit_of_work
 
 
 async def _engine(path: Path) -> AsyncEngine:
@@ -97,7 +97,7 @@ async def test_a_writer_of_another_process_is_waited_for_without_blocking_the_lo
 
 
 async def test_the_wait_for_another_process_gives_up_after_the_timeout(tmp_path: Path) -> None:
-    from service.sqlite_inloop import connector
+    from plumbing.sqlite_inloop import connector
 
     path = tmp_path / "d.db"
     engine = await _engine(path)
@@ -126,7 +126,7 @@ async def test_the_log_is_checkpointed_off_the_loop_and_stays_bounded(
 ) -> None:
     """Automatic checkpoints are off on our connections; commits that find the log grown past
     the threshold have it checkpointed in a thread, so it is reused instead of growing."""
-    from service import sqlite_inloop
+    from plumbing import sqlite_inloop
 
     monkeypatch.setattr(sqlite_inloop, "WAL_CHECKPOINT_BYTES", 128 * 1024)
     monkeypatch.setattr(sqlite_inloop, "WAL_CHECK_EVERY", 4)

@@ -1,0 +1,166 @@
+"""Databases: the async engine (SQLite with WAL on the loop thread, or PostgreSQL), the
+unit of work, dialect-aware inserts, and migrations run under a lock."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import event, make_url
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from plumbing.sqlite_inloop import connector
+
+
+def is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncEngine:
+    """An async engine; SQLite gets WAL, foreign keys and real transactions (SAVEPOINTs work).
+
+    On SQLite, writers begin with BEGIN IMMEDIATE (the write lock up front: no deadlock when a
+    read lock would be upgraded). `read_only=True` makes an engine for transactions that only
+    read: they begin deferred, so in WAL mode they run beside a writer instead of queuing."""
+    if is_sqlite(url):
+        # Statements run on the loop thread; waits for the write lock are asynchronous
+        # (plumbing.sqlite_inloop). Connections come in autocommit mode: pysqlite's own
+        # transaction handling breaks SAVEPOINT, so transactions are begun below.
+        path = make_url(url).database or ":memory:"
+        engine = create_async_engine(url, async_creator=connector(path, timeout=30.0), **kwargs)
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.close()
+
+        @event.listens_for(engine.sync_engine, "begin")
+        def _on_begin(conn: Any) -> None:
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+        return engine
+    kwargs.setdefault("pool_size", 10)
+    kwargs.setdefault("max_overflow", 20)
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_async_engine(url, **kwargs)
+
+
+def insert_for(session: AsyncSession) -> Any:
+    """The session's dialect's `insert` (PostgreSQL or SQLite), the one with
+    `on_conflict_do_nothing` / `on_conflict_do_update`."""
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+
+
+_INSERTS_IGNORING: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+
+
+def insert_ignoring(session: AsyncSession, table: Any, conflict: tuple[str, ...]) -> Any:
+    """`INSERT INTO table … ON CONFLICT (conflict) DO NOTHING` for the session's dialect (a
+    plain INSERT when `conflict` is empty): a Core statement built once, its values given as
+    parameters at execute. Its rowcount says whether the row went in."""
+    table = getattr(table, "__table__", table)
+    dialect = session.get_bind().dialect.name
+    key = (dialect, table.name, conflict)
+    statement = _INSERTS_IGNORING.get(key)
+    if statement is None:
+        statement = insert_for(session)(table)
+        if conflict:
+            statement = statement.on_conflict_do_nothing(index_elements=list(conflict))
+        _INSERTS_IGNORING[key] = statement
+    return statement
+
+
+async def write_rows(session: AsyncSession, statement: Any, rows: Any) -> None:
+    """A Core write (an INSERT built once) in the session's transaction, at once. Unlike
+    `session.execute`, it does not first flush what the session has pending: rows written this
+    way refer only to rows already in the database, and the pending changes are written by
+    the caller's next flush."""
+    connection = await session.connection()
+    await connection.execute(statement, rows)
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False, autoflush=True)
+
+
+@asynccontextmanager
+async def unit_of_work(
+    sessions: async_sessionmaker[AsyncSession],
+) -> AsyncIterator[AsyncSession]:
+    """One session, committed on success and rolled back on error."""
+    async with sessions() as session:
+        try:
+            yield session
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            raise
+
+
+# Constraint names the same on SQLite and PostgreSQL, so that migrations can name them.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+# Keys of the PostgreSQL advisory locks under which each schema migrates: replicas starting
+# at the same moment on an empty database take turns instead of racing on alembic_version.
+SERVICE_MIGRATION_LOCK = 0x74696D65_0001
+BOT_MIGRATION_LOCK = 0x74696D65_0002
+
+
+async def upgrade_under_lock(
+    engine: AsyncEngine, config: Any, lock_key: int
+) -> None:
+    """`alembic upgrade head` with `config`, in one transaction; on PostgreSQL behind a
+    transaction-scoped advisory lock (the second process waits, then finds nothing to do)."""
+    from alembic import command
+    from sqlalchemy import text
+
+    def _upgrade(connection: Any) -> None:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+    async with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key})
+        await connection.run_sync(_upgrade)
+
+
+async def is_current(engine: AsyncEngine, config: Any, version_table: str) -> bool:
+    """Whether the database's schema is at the newest migration of `config`'s scripts."""
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    heads = set(ScriptDirectory.from_config(config).get_heads())
+
+    def _current(connection: Any) -> set[str]:
+        context = MigrationContext.configure(
+            connection, opts={"version_table": version_table}
+        )
+        return set(context.get_current_heads())
+
+    async with engine.connect() as connection:
+        return await connection.run_sync(_current) == heads
+
+
+async def check_connection(engine: AsyncEngine) -> None:
+    from sqlalchemy import text
+
+    async with engine.connect() as connection:
+        await connection.execute(text("SELECT 1"))
