@@ -108,9 +108,9 @@ class TimebotProcess:
     async def start(self) -> None:
         await self.seed()
         workers = os.environ.get("BENCH_WORKERS", "1")
-        program = "from timebot.cli import main; main()"
+        program = "from shell.cli import main; main()"
         if os.environ.get("BENCH_PROFILE"):  # cProfile timebot into that file, for diagnosis
-            program = ("import cProfile; from timebot.cli import main; "
+            program = ("import cProfile; from shell.cli import main; "
                        f"cProfile.run('main()', {os.environ['BENCH_PROFILE']!r})")
         args = [sys.executable, "-c", program, "serve"]
         if workers != "1":

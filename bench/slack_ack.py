@@ -133,7 +133,7 @@ def measure_ack(seconds: float) -> tuple[list[float], list[float]]:
                    "TIMEBOT_SMTP_PORT": "0", "SLACK_BOT_TOKEN": TOKEN,
                    "SLACK_SIGNING_SECRET": SECRET, "TIMEBOT_SLACK_API_URL": fake.api_url,
                    "TIMEBOT_SECRET_KEY": secrets.token_urlsafe(48)}
-            cli = [sys.executable, "-c", "from timebot.cli import main; main()"]
+            cli = [sys.executable, "-c", "from shell.cli import main; main()"]
             created = json.loads(subprocess.run(
                 [*cli, "service", "init", "--org", "Bench", "--admin-name", "Ada",
                  "--admin-email", "ada@bench.example"],

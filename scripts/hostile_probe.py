@@ -97,7 +97,7 @@ def main() -> int:
         "TIMEBOT_HTTP_PORT": str(port),
         "TIMEBOT_SECRET_KEY": "probe-secret-key-0123456789abcdef-probe",
     })
-    cli = [sys.executable, "-m", "timebot.cli"]
+    cli = [sys.executable, "-m", "shell.cli"]
     init = subprocess.run(
         [*cli, "service", "init", "--org", "Probe", "--admin-name", "Ada",
          "--admin-email", "ada@example.com"],

@@ -16,9 +16,9 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.provisioning import add_person, create_organisation
+from shell.app import create_app
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
-from timebot.app import create_app
 from timebot.config import Settings, load_settings
 
 DAY_MS = 86_400_000
@@ -42,7 +42,7 @@ class LiveServer:
 
     @property
     def service(self) -> EmbeddedService:
-        service = self.app.state.runtime.service
+        service = self.app.state.service
         assert service is not None
         return service  # type: ignore[no-any-return]
 

@@ -47,7 +47,7 @@ class ProvisionedPerson:
 
 
 class KeyProvisioner(Protocol):
-    """Issues people's keys; only the embedded service can (timebot.embedded_keys)."""
+    """Issues people's keys; only the embedded service can (shell.embedded_keys)."""
 
     async def by_email(self, email: str, organisation_id: str | None) -> list[ProvisionedPerson]:
         ...

@@ -1,4 +1,4 @@
-"""What the running process holds: settings, clock, the embedded service (if any), the bot's
+"""What the running process holds: settings, clock, the bot's
 state database, the GraphQL client and the people directory, plus the start/stop hooks of
 the optional parts (Slack, mail, scheduler)."""
 
@@ -9,24 +9,20 @@ import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from mail.inbox import Inbox
-from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
+from mail.outbound import Outbox, OutboxWorker
 from plumbing.clock import Clock
-from service.embedded import EmbeddedService
 from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
-from timebot.draining import DRAIN_SECONDS, Draining, drain_all
-from timebot.embedded_keys import EmbeddedKeys
+from timebot.draining import DRAIN_SECONDS, drain_all
 from timebot.events import EventBus, EventStore, EventWorker
-from timebot.inprocess_transport import ExecutorTransport
-from timebot.state.db import create_engine, migrate, session_factory
+from timebot.state.db import migrate
 from timebot.state.singleton import SingletonJobs
-from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
+from timebot.webhook_consumer import WebhookSubscriptions
 
 Hook = Callable[["Runtime"], Awaitable[None]]
 
@@ -35,7 +31,6 @@ Hook = Callable[["Runtime"], Awaitable[None]]
 class Runtime:
     settings: Settings
     clock: Clock
-    service: EmbeddedService | None
     state_engine: AsyncEngine
     state_sessions: async_sessionmaker[AsyncSession]
     client: ServiceClient
@@ -48,6 +43,10 @@ class Runtime:
     inbox: Inbox
     outbox: Outbox
     outbox_worker: OutboxWorker
+    # Before the state database migrates (the embedded service starts here) / after it is
+    # closed (the embedded service stops last).
+    before_start: list[Hook] = field(default_factory=list)
+    after_stop: list[Hook] = field(default_factory=list)
     on_start: list[Hook] = field(default_factory=list)
     on_stop: list[Hook] = field(default_factory=list)
     # Before a graceful stop, while HTTP still serves (`drain`): stop taking work in.
@@ -74,8 +73,8 @@ class Runtime:
 
     async def start(self, *, background: bool = True) -> None:
         """Migrate and start; `background=False` (the CLI) starts no workers."""
-        if self.service is not None:
-            await self.service.start()
+        for hook in self.before_start:
+            await hook(self)
         await migrate(self.state_engine)
         if background:
             self.outbox_worker.start()
@@ -140,61 +139,5 @@ class Runtime:
             await hook(self)
         await self.client.close()
         await self.state_engine.dispose()
-        if self.service is not None:
-            await self.service.stop()
-
-
-class DrainingOutboxWorker(Draining, OutboxWorker):
-    """The outbox worker, finishing the deliveries it claimed when stopped."""
-
-
-def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Runtime:
-    """`in_process`: reach the embedded service through ASGI instead of the network (the CLI,
-    when no server is running)."""
-    service = EmbeddedService(settings.service_database_url, clock=clock) if settings.embedded \
-        else None
-    transport: httpx.AsyncBaseTransport | None = None
-    if in_process and service is not None:
-        from starlette.applications import Starlette
-
-        transport = httpx.ASGITransport(app=Starlette(routes=service.routes()))
-    elif service is not None and settings.role == "all":
-        # The server with its service embedded: the fronts' requests go to its executor
-        # in-process (no loopback HTTP request per GraphQL call).
-        transport = ExecutorTransport(service.executor)
-    client = ServiceClient(settings.graphql_url, http_transport=transport)
-    state_engine = create_engine(settings.database_url)
-    state_sessions = session_factory(state_engine)
-    provisioner = (
-        EmbeddedKeys(service.sessions, clock, settings.mail_from) if service is not None else None
-    )
-    box = SecretBox(settings.secret_key)
-    directory = PeopleDirectory(
-        state_sessions, client, box, clock, provisioner, settings.integration_key
-    )
-    events = EventStore(state_sessions, clock)
-    bus = EventBus()
-    # The service and the fronts in one process: the service's events reach the fronts
-    # in-process (service.webhooks.local), not by an HTTP request per event. (The CLI
-    # registers that webhook too, and leaves its deliveries to the server.)
-    in_process_events = service is not None and settings.role == "all"
-    subscriptions = WebhookSubscriptions(
-        state_sessions, client, box, directory, settings.public_url, clock,
-        service.sessions if in_process_events and service is not None else None,
-    )
-    outbox = Outbox(state_sessions, clock)
-    event_worker = EventWorker(events, bus)
-    if in_process_events and service is not None and not in_process:
-        service.webhooks.local_receiver = local_receiver(events, event_worker.wake)
-    return Runtime(
-        settings, clock, service, state_engine, state_sessions, client, directory, box,
-        events, bus, event_worker, subscriptions, Inbox(state_sessions, clock),
-        outbox, DrainingOutboxWorker(outbox, deliverer(settings)),
-    )
-
-
-def deliverer(settings: Settings) -> Deliverer:
-    """The relay when TIMEBOT_SMTP_RELAY is set, else the local Maildir outbox."""
-    if settings.smtp_relay:
-        return SmtpRelay(RelaySettings.parse(settings.smtp_relay))
-    return MaildirOutbox(settings.outbox_dir)
+        for hook in reversed(self.after_stop):
+            await hook(self)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shell.app import create_app
 from tests.bot.fake_socket_mode import FakeSocketMode
 from tests.bot.harness import APP_TOKEN, SlackHarness, start_slack_harness
 from tests.bot.signing import (
@@ -21,7 +22,6 @@ from tests.bot.signing import (
 )
 from tests.service.test_approvals_support import WEEK, add_record, manage, state
 from tests.support import DAY_MS, TEST_SECRET_KEY
-from timebot.app import create_app
 from timebot.config import load_settings
 
 

@@ -20,9 +20,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from shell.cli import main as timebot_cli
 from tests.deploy.dockerfile import DOCKERFILE, DOCKERIGNORE, ROOT, exec_form, ignored, stages
 from tests.net import free_port
-from timebot.cli import main as timebot_cli
 
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 KUBERNETES = ROOT / "deploy" / "kubernetes" / "timebot.yaml"
@@ -102,7 +102,7 @@ def test_dockerignore_keeps_out(path: str) -> None:
 
 @pytest.mark.parametrize("path", [
     "pyproject.toml", "README.md", "service/schema/base.graphql", "ide/build.mjs",
-    "ide/package-lock.json", "ide/src/index.jsx", "timebot/cli.py", "deploy/Dockerfile",
+    "ide/package-lock.json", "ide/src/index.jsx", "shell/cli.py", "deploy/Dockerfile",
     "service/migrations/env.py",
 ])
 def test_dockerignore_keeps_what_the_build_needs(path: str) -> None:

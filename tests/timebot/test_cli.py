@@ -17,6 +17,7 @@ import click
 import httpx
 import pytest
 
+from shell.cli import main as cli_main
 from tests.support import (
     create_pg_database,
     drop_pg_database,
@@ -25,7 +26,6 @@ from tests.support import (
     start_live_server,
     stop_live_server,
 )
-from timebot.cli import main as cli_main
 
 TIMEBOT = Path(sys.executable).with_name("timebot")
 CURRENT_PERSON = "{ currentPerson { id name email } }"

@@ -15,10 +15,10 @@ import click
 import httpx
 import pytest
 
+from shell.cli import main as cli_main
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.timebot.serve_process import TIMEBOT, serve_env, serving
-from timebot.cli import main as cli_main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 DEMO_PEOPLE = 9

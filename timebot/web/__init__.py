@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
+from service.embedded import EmbeddedService
 from timebot.runtime import Runtime
 
 
-def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
+def install_web(
+    runtime: Runtime, service: EmbeddedService | None, routes: list[BaseRoute]
+) -> None:
     """Beside an embedded service only: the pages act on its sessions."""
     from timebot.web.account import account_routes
     from timebot.web.common import WebFront, favicon_route
@@ -18,7 +21,6 @@ def install_web(runtime: Runtime, routes: list[BaseRoute]) -> None:
     from timebot.web.sso import sso_routes
 
     routes.append(favicon_route())
-    service = runtime.service
     if service is None:
         return
     settings = runtime.settings

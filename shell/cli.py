@@ -84,7 +84,7 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
 
     import uvicorn
 
-    from timebot.supervisor import DrainFirstServer, parse_workers, supervise
+    from shell.supervisor import DrainFirstServer, parse_workers, supervise
 
     try:
         workers = parse_workers(workers_text)
@@ -98,7 +98,7 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
             raise click.ClickException(str(error)) from error
         settings = dataclasses.replace(settings, role=role)
 
-    from timebot.app import create_app
+    from shell.app import create_app
     from timebot.logs import configure_logging
 
     configure_logging(settings.log_level)
@@ -218,11 +218,11 @@ async def _subscribe(settings: Settings, organisation_id: str) -> None:
     beside this command serves its first submission (its own loop would find the
     organisation only later). A failure is only reported: that loop subscribes it, and its
     reconciler sends what was submitted meanwhile."""
+    from shell.build import build_runtime
     from timebot.logs import configure_logging
-    from timebot.runtime import build_runtime
 
     configure_logging("WARNING")  # stdout carries the JSON answer alone
-    runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True)
+    runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True).runtime
     try:
         await runtime.start(background=False)
         await runtime.subscriptions.ensure(organisation_id)
@@ -271,9 +271,9 @@ def people() -> None:
 
 
 async def _with_directory(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
-    from timebot.runtime import build_runtime
+    from shell.build import build_runtime
 
-    runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True)
+    runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True).runtime
     try:
         await runtime.start(background=False)
         return await work(runtime.directory)

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from plumbing.db import check_connection
+from service.embedded import EmbeddedService
 from timebot.runtime import Runtime
 from timebot.state.db import schema_current
 
@@ -38,14 +39,16 @@ async def _database(engine: AsyncEngine, current: Callable[[AsyncEngine], Awaita
     return "ok"
 
 
-def readiness(runtime: Runtime) -> Callable[[Request], Awaitable[Response]]:
+def readiness(
+    runtime: Runtime, service: EmbeddedService | None
+) -> Callable[[Request], Awaitable[Response]]:
     async def readyz(_request: Request) -> Response:
         from service.db import service_schema_current
 
         checks = {"bot_database": await _database(runtime.state_engine, schema_current)}
-        if runtime.service is not None:
+        if service is not None:
             checks["service_database"] = await _database(
-                runtime.service.engine, service_schema_current
+                service.engine, service_schema_current
             )
         ready = all(value == "ok" for value in checks.values())
         return JSONResponse(

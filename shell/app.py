@@ -15,34 +15,35 @@ from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Route
 
 from plumbing.clock import SYSTEM_CLOCK, Clock
-from timebot.assembly import install_components
+from shell.assembly import install_components
+from shell.build import build_runtime
+from shell.health import liveness, readiness
 from timebot.config import Settings
-from timebot.health import liveness, readiness
 from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
-from timebot.runtime import build_runtime
 from timebot.webhook_consumer import webhook_route
 
-log = structlog.get_logger("timebot.app")
+log = structlog.get_logger("shell.app")
 
 def create_app(
     settings: Settings, clock: Clock | None = None, *, auto_subscribe: bool = True,
     listen_sockets: dict[str, socket.socket] | None = None,
 ) -> Starlette:
     """`listen_sockets`: the mail listeners' sockets bound by a `--workers` parent."""
-    runtime = build_runtime(settings, clock or SYSTEM_CLOCK)
+    built = build_runtime(settings, clock or SYSTEM_CLOCK)
+    runtime, service = built.runtime, built.service
     runtime.auto_subscribe = auto_subscribe
     runtime.listen_sockets = dict(listen_sockets or {})
     routes: list[BaseRoute] = []
-    if runtime.service is not None:
-        routes.extend(runtime.service.routes())
+    if service is not None:
+        routes.extend(service.routes())
 
     if settings.runs_fronts:
         routes.append(
             webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
         )
-    install_components(runtime, routes)
+    install_components(runtime, service, routes)
     routes.append(Route("/healthz", liveness))
-    routes.append(Route("/readyz", readiness(runtime)))
+    routes.append(Route("/readyz", readiness(runtime, service)))
     routes.append(Route("/metrics", metrics_endpoint))
 
     @asynccontextmanager
@@ -64,6 +65,7 @@ def create_app(
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.runtime = runtime
+    app.state.service = service
     app.add_middleware(_MetricsMiddleware)
     return app
 

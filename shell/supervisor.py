@@ -48,7 +48,7 @@ from timebot.errors import ConfigError
 if TYPE_CHECKING:
     from timebot.runtime import Runtime
 
-log = structlog.get_logger("timebot.supervisor")
+log = structlog.get_logger("shell.supervisor")
 
 DRAIN_SECONDS = 30.0
 MAX_WORKERS = 64
@@ -122,7 +122,7 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
     """A worker process: the whole app under uvicorn, on the parent's sockets."""
     import sys
 
-    from timebot.app import create_app
+    from shell.app import create_app
     from timebot.logs import configure_logging
 
     configure_logging(settings.log_level)

@@ -23,7 +23,7 @@ from timebot.config import Settings
 from timebot.runtime import Runtime
 from timebot.worker import PollingWorker
 
-log = structlog.get_logger("timebot.account_upkeep")
+log = structlog.get_logger("shell.account_upkeep")
 
 BATCH = 50
 
@@ -89,9 +89,10 @@ class AccountUpkeep(PollingWorker):
         return len(due)
 
 
-def install_account_upkeep(runtime: Runtime, poll_seconds: float = 5.0) -> None:
+def install_account_upkeep(
+    runtime: Runtime, service: EmbeddedService | None, poll_seconds: float = 5.0
+) -> None:
     """Runs beside an embedded service only: a hosted service sends its own mail."""
-    service = runtime.service
     if service is None:
         return
     upkeep = AccountUpkeep(service, runtime.outbox, runtime.settings, poll_seconds)

@@ -13,7 +13,7 @@ import structlog
 
 from service.graphql.execution import Executor
 
-log = structlog.get_logger("timebot.inprocess_transport")
+log = structlog.get_logger("shell.inprocess_transport")
 
 
 class ExecutorTransport(httpx.AsyncBaseTransport):

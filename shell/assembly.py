@@ -9,16 +9,19 @@ from starlette.routing import BaseRoute
 from bot.component import install_slack
 from mail.inbound_component import install_inbound
 from mail.review_component import install_reviews
-from timebot.account_upkeep import install_account_upkeep
+from service.embedded import EmbeddedService
+from shell.account_upkeep import install_account_upkeep
 from timebot.runtime import Runtime
 from timebot.web import install_web
 
 
-def install_components(runtime: Runtime, routes: list[BaseRoute]) -> None:
+def install_components(
+    runtime: Runtime, service: EmbeddedService | None, routes: list[BaseRoute]
+) -> None:
     """Called once by create_app, before the app starts. A service-only process
     (TIMEBOT_ROLE=service) runs the embedded service's upkeep and none of the fronts."""
-    install_account_upkeep(runtime)
-    install_web(runtime, routes)
+    install_account_upkeep(runtime, service)
+    install_web(runtime, service, routes)
     if not runtime.settings.runs_fronts:
         return
     install_inbound(runtime, routes)

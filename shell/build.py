@@ -1,0 +1,101 @@
+"""Builds the process's runtime from settings: the embedded service (when no hosted one is
+named) with its start and stop hooks, the bot's state database, the GraphQL client (in-process
+beside an embedded service), the people directory, events, and mail's queues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+
+from mail.inbox import Inbox
+from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
+from plumbing.clock import Clock
+from service.embedded import EmbeddedService
+from shell.embedded_keys import EmbeddedKeys
+from shell.inprocess_transport import ExecutorTransport
+from timebot.client import ServiceClient
+from timebot.config import Settings
+from timebot.crypto import SecretBox
+from timebot.directory import PeopleDirectory
+from timebot.draining import Draining
+from timebot.events import EventBus, EventStore, EventWorker
+from timebot.runtime import Runtime
+from timebot.state.db import create_engine, session_factory
+from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
+
+
+class DrainingOutboxWorker(Draining, OutboxWorker):
+    """The outbox worker, finishing the deliveries it claimed when stopped."""
+
+
+@dataclass
+class Built:
+    """The runtime and the embedded service it was built around (None against a hosted one)."""
+
+    runtime: Runtime
+    service: EmbeddedService | None
+
+
+def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Built:
+    """`in_process`: reach the embedded service through ASGI instead of the network (the CLI,
+    when no server is running)."""
+    service = EmbeddedService(settings.service_database_url, clock=clock) if settings.embedded \
+        else None
+    transport: httpx.AsyncBaseTransport | None = None
+    if in_process and service is not None:
+        from starlette.applications import Starlette
+
+        transport = httpx.ASGITransport(app=Starlette(routes=service.routes()))
+    elif service is not None and settings.role == "all":
+        # The server with its service embedded: the fronts' requests go to its executor
+        # in-process (no loopback HTTP request per GraphQL call).
+        transport = ExecutorTransport(service.executor)
+    client = ServiceClient(settings.graphql_url, http_transport=transport)
+    state_engine = create_engine(settings.database_url)
+    state_sessions = session_factory(state_engine)
+    provisioner = (
+        EmbeddedKeys(service.sessions, clock, settings.mail_from) if service is not None else None
+    )
+    box = SecretBox(settings.secret_key)
+    directory = PeopleDirectory(
+        state_sessions, client, box, clock, provisioner, settings.integration_key
+    )
+    events = EventStore(state_sessions, clock)
+    bus = EventBus()
+    # The service and the fronts in one process: the service's events reach the fronts
+    # in-process (service.webhooks.local), not by an HTTP request per event. (The CLI
+    # registers that webhook too, and leaves its deliveries to the server.)
+    in_process_events = service is not None and settings.role == "all"
+    subscriptions = WebhookSubscriptions(
+        state_sessions, client, box, directory, settings.public_url, clock,
+        service.sessions if in_process_events and service is not None else None,
+    )
+    outbox = Outbox(state_sessions, clock)
+    event_worker = EventWorker(events, bus)
+    if in_process_events and service is not None and not in_process:
+        service.webhooks.local_receiver = local_receiver(events, event_worker.wake)
+    runtime = Runtime(
+        settings, clock, state_engine, state_sessions, client, directory, box,
+        events, bus, event_worker, subscriptions, Inbox(state_sessions, clock),
+        outbox, DrainingOutboxWorker(outbox, deliverer(settings)),
+    )
+    if service is not None:
+        embedded = service
+
+        async def start_service(_runtime: Runtime) -> None:
+            await embedded.start()
+
+        async def stop_service(_runtime: Runtime) -> None:
+            await embedded.stop()
+
+        runtime.before_start.append(start_service)
+        runtime.after_stop.append(stop_service)
+    return Built(runtime, service)
+
+
+def deliverer(settings: Settings) -> Deliverer:
+    """The relay when TIMEBOT_SMTP_RELAY is set, else the local Maildir outbox."""
+    if settings.smtp_relay:
+        return SmtpRelay(RelaySettings.parse(settings.smtp_relay))
+    return MaildirOutbox(settings.outbox_dir)
