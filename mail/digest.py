@@ -108,10 +108,10 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
     message = build_message(settings, rendered, to=str(person["email"]))
-    queued = await runtime.outbox.enqueue(
+    queued = await ctx.mail.outbox.enqueue(
         message, kind="digest", envelope_from=settings.mail_from, dedupe_key=dedupe_key
     )
     if queued:
-        runtime.outbox_worker.wake()
+        ctx.mail.outbox_worker.wake()
         log.info("digest_queued", person=person_id, items=len(items), day=day)
     return int(queued)

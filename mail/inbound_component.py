@@ -15,6 +15,7 @@ from mail.addresses import reply_token_check
 from mail.imap_poller import ImapPoller, ImapSettings
 from mail.inbox import InboxWorker
 from mail.listener import InboundHandler, start_listener
+from mail.parts import MailParts
 from mail.process import MessageProcessor
 from timebot.draining import DRAIN_SECONDS, Draining, drain_all
 from timebot.runtime import Runtime
@@ -31,12 +32,15 @@ class DrainingInboxWorker(Draining, InboxWorker):
 
 
 class InboundComponent:
-    def __init__(self, runtime: Runtime, *, workers: int = INBOX_WORKERS) -> None:
+    def __init__(
+        self, runtime: Runtime, mail: MailParts, *, workers: int = INBOX_WORKERS
+    ) -> None:
         self.runtime = runtime
-        self.processor = MessageProcessor(runtime)
+        self.mail = mail
+        self.processor = MessageProcessor(runtime, mail)
         self.workers = [
             DrainingInboxWorker(
-                runtime.inbox, self.processor.process_message, poll_seconds=2.0, batch=2
+                mail.inbox, self.processor.process_message, poll_seconds=2.0, batch=2
             )
             for _ in range(max(1, workers))
         ]
@@ -57,7 +61,7 @@ class InboundComponent:
             if not port:
                 continue
             handler = InboundHandler(
-                runtime.inbox, settings.mail_domain, check, self.wake, source=source,
+                self.mail.inbox, settings.mail_domain, check, self.wake, source=source,
                 trusted_networks=settings.mail_trusted_networks,
             )
             self.servers.append(
@@ -68,7 +72,7 @@ class InboundComponent:
             log.info("listening", protocol=source, host=settings.smtp_host, port=port)
         if settings.imap_url:
             self.poller = ImapPoller(
-                ImapSettings.parse(settings.imap_url), runtime.inbox, runtime.state_sessions,
+                ImapSettings.parse(settings.imap_url), self.mail.inbox, runtime.state_sessions,
                 self.wake,
             )
             # One process at a time polls the mailbox (timebot/state/singleton.py).
@@ -89,15 +93,17 @@ class InboundComponent:
         await drain_all(self.workers, DRAIN_SECONDS)
 
 
-def install_inbound(runtime: Runtime, routes: list[BaseRoute]) -> InboundComponent | None:
+def install_inbound(
+    runtime: Runtime, mail: MailParts, routes: list[BaseRoute]
+) -> InboundComponent | None:
     """Start inbound mail with the runtime when any way in is configured: SMTP, LMTP, IMAP, or
     the local outbox page (no relay), whose answers take the same inbound path."""
     settings = runtime.settings
     if not (settings.smtp_port or settings.lmtp_port or settings.imap_url
             or not settings.smtp_relay):
         return None
-    inbound = InboundComponent(runtime)
-    runtime.wake_inbox = inbound.wake
+    inbound = InboundComponent(runtime, mail)
+    mail.wake_inbox = inbound.wake
     runtime.on_start.append(inbound.start)
     runtime.on_stop.append(inbound.stop)
     runtime.on_drain.append(inbound.stop)

@@ -46,10 +46,10 @@ class OwnerNotices:
             return False
         rendered = self.ctx.templates.mail("owner_notice", notice=notice, owner_name=owner.name)
         message = build_message(runtime.settings, rendered, to=owner.email)
-        queued: bool = await runtime.outbox.enqueue(
+        queued: bool = await self.ctx.mail.outbox.enqueue(
             message, kind=KIND, envelope_from=runtime.settings.mail_from, dedupe_key=dedupe
         )
         if queued:
-            runtime.outbox_worker.wake()
+            self.ctx.mail.outbox_worker.wake()
             log.debug("owner_notice_queued", kind=notice.kind, submit=event.data.get("submitId"))
         return queued

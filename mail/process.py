@@ -43,6 +43,7 @@ from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
 from mail.errors import DkimKeyFileError, TokenError, TokenExpired, TokenMissing
 from mail.inbox import InboundMessage
 from mail.loop_guard import why_not_act
+from mail.parts import MailParts
 from mail.reading import ReadMessage, read_message
 from mail.receipts import Outcome, ReceiptSender, TimesheetInfo, Verdict, stage_words
 from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_file_dnsfunc
@@ -320,15 +321,19 @@ class _DkimKeys:
 class MessageProcessor:
     """Holds what processing needs; `process_message` is the InboxWorker's processor."""
 
-    def __init__(self, runtime: Runtime, handlers: dict[RecipientKind, Handler] | None = None):
+    def __init__(
+        self, runtime: Runtime, mail: MailParts,
+        handlers: dict[RecipientKind, Handler] | None = None,
+    ):
         settings = runtime.settings
         self.runtime = runtime
         self.settings = settings
+        self.mail = mail
         self.handlers = dict(handlers or HANDLERS)
         self.receipts = ReceiptSender(
-            runtime.state_sessions, runtime.outbox, runtime.clock,
+            runtime.state_sessions, mail.outbox, runtime.clock,
             mail_from=settings.mail_from, mail_domain=settings.mail_domain,
-            wake=runtime.outbox_worker.wake,
+            wake=mail.outbox_worker.wake,
         )
         self._dkim = _DkimKeys(settings.dkim_txt_file)
         # The event and state reads of messages processed at once share requests.

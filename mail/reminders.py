@@ -187,12 +187,12 @@ async def send_timesheet_reminder(
         if entries else None,
     )
     message = build_message(settings, rendered, to=str(person["email"]))
-    queued: bool = await runtime.outbox.enqueue(
+    queued: bool = await ctx.mail.outbox.enqueue(
         message, kind="timesheet-reminder", envelope_from=settings.mail_from,
         dedupe_key=dedupe_key,
     )
     if queued:
-        runtime.outbox_worker.wake()
+        ctx.mail.outbox_worker.wake()
         log.info("timesheet_reminder_queued", person=person["id"], start=start_ms)
     return queued
 

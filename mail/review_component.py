@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from starlette.routing import BaseRoute
 
 from mail.owner_notices import OwnerNotices
+from mail.parts import MailParts
 from mail.reminders import Reminders
 from mail.reviews import MailContext, ReviewRequests
 from mail.templating import Templates
@@ -45,8 +46,10 @@ def component_of(runtime: Runtime) -> ReviewComponent:
     return COMPONENTS[id(runtime)]
 
 
-def install_reviews(runtime: Runtime, routes: list[BaseRoute]) -> ReviewComponent:
-    ctx = MailContext(runtime, Templates(runtime.settings.data_dir))
+def install_reviews(
+    runtime: Runtime, mail: MailParts, routes: list[BaseRoute]
+) -> ReviewComponent:
+    ctx = MailContext(runtime, Templates(runtime.settings.data_dir), mail)
     component = ReviewComponent(
         ctx, ReviewRequests(ctx), Reminders(ctx), Links(ctx), Scheduler(ctx), ApprovalPoller(ctx),
         Reconciler(ctx),

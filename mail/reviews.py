@@ -24,6 +24,7 @@ import structlog
 from sqlalchemy import select
 
 from mail.outbound import new_message
+from mail.parts import MailParts
 from mail.templating import RenderedMail, Templates
 from timebot.client import ServiceClient, operation
 from timebot.config import Settings
@@ -151,10 +152,12 @@ def build_message(
 
 @dataclass(frozen=True)
 class MailContext:
-    """What the review, reminder and digest mail needs: the runtime and the templates."""
+    """What the review, reminder and digest mail needs: the runtime, the templates and the
+    outbox."""
 
     runtime: Runtime
     templates: Templates
+    mail: MailParts
 
 
 @dataclass(frozen=True)
@@ -304,11 +307,11 @@ async def send_approver_mail(
     )
     message = build_message(settings, rendered, to=str(approver["email"]),
                             reply_token=links.reply_token)
-    queued: bool = await runtime.outbox.enqueue(
+    queued: bool = await ctx.mail.outbox.enqueue(
         message, kind=kind, envelope_from=settings.mail_from, dedupe_key=dedupe_key
     )
     if queued:
-        runtime.outbox_worker.wake()
+        ctx.mail.outbox_worker.wake()
         log.debug("approver_mail_queued", kind=kind, submit=submit_id, stage=stage,
                  approver=approver_id)
     return queued

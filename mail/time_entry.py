@@ -135,12 +135,12 @@ async def process_time_entry(processor: MessageProcessor, mail: InboundMail) -> 
         body, created, failed = receipt_body(results, zone.key)
     message = compose(mail.read, body, to=sender, mail_from=settings.mail_from,
                       mail_domain=settings.mail_domain)
-    queued = await runtime.outbox.enqueue(
+    queued = await processor.mail.outbox.enqueue(
         message, kind="receipt", envelope_from="", rcpt_tos=[sender],
         dedupe_key=receipt_dedupe_key(mail.key),
     )
     if queued:
-        runtime.outbox_worker.wake()
+        processor.mail.outbox_worker.wake()
     state = "queued" if queued else "already queued"
     if last is not None:
         return f"submit: {body.splitlines()[0]}; receipt {state}"

@@ -90,12 +90,13 @@ class AccountUpkeep(PollingWorker):
 
 
 def install_account_upkeep(
-    runtime: Runtime, service: EmbeddedService | None, poll_seconds: float = 5.0
+    runtime: Runtime, service: EmbeddedService | None, outbox: Outbox,
+    poll_seconds: float = 5.0,
 ) -> None:
     """Runs beside an embedded service only: a hosted service sends its own mail."""
     if service is None:
         return
-    upkeep = AccountUpkeep(service, runtime.outbox, runtime.settings, poll_seconds)
+    upkeep = AccountUpkeep(service, outbox, runtime.settings, poll_seconds)
     # A sign-in code is handed to the outbox at once, not at the next poll.
     service.executor.signin.mail_hooks.append(upkeep.wake)
 

@@ -41,7 +41,7 @@ def create_app(
         routes.append(
             webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
         )
-    install_components(runtime, service, routes)
+    install_components(runtime, service, built.mail, routes)
     routes.append(Route("/healthz", liveness))
     routes.append(Route("/readyz", readiness(runtime, service)))
     routes.append(Route("/metrics", metrics_endpoint))
@@ -66,6 +66,7 @@ def create_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.runtime = runtime
     app.state.service = service
+    app.state.mail = built.mail
     app.add_middleware(_MetricsMiddleware)
     return app
 

@@ -8,6 +8,7 @@ from starlette.routing import BaseRoute
 
 from bot.component import install_slack
 from mail.inbound_component import install_inbound
+from mail.parts import MailParts
 from mail.review_component import install_reviews
 from service.embedded import EmbeddedService
 from shell.account_upkeep import install_account_upkeep
@@ -16,14 +17,15 @@ from timebot.web import install_web
 
 
 def install_components(
-    runtime: Runtime, service: EmbeddedService | None, routes: list[BaseRoute]
+    runtime: Runtime, service: EmbeddedService | None, mail: MailParts,
+    routes: list[BaseRoute],
 ) -> None:
     """Called once by create_app, before the app starts. A service-only process
     (TIMEBOT_ROLE=service) runs the embedded service's upkeep and none of the fronts."""
-    install_account_upkeep(runtime, service)
+    install_account_upkeep(runtime, service, mail.outbox)
     install_web(runtime, service, routes)
     if not runtime.settings.runs_fronts:
         return
-    install_inbound(runtime, routes)
-    install_reviews(runtime, routes)
+    install_inbound(runtime, mail, routes)
+    install_reviews(runtime, mail, routes)
     install_slack(runtime, routes)

@@ -10,6 +10,7 @@ import httpx
 
 from mail.inbox import Inbox
 from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
+from mail.parts import MailParts
 from plumbing.clock import Clock
 from service.embedded import EmbeddedService
 from shell.embedded_keys import EmbeddedKeys
@@ -35,6 +36,7 @@ class Built:
 
     runtime: Runtime
     service: EmbeddedService | None
+    mail: MailParts
 
 
 def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Built:
@@ -77,9 +79,12 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
         service.webhooks.local_receiver = local_receiver(events, event_worker.wake)
     runtime = Runtime(
         settings, clock, state_engine, state_sessions, client, directory, box,
-        events, bus, event_worker, subscriptions, Inbox(state_sessions, clock),
-        outbox, DrainingOutboxWorker(outbox, deliverer(settings)),
+        events, bus, event_worker, subscriptions,
     )
+    mail = MailParts(
+        Inbox(state_sessions, clock), outbox, DrainingOutboxWorker(outbox, deliverer(settings))
+    )
+    runtime.queue_workers.append(mail.outbox_worker)
     if service is not None:
         embedded = service
 
@@ -91,7 +96,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
 
         runtime.before_start.append(start_service)
         runtime.after_stop.append(stop_service)
-    return Built(runtime, service)
+    return Built(runtime, service, mail)
 
 
 def deliverer(settings: Settings) -> Deliverer:

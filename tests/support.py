@@ -12,6 +12,7 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
+from mail.parts import MailParts
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
@@ -20,6 +21,7 @@ from shell.app import create_app
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.config import Settings, load_settings
+from timebot.runtime import Runtime
 
 DAY_MS = 86_400_000
 # Strong enough for `load_settings` (a weak or placeholder TIMEBOT_SECRET_KEY is refused).
@@ -204,3 +206,11 @@ async def new_org(live: LiveServer, http: httpx.AsyncClient, name: str = "Acme")
         GQL(http, live.graphql_url, created.apikey),
     )
     return Org(created.organisation.id, live, http, admin)
+
+
+def mail_of(runtime: Runtime) -> MailParts:
+    """The mail front's queues (inbox, outbox and its worker) of a running app's runtime."""
+    from mail.review_component import component_of
+
+    mail: MailParts = component_of(runtime).ctx.mail
+    return mail

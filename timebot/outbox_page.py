@@ -166,9 +166,9 @@ class OutboxPage:
                                 status_code=400)
         raw = compose_answer(message, body, sender=sender,
                              mail_domain=self.runtime.settings.mail_domain)
-        new = await self.runtime.inbox.accept(raw, sender, [recipient], "outbox")
+        new = await self.ctx.mail.inbox.accept(raw, sender, [recipient], "outbox")
         log.info("outbox_answer_accepted", new=new, to=recipient)
-        self.runtime.wake_inbox()
+        self.ctx.mail.wake_inbox()
         return RedirectResponse(f"/outbox/{key}?sent=1", status_code=303)
 
     def routes(self) -> list[BaseRoute]:

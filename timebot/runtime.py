@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from mail.inbox import Inbox
-from mail.outbound import Outbox, OutboxWorker
 from plumbing.clock import Clock
 from timebot.client import ServiceClient
 from timebot.config import Settings
@@ -23,6 +21,7 @@ from timebot.events import EventBus, EventStore, EventWorker
 from timebot.state.db import migrate
 from timebot.state.singleton import SingletonJobs
 from timebot.webhook_consumer import WebhookSubscriptions
+from timebot.worker import PollingWorker
 
 Hook = Callable[["Runtime"], Awaitable[None]]
 
@@ -40,9 +39,6 @@ class Runtime:
     bus: EventBus
     event_worker: EventWorker
     subscriptions: WebhookSubscriptions
-    inbox: Inbox
-    outbox: Outbox
-    outbox_worker: OutboxWorker
     # Before the state database migrates (the embedded service starts here) / after it is
     # closed (the embedded service stops last).
     before_start: list[Hook] = field(default_factory=list)
@@ -54,8 +50,9 @@ class Runtime:
     subscribe_every_seconds: float = 30.0
     # Tests that need no webhook subscription (and no integration person) turn this off.
     auto_subscribe: bool = True
-    # Wakes the inbox workers when something put a message in the inbox (set by mail).
-    wake_inbox: Callable[[], None] = lambda: None
+    # Workers of durable tables (mail's outbox): started with the background work, drained
+    # at a graceful stop.
+    queue_workers: list[PollingWorker] = field(default_factory=list)
     # Listening sockets bound by a `timebot serve --workers N` parent ("http", "smtp",
     # "lmtp"): the listeners serve on these instead of binding their own.
     listen_sockets: dict[str, socket.socket] = field(default_factory=dict)
@@ -77,7 +74,8 @@ class Runtime:
             await hook(self)
         await migrate(self.state_engine)
         if background:
-            self.outbox_worker.start()
+            for worker in self.queue_workers:
+                worker.start()
         if background and self.settings.runs_fronts:
             self.event_worker.start()
             if self.auto_subscribe:
@@ -121,7 +119,7 @@ class Runtime:
         claimed here. What is left queued waits for another process or the next start."""
         for hook in self.on_drain:
             await hook(self)
-        await drain_all([self.outbox_worker], DRAIN_SECONDS)
+        await drain_all(self.queue_workers, DRAIN_SECONDS)
 
     async def stop(self) -> None:
         await self.singletons.stop()
@@ -134,7 +132,7 @@ class Runtime:
                 pass
         self._background.clear()
         await self.event_worker.stop()
-        await drain_all([self.outbox_worker], DRAIN_SECONDS)  # the mail it claimed goes out
+        await drain_all(self.queue_workers, DRAIN_SECONDS)  # the mail it claimed goes out
         for hook in reversed(self.on_stop):
             await hook(self)
         await self.client.close()

@@ -54,7 +54,7 @@ async def _redispatch(h: SlackHarness, submit_id: str) -> None:
 
 
 async def _owner_mails(h: SlackHarness, email: str) -> list[OutboxMessage]:
-    rows = await h.live.app.state.runtime.outbox.messages("owner-notice")
+    rows = await h.live.app.state.mail.outbox.messages("owner-notice")
     return [row for row in rows if email in row.rcpt_tos]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import select
 
 from mail.review_component import ReviewComponent, component_of
-from tests.support import DAY_MS, HOUR_MS, Member, Org
+from tests.support import DAY_MS, HOUR_MS, Member, Org, mail_of
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage, ReceivedEvent
 
@@ -111,7 +111,7 @@ async def settle(runtime: Runtime, org_id: str, count: int) -> None:
 
 async def outbox_rows(runtime: Runtime, address: str, kind: str | None = None
                       ) -> list[OutboxMessage]:
-    rows = await runtime.outbox.messages(kind)
+    rows = await mail_of(runtime).outbox.messages(kind)
     return [row for row in rows if address.lower() in [r.lower() for r in row.rcpt_tos]]
 
 

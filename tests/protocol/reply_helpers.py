@@ -89,6 +89,10 @@ class MailWorld:
         return self.live.app.state.runtime
 
     @property
+    def mail(self) -> Any:
+        return self.live.app.state.mail
+
+    @property
     def maildir(self) -> Path:
         return self.live.settings.outbox_dir / "new"
 

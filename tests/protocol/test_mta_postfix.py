@@ -118,7 +118,7 @@ async def relayed_receipt(mta: Mta, raw: bytes, wait_s: float = 60.0) -> Message
 
 async def inbox_row(world: World, raw: bytes) -> InboxMessage:
     wanted = message_id(raw).encode()
-    rows = await world.live.app.state.runtime.inbox.all()
+    rows = await world.live.app.state.mail.inbox.all()
     found = [row for row in rows if wanted in row.raw]
     assert len(found) == 1, f"{len(found)} inbox rows"
     return found[0]  # type: ignore[no-any-return]

@@ -29,7 +29,7 @@ from tests.mail.reviews_support import (
 from tests.net import free_port
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_outbound import FlakyRelay, drain, message, start_relay
-from tests.support import new_org, start_live_server, stop_live_server
+from tests.support import mail_of, new_org, start_live_server, stop_live_server
 from timebot.state.models import OutboxMessage
 
 
@@ -70,7 +70,7 @@ async def test_a_review_request_waits_out_a_relay_outage_and_goes_once(
         assert first.next_attempt_ms - live.clock.now_ms() == 30_000
         # Later attempts fail too, each waiting longer.
         live.clock.advance(30_000)
-        runtime.outbox_worker.wake()
+        mail_of(runtime).outbox_worker.wake()
         second = await wait_for(lambda: review_row(2), what="a second attempt")
         assert second.status == "queued"
         assert second.next_attempt_ms - live.clock.now_ms() == 60_000
@@ -85,7 +85,7 @@ async def test_a_review_request_waits_out_a_relay_outage_and_goes_once(
         relay = await asyncio.get_running_loop().create_server(
             lambda: SMTP(received), "127.0.0.1", port)
         live.clock.advance(3_600_000)
-        runtime.outbox_worker.wake()
+        mail_of(runtime).outbox_worker.wake()
 
         async def sent() -> bool:
             rows = await outbox_rows(runtime, approver.email, "review")

@@ -190,7 +190,7 @@ async def test_reject_with_reason_over_lmtp(world: MailWorld, org: Org, tmp_path
 
 
 async def owner_notices(world: MailWorld, owner_email: str) -> list[OutboxMessage]:
-    rows = await world.runtime.outbox.messages("owner-notice")
+    rows = await world.mail.outbox.messages("owner-notice")
     return [row for row in rows if owner_email in row.rcpt_tos]
 
 

@@ -89,7 +89,7 @@ async def status(org: Org, owner: object) -> str:
 
 async def headers_trusted(world: MailWorld, raw: bytes) -> bool:
     await processed(world, raw)
-    row = await world.runtime.inbox.all()
+    row = await world.mail.inbox.all()
     return next(r.headers_trusted for r in row if r.message_key == message_key(raw))
 
 

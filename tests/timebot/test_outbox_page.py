@@ -17,7 +17,7 @@ from tests.mail.reviews_support import (
     submit,
     wait_for,
 )
-from tests.support import Member, Org
+from tests.support import Member, Org, mail_of
 
 
 async def submit_id_of(owner: Member) -> str:
@@ -56,7 +56,7 @@ async def test_outbox_list_read_and_answer(org: Org) -> None:
     answer = await org.http.post(f"{org.live.base_url}/outbox/{key}/reply",
                                  data={"body": "approve"}, follow_redirects=True)
     assert answer.status_code == 200 and 'id="notice"' in answer.text  # after the redirect
-    rows = [row for row in await runtime.inbox.all() if row.source == "outbox"
+    rows = [row for row in await mail_of(runtime).inbox.all() if row.source == "outbox"
             and approver.email in row.mail_from]
     assert len(rows) == 1
     reply = message_from_bytes(rows[0].raw)

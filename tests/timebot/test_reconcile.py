@@ -45,6 +45,7 @@ from tests.support import (
     LiveServer,
     Member,
     Org,
+    mail_of,
     new_org,
     start_live_server,
     stop_live_server,
@@ -207,7 +208,8 @@ async def test_a_submission_made_while_timebot_was_down_is_sent_once_on_start(
             rows = [row for row in await runtime.events.all() if row.organisation_id == org.id]
             bot = bot_of(runtime)
             assert bot is not None
-            queued = [row for row in await runtime.outbox.messages() if row.status != "done"]
+            outbox = mail_of(runtime).outbox
+            queued = [row for row in await outbox.messages() if row.status != "done"]
             return bool(rows) and all(row.status == "done" for row in rows) and not queued \
                 and await bot.sender.pending() == 0
 
@@ -218,7 +220,7 @@ async def test_a_submission_made_while_timebot_was_down_is_sent_once_on_start(
         assert 1 <= len(events) <= 2, [row.delivery_id for row in events]
         assert len(outbox_mails(data_dir, approver.email)) == 1
         assert len(fake.calls_to("chat.postMessage")) == 1
-        assert [row.kind for row in await runtime.outbox.messages()
+        assert [row.kind for row in await mail_of(runtime).outbox.messages()
                 if approver.email in row.rcpt_tos] == ["review"]
     finally:
         if restarted is not None:

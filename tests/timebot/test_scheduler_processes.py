@@ -23,7 +23,7 @@ from tests.mail.reviews_support import (
     wait_for,
 )
 from tests.net import free_port
-from tests.support import HOUR_MS, LiveServer, new_org, start_live_server, stop_live_server
+from tests.support import HOUR_MS, LiveServer, mail_of, new_org, start_live_server, stop_live_server
 from timebot.events import ServiceEvent
 from timebot.runtime import Runtime
 from timebot.scheduler import period_reminders
@@ -101,7 +101,7 @@ async def test_two_processes_send_each_message_once(
             await submit(owner)
 
         async def reviews_queued() -> bool:
-            rows = await runtimes[0].outbox.messages("review")
+            rows = await mail_of(runtimes[0]).outbox.messages("review")
             return len(rows) == 4
 
         await wait_for(reviews_queued, what="4 review requests (2 timesheets x 2 approvers)")
@@ -119,7 +119,7 @@ async def test_two_processes_send_each_message_once(
             await asyncio.gather(*(component_of(r).scheduler.run_once() for r in runtimes))
             await asyncio.gather(*(period_reminders(component_of(r).ctx, org.id)
                                    for r in runtimes))
-        rows = await runtimes[0].outbox.messages()
+        rows = await mail_of(runtimes[0]).outbox.messages()
         reminders = [row for row in rows if row.kind == "timesheet-reminder"]
         # Ada Admin, both approvers and the owner who did not submit (in Tokyo).
         assert len(reminders) == 4
@@ -133,14 +133,15 @@ async def test_two_processes_send_each_message_once(
             for live in pair:
                 live.clock.advance(HOUR_MS)
             for r in runtimes:
-                r.outbox_worker.wake()
+                mail_of(r).outbox_worker.wake()
             await asyncio.sleep(0.2)
             return len(handler.received) >= len(rows) and {
-                row.status for row in await runtimes[0].outbox.messages()
+                row.status for row in await mail_of(runtimes[0]).outbox.messages()
             } == {"done"}
 
         await wait_for(all_delivered, seconds=60, what="every message through the relay")
         await asyncio.sleep(0.5)
         ids = Counter(str(message_from_bytes(raw)["Message-ID"]) for raw in handler.received)
         assert len(ids) == len(rows) and set(ids.values()) == {1}, ids
-        assert sum(row.attempts for row in await runtimes[0].outbox.messages()) >= len(rows) + 4
+        attempts = sum(row.attempts for row in await mail_of(runtimes[0]).outbox.messages())
+        assert attempts >= len(rows) + 4
