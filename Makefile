@@ -30,7 +30,7 @@ bench: $(STAMP)
 	$(PY) -m bench $(BENCH)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check shell timebot service bot mail plumbing tests bench scripts
+	$(VENV)/bin/ruff check shell timebot service bot mail web plumbing tests bench scripts
 	$(VENV)/bin/mypy
 
 migration: $(STAMP)

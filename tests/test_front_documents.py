@@ -19,7 +19,7 @@ from tests.support import LiveServer, new_org
 from timebot.client import ServiceClient
 
 ROOT = Path(__file__).resolve().parents[1]
-FRONTS = ("timebot", "bot", "mail")
+FRONTS = ("shell", "timebot", "bot", "mail", "web")
 
 
 def _operation(text: str) -> bool:
