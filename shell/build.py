@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.inbox import Inbox
 from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
 from mail.parts import MailParts
 from plumbing.clock import Clock
 from service.embedded import EmbeddedService
+from service.webhooks.local import LOCAL_URL, ensure_local_webhook
 from shell.embedded_keys import EmbeddedKeys
 from shell.inprocess_transport import ExecutorTransport
 from timebot.client import ServiceClient
@@ -37,6 +39,17 @@ class Built:
     runtime: Runtime
     service: EmbeddedService | None
     mail: MailParts
+
+
+@dataclass(frozen=True)
+class EmbeddedWebhooks:
+    """timebot's in-process webhook on the embedded service (service.webhooks.local)."""
+
+    sessions: async_sessionmaker[AsyncSession]
+    url: str = LOCAL_URL
+
+    async def ensure(self, organisation_id: str, now_ms: int) -> tuple[str, str]:
+        return await ensure_local_webhook(self.sessions, organisation_id, now_ms)
 
 
 def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Built:
@@ -66,12 +79,13 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     events = EventStore(state_sessions, clock)
     bus = EventBus()
     # The service and the fronts in one process: the service's events reach the fronts
-    # in-process (service.webhooks.local), not by an HTTP request per event. (The CLI
+    # in-process (EmbeddedWebhooks), not by an HTTP request per event. (The CLI
     # registers that webhook too, and leaves its deliveries to the server.)
     in_process_events = service is not None and settings.role == "all"
     subscriptions = WebhookSubscriptions(
         state_sessions, client, box, directory, settings.public_url, clock,
-        service.sessions if in_process_events and service is not None else None,
+        EmbeddedWebhooks(service.sessions) if in_process_events and service is not None
+        else None,
     )
     outbox = Outbox(state_sessions, clock)
     event_worker = EventWorker(events, bus)

@@ -1,7 +1,8 @@
 """POST /svc/webhooks: events from the service, signed with the secret of timebot's own
 webhook on that organisation, committed once per delivery id, then dispatched by the worker.
 When the embedded service runs in the same process (role all), timebot's webhook is the
-in-process one (service.webhooks.local): the same deliveries, handed over without HTTP.
+in-process one (`InProcessWebhooks`, wired by the shell): the same deliveries, handed over
+without HTTP.
 
 timebot subscribes itself: for each organisation it serves it registers a webhook (events
 "*") with the organisation's integration key and keeps the secret the service issued
@@ -16,8 +17,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import structlog
 from sqlalchemy import select
@@ -28,7 +29,6 @@ from starlette.routing import Route
 
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
-from service.webhooks.local import LOCAL_URL, LocalDelivery, LocalReceiver, ensure_local_webhook
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
@@ -55,6 +55,28 @@ SUBSCRIBE = operation(
 )
 
 
+class InProcessWebhooks(Protocol):
+    """The embedded service's in-process webhook, when the service runs in this process (the
+    shell adapts service.webhooks.local): a subscription is a row, a delivery a call."""
+
+    @property
+    def url(self) -> str: ...
+
+    async def ensure(self, organisation_id: str, now_ms: int) -> tuple[str, str]:
+        """The organisation's in-process webhook, registered if missing: (its id, its secret)."""
+        ...
+
+
+class Delivery(Protocol):
+    """One in-process delivery: its id and the same JSON body an HTTP receiver gets."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def payload(self) -> dict[str, Any]: ...
+
+
 def sign(secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
@@ -68,16 +90,16 @@ class WebhookSubscriptions:
         directory: PeopleDirectory,
         public_url: str,
         clock: Clock,
-        service_sessions: async_sessionmaker[AsyncSession] | None = None,
+        in_process: InProcessWebhooks | None = None,
     ) -> None:
         self.sessions = sessions
         self.client = client
         self.box = box
         self.directory = directory
-        # With the embedded service's sessions (the service and the fronts in one process),
-        # the subscription is the in-process webhook: no GraphQL, no HTTP delivery.
-        self.service_sessions = service_sessions
-        self.url = LOCAL_URL if service_sessions is not None else (
+        # The service and the fronts in one process: the subscription is the in-process
+        # webhook (no GraphQL, no HTTP delivery).
+        self.in_process = in_process
+        self.url = in_process.url if in_process is not None else (
             public_url.rstrip("/") + WEBHOOK_PATH
         )
         self.clock = clock
@@ -91,9 +113,9 @@ class WebhookSubscriptions:
             secret = await self.secret_for(organisation_id)
             if secret is not None:
                 return secret
-        if self.service_sessions is not None:
-            webhook_id, secret = await ensure_local_webhook(
-                self.service_sessions, organisation_id, self.clock.now_ms()
+        if self.in_process is not None:
+            webhook_id, secret = await self.in_process.ensure(
+                organisation_id, self.clock.now_ms()
             )
             await self._store(organisation_id, webhook_id, secret)
             for callback in self.on_subscribed:
@@ -172,12 +194,14 @@ def event_of(payload: Any, headers: Mapping[str, str]) -> ServiceEvent:
     )
 
 
-def local_receiver(store: EventStore, on_accepted: Callable[[], None]) -> LocalReceiver:
+def local_receiver(
+    store: EventStore, on_accepted: Callable[[], None]
+) -> Callable[[Sequence[Delivery]], Awaitable[None]]:
     """What the embedded service's delivery worker hands its in-process deliveries to
-    (service.webhooks.local): committed to the event store like a webhook delivery, with the
+    (the shell registers it): committed to the event store like a webhook delivery, with the
     same de-duplication on the delivery id, in one transaction per batch."""
 
-    async def receive(deliveries: list[LocalDelivery]) -> None:
+    async def receive(deliveries: Sequence[Delivery]) -> None:
         events = [event_of(delivery.payload, {"X-Svc-Delivery": delivery.id})
                   for delivery in deliveries]
         if await store.accept_many(events):
