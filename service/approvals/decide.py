@@ -87,13 +87,13 @@ async def approve(actor: Actor, submission: Submission) -> ApprovalEvent:
     )
     if override:
         await record_event(timesheet, "approve", STATUS_APPROVED, index, actor,
-                            submit_id=event.id, system_action="adminOverride")
+                           submit_id=event.id, system_action="adminOverride")
         await finish_approved(actor, timesheet, event, automatic=False)
         return event
     before = timesheet.stage
     await advance(actor, timesheet, event, approvals, index, action="approved")
     await record_event(timesheet, "approve", timesheet.status, before, actor,
-                        submit_id=event.id)
+                       submit_id=event.id)
     if timesheet.status == STATUS_SUBMITTED and timesheet.stage != before:
         # The next stage's approvers see the request in their Journal.
         await journal.write_mentions(
@@ -159,7 +159,7 @@ async def reject(
     event.rejected_stage = stage
     event.comment = reason
     await record_event(timesheet, "reject", STATUS_REJECTED, stage, actor, submit_id=event.id,
-                        comment=reason, rejected_stage=stage)
+                       comment=reason, rejected_stage=stage)
     await journal.write_entry(
         session, timesheet, journal.REJECTED, stage, caller.id,
         f"Rejected by {caller.name} ({here}): {reason}", actor.now_ms,

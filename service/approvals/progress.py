@@ -74,5 +74,5 @@ async def finish_approved(
             f"Timesheet for {period} auto-approved: {why}", actor.now_ms,
         )
         await record_event(timesheet, "auto_approve", STATUS_APPROVED, timesheet.stage, actor,
-                            submit_id=event.id, system_action="autoApprove")
+                           submit_id=event.id, system_action="autoApprove")
     await notify(actor, timesheet, "autoApproved" if automatic else "approved")

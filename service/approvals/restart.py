@@ -35,7 +35,7 @@ async def restart(actor: Actor, timesheet: Timesheet) -> None:
     timesheet.stages = [stage.as_json() for stage in resolved]
     timesheet.updated_ms = actor.now_ms
     await record_event(timesheet, "restart", STATUS_SUBMITTED, 0, actor, submit_id=event.id,
-                        system_action="restartAfterApproverEdit")
+                       system_action="restartAfterApproverEdit")
     period = period_label(timesheet.start_ms, timesheet.end_ms)
     if not any(not stage.skipped for stage in resolved):
         await finish_approved(actor, timesheet, event, automatic=True)
