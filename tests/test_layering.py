@@ -78,9 +78,7 @@ KNOWN_UPWARD: set[str] = {
     "timebot.web.sso -> service.signin.web",
 }
 KNOWN_LONG: dict[str, int] = {
-    "service/approvals/workflow.py": 1058,
     "service/resolvers/tasks.py": 912,
-    "service/resolvers/approvals.py": 681,
     "service/demo.py": 628,
     "service/legacy/services.py": 627,
     "mail/process.py": 621,

@@ -10,7 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import unit_of_work
 from service.approvals import settings as cfg
-from service.approvals.workflow import Actor, submit
+from service.approvals.actor import Actor
+from service.approvals.submit import submit
 from service.errors import ServiceError
 from service.models import Organisation, Person, Tag, TimeRecord
 from service.models.approval import STATUS_DRAFT, Timesheet

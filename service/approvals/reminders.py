@@ -10,8 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import unit_of_work
 from service.approvals import settings as cfg
+from service.approvals.actor import Actor
 from service.approvals.autosubmit import auto_submit
-from service.approvals.workflow import Actor, notify
+from service.approvals.notify import notify
 from service.models import Organisation, Person
 from service.models.approval import STATUS_SUBMITTED, Timesheet
 from service.webhooks.queue import EVENT_APPROVAL_REMINDER

@@ -6,6 +6,7 @@ tags of a person that set a key, the deepest tag (highest level) wins, then the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +83,22 @@ async def resolve(
     if key in (organisation.settings or {}):
         return Resolved(organisation.settings[key], _path(organisation, "organisations"))
     return Resolved(None, [])
+
+
+def as_attribute(resolved: Resolved) -> dict[str, Any]:
+    """A setting as the API shows it: its value and where it comes from."""
+    return {"value": resolved.value, "path": resolved.path}
+
+
+def time_settings(resolve: Callable[[str], Any]) -> dict[str, Any]:
+    """SvcTimeSettings: each timesheet setting's key with what `resolve` gives for it."""
+    return {
+        "approvalReminder": resolve(APPROVAL_REMINDER),
+        "ownerOrAdminOnly": resolve(OWNER_OR_ADMIN_ONLY),
+        "onlyAdminEditsOthers": resolve(ONLY_ADMIN_EDITS_OTHERS),
+        "autoSubmit": resolve(AUTO_SUBMIT),
+        **{key: resolve(key) for key in SCHEDULE_SETTINGS},
+    }
 
 
 def own(entity: Organisation | Tag | Person | Project, collection: str, key: str) -> Resolved:

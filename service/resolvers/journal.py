@@ -24,7 +24,7 @@ from service.graphql.filters import filter_clause
 from service.lookup import get_in_org
 from service.models import Person, Project, Tag, Task, TimeRecord
 from service.models.approval import ApprovalEvent, JournalMessage, MessageMention, Timesheet
-from service.resolvers.approvals import can_view_timesheet
+from service.timesheet_access import can_view_timesheet
 from service.webhooks.queue import EVENT_JOURNAL_MESSAGE, KICK, enqueue
 
 query = QueryType()

@@ -12,7 +12,6 @@ from service.approvals import settings as cfg
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Project
-from service.resolvers.approvals import _attribute, _time_settings
 from service.structure import require_admin
 
 mutation = MutationType()
@@ -36,7 +35,7 @@ for _key in cfg.SCHEDULE_SETTINGS:
 
 @project_type.field("timeSettings")
 def resolve_project_time_settings(project: Project, _info: Any) -> dict[str, Any]:
-    return _time_settings(lambda key: _attribute(cfg.own(project, "projects", key)))
+    return cfg.time_settings(lambda key: cfg.as_attribute(cfg.own(project, "projects", key)))
 
 
 BINDABLES = [mutation, project_type]

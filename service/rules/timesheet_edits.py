@@ -15,14 +15,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from service.approvals import settings as cfg
+from service.approvals.actor import Actor, period_label, stage_label
 from service.approvals.edit_rights import EditCheck, EditDecision, decide
-from service.approvals.workflow import (
-    Actor,
-    covering_timesheet,
-    period_label,
-    restart,
-    stage_label,
-)
+from service.approvals.restart import restart
+from service.approvals.state import covering_timesheet
 from service.errors import RuleViolation
 from service.models import Person
 from service.models.approval import STATUS_DRAFT, STATUS_SUBMITTED, Timesheet

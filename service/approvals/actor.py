@@ -1,0 +1,49 @@
+"""Who acts on a timesheet (a person, or the service itself) and when, and the labels the
+workflow's messages use: a period, a stage, a status."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.approvals import stages as st
+from service.graphql.convert import iso
+from service.models import Organisation, Person
+from service.models.person import ROLE_ADMIN
+
+MAX_PERIOD_MS = 366 * 86_400_000
+STATUS_WORDS = {"d": "draft", "s": "submitted", "a": "approved", "r": "rejected"}
+
+
+def period_label(start_ms: int, end_ms: int) -> str:
+    return f"{iso(start_ms)[:10]} to {iso(max(start_ms, end_ms - 1))[:10]}"
+
+
+def stage_label(stages: list[dict[str, Any]], index: int) -> str:
+    if 0 <= index < len(stages):
+        return f"stage {index}: {st.STAGE_LABELS[stages[index]['type']]}"
+    return f"stage {index}"
+
+
+@dataclass
+class Actor:
+    """Who acts (None: the service itself) and when."""
+
+    session: AsyncSession
+    organisation: Organisation
+    person: Person | None
+    now_ms: int
+
+    @property
+    def id(self) -> str | None:
+        return self.person.id if self.person is not None else None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.person is not None and self.person.role.kind == ROLE_ADMIN
+
+    @property
+    def name(self) -> str:
+        return self.person.name if self.person is not None else "the service"
