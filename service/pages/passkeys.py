@@ -24,11 +24,12 @@ from service.signin.web import CSRF_HEADER, SESSION_COOKIE, csrf_matches
 PASSKEY_COOKIE = "timebot_passkey"
 
 
-class Refused(Exception):
+class Refused(ServiceError):
+    """A passkey request refused before the service was asked: answered with `status`."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-        self.message = message
 
 
 def _json(status: int, body: dict[str, Any], cookies: list[str] | None = None) -> Response:

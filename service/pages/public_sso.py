@@ -58,7 +58,7 @@ def public_sso_routes(pages: PageContext) -> list[BaseRoute]:
             async with httpx.AsyncClient(timeout=10) as http:
                 oidc = await discover(http, configured(provider))
         except SsoRefused as error:
-            return refused(str(error), 502)
+            return refused(error.message, 502)
         return start(oidc, callback_uri(provider), settings.secret_key, config,
                      idp=provider.name, account=account or None)
 
@@ -77,7 +77,7 @@ def public_sso_routes(pages: PageContext) -> list[BaseRoute]:
                 raise SsoRefused(UNVERIFIED.format(label=provider.label,
                                                    address=claims.get("email")))
         except SsoRefused as error:
-            return refused(str(error), 403)
+            return refused(error.message, 403)
 
         async def find(session: AsyncSession, now: int) -> Person:
             return await person_for_provider(

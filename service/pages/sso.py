@@ -39,7 +39,7 @@ def client_ip(request: Request) -> str:
 async def finish_signin(pages: PageContext, request: Request, find: FindPerson, method: str
                         ) -> Response:
     """In one transaction: the person (`find`), their session and the audit entry; then the
-    session cookie and /account. A refusal (SsoRefused, ServiceError) is a 403 page."""
+    session cookie and /account. A refusal (a ServiceError, SsoRefused too) is a 403 page."""
     config = pages.service.executor.signin
     try:
         now = pages.service.clock.now_ms()
@@ -54,9 +54,8 @@ async def finish_signin(pages: PageContext, request: Request, find: FindPerson, 
                 person_id=person.id, timestamp_ms=now, arguments={"method": method},
                 response_id=person.id, response_ids=[person.id],
             ))
-    except (SsoRefused, ServiceError) as error:
-        message = error.message if isinstance(error, ServiceError) else str(error)
-        return refused(message, 403)
+    except ServiceError as error:
+        return refused(error.message, 403)
     response = RedirectResponse("/account", status_code=303)
     response.headers.append(
         "set-cookie", config.set_cookie(SESSION_COOKIE, opened.token, SESSION_MS // 1000)
@@ -84,7 +83,7 @@ def sso_routes(pages: PageContext) -> list[BaseRoute]:
             async with httpx.AsyncClient(timeout=10) as http:
                 provider = await discover(http, custom)
         except SsoRefused as error:
-            return refused(str(error), 404)
+            return refused(error.message, 404)
         return start(provider, f"{settings.public_url}{callback_path(org_id)}",
                      settings.secret_key, config, org=org_id)
 
@@ -99,7 +98,7 @@ def sso_routes(pages: PageContext) -> list[BaseRoute]:
             claims = await identity(provider, request.query_params.get("code", ""), flow,
                                     f"{settings.public_url}{callback_path(org_id)}")
         except SsoRefused as error:
-            return refused(str(error), 403)
+            return refused(error.message, 403)
 
         async def find(session: AsyncSession, now: int) -> Person:
             current = await session.get(Organisation, org_id) or organisation
