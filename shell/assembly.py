@@ -12,8 +12,8 @@ from mail.parts import MailParts
 from mail.review_component import install_reviews
 from service.embedded import EmbeddedService
 from shell.account_upkeep import install_account_upkeep
+from shell.pages import install_pages
 from timebot.runtime import Runtime
-from timebot.web import install_web
 
 
 def install_components(
@@ -23,7 +23,7 @@ def install_components(
     """Called once by create_app, before the app starts. A service-only process
     (TIMEBOT_ROLE=service) runs the embedded service's upkeep and none of the fronts."""
     install_account_upkeep(runtime, service, mail.outbox)
-    install_web(runtime, service, routes)
+    install_pages(runtime, service, routes)
     if not runtime.settings.runs_fronts:
         return
     install_inbound(runtime, mail, routes)

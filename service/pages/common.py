@@ -13,37 +13,18 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import Route
 
 from service.embedded import EmbeddedService
 from service.errors import ServiceError
 from service.graphql.execution import GraphQLResponse
+from service.pages.config import PagesConfig
 from service.signin.sessions import SignedIn, by_token
 from service.signin.web import SESSION_COOKIE, WebExchange, csrf_matches, csrf_token
-from timebot.runtime import Runtime
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
     autoescape=select_autoescape(default=True),
 )
-# A clock face in the accent colour: the IDE's and the pages' icon.
-FAVICON = (
-    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
-    '<circle cx="16" cy="16" r="14" fill="#1f6feb"/>'
-    '<path d="M16 8v8l6 4" stroke="#fff" stroke-width="3" fill="none" '
-    'stroke-linecap="round"/></svg>'
-)
-
-
-def favicon_route() -> Route:
-    async def favicon(_request: Request) -> Response:
-        return Response(
-            FAVICON,
-            media_type="image/svg+xml",
-            headers={"cache-control": "public, max-age=86400"},
-        )
-
-    return Route("/favicon.ico", favicon, methods=["GET", "HEAD"])
 
 
 def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
@@ -66,14 +47,12 @@ class GraphQLOutcome:
     web: WebExchange
 
 
-class WebFront:
-    def __init__(self, runtime: Runtime, service: EmbeddedService) -> None:
-        self.runtime = runtime
-        self.service = service
+class PageContext:
+    """What every page acts on: the embedded service and the pages' configuration."""
 
-    @property
-    def demo(self) -> bool:
-        return self.service.executor.signin.demo
+    def __init__(self, service: EmbeddedService, config: PagesConfig) -> None:
+        self.service = service
+        self.config = config
 
     def exchange(self, request: Request, csrf: str | None = None) -> WebExchange:
         return WebExchange(
@@ -104,7 +83,7 @@ class WebFront:
         if origin is None or origin == "null":
             return origin is None
         own = {f"{request.url.scheme}://{request.headers.get('host', '')}"}
-        public = urlsplit(self.runtime.settings.public_url)
+        public = urlsplit(self.config.public_url)
         own.add(f"{public.scheme}://{public.netloc}")
         return origin in own
 

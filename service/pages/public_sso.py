@@ -1,8 +1,8 @@
-"""Sign in with Google or with Microsoft (the deployment's OpenID Connect clients, configured
-by TIMEBOT_GOOGLE_* / TIMEBOT_MICROSOFT_*; `timebot/identity_providers.py`):
+"""Sign in with Google or with Microsoft (the deployment's OpenID Connect clients, handed to
+the pages in `PagesConfig.identity_providers`):
 GET /sso/<provider>/initiate[?account=<organisation id>] sends the browser to the provider,
 GET /sso/<provider>/callback opens the session of the person the verified address names
-(`service/signin/public_idp.py`). The protocol is `timebot/web/oidc_flow.py`, as for an
+(`service/signin/public_idp.py`). The protocol is `service/pages/oidc_flow.py`, as for an
 organisation's own provider.
 """
 
@@ -17,16 +17,16 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from service.models import Person
+from service.pages.common import PageContext
+from service.pages.config import IdentityProvider
+from service.pages.oidc_flow import SSO_COOKIE, SsoRefused, discover, identity, returned_flow, start
+from service.pages.sso import finish_signin, refused
 from service.signin.public_idp import person_for_provider
-from timebot.identity_providers import PublicProvider
-from timebot.web.common import WebFront
-from timebot.web.oidc_flow import SSO_COOKIE, SsoRefused, discover, identity, returned_flow, start
-from timebot.web.sso import finish_signin, refused
 
 UNVERIFIED = "{label} did not confirm that the address {address} is yours (email_verified)."
 
 
-def _verified(provider: PublicProvider, claims: dict[str, Any]) -> bool:
+def _verified(provider: IdentityProvider, claims: dict[str, Any]) -> bool:
     """The provider vouches for the address: `email_verified`, or for Microsoft (whose ID
     tokens do not carry it) the optional claim `xms_edov`, "e-mail domain owner verified"."""
     flags = [claims.get("email_verified")]
@@ -35,15 +35,15 @@ def _verified(provider: PublicProvider, claims: dict[str, Any]) -> bool:
     return any(flag is True or str(flag).lower() == "true" for flag in flags)
 
 
-def public_sso_routes(front: WebFront) -> list[BaseRoute]:
-    settings = front.runtime.settings
-    config = front.service.executor.signin
+def public_sso_routes(pages: PageContext) -> list[BaseRoute]:
+    settings = pages.config
+    config = pages.service.executor.signin
     providers = {provider.name: provider for provider in settings.identity_providers}
 
-    def callback_uri(provider: PublicProvider) -> str:
+    def callback_uri(provider: IdentityProvider) -> str:
         return f"{settings.public_url}/sso/{provider.name}/callback"
 
-    def configured(provider: PublicProvider) -> dict[str, Any]:
+    def configured(provider: IdentityProvider) -> dict[str, Any]:
         return {"issuer": provider.issuer, "clientId": provider.client_id,
                 "clientSecret": provider.client_secret}
 
@@ -58,7 +58,7 @@ def public_sso_routes(front: WebFront) -> list[BaseRoute]:
             async with httpx.AsyncClient(timeout=10) as http:
                 oidc = await discover(http, configured(provider))
         except SsoRefused as error:
-            return refused(str(error), 502)
+            return refused(error.message, 502)
         return start(oidc, callback_uri(provider), settings.secret_key, config,
                      idp=provider.name, account=account or None)
 
@@ -77,7 +77,7 @@ def public_sso_routes(front: WebFront) -> list[BaseRoute]:
                 raise SsoRefused(UNVERIFIED.format(label=provider.label,
                                                    address=claims.get("email")))
         except SsoRefused as error:
-            return refused(str(error), 403)
+            return refused(error.message, 403)
 
         async def find(session: AsyncSession, now: int) -> Person:
             return await person_for_provider(
@@ -85,7 +85,7 @@ def public_sso_routes(front: WebFront) -> list[BaseRoute]:
                 flow.get("account"), now,
             )
 
-        return await finish_signin(front, request, find, provider.name)
+        return await finish_signin(pages, request, find, provider.name)
 
     return [
         Route("/sso/{provider}/initiate", initiate, methods=["GET"]),

@@ -15,20 +15,21 @@ from starlette.routing import BaseRoute, Route
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
+from service.pages.common import PageContext
 from service.signin import passkeys
 from service.signin.passkeys import RelyingParty
 from service.signin.sessions import SESSION_MS, SignedIn, open_session
 from service.signin.web import CSRF_HEADER, SESSION_COOKIE, csrf_matches
-from timebot.web.common import WebFront
 
 PASSKEY_COOKIE = "timebot_passkey"
 
 
-class Refused(Exception):
+class Refused(ServiceError):
+    """A passkey request refused before the service was asked: answered with `status`."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-        self.message = message
 
 
 def _json(status: int, body: dict[str, Any], cookies: list[str] | None = None) -> Response:
@@ -38,21 +39,21 @@ def _json(status: int, body: dict[str, Any], cookies: list[str] | None = None) -
     return response
 
 
-def passkey_routes(front: WebFront) -> list[BaseRoute]:
-    config = front.service.executor.signin
+def passkey_routes(pages: PageContext) -> list[BaseRoute]:
+    config = pages.service.executor.signin
 
     def relying_party(request: Request) -> RelyingParty:
-        if not front.same_origin(request):
+        if not pages.same_origin(request):
             raise Refused(403, "This request came from another site: nothing was changed.")
         host = request.headers.get("host", "")
         hostname = urlsplit(f"//{host}").hostname or ""
-        public = urlsplit(front.runtime.settings.public_url).hostname
+        public = urlsplit(pages.config.public_url).hostname
         if hostname not in (public, "localhost"):
-            raise Refused(400, f"Passkeys work at {front.runtime.settings.public_url}.")
+            raise Refused(400, f"Passkeys work at {pages.config.public_url}.")
         return RelyingParty(hostname, f"{request.url.scheme}://{host}")
 
     async def signed_in_checked(request: Request) -> SignedIn:
-        signed_in = await front.signed_in(request)
+        signed_in = await pages.signed_in(request)
         token = request.cookies.get(SESSION_COOKIE)
         if signed_in is None or token is None:
             raise Refused(401, "Sign in first.")
@@ -83,9 +84,9 @@ def passkey_routes(front: WebFront) -> list[BaseRoute]:
         rp = relying_party(request)
         signed_in = await signed_in_checked(request)
         cookie = passkeys.new_cookie()
-        async with unit_of_work(front.service.sessions) as session:
+        async with unit_of_work(pages.service.sessions) as session:
             options = await passkeys.registration_options(
-                session, rp, signed_in.person, cookie, front.service.clock.now_ms()
+                session, rp, signed_in.person, cookie, pages.service.clock.now_ms()
             )
         return _json(200, json.loads(options), [config.set_cookie(PASSKEY_COOKIE, cookie, 300)])
 
@@ -93,8 +94,8 @@ def passkey_routes(front: WebFront) -> list[BaseRoute]:
         rp = relying_party(request)
         signed_in = await signed_in_checked(request)
         payload = await body_of(request)
-        now = front.service.clock.now_ms()
-        async with unit_of_work(front.service.sessions) as session:
+        now = pages.service.clock.now_ms()
+        async with unit_of_work(pages.service.sessions) as session:
             person = await session.get(Person, signed_in.person.id)
             assert person is not None
             await passkeys.register(
@@ -110,18 +111,18 @@ def passkey_routes(front: WebFront) -> list[BaseRoute]:
     async def signin_options(request: Request) -> Response:
         rp = relying_party(request)
         cookie = passkeys.new_cookie()
-        async with unit_of_work(front.service.sessions) as session:
+        async with unit_of_work(pages.service.sessions) as session:
             options = await passkeys.signin_options(
-                session, rp, cookie, front.service.clock.now_ms()
+                session, rp, cookie, pages.service.clock.now_ms()
             )
         return _json(200, json.loads(options), [config.set_cookie(PASSKEY_COOKIE, cookie, 300)])
 
     async def sign_in(request: Request) -> Response:
         rp = relying_party(request)
         payload = await body_of(request)
-        now = front.service.clock.now_ms()
+        now = pages.service.clock.now_ms()
         client = request.client.host if request.client else ""
-        async with unit_of_work(front.service.sessions) as session:
+        async with unit_of_work(pages.service.sessions) as session:
             person = await passkeys.sign_in(
                 session, rp, request.cookies.get(PASSKEY_COOKIE), payload, now
             )

@@ -1,29 +1,28 @@
-"""GET /account: the signed-in person's page (API key, legacy token, Slack identity,
-notification preferences, sessions; for administrators "Sign in as ..." and the account's
-deletion). Every POST checks Origin and the session's CSRF token, then acts and redirects
-back (303), or shows the page again with the reason it did nothing."""
+"""GET /account: the signed-in person's page (API key, legacy token, passkey, the installer's
+sections, sessions; for administrators "Sign in as ...", single sign-on and the account's
+deletion). Every POST, a section's too, checks Origin and the session's CSRF token, then
+acts and redirects back (303), or shows the page again with the reason it did nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from mail.reviews import MODES, set_preference
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
+from service.pages.account_data import account_view, template_values
+from service.pages.common import PageContext, page
+from service.pages.sections import AccountSection
 from service.provisioning import reset_api_key
 from service.resolvers.organisation import SECRET_MASK
 from service.signin.sessions import SignedIn, revoke
-from timebot.state.db import unit_of_work as state_unit_of_work
-from timebot.state.models import SlackNudgePreference
-from timebot.web.account_data import account_view, template_values
-from timebot.web.common import WebFront, page
 
 # The legacy interface is the embedded service's (a hosted one has its own token page).
 RESET_LEGACY_TOKEN_EXTENSION = "mutation { resetLegacyToken }"
@@ -32,17 +31,11 @@ NOTICES = {
     "key": "Your API key was reset: the old key no longer works.",
     "token": "You have a new legacy token: the old one no longer works.",
     "revoked": "The session was revoked.",
-    "prefs": "Your notification preferences were saved.",
     "takeover": "You are now signed in as another person. Stop returns to your account.",
     "stopped": "You are yourself again.",
     "deletion": "The account's deletion is scheduled.",
     "kept": "The account's deletion was cancelled.",
     "sso": "The single sign-on settings were saved.",
-}
-CHAT_MODES = {
-    "instant": {"off": False, "digest": False},
-    "digest": {"off": False, "digest": True},
-    "off": {"off": True},
 }
 
 Action = Callable[[Request, SignedIn, dict[str, str]], Awaitable[str | None]]
@@ -52,38 +45,46 @@ def _when(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def account_routes(front: WebFront) -> list[BaseRoute]:
+def account_routes(pages: PageContext, sections: Sequence[AccountSection]) -> list[BaseRoute]:
+    notices = dict(NOTICES)
+    for section in sections:
+        notices.update(section.notices)
+
     async def render(
         request: Request, signed_in: SignedIn, status: int = 200, error: str | None = None
     ) -> Response:
-        view = await account_view(front, signed_in, request.query_params.get("q", "").strip())
-        notice = NOTICES.get(request.query_params.get("done", ""))
+        view = await account_view(pages, signed_in, request.query_params.get("q", "").strip())
+        notice = notices.get(request.query_params.get("done", ""))
         current = signed_in.row.id
+        csrf = pages.csrf_for(request)
+        org_id, person_id = signed_in.organisation.id, signed_in.person.id
+        fragments = [Markup(await section.render(org_id, person_id, csrf))
+                     for section in sections]
         return page(
             "account.html", status,
-            **template_values(view, front.csrf_for(request), error=error, notice=notice,
+            **template_values(view, csrf, error=error, notice=notice, sections=fragments,
                               current_session=current, when=_when),
         )
 
     async def account_page(request: Request) -> Response:
-        signed_in = await front.signed_in(request)
+        signed_in = await pages.signed_in(request)
         if signed_in is None:
             return RedirectResponse("/signin", status_code=303)
         return await render(request, signed_in)
 
     def post(action: Action) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
-            signed_in = await front.signed_in(request)
+            signed_in = await pages.signed_in(request)
             if signed_in is None:
                 return RedirectResponse("/signin", status_code=303)
-            fields, refused = await front.form_check(request)
+            fields, refused = await pages.form_check(request)
             if refused:
                 return await render(request, signed_in, 403, refused)
             try:
                 outcome = await action(request, signed_in, fields)
             except ServiceError as error:
                 return await render(request, signed_in, 400, error.message)
-            if outcome is None or outcome not in NOTICES:
+            if outcome is None or outcome not in notices:
                 return await render(request, signed_in, 400, outcome or "Nothing was done.")
             return RedirectResponse(f"/account?done={outcome}", status_code=303)
 
@@ -91,14 +92,14 @@ def account_routes(front: WebFront) -> list[BaseRoute]:
 
     async def gql(request: Request, fields: dict[str, str], query: str, done: str,
                   variables: dict[str, Any] | None = None) -> str:
-        outcome = await front.graphql(request, query, variables, csrf=fields.get("csrf"))
+        outcome = await pages.graphql(request, query, variables, csrf=fields.get("csrf"))
         return outcome.error or done
 
     async def reset_key(_request: Request, signed_in: SignedIn, _f: dict[str, str]) -> str:
         if signed_in.took_over_by is not None:
             return "An administrator acting as someone cannot reset their key."
-        now = front.service.clock.now_ms()
-        async with unit_of_work(front.service.sessions) as session:
+        now = pages.service.clock.now_ms()
+        async with unit_of_work(pages.service.sessions) as session:
             person = await session.get(Person, signed_in.person.id)
             assert person is not None
             await reset_api_key(session, person, now)
@@ -115,34 +116,16 @@ def account_routes(front: WebFront) -> list[BaseRoute]:
         return await gql(request, fields, RESET_LEGACY_TOKEN_EXTENSION, "token")
 
     async def revoke_session(_r: Request, signed_in: SignedIn, fields: dict[str, str]) -> str:
-        async with unit_of_work(front.service.sessions) as session:
+        async with unit_of_work(pages.service.sessions) as session:
             await revoke(session, signed_in.owner, fields.get("session_id", ""),
-                         front.service.clock.now_ms())
+                         pages.service.clock.now_ms())
         return "revoked"
 
-    async def save_prefs(_r: Request, signed_in: SignedIn, fields: dict[str, str]) -> str:
-        mail_mode = fields.get("mail", "")
-        if mail_mode not in MODES:
-            return f'Invalid "mail": choose one of {", ".join(MODES)}.'
-        chat = fields.get("chat")
-        if chat is not None and chat not in CHAT_MODES:
-            return f'Invalid "chat": choose one of {", ".join(CHAT_MODES)}.'
-        org_id, person_id = signed_in.organisation.id, signed_in.person.id
-        await set_preference(front.runtime, org_id, person_id, mail_mode)
-        if chat is not None:
-            view = await account_view(front, signed_in, "")
-            if view.slack_user_id is None:
-                return "Link your Slack account first to choose chat notifications."
-            async with state_unit_of_work(front.runtime.state_sessions) as state:
-                pref = await state.get(SlackNudgePreference, (org_id, person_id))
-                if pref is None:
-                    pref = SlackNudgePreference(
-                        organisation_id=org_id, person_id=person_id,
-                        slack_user_id=view.slack_user_id, off=False, digest=False, nudged={})
-                    state.add(pref)
-                for name, value in CHAT_MODES[chat].items():
-                    setattr(pref, name, value)
-        return "prefs"
+    def section_action(section: AccountSection) -> Action:
+        async def act(_r: Request, signed_in: SignedIn, fields: dict[str, str]) -> str:
+            return await section.handle(signed_in.organisation.id, signed_in.person.id, fields)
+
+        return act
 
     async def takeover(request: Request, _s: SignedIn, fields: dict[str, str]) -> str:
         query = "mutation($id: SvcId!) { startTakeover(targetId: $id) { person { id } } }"
@@ -173,7 +156,7 @@ def account_routes(front: WebFront) -> list[BaseRoute]:
         linked = {"domains": domains, "autoUser": fields.get("auto_user") == "on"}
         query = ("mutation($c: SvcCustomSSOInput, $g: SvcGoogleSSOInput!) { "
                  "editCustomSSO(customSSO: $c) { id } editGoogleSSO(google: $g) { id } }")
-        outcome = await front.graphql(request, query, {"c": custom, "g": linked},
+        outcome = await pages.graphql(request, query, {"c": custom, "g": linked},
                                       csrf=fields.get("csrf"))
         return outcome.error or "sso"
 
@@ -183,7 +166,8 @@ def account_routes(front: WebFront) -> list[BaseRoute]:
         Route("/account/api-key/reset", post(reset_key), methods=["POST"]),
         Route("/account/legacy-token/reset", post(reset_token), methods=["POST"]),
         Route("/account/sessions/revoke", post(revoke_session), methods=["POST"]),
-        Route("/account/notifications", post(save_prefs), methods=["POST"]),
+        *(Route(section.path, post(section_action(section)), methods=["POST"])
+          for section in sections),
         Route("/account/takeover", post(takeover), methods=["POST"]),
         Route("/account/takeover/stop", post(stop), methods=["POST"]),
         Route("/account/deletion", post(deletion), methods=["POST"]),

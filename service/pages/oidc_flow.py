@@ -25,6 +25,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 from starlette.responses import RedirectResponse
 
+from service.errors import ServiceError
 from service.signin.web import SigninConfig
 
 SSO_COOKIE = "timebot_sso"
@@ -34,8 +35,8 @@ FLOW_SECONDS = 600
 TENANT_PLACEHOLDER = "{tenantid}"
 
 
-class SsoRefused(Exception):
-    pass
+class SsoRefused(ServiceError):
+    """A sign-in through an identity provider was refused; the message says why."""
 
 
 @dataclass

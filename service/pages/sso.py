@@ -1,7 +1,7 @@
 """Single sign-on with the organisation's custom OpenID Connect provider: GET
 /sso/<org>/custom/initiate sends the browser to the provider, GET /sso/<org>/custom/callback
 opens the session. The protocol itself (PKCE, nonce, signed state, ID-token checks) is
-`timebot/web/oidc_flow.py`, shared with the public providers (`timebot/web/public_sso.py`);
+`service/pages/oidc_flow.py`, shared with the public providers (`service/pages/public_sso.py`);
 `finish_signin` here opens the session for the person a provider names, for both.
 """
 
@@ -19,11 +19,11 @@ from starlette.routing import BaseRoute, Route
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Organisation, Person
+from service.pages.common import PageContext, page
+from service.pages.oidc_flow import SSO_COOKIE, SsoRefused, discover, identity, returned_flow, start
 from service.signin.sessions import SESSION_MS, open_session
 from service.signin.sso import callback_path, custom_provider, person_for_login
 from service.signin.web import SESSION_COOKIE
-from timebot.web.common import WebFront, page
-from timebot.web.oidc_flow import SSO_COOKIE, SsoRefused, discover, identity, returned_flow, start
 
 FindPerson = Callable[[AsyncSession, int], Awaitable[Person]]
 
@@ -36,14 +36,14 @@ def client_ip(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-async def finish_signin(front: WebFront, request: Request, find: FindPerson, method: str
+async def finish_signin(pages: PageContext, request: Request, find: FindPerson, method: str
                         ) -> Response:
     """In one transaction: the person (`find`), their session and the audit entry; then the
-    session cookie and /account. A refusal (SsoRefused, ServiceError) is a 403 page."""
-    config = front.service.executor.signin
+    session cookie and /account. A refusal (a ServiceError, SsoRefused too) is a 403 page."""
+    config = pages.service.executor.signin
     try:
-        now = front.service.clock.now_ms()
-        async with unit_of_work(front.service.sessions) as session:
+        now = pages.service.clock.now_ms()
+        async with unit_of_work(pages.service.sessions) as session:
             person = await find(session, now)
             opened = await open_session(
                 session, person, now, request.headers.get("user-agent", ""),
@@ -54,9 +54,8 @@ async def finish_signin(front: WebFront, request: Request, find: FindPerson, met
                 person_id=person.id, timestamp_ms=now, arguments={"method": method},
                 response_id=person.id, response_ids=[person.id],
             ))
-    except (SsoRefused, ServiceError) as error:
-        message = error.message if isinstance(error, ServiceError) else str(error)
-        return refused(message, 403)
+    except ServiceError as error:
+        return refused(error.message, 403)
     response = RedirectResponse("/account", status_code=303)
     response.headers.append(
         "set-cookie", config.set_cookie(SESSION_COOKIE, opened.token, SESSION_MS // 1000)
@@ -65,12 +64,12 @@ async def finish_signin(front: WebFront, request: Request, find: FindPerson, met
     return response
 
 
-def sso_routes(front: WebFront) -> list[BaseRoute]:
-    settings = front.runtime.settings
-    config = front.service.executor.signin
+def sso_routes(pages: PageContext) -> list[BaseRoute]:
+    settings = pages.config
+    config = pages.service.executor.signin
 
     async def organisation_of(org_id: str) -> tuple[Organisation, dict[str, Any]]:
-        async with front.service.read_sessions() as session:
+        async with pages.service.read_sessions() as session:
             organisation = await session.get(Organisation, org_id)
         custom = custom_provider(organisation) if organisation is not None else None
         if organisation is None or custom is None:
@@ -84,7 +83,7 @@ def sso_routes(front: WebFront) -> list[BaseRoute]:
             async with httpx.AsyncClient(timeout=10) as http:
                 provider = await discover(http, custom)
         except SsoRefused as error:
-            return refused(str(error), 404)
+            return refused(error.message, 404)
         return start(provider, f"{settings.public_url}{callback_path(org_id)}",
                      settings.secret_key, config, org=org_id)
 
@@ -99,7 +98,7 @@ def sso_routes(front: WebFront) -> list[BaseRoute]:
             claims = await identity(provider, request.query_params.get("code", ""), flow,
                                     f"{settings.public_url}{callback_path(org_id)}")
         except SsoRefused as error:
-            return refused(str(error), 403)
+            return refused(error.message, 403)
 
         async def find(session: AsyncSession, now: int) -> Person:
             current = await session.get(Organisation, org_id) or organisation
@@ -107,7 +106,7 @@ def sso_routes(front: WebFront) -> list[BaseRoute]:
                 session, current, str(claims["email"]), str(claims.get("name") or ""), now,
             )
 
-        return await finish_signin(front, request, find, "sso")
+        return await finish_signin(pages, request, find, "sso")
 
     return [
         Route("/sso/{org_id}/custom/initiate", initiate, methods=["GET"]),

@@ -1,5 +1,5 @@
-"""What the account page shows, read (and, for the API key and the legacy token, created on
-first open) for the signed-in browser."""
+"""What the account page shows of the service, read (and, for the API key and the legacy
+token, created on first open) for the signed-in browser."""
 
 from __future__ import annotations
 
@@ -8,17 +8,15 @@ from typing import Any
 
 from sqlalchemy import func, or_, select
 
-from mail.reviews import preference
 from plumbing.db import unit_of_work
 from service.legacy.tokens import ensure_legacy_token
 from service.models import Person
 from service.models.signin import BrowserSession, Passkey
+from service.pages.common import PageContext
 from service.provisioning import ensure_api_key
 from service.signin.passkeys import passkeys_of
 from service.signin.sessions import SignedIn, sessions_of
 from service.signin.sso import callback_path, initiate_path
-from timebot.state.models import PersonLink, SlackNudgePreference
-from timebot.web.common import WebFront
 
 TAKEOVER_LIST = 20
 
@@ -29,9 +27,6 @@ class AccountView:
     apikey: str | None
     legacy_token: str | None
     sessions: list[BrowserSession]
-    slack_user_id: str | None
-    mail_mode: str
-    chat_mode: str | None
     is_admin: bool
     query: str = ""
     people: list[Person] = field(default_factory=list)
@@ -40,16 +35,8 @@ class AccountView:
     sso: dict[str, Any] = field(default_factory=dict)
 
 
-def chat_mode_of(pref: SlackNudgePreference | None) -> str:
-    if pref is None:
-        return "instant"
-    if pref.off:
-        return "off"
-    return "digest" if pref.digest else "instant"
-
-
-async def account_view(front: WebFront, signed_in: SignedIn, query: str) -> AccountView:
-    service = front.service
+async def account_view(pages: PageContext, signed_in: SignedIn, query: str) -> AccountView:
+    service = pages.service
     now = service.clock.now_ms()
     person = signed_in.person
     apikey = legacy = None
@@ -81,37 +68,27 @@ async def account_view(front: WebFront, signed_in: SignedIn, query: str) -> Acco
                     or_(func.lower(Person.name).like(pattern), Person.email.like(pattern))
                 )
             people = list(await session.scalars(statement))
-    runtime = front.runtime
-    async with runtime.state_sessions() as state:
-        slack_user_id = await state.scalar(
-            select(PersonLink.slack_user_id).where(PersonLink.person_id == person.id).limit(1)
-        )
-        chat = await state.get(SlackNudgePreference, (signed_in.organisation.id, person.id))
-    mail_mode = await preference(runtime, signed_in.organisation.id, person.id)
     return AccountView(
         signed_in=signed_in,
         apikey=apikey,
         legacy_token=legacy,
         sessions=sessions,
-        slack_user_id=slack_user_id,
-        mail_mode=mail_mode,
-        chat_mode=chat_mode_of(chat) if slack_user_id else None,
         is_admin=is_admin,
         query=query,
         people=people,
         deletion_due_ms=signed_in.organisation.deletion_due_ms,
         passkeys=keys,
-        sso=sso_panel(front, signed_in) if is_admin else {},
+        sso=sso_panel(pages, signed_in) if is_admin else {},
     )
 
 
-def sso_panel(front: WebFront, signed_in: SignedIn) -> dict[str, Any]:
+def sso_panel(pages: PageContext, signed_in: SignedIn) -> dict[str, Any]:
     """What the Single Sign-On panel shows (never the client secret)."""
     organisation = signed_in.organisation
     settings = dict(organisation.sso or {})
     custom = dict(settings.get("custom") or {})
     linked = dict(settings.get("google") or {})
-    base = front.runtime.settings.public_url
+    base = pages.config.public_url
     return {
         "issuer": custom.get("issuer", ""),
         "client_id": custom.get("clientId", ""),
