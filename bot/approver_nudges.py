@@ -24,6 +24,8 @@ REMIND_SETTING = "query { currentOrganisation { timeSettings { approvalReminder 
 
 @dataclass(frozen=True)
 class Waiting:
+    """A request DM to an approver, not decided yet: the row that asked, since when."""
+
     row_id: str
     request: Request
     person_name: str
@@ -31,7 +33,6 @@ class Waiting:
     slack_user: str
     organisation_id: str
     since_ms: int
-
 
 
 class ApproverNudges:

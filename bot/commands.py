@@ -1,9 +1,9 @@
 """The slash-command registry: `/time …` and `/timesheet …`.
 
-One bolt handler per slash command (bot.slash_commands) acks at once, resolves the Slack user to a person of the
-service (bot.identity) and looks the first word of the text up in the registry; the handler
-then runs with a `CommandContext`. An unknown or unlinked user never reaches a handler: they
-get an ephemeral message saying how to link.
+One bolt handler per slash command (bot.slash_commands) acks at once, resolves the Slack
+user to a person of the service (bot.identity) and looks the first word of the text up in the
+registry; the handler then runs with a `CommandContext`. An unknown or unlinked user never
+reaches a handler: they get an ephemeral message saying how to link.
 
 How to register (e.g. from bot/time_commands.py)::
 
