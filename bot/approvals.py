@@ -8,39 +8,48 @@ that showed the request is updated in place into its outcome when the service re
 (approvalEventUpdate), whatever decided it: a button, an e-mail reply, a one-click link, the web.
 A person not allowed to decide gets an ephemeral reason.
 
-The texts and the "who may decide" rule are pure functions; Slack and GraphQL calls sit in
-`ApprovalsPart`.
+The texts and blocks are in bot.approval_blocks; the rules (what a message becomes, why a
+person may not decide) are pure functions here; Slack and GraphQL calls sit in `ApprovalsPart`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import structlog
-from slack_bolt.async_app import AsyncAck
+from slack_bolt.async_app import AsyncAck, AsyncApp
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
+from bot.approval_blocks import (
+    APPROVE,
+    REJECT,
+    REJECT_CALLBACK,
+    Request,
+    outcome_blocks,
+    parse_ref,
+    ref_of,
+    reject_view,
+    request_blocks,
+    slack_time,
+    status_word,
+    summary_text,
+)
+from bot.deps import SlackDeps
 from bot.identity import SlackPerson
+from bot.replies import ephemeral, person_or_prompt
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.stages import stage_label
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim, SlackOutgoing
-from timebot.summary import TimesheetSummary, hours, load_summary
-
-if TYPE_CHECKING:
-    from bot.app import SlackBot
+from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.slack.approvals")
 
-APPROVE = "timebot_approve"
-REJECT = "timebot_reject"
-REJECT_CALLBACK = "timebot_reject_reason"
+RefreshHome = Callable[[SlackPerson], Awaitable[None]]
 
 APPROVAL_STATE = """
 query State($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
@@ -53,118 +62,6 @@ REJECT_MUTATION = """
 mutation Reject($id: SvcId!, $stage: Int!, $comment: String!) {
   rejectTimesheet(id: $id, stage: $stage, comment: $comment) { id status }
 }"""
-CURRENT_ROLE = "query { currentPerson { id role { name } } }"
-
-
-@dataclass(frozen=True)
-class Request:
-    """What a button names: the submission, its stage, the timesheet and its period."""
-
-    submit_id: str
-    stage: int
-    timesheet_id: str
-    person_id: str
-    start_ms: int
-    end_ms: int
-
-    def encode(self) -> str:
-        return json.dumps([self.submit_id, self.stage, self.timesheet_id, self.person_id,
-                           self.start_ms, self.end_ms], separators=(",", ":"))
-
-    @classmethod
-    def decode(cls, value: str) -> Request:
-        s, g, t, p, a, b = json.loads(value)
-        return cls(str(s), int(g), str(t), str(p), int(a), int(b))
-
-    @classmethod
-    def of_event(cls, data: dict[str, Any]) -> Request:
-        return cls(
-            str(data["submitId"]), int(data.get("stage") or 0), str(data.get("timesheetId", "")),
-            str((data.get("person") or {}).get("id", "")), int(data["startTime"]),
-            int(data["endTime"]),
-        )
-
-
-STATUS_WORDS = {"d": "draft", "s": "submitted", "a": "approved", "r": "rejected"}
-
-
-def status_word(code: Any) -> str | None:
-    """The service's status codes (d, s, a, r) as words; a word stays itself."""
-    if code is None:
-        return None
-    return STATUS_WORDS.get(str(code), str(code))
-
-
-def ref_of(submit_id: str, stage: int, approver_id: str) -> str:
-    return f"approval:{submit_id}:{stage}:{approver_id}"
-
-
-def parse_ref(ref: str) -> tuple[str, int, str] | None:
-    parts = ref.split(":")
-    if len(parts) != 4 or parts[0] != "approval":
-        return None
-    return parts[1], int(parts[2]), parts[3]
-
-
-def slack_time(ms: int) -> str:
-    """A time every reader sees in their own time zone."""
-    seconds = ms // 1000
-    fallback = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"<!date^{seconds}^{{date_short_pretty}} at {{time}}|{fallback}>"
-
-
-def period_text(start_ms: int, end_ms: int) -> str:
-    start = datetime.fromtimestamp(start_ms / 1000, UTC).date()
-    last = datetime.fromtimestamp((end_ms - 1) / 1000, UTC).date()
-    return f"{start:%a %d %b}" if start == last else f"{start:%a %d %b} - {last:%a %d %b %Y}"
-
-
-def summary_text(summary: TimesheetSummary) -> str:
-    lines = [f"*Total {hours(summary.total_ms)}*"]
-    if summary.by_day:
-        lines.append("*By day:* " + ", ".join(
-            f"{day:%a %d} {hours(ms)}" for day, ms in summary.by_day))
-    if summary.by_project:
-        lines.append("*By project:* " + ", ".join(
-            f"{name} {hours(ms)}" for name, ms in summary.by_project))
-    if summary.absences:
-        lines.append("*Absences:* " + ", ".join(
-            f"{name} {hours(ms)}" for name, ms in summary.absences))
-    if summary.changed_since_rejection:
-        lines.append(
-            f"*Changed since the rejection:* {summary.added} added, {summary.modified} "
-            f"modified, {summary.deleted} deleted"
-        )
-    return "\n".join(lines)
-
-
-def request_blocks(
-    request: Request, person_name: str, stage_text: str, summary: str
-) -> tuple[str, list[dict[str, Any]]]:
-    period = period_text(request.start_ms, request.end_ms)
-    text = f"{person_name} submitted the timesheet for {period}: waiting for your approval"
-    value = request.encode()
-    return text, [
-        {"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*{person_name}* submitted the timesheet for *{period}* ({stage_text}).")}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": summary}},
-        {"type": "actions", "block_id": "decision", "elements": [
-            {"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
-             "text": {"type": "plain_text", "text": "Approve"}},
-            {"type": "button", "action_id": REJECT, "style": "danger", "value": value,
-             "text": {"type": "plain_text", "text": "Reject"}},
-        ]},
-    ]
-
-
-def outcome_blocks(
-    person_name: str, start_ms: int, end_ms: int, outcome: str
-) -> tuple[str, list[dict[str, Any]]]:
-    period = period_text(start_ms, end_ms)
-    text = f"Timesheet of {person_name} for {period}: {outcome}"
-    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": (
-        f"Timesheet of *{person_name}* for *{period}*\n{outcome}")}}]
-
 
 def outcome_for(
     data: dict[str, Any], ref_stage: int, approver_id: str, now_ms: int
@@ -218,13 +115,9 @@ def refusal_reason(state: dict[str, Any] | None, request: Request, person_id: st
 
 
 class ApprovalsPart:
-    def __init__(self, bot: SlackBot) -> None:
-        self.bot = bot
-        app = bot.app
-        app.action(APPROVE)(self._on_approve)
-        app.action(REJECT)(self._on_reject)
-        app.view(REJECT_CALLBACK)(self._on_reject_submit)
-        bot.runtime.bus.subscribe("slack-approvals", self.on_event)
+    def __init__(self, deps: SlackDeps, refresh_home: RefreshHome) -> None:
+        self.deps = deps
+        self.refresh_home = refresh_home
 
     # --- events from the service ---------------------------------------------------------
 
@@ -241,9 +134,9 @@ class ApprovalsPart:
         pending = [p for p in data.get("pendingApprovers") or [] if p.get("id")]
         if not pending:
             return
-        key = await self.bot.runtime.directory.integration_key(event.organisation_id)
+        key = await self.deps.runtime.directory.integration_key(event.organisation_id)
         summary = await load_summary(
-            self.bot.runtime.client, key, request.person_id, request.start_ms, request.end_ms,
+            self.deps.runtime.client, key, request.person_id, request.start_ms, request.end_ms,
             request.submit_id,
         )
         count = int(data.get("stageCount") or 1)
@@ -255,7 +148,7 @@ class ApprovalsPart:
                    "startTime": request.start_ms, "endTime": request.end_ms,
                    "personName": person_name}
         live = {
-            row.ref for row in await self.bot.sender.sent_with_ref(
+            row.ref for row in await self.deps.sender.sent_with_ref(
                 f"approval:{request.submit_id}:{request.stage}:")
             if not row.context.get("outcome")
         }
@@ -266,10 +159,10 @@ class ApprovalsPart:
             ref = ref_of(request.submit_id, request.stage, str(approver["id"]))
             if ref in live:
                 continue  # already asked, and the request still stands
-            user = await self.bot.identity.slack_user_for(str(approver["id"]))
+            user = await self.deps.identity.slack_user_for(str(approver["id"]))
             if user is None:
                 continue
-            await self.bot.sender.post(
+            await self.deps.sender.post(
                 user, text, blocks, key=f"approval-dm:{ref}{round_mark}",
                 ref=ref_of(request.submit_id, request.stage, str(approver["id"])),
                 context={**context, "approverId": approver["id"]},
@@ -278,8 +171,8 @@ class ApprovalsPart:
     async def _settle(self, organisation_id: str, data: dict[str, Any]) -> None:
         """Update in place every request message that the event decided."""
         submit_id = str(data["submitId"])
-        now = self.bot.runtime.clock.now_ms()
-        for row in await self.bot.sender.sent_with_ref(f"approval:{submit_id}:"):
+        now = self.deps.runtime.clock.now_ms()
+        for row in await self.deps.sender.sent_with_ref(f"approval:{submit_id}:"):
             if row.context.get("outcome") or row.ref is None:
                 continue
             parsed = parse_ref(row.ref)
@@ -295,31 +188,31 @@ class ApprovalsPart:
             str(context.get("personName", "")), int(context.get("startTime", 0)),
             int(context.get("endTime", 0)), outcome,
         )
-        async with unit_of_work(self.bot.sender.sessions) as session:
+        async with unit_of_work(self.deps.sender.sessions) as session:
             stored = await session.get(SlackOutgoing, row.id)
             if stored is None or stored.context.get("outcome"):
                 return
             stored.context = {**stored.context, "outcome": outcome}
-        await self.bot.sender.update_row(row.id, text, blocks)
+        await self.deps.sender.update_row(row.id, text, blocks)
 
     # --- clicks ---------------------------------------------------------------------------
 
     async def _claim(self, key: str, user_id: str) -> bool:
         try:
-            async with unit_of_work(self.bot.runtime.state_sessions) as session:
+            async with unit_of_work(self.deps.runtime.state_sessions) as session:
                 session.add(SlackClaim(key=key, slack_user_id=user_id,
-                                       created_ms=self.bot.runtime.clock.now_ms()))
+                                       created_ms=self.deps.runtime.clock.now_ms()))
         except IntegrityError:
             return False
         return True
 
     async def _release(self, key: str) -> None:
-        async with unit_of_work(self.bot.runtime.state_sessions) as session:
+        async with unit_of_work(self.deps.runtime.state_sessions) as session:
             await session.execute(delete(SlackClaim).where(SlackClaim.key == key))
 
     async def _state(self, organisation_id: str, request: Request) -> dict[str, Any] | None:
-        key = await self.bot.runtime.directory.integration_key(organisation_id)
-        data = await self.bot.runtime.client.execute(
+        key = await self.deps.runtime.directory.integration_key(organisation_id)
+        data = await self.deps.runtime.client.execute(
             APPROVAL_STATE,
             {"person": request.person_id, "start": request.start_ms, "end": request.end_ms},
             apikey=key,
@@ -337,10 +230,10 @@ class ApprovalsPart:
             return "Your decision on this timesheet was already recorded."
         try:
             if comment is None:
-                await self.bot.runtime.client.execute(
+                await self.deps.runtime.client.execute(
                     APPROVE_MUTATION, {"id": request.submit_id}, apikey=person.apikey)
             else:
-                await self.bot.runtime.client.execute(
+                await self.deps.runtime.client.execute(
                     REJECT_MUTATION,
                     {"id": request.submit_id, "stage": request.stage, "comment": comment},
                     apikey=person.apikey)
@@ -357,34 +250,34 @@ class ApprovalsPart:
             raise
         return None
 
-    async def _on_approve(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_approve(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
         user_id = str((body.get("user") or {}).get("id", ""))
         channel = str((body.get("channel") or {}).get("id", "")) or user_id
         request = Request.decode(str(body["actions"][0].get("value", "")))
-        person = await self.bot.person_or_prompt(user_id, channel)
+        person = await person_or_prompt(self.deps, user_id, channel)
         if person is None:
             return
         why_not = await self._decide(person, request, channel, None)
         if why_not is not None:
-            await self.bot.ephemeral(channel, user_id, why_not)
+            await ephemeral(self.deps.web, channel, user_id, why_not)
         if (body.get("view") or {}).get("type") == "home":  # clicked in the Home tab
-            await self.bot.parts.home.publish(person)
+            await self.refresh_home(person)
 
-    async def _on_reject(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_reject(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
         user_id = str((body.get("user") or {}).get("id", ""))
         channel = str((body.get("channel") or {}).get("id", "")) or user_id
         request = Request.decode(str(body["actions"][0].get("value", "")))
-        person = await self.bot.person_or_prompt(user_id, channel)
+        person = await person_or_prompt(self.deps, user_id, channel)
         if person is None:
             return
         state = await self._state(person.organisation_id, request)
         if not self._may_try(state, request, person.person_id):
-            await self.bot.ephemeral(
-                channel, user_id, refusal_reason(state, request, person.person_id))
+            await ephemeral(
+                self.deps.web, channel, user_id, refusal_reason(state, request, person.person_id))
             return
-        await self.bot.client.views_open(
+        await self.deps.web.views_open(
             trigger_id=str(body.get("trigger_id", "")),
             view=reject_view(request, channel),
         )
@@ -397,7 +290,7 @@ class ApprovalsPart:
             return False
         return status_word(state.get("status")) in ("approved", "submitted")
 
-    async def _on_reject_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_reject_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         view = body.get("view") or {}
         values = (view.get("state") or {}).get("values") or {}
         reason = str(((values.get("reason") or {}).get("value") or {}).get("value") or "").strip()
@@ -409,7 +302,7 @@ class ApprovalsPart:
         user_id = str((body.get("user") or {}).get("id", ""))
         channel = str(meta.get("channel") or user_id)
         try:
-            person = await self.bot.identity.resolve(user_id)
+            person = await self.deps.identity.resolve(user_id)
         except Exception as error:  # NotIdentified, or Slack/service unreachable
             await ack(response_action="errors", errors={"reason": str(error)[:150]})
             return
@@ -420,33 +313,12 @@ class ApprovalsPart:
         await ack()
 
 
-def reject_view(request: Request, channel: str) -> dict[str, Any]:
-    return {
-        "type": "modal",
-        "callback_id": REJECT_CALLBACK,
-        "private_metadata": json.dumps({"request": request.encode(), "channel": channel}),
-        "title": {"type": "plain_text", "text": "Reject timesheet"},
-        "submit": {"type": "plain_text", "text": "Reject"},
-        "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [{
-            "type": "input", "block_id": "reason",
-            "label": {"type": "plain_text", "text": "Reason (the person sees it)"},
-            "element": {"type": "plain_text_input", "action_id": "value", "multiline": True},
-        }],
-    }
-
-
-def pending_blocks(items: Sequence[tuple[Request, str, str]]) -> list[dict[str, Any]]:
-    """Home tab / digest: each waiting request with the same buttons."""
-    blocks: list[dict[str, Any]] = []
-    for request, person_name, total in items:
-        value = request.encode()
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*{person_name}* - {period_text(request.start_ms, request.end_ms)} - {total}")}})
-        blocks.append({"type": "actions", "elements": [
-            {"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
-             "text": {"type": "plain_text", "text": "Approve"}},
-            {"type": "button", "action_id": REJECT, "style": "danger", "value": value,
-             "text": {"type": "plain_text", "text": "Reject"}},
-        ]})
-    return blocks
+def register(app: AsyncApp, deps: SlackDeps, *, refresh_home: RefreshHome) -> ApprovalsPart:
+    """The buttons' and the Reject modal's listeners, and the subscriber to the service's
+    approval events; `refresh_home` republishes a person's Home tab after a click there."""
+    part = ApprovalsPart(deps, refresh_home)
+    app.action(APPROVE)(part.on_approve)
+    app.action(REJECT)(part.on_reject)
+    app.view(REJECT_CALLBACK)(part.on_reject_submit)
+    deps.runtime.bus.subscribe("slack-approvals", part.on_event)
+    return part

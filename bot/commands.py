@@ -1,23 +1,25 @@
 """The slash-command registry: `/time …` and `/timesheet …`.
 
-One bolt handler per slash command acks at once, resolves the Slack user to a person of the
-service (bot.identity) and looks the first word of the text up in the registry; the handler
-then runs with a `CommandContext`. An unknown or unlinked user never reaches a handler: they
-get an ephemeral message saying how to link.
+One bolt handler per slash command (bot.slash_commands) acks at once, resolves the Slack
+user to a person of the service (bot.identity) and looks the first word of the text up in the
+registry; the handler then runs with a `CommandContext`. An unknown or unlinked user never
+reaches a handler: they get an ephemeral message saying how to link.
 
 How to register (e.g. from bot/time_commands.py)::
 
-    from bot.commands import CommandContext, CommandRegistry
+    from bot.commands import CommandContext
+    from bot.deps import SlackDeps
 
     async def time_list(ctx: CommandContext) -> None:
         data = await ctx.gql("query { currentPerson { id } }")   # as ctx.person, own key
         await ctx.respond("…")                                   # ephemeral to the caller
 
-    def register(registry: CommandRegistry) -> None:
-        registry.add("/time", "list", time_list, "list today's entries")
-        registry.fallback("/time", time_log)     # "/time 2h @acme fixing" (no sub-command)
+    def register(app: AsyncApp, deps: SlackDeps) -> None:
+        deps.registry.add("/time", "list", time_list, "list today's entries")
+        deps.registry.fallback("/time", time_log)  # "/time 2h @acme fixing" (no sub-command)
 
-bot/app.py calls every `register(registry)` listed in `REGISTRARS` there (add yours).
+A part adds its sub-commands to `deps.registry` in its `register(app, deps)`, which
+bot/component.py calls (add yours there).
 `ctx.args` is the text after the sub-command (for a fallback: the whole text). `ctx.respond`
 posts an ephemeral reply through the command's response_url (text and/or blocks);
 `ctx.open_view(view)` opens a modal with the command's trigger_id; `ctx.client` is the Web API

@@ -1,45 +1,93 @@
 """Installs the Slack app into the one HTTP app when SLACK_BOT_TOKEN is set: POST /slack/events
 (requests verified with SLACK_SIGNING_SECRET, five-minute timestamp window, by slack-bolt), or
 Socket Mode when SLACK_APP_TOKEN is set; plus the sender worker, the nudge loop and the bus
-subscribers (approval DMs and outcomes, Journal threads)."""
+subscribers (approval DMs and outcomes, Journal threads, owner notices).
+
+The bot's composition root: the only module importing every part. Each part installs its
+listeners on the bolt app and its sub-commands in the registry through `register`; a part
+that calls another gets the call handed to it (approvals: the Home tab's `publish`)."""
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import dataclass
+
 import structlog
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from bot.app import SlackBot, close_keep_alive, keep_alive
-from bot.approvals import ApprovalsPart
-from bot.home import HomePart
+from bot import (
+    approvals,
+    home,
+    linking,
+    nudge_preferences,
+    owner_notices,
+    slash_commands,
+    submit_now,
+    team_reminders,
+    threads,
+    time_commands,
+)
+from bot.app import close_keep_alive, keep_alive, slack_app, web_client
+from bot.commands import CommandRegistry
+from bot.deps import SlackDeps
+from bot.identity import Identity
 from bot.nudges import NudgesPart
-from bot.owner_notices import OwnerNoticesPart
+from bot.sender import SlackSender
 from bot.socket_mode import SocketMode
-from bot.threads import ThreadsPart
-from bot.time_commands import TimeButtons
 from timebot.errors import ConfigError
 from timebot.runtime import Runtime
 
 log = structlog.get_logger("timebot.slack")
 
+WORK_SLOTS = 4
+
+
+@dataclass(frozen=True)
+class SlackBot:
+    """A running Slack app: the bolt app, what its parts use, and the nudge loop (started
+    and stopped by the runtime's singletons)."""
+
+    app: AsyncApp
+    deps: SlackDeps
+    nudges: NudgesPart
+
+
 _BOTS: dict[int, SlackBot] = {}
-
-
-class SlackParts:
-    def __init__(self, bot: SlackBot) -> None:
-        self.approvals = ApprovalsPart(bot)
-        self.threads = ThreadsPart(bot)
-        self.nudges = NudgesPart(bot)
-        self.home = HomePart(bot)
-        self.time_buttons = TimeButtons(bot)
-        self.owner_notices = OwnerNoticesPart(bot)
 
 
 def bot_of(runtime: Runtime) -> SlackBot | None:
     """The Slack app of a running timebot (None when Slack is not configured)."""
     return _BOTS.get(id(runtime))
+
+
+def build_bot(
+    runtime: Runtime, token: str, signing_secret: str | None, *,
+    api_url: str | None = None, organisation_id: str | None = None, socket_mode: bool = False,
+) -> SlackBot:
+    """The bolt app with every part's listeners installed."""
+    client = web_client(token, api_url)
+    app = slack_app(runtime, client, signing_secret, socket_mode=socket_mode)
+    deps = SlackDeps(
+        runtime=runtime, web=client,
+        identity=Identity(client, runtime.directory, organisation_id),
+        sender=SlackSender(runtime.state_sessions, client, runtime.clock),
+        registry=CommandRegistry(), work_slots=asyncio.Semaphore(WORK_SLOTS),
+    )
+    slash_commands.register(app, deps)
+    linking.register(app, deps)
+    home_part = home.register(app, deps)
+    approvals.register(app, deps, refresh_home=home_part.publish)
+    threads.register(app, deps)
+    nudge_preferences.register(app, deps)
+    submit_now.register(app, deps)
+    team_reminders.register(deps)
+    time_commands.register(app, deps)
+    owner_notices.register(deps)
+    return SlackBot(app, deps, NudgesPart(deps))
 
 
 def install_slack(runtime: Runtime, routes: list[BaseRoute]) -> None:
@@ -49,30 +97,30 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute]) -> None:
     socket_mode = bool(settings.slack_app_token)
     if not socket_mode and not settings.slack_signing_secret:
         raise ConfigError("SLACK_SIGNING_SECRET is required with SLACK_BOT_TOKEN (HTTP mode)")
-    bot = SlackBot(
+    bot = build_bot(
         runtime, settings.slack_bot_token, settings.slack_signing_secret,
         api_url=settings.slack_api_url, organisation_id=settings.slack_organisation,
         socket_mode=socket_mode,
     )
-    bot.parts = SlackParts(bot)
     _BOTS[id(runtime)] = bot
+    client, sender = bot.deps.web, bot.deps.sender
 
     async def start(_runtime: Runtime) -> None:
-        keep_alive(bot.client)
-        bot.sender.worker.start()
+        keep_alive(client)
+        sender.worker.start()
 
     async def stop(_runtime: Runtime) -> None:
-        await bot.sender.worker.stop()
-        await close_keep_alive(bot.client)
+        await sender.worker.stop()
+        await close_keep_alive(client)
         _BOTS.pop(id(runtime), None)
 
     runtime.on_start.append(start)
     runtime.on_stop.append(stop)
     # The nudge loop runs in one process at a time (timebot/state/singleton.py).
-    runtime.singletons.add("slack-nudges", bot.parts.nudges.start, bot.parts.nudges.stop)
+    runtime.singletons.add("slack-nudges", bot.nudges.start, bot.nudges.stop)
     if settings.slack_app_token:
         # Connects after `start` and (stop hooks run in reverse) disconnects before `stop`.
-        socket = SocketMode(bot, settings.slack_app_token)
+        socket = SocketMode(bot.app, settings.slack_app_token)
         runtime.on_start.append(socket.start)
         runtime.on_stop.append(socket.stop)
     else:

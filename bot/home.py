@@ -7,21 +7,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import structlog
+from slack_bolt.async_app import AsyncApp
 
-from bot.app import link_prompt
-from bot.approvals import Request, pending_blocks, period_text, status_word
+from bot.approval_blocks import Request, pending_blocks, period_text, status_word
+from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
+from bot.linking import link_prompt
 from bot.periods import days_of, week_of
 from timebot.errors import TimebotError
 from timebot.summary import hours
 from timebot.timeentry.balances import balance_text, balances_of, day_bounds
-
-if TYPE_CHECKING:
-    from bot.app import SlackBot
 
 log = structlog.get_logger("timebot.slack.home")
 
@@ -107,18 +106,17 @@ def home_view(
 
 
 class HomePart:
-    def __init__(self, bot: SlackBot) -> None:
-        self.bot = bot
-        bot.app.event("app_home_opened")(self._on_opened)
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
 
-    async def _on_opened(self, event: dict[str, Any]) -> None:
+    async def on_opened(self, event: dict[str, Any]) -> None:
         if event.get("tab") not in (None, "home"):
             return
         user = str(event.get("user", ""))
         try:
-            person = await self.bot.identity.resolve(user)
+            person = await self.deps.identity.resolve(user)
         except NotIdentified as refusal:  # show how to link, in the tab
-            await self.bot.client.views_publish(user_id=user, view={
+            await self.deps.web.views_publish(user_id=user, view={
                 "type": "home", "blocks": link_prompt(refusal.message, refusal.can_link)})
             return
         try:
@@ -127,11 +125,11 @@ class HomePart:
             log.warning("home_failed", user=user, error=str(error))
 
     async def publish(self, person: SlackPerson) -> None:
-        now = self.bot.runtime.clock.now_ms()
+        now = self.deps.runtime.clock.now_ms()
         start, end = week_of(now)
         zone = _zone(person.tz)
         today, tomorrow = day_bounds(now, now, zone)
-        data = await self.bot.runtime.client.execute(
+        data = await self.deps.runtime.client.execute(
             HOME_QUERY, {"person": person.person_id, "start": start, "end": end,
                          "today": today, "tomorrow": tomorrow},
             apikey=person.apikey, allow_partial=True)
@@ -152,12 +150,12 @@ class HomePart:
         view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
                          status, pending, start, end, time_off,
                          await self._expected(person, start, end))
-        await self.bot.client.views_publish(user_id=person.slack_user_id, view=view)
+        await self.deps.web.views_publish(user_id=person.slack_user_id, view=view)
 
     async def _expected(self, person: SlackPerson, start: int, end: int) -> int | None:
         """The hours the person's schedule expects this week (holidays off), where the service
         knows schedules."""
-        client = self.bot.runtime.client
+        client = self.deps.runtime.client
         if not await client.offers("SvcPerson", "expectedTime", apikey=person.apikey):
             return None
         data = await client.execute(
@@ -165,3 +163,9 @@ class HomePart:
             apikey=person.apikey, allow_partial=True)
         value = (data.get("getPerson") or {}).get("expectedTime")
         return int(value) if isinstance(value, int) else None
+
+
+def register(app: AsyncApp, deps: SlackDeps) -> HomePart:
+    part = HomePart(deps)
+    app.event("app_home_opened")(part.on_opened)
+    return part

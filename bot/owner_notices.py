@@ -8,31 +8,33 @@ once however often the event is dispatched.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from bot.deps import SlackDeps
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
-if TYPE_CHECKING:
-    from bot.app import SlackBot
-
 
 class OwnerNoticesPart:
-    def __init__(self, bot: SlackBot) -> None:
-        self.bot = bot
-        bot.runtime.bus.subscribe("slack-owner-notices", self.on_event)
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
 
     async def on_event(self, event: ServiceEvent) -> None:
         if event.event != APPROVAL_UPDATE or owner_notice(event.data, None) is None:
             return
-        runtime = self.bot.runtime
+        runtime = self.deps.runtime
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))
         owner = await load_owner(runtime.client, key, owner_id)
         notice = owner_notice(event.data, owner.time_zone if owner else None)
         if owner is None or notice is None:
             return
-        user = await self.bot.identity.slack_user_for(owner.person_id, owner.email)
+        user = await self.deps.identity.slack_user_for(owner.person_id, owner.email)
         if user is None:
             return
-        await self.bot.sender.post(user, notice.text(), key=owner_notice_key(event.delivery_id))
+        await self.deps.sender.post(user, notice.text(), key=owner_notice_key(event.delivery_id))
+
+
+def register(deps: SlackDeps) -> OwnerNoticesPart:
+    """A bus subscriber only: it adds no listener to the Slack app."""
+    part = OwnerNoticesPart(deps)
+    deps.runtime.bus.subscribe("slack-owner-notices", part.on_event)
+    return part

@@ -14,15 +14,15 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
 
 if TYPE_CHECKING:
-    from bot.app import SlackBot
     from timebot.runtime import Runtime
 
 
 class SocketMode:
-    def __init__(self, bot: SlackBot, app_token: str) -> None:
-        self.bot = bot
+    def __init__(self, app: AsyncApp, app_token: str) -> None:
+        self.app = app
         self.app_token = app_token
         self.handler: AsyncSocketModeHandler | None = None
         self._connecting: asyncio.Task[None] | None = None
@@ -30,7 +30,7 @@ class SocketMode:
     async def start(self, _runtime: Runtime) -> None:
         """Start connecting: a socket URL from apps.connections.open, then the socket."""
         if self.handler is None:
-            self.handler = AsyncSocketModeHandler(self.bot.app, self.app_token)
+            self.handler = AsyncSocketModeHandler(self.app, self.app_token)
             self._connecting = asyncio.create_task(
                 self.handler.connect_async(), name="slack-socket-mode")  # type: ignore[no-untyped-call]
 

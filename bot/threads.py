@@ -10,18 +10,18 @@ came from Slack are remembered so they are not echoed back.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
+from slack_bolt.async_app import AsyncApp
 from sqlalchemy.exc import IntegrityError
 
+from bot.deps import SlackDeps
+from bot.replies import ephemeral, person_or_prompt
 from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.events import ServiceEvent
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim
-
-if TYPE_CHECKING:
-    from bot.app import SlackBot
 
 log = structlog.get_logger("timebot.slack.threads")
 
@@ -38,25 +38,23 @@ def journal_text(author: str | None, content: str) -> str:
 
 
 class ThreadsPart:
-    def __init__(self, bot: SlackBot) -> None:
-        self.bot = bot
-        bot.app.event("message")(self._on_message)
-        bot.runtime.bus.subscribe("slack-threads", self.on_event)
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
 
     async def _remember(self, message_id: str, user: str) -> None:
         try:
-            async with unit_of_work(self.bot.runtime.state_sessions) as session:
+            async with unit_of_work(self.deps.runtime.state_sessions) as session:
                 session.add(SlackClaim(key=f"journal-from-slack:{message_id}",
                                        slack_user_id=user,
-                                       created_ms=self.bot.runtime.clock.now_ms()))
+                                       created_ms=self.deps.runtime.clock.now_ms()))
         except IntegrityError:
             pass
 
     async def _from_slack(self, message_id: str) -> bool:
-        async with self.bot.runtime.state_sessions() as session:
+        async with self.deps.runtime.state_sessions() as session:
             return await session.get(SlackClaim, f"journal-from-slack:{message_id}") is not None
 
-    async def _on_message(self, event: dict[str, Any]) -> None:
+    async def on_message(self, event: dict[str, Any]) -> None:
         thread_ts = event.get("thread_ts")
         if not thread_ts or event.get("subtype") or event.get("bot_id"):
             return
@@ -65,27 +63,27 @@ class ThreadsPart:
         channel = str(event.get("channel", ""))
         user = str(event.get("user", ""))
         text = str(event.get("text") or "").strip()
-        row = await self.bot.sender.posted(channel, str(thread_ts))
+        row = await self.deps.sender.posted(channel, str(thread_ts))
         retries = LOOKUP_RETRIES if event.get("channel_type") == "im" else 0
         for _ in range(retries):  # a reply racing the recording of our message
             if row is not None:
                 break
             await asyncio.sleep(0.5)
-            row = await self.bot.sender.posted(channel, str(thread_ts))
+            row = await self.deps.sender.posted(channel, str(thread_ts))
         if row is None or not (row.ref or "").startswith("approval:") or not text:
             return
-        person = await self.bot.person_or_prompt(user, channel)
+        person = await person_or_prompt(self.deps, user, channel)
         if person is None:
             return
         submit_id = str(row.context.get("submitId"))
         try:
-            data = await self.bot.runtime.client.execute(
+            data = await self.deps.runtime.client.execute(
                 ADD_MESSAGE, {"content": text[:10_000],
                               "ref": {"id": submit_id, "type": "approvalEvent"}},
                 apikey=person.apikey)
         except (PermissionRefused, ServiceRequestError) as error:
-            await self.bot.ephemeral(channel, user,
-                                     f"Not added to the timesheet's Journal: {error}")
+            await ephemeral(self.deps.web, channel, user,
+                            f"Not added to the timesheet's Journal: {error}")
             return
         await self._remember(str(data["addMessage"]["id"]), user)
 
@@ -99,9 +97,16 @@ class ThreadsPart:
             return
         text = journal_text((data.get("author") or {}).get("name"), str(data.get("content")))
         threads: dict[str, str] = {}
-        for row in await self.bot.sender.sent_with_ref(f"approval:{submit_id}:"):
+        for row in await self.deps.sender.sent_with_ref(f"approval:{submit_id}:"):
             if row.channel_id and row.ts and not row.context.get("nudge"):
                 threads.setdefault(row.channel_id, row.ts)
         for channel, ts in threads.items():
-            await self.bot.sender.post(
+            await self.deps.sender.post(
                 channel, text, None, key=f"journal:{message_id}:{channel}", thread_ts=ts)
+
+
+def register(app: AsyncApp, deps: SlackDeps) -> ThreadsPart:
+    part = ThreadsPart(deps)
+    app.event("message")(part.on_message)
+    deps.runtime.bus.subscribe("slack-threads", part.on_event)
+    return part

@@ -1,6 +1,6 @@
 """Quick time entry in Slack: `/time …` and `/timesheet submit|status` (issue 6).
 
-Commands (registered in bot.commands' registry by `register`):
+Commands (added to bot.commands' registry by `register`):
 
 - `/time <entry>` — logs it (timebot.grammar; several separated by `;`) as the caller, in
   their Slack time zone; the ephemeral answer says how each entry was read, with an Undo and
@@ -8,7 +8,7 @@ Commands (registered in bot.commands' registry by `register`):
 - `/time list`, `/time edit <n> <entry>`, `/time delete <n>`, `/time undo`,
   `/time week [last]`, `/time help`; `/timesheet submit [last]`, `/timesheet status`.
 
-The buttons (Undo, Edit, a candidate) and the Edit modal are bolt listeners that `install(bot)`
+The buttons (Undo, Edit, a candidate) and the Edit modal are bolt listeners that `register`
 adds to the Slack app. Everything goes through timebot.timeentry.QuickTime with the person's
 own key; nothing here talks to the service directly.
 """
@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.commands import CommandContext, CommandRegistry
+from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
 from timebot.timeentry.texts import HELP
 
 if TYPE_CHECKING:
-    from slack_bolt.async_app import AsyncAck, AsyncRespond
+    from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
-    from bot.app import SlackBot
     from timebot.runtime import Runtime
 
 UNDO = "timebot_time_undo"
@@ -156,7 +156,7 @@ async def timesheet_status(ctx: CommandContext) -> None:
     await ctx.respond(await quick(ctx.runtime).status(who_of(ctx.person)))
 
 
-def register(registry: CommandRegistry) -> None:
+def add_commands(registry: CommandRegistry) -> None:
     registry.add("/time", "list", time_list, "your recent entries, numbered")
     registry.add("/time", "edit", time_edit, "`<n> <entry>` replace entry n of the list")
     registry.add("/time", "delete", time_delete, "`<n>` delete entry n of the list")
@@ -191,17 +191,13 @@ def edit_view(record_id: str, text: str) -> dict[str, Any]:
 class TimeButtons:
     """The listeners of the confirmation's buttons and of the Edit modal."""
 
-    def __init__(self, bot: SlackBot) -> None:
-        self.bot = bot
-        bot.app.action(UNDO)(self._on_undo)
-        bot.app.action(EDIT)(self._on_edit)
-        bot.app.action(PICK_PATTERN)(self._on_pick)
-        bot.app.view(EDIT_VIEW)(self._on_edit_submit)
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
 
     async def _person(self, body: dict[str, Any], respond: AsyncRespond) -> SlackPerson | None:
         user_id = str((body.get("user") or {}).get("id", ""))
         try:
-            return await self.bot.identity.resolve(user_id)
+            return await self.deps.identity.resolve(user_id)
         except NotIdentified as refusal:
             await respond(text=refusal.message, response_type="ephemeral",
                           replace_original=False)
@@ -212,62 +208,69 @@ class TimeButtons:
         actions = body.get("actions") or [{}]
         return str(actions[0].get("value") or "")
 
-    async def _on_undo(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+    async def on_undo(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
                        ) -> None:
         await ack()
         person = await self._person(body, respond)
         if person is None:
             return
-        text = await quick(self.bot.runtime).undo_record(who_of(person), self._value(body))
+        text = await quick(self.deps.runtime).undo_record(who_of(person), self._value(body))
         await respond(text=text, response_type="ephemeral", replace_original=True)
 
-    async def _on_edit(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+    async def on_edit(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
                        ) -> None:
         await ack()
         person = await self._person(body, respond)
         if person is None:
             return
         record_id = self._value(body)
-        text = await quick(self.bot.runtime).reading_of(who_of(person), record_id)
+        text = await quick(self.deps.runtime).reading_of(who_of(person), record_id)
         if not text:
             await respond(text="That entry is gone.", response_type="ephemeral",
                           replace_original=False)
             return
-        await self.bot.client.views_open(trigger_id=str(body.get("trigger_id", "")),
-                                          view=edit_view(record_id, text))
+        await self.deps.web.views_open(trigger_id=str(body.get("trigger_id", "")),
+                                       view=edit_view(record_id, text))
 
-    async def _on_pick(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
+    async def on_pick(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
                        ) -> None:
         await ack()
         person = await self._person(body, respond)
         if person is None:
             return
-        result = await quick(self.bot.runtime).log(who_of(person), self._value(body),
-                                                   source="slack")
+        result = await quick(self.deps.runtime).log(who_of(person), self._value(body),
+                                                    source="slack")
         text, blocks = log_blocks(result)
         await respond(text=text, blocks=blocks, response_type="ephemeral",
                       replace_original=True)
 
-    async def _on_edit_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_edit_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         user_id = str((body.get("user") or {}).get("id", ""))
         view = body.get("view") or {}
         record_id = str(view.get("private_metadata") or "")
         values = (view.get("state") or {}).get("values") or {}
         text = str(((values.get("entry") or {}).get("value") or {}).get("value") or "")
         try:
-            person = await self.bot.identity.resolve(user_id)
+            person = await self.deps.identity.resolve(user_id)
         except NotIdentified as refusal:
             await ack(response_action="errors", errors={"entry": refusal.message[:150]})
             return
-        message, outcome = await quick(self.bot.runtime).replace(who_of(person), record_id,
-                                                                 text)
+        message, outcome = await quick(self.deps.runtime).replace(who_of(person), record_id,
+                                                                  text)
         if outcome is None or outcome.record_id is None:
             await ack(response_action="errors", errors={"entry": message[:150]})
             return
         await ack()
-        await self.bot.sender.post(user_id, message, key=None)
+        await self.deps.sender.post(user_id, message, key=None)
 
 
-def install(bot: SlackBot) -> TimeButtons:
-    """Add the buttons' and the Edit modal's listeners to the Slack app."""
-    return TimeButtons(bot)
+def register(app: AsyncApp, deps: SlackDeps) -> TimeButtons:
+    """Add the commands to the registry, and the buttons' and the Edit modal's listeners to the
+    Slack app."""
+    add_commands(deps.registry)
+    buttons = TimeButtons(deps)
+    app.action(UNDO)(buttons.on_undo)
+    app.action(EDIT)(buttons.on_edit)
+    app.action(PICK_PATTERN)(buttons.on_pick)
+    app.view(EDIT_VIEW)(buttons.on_edit_submit)
+    return buttons

@@ -51,27 +51,14 @@ KNOWN_LONG: dict[str, int] = {
     "service/resolvers/projects.py": 611,
     "service/resolvers/time_records.py": 597,
     "service/resolvers/persons.py": 590,
-    "bot/nudges.py": 571,
     "service/resolvers/expenses.py": 531,
     "service/resolvers/tags.py": 480,
-    "bot/approvals.py": 452,
     "mail/reading.py": 445,
     "service/resolvers/time_off.py": 430,
     "service/graphql/fastpath.py": 423,
     "mail/receipts.py": 414,
 }
 KNOWN_TANGLES: list[set[str]] = [
-    {
-        "bot.app",
-        "bot.approvals",
-        "bot.component",
-        "bot.home",
-        "bot.nudges",
-        "bot.owner_notices",
-        "bot.socket_mode",
-        "bot.threads",
-        "bot.time_commands",
-    },
     {"mail.errors", "timebot.tokens"},
     {"mail.process", "mail.time_entry"},
 ]

@@ -63,7 +63,7 @@ def delivery_id(submit_id: str, stage: int, approver_ids: list[str]) -> str:
 
 
 def slack_ref(submit_id: str, stage: int, approver_id: str) -> str:
-    """The ref the Slack half gives an approval DM (bot.approvals.ref_of)."""
+    """The ref the Slack half gives an approval DM (bot.approval_blocks.ref_of)."""
     return f"approval:{submit_id}:{stage}:{approver_id}"
 
 

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from bot.app import SlackBot
-from bot.component import bot_of
+from bot.component import SlackBot, bot_of
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.fake_socket_mode import FakeSocketMode
 from tests.bot.signing import SlackRequests

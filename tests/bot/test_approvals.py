@@ -144,7 +144,7 @@ async def test_decision_elsewhere_updates_the_dm_and_outsiders_get_a_reason(
     await approve(ann.member, event["id"])
     update = await h.fake.wait_for("chat.update")
     assert "Approved by Appr0" in text_of(update[0])
-    assert update[0].args["ts"] == (await h.bot.sender.sent_with_ref(
+    assert update[0].args["ts"] == (await h.bot.deps.sender.sent_with_ref(
         f"approval:{event['id']}:"))[0].ts
 
 

@@ -71,7 +71,7 @@ async def test_link_modal_checks_the_key(h: SlackHarness) -> None:
     assert await submit_key(ann.member.apikey) == {}
     confirmation = await h.fake.wait_for("chat.postMessage", channel=ann.slack_id)
     assert "Linked: you are Ann" in confirmation[0].args["text"]
-    people = await h.bot.runtime.directory.entries()
+    people = await h.bot.deps.runtime.directory.entries()
     mine = [p for p in people if p.person_id == ann.id]
     assert mine[0].source == "linked" and mine[0].slack_user_id == ann.slack_id
 

@@ -24,9 +24,9 @@ async def settle(h: SlackHarness) -> None:
     """Let the sender deliver what the tick queued."""
     bot = h.bot
     for _ in range(200):
-        if not await bot.sender.pending():
+        if not await bot.deps.sender.pending():
             return
-        bot.sender.worker.wake()
+        bot.deps.sender.worker.wake()
         await asyncio.sleep(0.05)
     raise AssertionError("the sender did not drain")
 
@@ -40,7 +40,7 @@ async def test_approver_nudges_grow_apart_snooze_and_off(h: SlackHarness) -> Non
     await add_record(owner.member, owner.member)
     event = await submit(owner.member, owner.member)
     request = (await h.fake.wait_for("chat.postMessage", channel=ann.slack_id))[0]
-    nudges = h.bot.parts.nudges
+    nudges = h.bot.nudges
 
     await nudges.tick()
     await settle(h)
@@ -100,11 +100,11 @@ async def test_daily_digest(h: SlackHarness) -> None:
     answer = await h.fake.wait_for("response_url")
     assert "one digest a day" in answer[0].args["text"]
     h.live.clock.advance(DAY_MS)  # 07:00 the next day: not yet
-    await h.bot.parts.nudges.tick()
+    await h.bot.nudges.tick()
     await settle(h)
     h.live.clock.advance(3 * HOUR_MS)  # 10:00
-    await h.bot.parts.nudges.tick()
-    await h.bot.parts.nudges.tick()
+    await h.bot.nudges.tick()
+    await h.bot.nudges.tick()
     await settle(h)
     digests = [c for c in h.fake.calls_to("chat.postMessage")
                if c.args["channel"] == dan.slack_id and "wait for your approval" in
@@ -131,7 +131,7 @@ async def test_staff_nudge_at_the_end_of_their_period(h: SlackHarness) -> None:
         "mutation($s: SvcTimestamp!, $p: SvcId!, $a: SvcId!) { addTimeRecord(startTime: $s, "
         "duration: 28800000, personId: $p, absenceId: $a) { id } }",
         {"s": WEEK + 4 * DAY_MS + 8 * HOUR_MS, "p": abe.id, "a": leave})
-    nudges = h.bot.parts.nudges
+    nudges = h.bot.nudges
     nudges.discover_every = 0  # match the workspace's members to people on every tick
     await nudges.tick()
     await nudges.tick()

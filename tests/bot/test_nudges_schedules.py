@@ -28,7 +28,7 @@ async def test_no_staff_nudge_on_a_holiday_or_day_off(h: SlackHarness) -> None:
                     "dayNumber: $d, duration: 36000000) { id } }", {"id": sid, "d": day})
     await admin("mutation($p: SvcId!, $s: SvcId!) { assignScheduleTimelineToPerson("
                 "personId: $p, scheduleTypeId: $s) { id } }", {"p": four_days.id, "s": sid})
-    nudges = h.bot.parts.nudges
+    nudges = h.bot.nudges
     nudges.discover_every = 0
     await nudges.tick()
     await settle(h)

@@ -3,8 +3,9 @@ becomes after an event, why someone may not decide."""
 
 from __future__ import annotations
 
-from bot.approvals import Request, outcome_for, refusal_reason
-from bot.nudges import approver_nudge_due, snooze_until, staff_nudge_due, to_remind
+from bot.approval_blocks import Request
+from bot.approvals import outcome_for, refusal_reason
+from bot.nudge_schedule import approver_nudge_due, snooze_until, staff_nudge_due, to_remind
 from bot.periods import week_of
 from tests.service.test_approvals_support import WEEK
 from tests.support import DAY_MS, HOUR_MS

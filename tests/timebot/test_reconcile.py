@@ -211,7 +211,7 @@ async def test_a_submission_made_while_timebot_was_down_is_sent_once_on_start(
             outbox = mail_of(runtime).outbox
             queued = [row for row in await outbox.messages() if row.status != "done"]
             return bool(rows) and all(row.status == "done" for row in rows) and not queued \
-                and await bot.sender.pending() == 0
+                and await bot.deps.sender.pending() == 0
 
         await wait_for(settled, what="every event dispatched and every message sent")
         events = [row for row in await runtime.events.all() if row.organisation_id == org.id]

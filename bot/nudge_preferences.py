@@ -1,0 +1,121 @@
+"""An approver's nudge settings: stored per person (off, snoozed until, daily digest, when
+each request was last nudged), the buttons under a nudge that change them (Snooze 1 hour,
+Until tomorrow, Turn nudges off) and `/timesheet nudges on|off|digest|instant`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.approval_blocks import slack_time
+from bot.commands import CommandContext
+from bot.deps import SlackDeps
+from bot.nudge_schedule import snooze_until
+from bot.replies import action_channel, ephemeral, person_or_prompt
+from timebot.state.db import unit_of_work
+from timebot.state.models import SlackNudgePreference
+
+SNOOZE = "timebot_nudge_snooze"
+NUDGES_OFF = "timebot_nudge_off"
+
+
+def nudge_controls() -> dict[str, Any]:
+    return {"type": "actions", "block_id": "nudge", "elements": [
+        {"type": "button", "action_id": SNOOZE, "value": "1h",
+         "text": {"type": "plain_text", "text": "Snooze 1 hour"}},
+        {"type": "button", "action_id": f"{SNOOZE}_tomorrow", "value": "tomorrow",
+         "text": {"type": "plain_text", "text": "Until tomorrow"}},
+        {"type": "button", "action_id": NUDGES_OFF, "value": "off",
+         "text": {"type": "plain_text", "text": "Turn nudges off"}},
+    ]}
+
+
+class NudgePreferences:
+    """The stored settings; a person without a row gets the defaults (on, one nudge per
+    request)."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self.sessions = sessions
+
+    async def get(
+        self, organisation_id: str, person_id: str, slack_user: str
+    ) -> SlackNudgePreference:
+        async with unit_of_work(self.sessions) as session:
+            pref = await session.get(SlackNudgePreference, (organisation_id, person_id))
+            if pref is None:
+                pref = SlackNudgePreference(
+                    organisation_id=organisation_id, person_id=person_id,
+                    slack_user_id=slack_user, off=False, digest=False, nudged={})
+                session.add(pref)
+            return pref
+
+    async def update(
+        self, organisation_id: str, person_id: str, slack_user: str, **values: Any
+    ) -> None:
+        await self.get(organisation_id, person_id, slack_user)
+        async with unit_of_work(self.sessions) as session:
+            pref = await session.get(SlackNudgePreference, (organisation_id, person_id))
+            assert pref is not None
+            for name, value in values.items():
+                setattr(pref, name, value)
+
+
+class NudgeSettingsPart:
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
+        self.preferences = NudgePreferences(deps.runtime.state_sessions)
+
+    async def set_preference(self, context: CommandContext) -> None:
+        word = context.args.strip().lower()
+        changes: dict[str, dict[str, Any]] = {
+            "on": {"off": False, "snoozed_until_ms": None},
+            "off": {"off": True},
+            "digest": {"digest": True, "off": False},
+            "instant": {"digest": False, "off": False},
+        }
+        if word not in changes:
+            await context.respond("Use `/timesheet nudges on`, `off`, `digest` or `instant`.")
+            return
+        person = context.person
+        await self.preferences.update(person.organisation_id, person.person_id,
+                                      person.slack_user_id, **changes[word])
+        answers = {"on": "Approval nudges are on.", "off": "Approval nudges are off.",
+                   "digest": "You get one digest a day at 09:00 of what waits for you.",
+                   "instant": "You get a nudge per request again."}
+        await context.respond(answers[word])
+
+    async def on_snooze(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        user_id = str((body.get("user") or {}).get("id", ""))
+        choice = str(body["actions"][0].get("value", "1h"))
+        person = await person_or_prompt(self.deps, user_id, action_channel(body))
+        if person is None:
+            return
+        until = snooze_until(choice, self.deps.runtime.clock.now_ms(), person.tz)
+        await self.preferences.update(person.organisation_id, person.person_id, user_id,
+                                      snoozed_until_ms=until)
+        await ephemeral(self.deps.web, action_channel(body), user_id,
+                        f"Nudges snoozed until {slack_time(until)}.")
+
+    async def on_off(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        user_id = str((body.get("user") or {}).get("id", ""))
+        person = await person_or_prompt(self.deps, user_id, action_channel(body))
+        if person is None:
+            return
+        await self.preferences.update(person.organisation_id, person.person_id, user_id,
+                                      off=True)
+        await ephemeral(self.deps.web, action_channel(body), user_id,
+                        "Approval nudges are off; `/timesheet nudges on` to resume.")
+
+
+def register(app: AsyncApp, deps: SlackDeps) -> NudgeSettingsPart:
+    part = NudgeSettingsPart(deps)
+    deps.registry.add("/timesheet", "nudges", part.set_preference,
+                      "on | off | digest | instant: your approval nudges")
+    app.action(SNOOZE)(part.on_snooze)
+    app.action(f"{SNOOZE}_tomorrow")(part.on_snooze)
+    app.action(NUDGES_OFF)(part.on_off)
+    return part

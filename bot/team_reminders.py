@@ -1,0 +1,88 @@
+"""`/timesheet remind [last]`: a manager reminds those of their team who have not submitted
+(sendTimesheetReminder, as the manager, plus a DM with "Submit now" to those in Slack), never
+those submitted or approved."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from bot.approval_blocks import period_text
+from bot.commands import CommandContext
+from bot.deps import SlackDeps
+from bot.nudge_schedule import to_remind
+from bot.periods import local_date, previous_week, week_of
+from bot.submit_now import submit_blocks
+
+TEAM_QUERY = """
+query Team {
+  currentPerson { id name relations { managerOf { persons { value { id name email } } } } }
+}"""
+TEAM_STATES = """
+query States($ids: [SvcId!]!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
+  getTeamApprovalStates(personIds: $ids, startTime: $start, endTime: $end) {
+    person { id name } status pendingApprovers { id name }
+  }
+}"""
+SEND_REMINDER = """
+mutation Remind($ids: [SvcId!]!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
+  sendTimesheetReminder(personIds: $ids, startTime: $start, endTime: $end)
+}"""
+
+
+class TeamReminders:
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
+
+    async def remind(self, context: CommandContext) -> None:
+        now = self.deps.runtime.clock.now_ms()
+        last = context.args.strip().lower().startswith("last")
+        start, end = previous_week(now) if last else week_of(now)
+        team = await context.gql(TEAM_QUERY)
+        members = [
+            r["value"] for r in team["currentPerson"]["relations"]["managerOf"]["persons"]
+            if r and r.get("value")
+        ]
+        if not members:
+            await context.respond("You manage nobody, so there is no one to remind.")
+            return
+        states = (await context.gql(
+            TEAM_STATES, {"ids": [m["id"] for m in members], "start": start, "end": end}
+        ))["getTeamApprovalStates"]
+        remind, skipped = to_remind(states)
+        period = period_text(start, end)
+        if not remind:
+            await context.respond(f"Everyone of your team has submitted {period}.")
+            return
+        await context.gql(
+            SEND_REMINDER, {"ids": [p["id"] for p in remind], "start": start, "end": end})
+        emails = {m["id"]: m.get("email") for m in members}
+        in_slack: list[str] = []
+        messages: list[tuple[str, str, Sequence[dict[str, Any]] | None, str | None]] = []
+        today = local_date(now, context.person.tz).isoformat()
+        for person in remind:
+            user = await self.deps.identity.slack_user_for(str(person["id"]),
+                                                           emails.get(person["id"]))
+            if user is None:
+                continue
+            in_slack.append(str(person.get("name")))
+            text = (f"{context.person.name} reminds you to submit your timesheet for "
+                    f"{period}.")
+            key = f"remind:{person['id']}:{start}:{today}"
+            messages.append((user, text, submit_blocks(text, start, end, key), key))
+        await self.deps.sender.post_many(messages)
+        names = ", ".join(str(p.get("name")) for p in remind)
+        answer = f"Reminded {len(remind)} for {period}: {names}."
+        if skipped:
+            answer += f" Not reminded (submitted or approved): {', '.join(skipped)}."
+        if len(in_slack) < len(remind):
+            answer += f" {len(remind) - len(in_slack)} by e-mail only (not in Slack)."
+        await context.respond(answer)
+
+
+def register(deps: SlackDeps) -> TeamReminders:
+    """A command only: it adds no listener to the Slack app."""
+    part = TeamReminders(deps)
+    deps.registry.add("/timesheet", "remind", part.remind,
+                      "[last] remind those of your team who have not submitted")
+    return part
