@@ -40,7 +40,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mail import receipts
 from mail.addresses import Recipient, RecipientKind, classify_recipient
 from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
-from mail.errors import DkimKeyFileError, TokenError, TokenExpired, TokenMissing
+from mail.errors import DkimKeyFileError
 from mail.inbox import InboundMessage
 from mail.loop_guard import why_not_act
 from mail.parts import MailParts
@@ -58,7 +58,14 @@ from timebot.errors import (
 from timebot.read_batching import ReadBatcher
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailReply
-from timebot.tokens import ApprovalToken, find_token_candidates, verify_token
+from timebot.tokens import (
+    ApprovalToken,
+    TokenError,
+    TokenExpired,
+    TokenMissing,
+    find_token_candidates,
+    verify_token,
+)
 
 if TYPE_CHECKING:
     from timebot.runtime import Runtime

@@ -33,17 +33,13 @@ MAX_LINES = 400
 KNOWN_UPWARD: set[str] = {
     "timebot.approval_poller -> mail.reviews",
     "timebot.link_rules -> mail.reviews",
-    "timebot.links -> mail.errors",
     "timebot.links -> mail.reminders",
     "timebot.links -> mail.reviews",
     "timebot.outbox_page -> mail.reviews",
     "timebot.reconcile -> mail.reviews",
-    "timebot.runtime -> mail.inbox",
-    "timebot.runtime -> mail.outbound",
     "timebot.scheduler -> mail.digest",
     "timebot.scheduler -> mail.reminders",
     "timebot.scheduler -> mail.reviews",
-    "timebot.tokens -> mail.errors",
     "timebot.web -> service.embedded",
     "timebot.web.account -> mail.reviews",
     "timebot.web.account -> service.errors",
@@ -111,7 +107,6 @@ KNOWN_TANGLES: list[set[str]] = [
         "bot.threads",
         "bot.time_commands",
     },
-    {"mail.errors", "timebot.tokens"},
     {"mail.process", "mail.time_entry"},
 ]
 
