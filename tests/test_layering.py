@@ -82,7 +82,6 @@ KNOWN_LONG: dict[str, int] = {
     "service/resolvers/approvals.py": 681,
     "service/demo.py": 628,
     "service/legacy/services.py": 627,
-    "mail/process.py": 616,
     "service/resolvers/projects.py": 611,
     "service/resolvers/time_records.py": 597,
     "service/resolvers/persons.py": 590,
@@ -107,7 +106,6 @@ KNOWN_TANGLES: list[set[str]] = [
         "bot.threads",
         "bot.time_commands",
     },
-    {"mail.process", "mail.time_entry"},
 ]
 
 
