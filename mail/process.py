@@ -27,7 +27,8 @@ from mail.inbox import InboundMessage
 from mail.loop_guard import why_not_act
 from mail.parts import MailParts
 from mail.reading import ReadMessage, read_message
-from mail.receipts import Outcome, ReceiptSender
+from mail.receipt_sender import ReceiptSender
+from mail.receipts import Outcome
 from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_file_dnsfunc
 from timebot.errors import AccountInactive, ServiceUnavailable
 from timebot.read_batching import ReadBatcher

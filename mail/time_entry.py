@@ -24,7 +24,8 @@ from mail.handling import InboundMail, Replier
 from mail.outbound import new_message
 from mail.quotes import extract_reply
 from mail.reading import ReadMessage
-from mail.receipts import Outcome, Verdict, receipt_dedupe_key, thread_subject
+from mail.receipt_sender import receipt_dedupe_key
+from mail.receipts import Outcome, Verdict, thread_subject
 from mail.time_submit import submit_receipt, submit_request
 from timebot.errors import DirectoryError, ServiceClientError, ServiceUnavailable
 from timebot.timeentry import LogResult, Memory, QuickTime, Who

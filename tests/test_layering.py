@@ -89,10 +89,8 @@ KNOWN_LONG: dict[str, int] = {
     "service/resolvers/expenses.py": 531,
     "service/resolvers/tags.py": 480,
     "bot/approvals.py": 452,
-    "mail/reading.py": 445,
     "service/resolvers/time_off.py": 430,
     "service/graphql/fastpath.py": 423,
-    "mail/receipts.py": 414,
 }
 KNOWN_TANGLES: list[set[str]] = [
     {
