@@ -11,8 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from mail.errors import TokenExpired, TokenMalformed, TokenTampered
-from timebot.tokens import REPLY_LOCAL_PREFIX, verify_token
+from timebot.tokens import (
+    REPLY_LOCAL_PREFIX,
+    TokenExpired,
+    TokenMalformed,
+    TokenTampered,
+    verify_token,
+)
 
 TokenCheck = Callable[[str], bool]
 """Is the token ours (well formed, signed with our key)? Expiry does not matter at RCPT time."""

@@ -2,7 +2,8 @@
 turns it off), the LMTP listener (TIMEBOT_LMTP_PORT), the IMAP poller (TIMEBOT_IMAP_URL) and the
 inbox workers running `process_message` — all started and stopped with the runtime.
 
-Every way in ends in the same durable inbox, and every message in the same processor."""
+Every way in ends in the same durable inbox, and every message in the same processor, which
+hands it to the handler of its recipient kind (HANDLERS: the one place naming them all)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import asyncio
 import structlog
 from starlette.routing import BaseRoute
 
-from mail.addresses import reply_token_check
+from mail.addresses import RecipientKind, reply_token_check
+from mail.approval_reply import process_approval_reply
+from mail.handling import Handler
 from mail.imap_poller import ImapPoller, ImapSettings
 from mail.inbox import InboxWorker
 from mail.listener import InboundHandler, start_listener
 from mail.parts import MailParts
 from mail.process import MessageProcessor
+from mail.time_entry import process_time_entry
 from timebot.draining import DRAIN_SECONDS, Draining, drain_all
 from timebot.runtime import Runtime
 
@@ -25,6 +29,12 @@ log = structlog.get_logger("mail.inbound")
 INBOX_WORKERS = 4
 """Workers claiming inbox rows side by side (each row is leased to one): replies to different
 timesheets are processed concurrently; the service serialises what touches one timesheet."""
+
+HANDLERS: dict[RecipientKind, Handler] = {
+    RecipientKind.APPROVAL_REPLY: process_approval_reply,
+    RecipientKind.TIME_ENTRY: process_time_entry,
+}
+"""The dispatch by recipient kind: one handler per kind of our addresses."""
 
 
 class DrainingInboxWorker(Draining, InboxWorker):
@@ -37,7 +47,7 @@ class InboundComponent:
     ) -> None:
         self.runtime = runtime
         self.mail = mail
-        self.processor = MessageProcessor(runtime, mail)
+        self.processor = MessageProcessor(runtime, mail, HANDLERS)
         self.workers = [
             DrainingInboxWorker(
                 mail.inbox, self.processor.process_message, poll_seconds=2.0, batch=2

@@ -4,48 +4,32 @@
   In-Reply-To) followed by its Message-ID, `Subject: Re: <thread subject>`, envelope sender `<>`,
   `Auto-Submitted: auto-replied`; a text and an HTML part whose first line is exactly one of
   `Approved`, `Rejected` (with the reason), `Nothing changed` (with why and what to do).
-- A receipt is queued once per reply: its outbox dedupe key is derived from the reply's inbox
-  message key, so a retry after a crash or the same reply received twice queues nothing more.
-- Error receipts (every "Nothing changed" that reports a refusal) go to a sender at most once
-  an hour (`mail.loop_guard.error_receipt_allowed`; the last one per sender is kept in
-  `mail_error_receipts`, claimed with a compare-and-set so that two workers cannot both send).
 
 What a receipt says is an `Outcome` (pure: built by the functions below, rendered by
-`compose_receipt`); `ReceiptSender` queues it.
+`compose_receipt`); `mail.receipt_sender.ReceiptSender` queues it, once per reply.
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from enum import Enum
-from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from mail.loop_guard import error_receipt_allowed
-from mail.outbound import Outbox, new_message
+from mail.outbound import new_message
 from mail.reading import ReadMessage
-from plumbing.clock import Clock
 from timebot.periods_local import local_period
 from timebot.stages import stage_label
-from timebot.state.db import insert_ignoring, unit_of_work
-from timebot.state.models import MailErrorReceipt, OutboxMessage
 from timebot.tokens import message_id as token_message_id
 from timebot.tokens import reply_address
 
 __all__ = [
     "Outcome",
-    "ReceiptSender",
     "TimesheetInfo",
     "Verdict",
     "compose_receipt",
-    "receipt_dedupe_key",
     "thread_subject",
 ]
 
@@ -308,107 +292,3 @@ def compose_receipt(
         mail_domain=mail_domain,
         headers=headers,
     )
-
-
-def receipt_dedupe_key(message_key: str) -> str:
-    return f"receipt:{message_key}"[:400]
-
-
-# --- queueing -------------------------------------------------------------------------------
-
-Extra = Callable[[AsyncSession], Awaitable[None]]
-
-
-class ReceiptSender:
-    """Queues receipts in the outbox: once per reply, error receipts once per sender per hour."""
-
-    def __init__(
-        self,
-        sessions: async_sessionmaker[AsyncSession],
-        outbox: Outbox,
-        clock: Clock,
-        *,
-        mail_from: str,
-        mail_domain: str,
-        wake: Callable[[], None] = lambda: None,
-    ) -> None:
-        self.sessions = sessions
-        self.outbox = outbox
-        self.clock = clock
-        self.mail_from = mail_from
-        self.mail_domain = mail_domain
-        self.wake = wake
-
-    async def send(
-        self,
-        outcome: Outcome,
-        reply: ReadMessage,
-        message_key: str,
-        *,
-        token: str | None = None,
-        also: Extra | None = None,
-    ) -> str:
-        """Queue the receipt; returns what happened ("queued", "already queued",
-        "rate-limited", "no sender"). `also` runs in the same transaction (it records the
-        reply's outcome), so a receipt is queued exactly when the reply is marked done."""
-        to = reply.from_address
-        dedupe = receipt_dedupe_key(message_key)
-        async with unit_of_work(self.sessions) as session:
-            if also is not None:
-                await also(session)
-            if to is None:
-                return "no sender"
-            if outcome.is_error:
-                # The outbox's dedupe key refuses a second receipt for the reply (below); an
-                # error receipt is looked for first, so that it does not spend the sender's
-                # error slot.
-                known = await session.scalar(_QUEUED_RECEIPT, {"dedupe": dedupe})
-                if known is not None:
-                    return "already queued"
-                if not await self._claim_error_slot(session, to):
-                    return "rate-limited"
-            message = compose_receipt(
-                outcome, reply, to=to, mail_from=self.mail_from, mail_domain=self.mail_domain,
-                token=token,
-            )
-            queued = await self.outbox.enqueue(
-                message, kind="receipt", envelope_from="", rcpt_tos=[to], dedupe_key=dedupe,
-                session=session,
-            )
-        if queued:
-            self.wake()
-        return "queued" if queued else "already queued"
-
-    async def _claim_error_slot(self, session: AsyncSession, sender: str) -> bool:
-        """Compare-and-set on the sender's last error receipt; True: this one may go out."""
-        now = self.clock.now_ms()
-        key = sender.lower()[:320]
-        last = await session.scalar(_LAST_ERROR_RECEIPT, {"sender": key})
-        result: Any
-        if last is None:
-            result = await session.execute(
-                insert_ignoring(session, _ERROR_RECEIPTS, ("sender",)),
-                {"sender": key, "last_sent_ms": now},
-            )
-            return bool(result.rowcount)
-        if not error_receipt_allowed([last], now):
-            return False
-        result = await session.execute(
-            _NEXT_ERROR_RECEIPT, {"sender_key": key, "last_ms": last, "new_last_sent_ms": now}
-        )
-        return bool(result.rowcount)
-
-
-# The statements of `ReceiptSender.send`, built once (Core, bound parameters).
-_OUTBOX = cast(Table, OutboxMessage.__table__)
-_ERROR_RECEIPTS = cast(Table, MailErrorReceipt.__table__)
-_QUEUED_RECEIPT = select(_OUTBOX.c.id).where(_OUTBOX.c.dedupe_key == bindparam("dedupe"))
-_LAST_ERROR_RECEIPT = select(_ERROR_RECEIPTS.c.last_sent_ms).where(
-    _ERROR_RECEIPTS.c.sender == bindparam("sender")
-)
-_NEXT_ERROR_RECEIPT = (
-    update(_ERROR_RECEIPTS)
-    .where(_ERROR_RECEIPTS.c.sender == bindparam("sender_key"),
-           _ERROR_RECEIPTS.c.last_sent_ms == bindparam("last_ms"))
-    .values(last_sent_ms=bindparam("new_last_sent_ms"))
-)

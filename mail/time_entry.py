@@ -2,12 +2,13 @@
 
 A mail to time@ from a verified sender — the same rules as approval replies: its From is a
 person of the service (people directory) and the sending server authenticated it
-(mail.sender_auth, through `MessageProcessor.authenticate`) — has its lines logged, each line
-on its own (a line may hold several entries separated by `;`), with the person's own key and
-in their time zone (the service's person settings, `getPerson { localisation }`). Quoted text
-and signatures are left out (mail.quotes). The receipt lists each entry created, or why not;
-it answers in the same thread (In-Reply-To, References, `Re:` subject, envelope sender <>,
-Auto-Submitted: auto-replied) and is queued once per mail (outbox dedupe key).
+(mail.sender_auth, through the processor: mail.handling.Replier.authenticate) — has its lines
+logged, each line on its own (a line may hold several entries separated by `;`), with the
+person's own key and in their time zone (the service's person settings, `getPerson
+{ localisation }`). Quoted text and signatures are left out (mail.quotes). The receipt lists
+each entry created, or why not; it answers in the same thread (In-Reply-To, References, `Re:`
+subject, envelope sender <>, Auto-Submitted: auto-replied) and is queued once per mail (outbox
+dedupe key).
 
 Refusals (unknown sender, unverified sender, nothing to log) are error receipts: "Nothing
 changed", at most one per sender an hour (mail.receipts). A mail processed twice (a retry
@@ -17,21 +18,19 @@ after a crash) creates its records once: each line is remembered under the mail'
 from __future__ import annotations
 
 from email.message import EmailMessage
-from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from mail.handling import InboundMail, Replier
 from mail.outbound import new_message
 from mail.quotes import extract_reply
 from mail.reading import ReadMessage
-from mail.receipts import Outcome, Verdict, receipt_dedupe_key, thread_subject
+from mail.receipt_sender import receipt_dedupe_key
+from mail.receipts import Outcome, Verdict, thread_subject
 from mail.time_submit import submit_receipt, submit_request
 from timebot.errors import DirectoryError, ServiceClientError, ServiceUnavailable
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
 from timebot.timeentry.actions import refusal
 from timebot.timeentry.gateway import Gateway
-
-if TYPE_CHECKING:
-    from mail.process import InboundMail, MessageProcessor
 
 MAX_LINES = 50
 HOW_TO = (
@@ -83,7 +82,7 @@ def _refusal(code: str, why: str, address: str) -> Outcome:
     return Outcome(Verdict.NOTHING_CHANGED, code, why, HOW_TO.format(address=address))
 
 
-async def process_time_entry(processor: MessageProcessor, mail: InboundMail) -> str:
+async def process_time_entry(processor: Replier, mail: InboundMail) -> str:
     runtime, settings = processor.runtime, processor.settings
     address = mail.recipient or f"time@{settings.mail_domain}"
     sender = mail.read.from_address

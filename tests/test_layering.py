@@ -33,7 +33,6 @@ MAX_LINES = 400
 KNOWN_UPWARD: set[str] = {
     "timebot.approval_poller -> mail.reviews",
     "timebot.link_rules -> mail.reviews",
-    "timebot.links -> mail.errors",
     "timebot.links -> mail.reminders",
     "timebot.links -> mail.reviews",
     "timebot.outbox_page -> mail.reviews",
@@ -41,27 +40,20 @@ KNOWN_UPWARD: set[str] = {
     "timebot.scheduler -> mail.digest",
     "timebot.scheduler -> mail.reminders",
     "timebot.scheduler -> mail.reviews",
-    "timebot.tokens -> mail.errors",
 }
 KNOWN_LONG: dict[str, int] = {
     "service/resolvers/tasks.py": 912,
     "service/demo.py": 628,
     "service/legacy/services.py": 627,
-    "mail/process.py": 621,
     "service/resolvers/projects.py": 611,
     "service/resolvers/time_records.py": 597,
     "service/resolvers/persons.py": 590,
     "service/resolvers/expenses.py": 531,
     "service/resolvers/tags.py": 480,
-    "mail/reading.py": 445,
     "service/resolvers/time_off.py": 430,
     "service/graphql/fastpath.py": 423,
-    "mail/receipts.py": 414,
 }
-KNOWN_TANGLES: list[set[str]] = [
-    {"mail.errors", "timebot.tokens"},
-    {"mail.process", "mail.time_entry"},
-]
+KNOWN_TANGLES: list[set[str]] = []
 
 
 def modules_of(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, tuple[Path, bool]]:

@@ -1,4 +1,4 @@
-"""Errors of the timebot shell (config, GraphQL client, people directory).
+"""Errors of timebot's ground (config, GraphQL client, people directory, signed tokens).
 
 Hierarchy::
 
@@ -10,16 +10,23 @@ Hierarchy::
     │   ├── ServiceRequestError      the service answered with errors[] (messages kept)
     │   │   └── AccountInactive      the organisation's subscription is inactive (HTTP 402)
     │   └── PermissionRefused        the service omitted fields (permissionsErrors paths kept)
-    └── DirectoryError               the people directory cannot answer
-        ├── UnknownPerson            no person of the service has that e-mail / id
-        └── NotLinked                the person has no key linked (hosted service)
+    ├── DirectoryError               the people directory cannot answer
+    │   ├── UnknownPerson            no person of the service has that e-mail / id
+    │   └── NotLinked                the person has no key linked (hosted service)
+    ├── TokenError                   a reply token / one-click link token is refused
+    │   ├── TokenMalformed           not a token of ours at all (wrong length, alphabet, fields)
+    │   ├── TokenTampered            well formed, but the signature does not match
+    │   └── TokenExpired             genuine, but past its expiry (`.token` holds the payload)
+    └── TokenMissing                 a message carries no token of ours anywhere
+
+The token errors live in timebot.tokens, with the code that raises them.
 """
 
 from __future__ import annotations
 
 
 class TimebotError(Exception):
-    """Base of the shell's exceptions."""
+    """Base of the ground's exceptions."""
 
 
 class ConfigError(TimebotError):

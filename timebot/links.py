@@ -33,7 +33,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from mail.errors import TokenError, TokenExpired
 from mail.reminders import unpack_period
 from mail.reviews import (
     MODES,
@@ -67,7 +66,7 @@ from timebot.stages import stage_label, stage_number
 from timebot.state.db import insert_ignoring
 from timebot.state.models import UsedLink
 from timebot.summary import TimesheetSummary, load_summary
-from timebot.tokens import ApprovalToken, Purpose, verify_token
+from timebot.tokens import ApprovalToken, Purpose, TokenError, TokenExpired, verify_token
 
 log = structlog.get_logger("timebot.links")
 

@@ -22,7 +22,8 @@ MAC length per purpose:
 Our Message-IDs carry the reply token too, `<token.nonce@mail domain>`, so a reply whose client
 dropped the Reply-To address can still be matched through In-Reply-To / References.
 
-Times are Unix milliseconds, as everywhere in timebot. Errors: mail.errors.TokenError.
+Times are Unix milliseconds, as everywhere in timebot. Errors: TokenError (its subclasses say
+why a token was refused) and TokenMissing, below timebot.errors.TimebotError.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from dataclasses import dataclass
 from email.utils import getaddresses
 from typing import Literal
 
-from mail.errors import TokenError, TokenExpired, TokenMalformed, TokenMissing, TokenTampered
+from timebot.errors import TimebotError
 
 Purpose = Literal["reply", "approve-link", "reject-link", "submit-link", "prefs-link"]
 PURPOSES: tuple[Purpose, ...] = (
@@ -64,6 +65,31 @@ class ApprovalToken:
     approver_id: str  # the approver's person id, 24 lowercase hex
     stage: int
     expires_at_ms: int  # Unix ms (a whole hour)
+
+
+class TokenError(TimebotError):
+    """A token was refused; the subclass says why."""
+
+
+class TokenMalformed(TokenError):
+    """Not a token of ours at all (wrong length, alphabet or fields)."""
+
+
+class TokenTampered(TokenError):
+    """Well formed, but the signature does not match (altered, forged, another purpose, or
+    another secret key)."""
+
+
+class TokenExpired(TokenError):
+    """Genuine, but past its expiry; `.token` holds what it says."""
+
+    def __init__(self, message: str, token: ApprovalToken) -> None:
+        super().__init__(message)
+        self.token = token
+
+
+class TokenMissing(TimebotError):
+    """A message carries no token of ours anywhere."""
 
 
 def _key(secret_key: str, purpose: str) -> bytes:

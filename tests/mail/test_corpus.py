@@ -11,10 +11,9 @@ from typing import Any
 import pytest
 
 from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
-from mail.errors import TokenMissing
 from mail.loop_guard import why_not_act
 from mail.reading import read_message
-from timebot.tokens import resolve_reply_token
+from timebot.tokens import TokenMissing, resolve_reply_token
 
 CORPUS = Path(__file__).parent / "corpus"
 EXPECTED: dict[str, dict[str, Any]] = tomllib.loads(

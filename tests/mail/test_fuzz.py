@@ -7,9 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
+from mail.html_text import html_to_text
 from mail.loop_guard import why_not_act
 from mail.quotes import extract_reply
-from mail.reading import ReadMessage, html_to_text, read_message
+from mail.reading import ReadMessage, read_message
 from mail.sender_auth import check_authentication_results, parse_authentication_results
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

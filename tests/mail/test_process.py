@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from mail.addresses import RecipientKind
+from mail.approval_state import StateView, after_approval, judge
 from mail.inbox import InboundMessage
-from mail.process import StateView, after_approval, judge, recipient_kind, recipients_of
+from mail.process import recipient_kind, recipients_of
 from mail.reading import read_message
 from mail.receipts import (
     Outcome,

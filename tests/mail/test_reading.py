@@ -7,8 +7,9 @@ import base64
 
 import pytest
 
+from mail.html_text import html_to_text
 from mail.quotes import extract_reply
-from mail.reading import decode_text, html_to_text, read_message
+from mail.reading import decode_text, read_message
 
 
 def raw(headers: str, body: bytes) -> bytes:

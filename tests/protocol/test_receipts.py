@@ -1,4 +1,4 @@
-"""Queueing receipts (mail.receipts.ReceiptSender) on SQLite and PostgreSQL: once per reply,
+"""Queueing receipts (mail.receipt_sender.ReceiptSender) on SQLite and PostgreSQL: once per reply,
 error receipts at most once an hour per sender, in the transaction that records the reply."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail.outbound import Outbox
 from mail.reading import read_message
-from mail.receipts import Outcome, ReceiptSender, Verdict, receipt_dedupe_key
+from mail.receipt_sender import ReceiptSender, receipt_dedupe_key
+from mail.receipts import Outcome, Verdict
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.state.models import MailErrorReceipt, OutboxMessage

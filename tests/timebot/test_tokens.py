@@ -8,9 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mail.errors import TokenExpired, TokenMalformed, TokenMissing, TokenTampered
 from timebot.tokens import (
     ApprovalToken,
+    TokenExpired,
+    TokenMalformed,
+    TokenMissing,
+    TokenTampered,
     find_token_candidates,
     make_token,
     message_id,

@@ -1,0 +1,271 @@
+"""An approver's reply to a review request or reminder (`approvals+<token>@`), the handler of
+the APPROVAL_REPLY recipient kind. After mail.process has read the message and the loop guard
+let it through, a reply goes through, in order:
+
+1. the reply token: envelope recipients, then To, Cc, Delivered-To, X-Original-To, then our
+   Message-IDs in In-Reply-To / References (timebot.tokens); an expired one is answered
+   "link expired";
+2. the sender: the From address must be the token's approver's own (people directory), and
+   authenticated (mail.sender_auth: a trusted Authentication-Results, or our own DKIM check);
+3. the decision on the reply's own text (mail.decide);
+4. the approval state, read with the integration key: the token's submission must still be
+   the current one, its stage the current stage, the approver one of its pending approvers
+   (mail.approval_state);
+5. the decision applied with the approver's OWN key (approveTimesheet / rejectTimesheet), or
+   the text added to the timesheet's Journal (addMessage);
+6. a receipt (mail.receipts), once per reply.
+
+Idempotent: the inbox makes the same message (by Message-ID) one row; for a retry after a crash
+between acting and answering, the intent is recorded first (`mail_replies`), and a retry that
+finds the approver's decision already in place answers as the first attempt would have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mail import receipts
+from mail.approval_state import StateView, after_approval, judge
+from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
+from mail.handling import InboundMail, Replier
+from mail.receipts import TimesheetInfo
+from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
+from timebot.runtime import Runtime
+from timebot.state.db import insert_ignoring, unit_of_work
+from timebot.state.models import MailReply
+from timebot.tokens import (
+    ApprovalToken,
+    TokenError,
+    TokenExpired,
+    TokenMissing,
+    find_token_candidates,
+    verify_token,
+)
+
+log = structlog.get_logger("mail.approval_reply")
+
+MAX_MESSAGE_CHARS = 10_000
+
+EVENT_QUERY = """query ReplyEvent($id: SvcId!) {
+  getApprovalEventById(id: $id) {
+    id status stage rejectedStage comment startTime { ts } endTime { ts }
+    person { id name localisation { timeZone { value } } }
+  }
+}"""
+STATE_QUERY = """query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+  getApprovalState(personId: $p, startTime: $s, endTime: $e) {
+    status currentStage submitId pendingApprovers { id name }
+    stageDetails { stage type skipped approvedBy { person { id } } pending { id name } }
+  }
+}"""
+APPROVE_MUTATION = (
+    "mutation ReplyApprove($id: SvcId!) { approveTimesheet(id: $id) { status stage } }"
+)
+REJECT_MUTATION = (
+    "mutation ReplyReject($id: SvcId!, $st: Int!, $c: String!) "
+    "{ rejectTimesheet(id: $id, stage: $st, comment: $c) { id } }"
+)
+ADD_MESSAGE_MUTATION = (
+    "mutation ReplyComment($c: SvcMessageContent!, $r: SvcReferenceInput) "
+    "{ addMessage(content: $c, reference: $r) { id } }"
+)
+MESSAGES_QUERY = (
+    "query ReplyMessages($r: SvcReferenceInput!) { getMessages(of: $r) "
+    "{ content author { id } } }"
+)
+
+
+def _time_zone(person: dict[str, Any]) -> str:
+    """The person's time zone setting (UTC when unset)."""
+    return str(((person.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC")
+
+
+def _find_token(mail: InboundMail, secret_key: str, domain: str, now_ms: int
+                ) -> tuple[str, ApprovalToken]:
+    """The first candidate that verifies (envelope recipients first); raise the first error."""
+    envelope = [] if mail.inbound.source == "imap" else [
+        ("to", address) for address in mail.inbound.rcpt_tos
+    ]
+    candidates = find_token_candidates([*envelope, *mail.read.headers], domain)
+    first_error: TokenError | None = None
+    for candidate in candidates:
+        try:
+            return candidate, verify_token(secret_key, "reply", candidate, now_ms=now_ms)
+        except TokenError as error:
+            first_error = first_error or error
+    if first_error is not None:
+        raise first_error
+    raise TokenMissing("the message carries no reply token of ours")
+
+
+async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
+    runtime, settings = processor.runtime, processor.settings
+    # An intent is recorded only while processing this message's one inbox row (the inbox
+    # keeps one row per message key, for good): on the row's first attempt there is none.
+    prior = await _prior(runtime, mail.key) if mail.inbound.attempts > 1 else None
+    if prior is not None and prior.outcome is not None:
+        return f"already processed: {prior.outcome}"
+    try:
+        token_text, token = _find_token(
+            mail, settings.secret_key, settings.mail_domain, runtime.clock.now_ms()
+        )
+    except TokenExpired as expired:
+        return await processor.answer(mail, receipts.link_expired(expired.token.expires_at_ms))
+    except (TokenMissing, TokenError) as error:
+        # Not a reply to anything of ours (an IMAP mailbox also receives other mail): answer
+        # only a sender whose address is authenticated, never a possibly forged one.
+        if not (await processor.authenticate(mail)).authenticated:
+            return "ignored: no valid reply token, and the sender is not authenticated"
+        detail = (
+            "it carries no reply address" if isinstance(error, TokenMissing)
+            else "its reply address is damaged or not ours"
+        )
+        return await processor.answer(mail, receipts.unknown_link(detail))
+
+    sender = mail.read.from_address
+    try:
+        approver = await runtime.directory.find_by_person_id(token.approver_id)
+    except DirectoryError:
+        return await processor.answer(mail, receipts.unknown_link("its approver is unknown"))
+    if sender is None or sender != approver.email.strip().lower():
+        return await processor.answer(
+            mail, receipts.wrong_sender(sender or "this sender"), token=token_text
+        )
+    verdict = await processor.authenticate(mail)
+    if not verdict.authenticated:
+        log.info("sender_not_verified", id=mail.inbound.id, reason=verdict.reason)
+        return await processor.answer(
+            mail, receipts.sender_not_verified(sender, _short(verdict.reason)), token=token_text
+        )
+
+    decision = decide(mail.read.text)
+    org_id = approver.organisation_id
+    integration = await runtime.directory.integration_key(org_id)
+    client = runtime.client
+    try:
+        event = (await processor.reads.execute(EVENT_QUERY, {"id": token.event_id},
+                                               apikey=integration))["getApprovalEventById"]
+    except AccountInactive:
+        raise
+    except (ServiceRequestError, PermissionRefused):
+        event = None
+    if not event:
+        return await processor.answer(
+            mail, receipts.unknown_link("its timesheet no longer exists"), token=token_text
+        )
+    sheet = TimesheetInfo(
+        str(event["person"]["name"]), int(event["startTime"]["ts"]), int(event["endTime"]["ts"]),
+        _time_zone(event["person"]),
+    )
+
+    data = await processor.reads.execute(
+        STATE_QUERY,
+        {"p": event["person"]["id"], "s": sheet.start_ms, "e": sheet.end_ms},
+        apikey=integration,
+    )
+    state = StateView.parse(data["getApprovalState"] or {})
+    if isinstance(decision, Comment):
+        if not decision.text.strip():
+            return await processor.answer(mail, receipts.empty_reply(sheet), token=token_text)
+        action, detail = "comment", decision.text.strip()
+    elif isinstance(decision, RejectWithoutReason):
+        refusal = judge("reject", token, sheet, state, rejected_stage=None, ours=False)
+        return await processor.answer(
+            mail, refusal or receipts.reason_missing(sheet), token=token_text
+        )
+    elif isinstance(decision, Reject):
+        action, detail = "reject", decision.reason.strip()
+    else:
+        assert isinstance(decision, Approve)
+        action, detail = "approve", decision.comment.strip()
+
+    ours = prior is not None and prior.action == action
+    if action != "comment":
+        refusal = judge(
+            action, token, sheet, state, rejected_stage=event.get("rejectedStage"), ours=ours,
+            reason=prior.detail if ours and prior is not None else detail,
+        )
+        if refusal is not None:
+            return await processor.answer(
+                mail, refusal, token=token_text, record=_finish(mail.key, refusal.code)
+            )
+
+    await _record_intent(runtime, mail.key, org_id, token, action, detail)
+    try:
+        apikey = await runtime.directory.apikey_for(org_id, token.approver_id)
+        reference = {"id": token.event_id, "type": "approvalEvent"}
+        if action == "approve":
+            result = (await client.execute(APPROVE_MUTATION, {"id": token.event_id},
+                                           apikey=apikey))["approveTimesheet"]
+            if detail:
+                await _add_message_once(client, apikey, token.approver_id, reference, detail,
+                                        retry=ours)
+            outcome = after_approval(sheet, state, token.stage, token.approver_id,
+                                     str(result["status"]), int(result["stage"]))
+        elif action == "reject":
+            await client.execute(
+                REJECT_MUTATION, {"id": token.event_id, "st": token.stage, "c": detail},
+                apikey=apikey,
+            )
+            outcome = receipts.rejected(sheet, detail)
+        else:
+            await _add_message_once(client, apikey, token.approver_id, reference, detail,
+                                    retry=prior is not None)
+            outcome = receipts.comment_added(sheet)
+    except AccountInactive:
+        raise
+    except (ServiceRequestError, PermissionRefused, DirectoryError) as error:
+        outcome = receipts.refused(sheet, str(error))
+    return await processor.answer(
+        mail, outcome, token=token_text, record=_finish(mail.key, outcome.code)
+    )
+
+
+def _short(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def _add_message_once(
+    client: Any, apikey: str, author_id: str, reference: dict[str, str], text: str, *,
+    retry: bool,
+) -> None:
+    """addMessage; on a retry, not when the same text by the same author is already there."""
+    content = text[:MAX_MESSAGE_CHARS]
+    if retry:
+        data = await client.execute(MESSAGES_QUERY, {"r": reference}, apikey=apikey)
+        for message in data.get("getMessages") or []:
+            author = (message or {}).get("author") or {}
+            if author.get("id") == author_id and message.get("content") == content:
+                return
+    await client.execute(ADD_MESSAGE_MUTATION, {"c": content, "r": reference}, apikey=apikey)
+
+
+async def _prior(runtime: Runtime, key: str) -> MailReply | None:
+    async with runtime.state_sessions() as session:
+        return await session.get(MailReply, key)
+
+
+async def _record_intent(
+    runtime: Runtime, key: str, org_id: str, token: ApprovalToken, action: str, detail: str
+) -> None:
+    values = {
+        "message_key": key, "organisation_id": org_id, "event_id": token.event_id,
+        "approver_id": token.approver_id, "stage": token.stage, "action": action,
+        "detail": detail, "created_ms": runtime.clock.now_ms(),
+    }
+    async with unit_of_work(runtime.state_sessions) as session:
+        await session.execute(insert_ignoring(session, MailReply, ("message_key",)), values)
+
+
+def _finish(key: str, code: str) -> Callable[[AsyncSession], Awaitable[None]]:
+    async def record(session: AsyncSession) -> None:
+        await session.execute(
+            update(MailReply).where(MailReply.message_key == key).values(outcome=code)
+        )
+
+    return record
