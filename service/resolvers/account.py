@@ -10,7 +10,7 @@ from service.account_life import AccountLifeError, cancel_deletion, schedule_del
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person
-from service.resolvers.organisation import require_admin
+from service.structure import require_admin
 
 mutation = MutationType()
 organisation_type = ObjectType("SvcOrganisation")
@@ -33,7 +33,7 @@ async def resolve_scheduled_deletion(
 @mutation.field("scheduleOrganisationDeletion")
 async def resolve_schedule_deletion(_root: Any, info: Any) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context)
+    require_admin(context, "do this")
     was_scheduled = context.organisation.deletion_due_ms is not None
     organisation = await schedule_deletion(
         context.session, context.organisation, context.person, context.now_ms
@@ -46,7 +46,7 @@ async def resolve_schedule_deletion(_root: Any, info: Any) -> Organisation:
 @mutation.field("cancelOrganisationDeletion")
 async def resolve_cancel_deletion(_root: Any, info: Any) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context)
+    require_admin(context, "do this")
     try:
         return await cancel_deletion(
             context.session, context.organisation, context.person, context.now_ms

@@ -20,9 +20,10 @@ from urllib.parse import urlsplit
 
 from ariadne import MutationType, ObjectType, QueryType
 
-from service.errors import BadInput, PermissionDenied
+from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person
+from service.structure import require_admin
 
 query = QueryType()
 mutation = MutationType()
@@ -32,11 +33,6 @@ person_type = ObjectType("SvcPerson")
 SECRET_MASK = "********"
 _DOMAIN_RE = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
-
-
-def require_admin(context: RequestContext) -> None:
-    if not context.is_admin:
-        raise PermissionDenied("only an administrator may do this")
 
 
 @query.field("currentOrganisation")
@@ -54,7 +50,7 @@ async def resolve_current_person(_root: Any, info: Any) -> Person:
 @mutation.field("editOrganisationName")
 async def resolve_edit_organisation_name(_root: Any, info: Any, name: str) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context)
+    require_admin(context, "do this")
     context.organisation.name = name
     return context.organisation
 
@@ -64,7 +60,7 @@ async def resolve_edit_organisation_color(
     _root: Any, info: Any, color: str | None = None
 ) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context)
+    require_admin(context, "do this")
     context.organisation.color = color
     return context.organisation
 
@@ -89,7 +85,7 @@ def _flag(value: Any, argument: str) -> bool:
 async def resolve_edit_google_sso(_root: Any, info: Any, google: dict[str, Any]) -> Organisation:
     """Only the fields given change (the settings screen autosaves one field at a time)."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_admin(context, "do this")
     current = _google(context.organisation)
     if google.get("ssoOnly") is not None:
         current["ssoOnly"] = _flag(google["ssoOnly"], "google.ssoOnly")
@@ -113,7 +109,7 @@ async def resolve_edit_microsoft_sso(
     _root: Any, info: Any, microsoft: dict[str, Any]
 ) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context)
+    require_admin(context, "do this")
     _store_sso(
         context.organisation,
         "microsoft",
@@ -139,7 +135,7 @@ async def resolve_edit_custom_sso(
 ) -> Organisation:
     """Custom OpenID Connect provider; null clears it. `clientSecret` is write-only."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_admin(context, "do this")
     if customSSO is None:
         _store_sso(context.organisation, "custom", None)
         return context.organisation
@@ -195,7 +191,7 @@ def _google(organisation: Organisation) -> dict[str, Any]:
 
 @organisation_type.field("sso")
 def resolve_sso(organisation: Organisation, info: Any) -> dict[str, Any]:
-    require_admin(info.context)
+    require_admin(info.context, "do this")
     microsoft = (organisation.sso or {}).get("microsoft") or {}
     return {
         "google": _google(organisation),
@@ -205,7 +201,7 @@ def resolve_sso(organisation: Organisation, info: Any) -> dict[str, Any]:
 
 @organisation_type.field("customSSO")
 def resolve_custom_sso(organisation: Organisation, info: Any) -> dict[str, Any] | None:
-    require_admin(info.context)
+    require_admin(info.context, "do this")
     stored = (organisation.sso or {}).get("custom")
     if not stored:
         return None

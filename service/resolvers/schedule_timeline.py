@@ -19,7 +19,6 @@ from service.models.schedule import (
     ScheduleTimelineEntry,
     ScheduleType,
 )
-from service.resolvers.schedule_types import load as load_type
 from service.structure import raw_relation, require_admin
 
 mutation = MutationType()
@@ -65,7 +64,9 @@ async def assign(context: RequestContext, kind: str, target_id: str | None, type
     """Puts the type on the target's timeline from `start_ms`, or moves its start."""
     require_admin(context, "assign work schedules")
     target = await _target(context, kind, target_id)
-    schedule = await load_type(context, type_id, "scheduleTypeId")
+    schedule = await get_in_org(
+        context.session, ScheduleType, context.org_id, type_id, "scheduleTypeId", "schedule type"
+    )
     if schedule.archived:
         raise BadInput("scheduleTypeId", "the schedule type is archived")
     entry = await _entry(context, kind, target.id, schedule.id)
@@ -84,7 +85,9 @@ async def unassign(context: RequestContext, kind: str, target_id: str | None,
                    type_id: str) -> dict[str, Any]:
     require_admin(context, "assign work schedules")
     target = await _target(context, kind, target_id)
-    schedule = await load_type(context, type_id, "scheduleTypeId")
+    schedule = await get_in_org(
+        context.session, ScheduleType, context.org_id, type_id, "scheduleTypeId", "schedule type"
+    )
     entry = await _entry(context, kind, target.id, schedule.id)
     if entry is None:
         raise BadInput("scheduleTypeId", f"the schedule type is not on the {kind}'s timeline")
