@@ -84,7 +84,6 @@ KNOWN_LONG: dict[str, int] = {
     "service/approvals/workflow.py": 1058,
     "service/resolvers/tasks.py": 912,
     "service/resolvers/approvals.py": 681,
-    "service/legacy/services.py": 627,
     "mail/process.py": 616,
     "service/resolvers/projects.py": 611,
     "service/resolvers/time_records.py": 597,
