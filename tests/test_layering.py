@@ -89,7 +89,6 @@ KNOWN_LONG: dict[str, int] = {
     "service/resolvers/time_records.py": 597,
     "service/resolvers/persons.py": 590,
     "bot/nudges.py": 571,
-    "service/resolvers/tags.py": 480,
     "bot/approvals.py": 452,
     "mail/reading.py": 445,
     "service/resolvers/time_off.py": 430,
