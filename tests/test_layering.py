@@ -91,7 +91,6 @@ KNOWN_LONG: dict[str, int] = {
     "bot/nudges.py": 571,
     "bot/approvals.py": 452,
     "mail/reading.py": 445,
-    "service/graphql/fastpath.py": 423,
     "mail/receipts.py": 414,
 }
 KNOWN_TANGLES: list[set[str]] = [
