@@ -144,7 +144,8 @@ async def _any_org(session: Any) -> bool:
 
 
 async def _seed_demo(session: Any) -> dict[str, Any]:
-    from service.demo import export_demo, seed_demo
+    from service.demo import seed_demo
+    from service.demo_export import export_demo
 
     await seed_demo(session, SYSTEM_CLOCK.now_ms())
     return await export_demo(session)

@@ -43,15 +43,9 @@ KNOWN_UPWARD: set[str] = {
 }
 KNOWN_LONG: dict[str, int] = {
     "service/resolvers/tasks.py": 912,
-    "service/demo.py": 628,
-    "service/legacy/services.py": 627,
     "service/resolvers/projects.py": 611,
     "service/resolvers/time_records.py": 597,
     "service/resolvers/persons.py": 590,
-    "service/resolvers/expenses.py": 531,
-    "service/resolvers/tags.py": 480,
-    "service/resolvers/time_off.py": 430,
-    "service/graphql/fastpath.py": 423,
 }
 KNOWN_TANGLES: list[set[str]] = []
 

@@ -39,7 +39,8 @@ from service.graphql.credentials import (
     missing_credentials,
 )
 from service.graphql.documents import Documents, Prepared
-from service.graphql.fastpath import fast_executor_class, is_plain
+from service.graphql.fast_executor import fast_executor_class
+from service.graphql.fastpath import is_plain
 from service.graphql.limits import check_variables
 from service.graphql.refusals import omitting_refusals
 from service.graphql.slicing import pause_if_due

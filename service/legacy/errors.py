@@ -5,6 +5,7 @@ Hierarchy::
     LegacyError                 HTTP 200, {"status": "error", "message": ...}
     ├── InvalidServiceRequest   unknown service, malformed body or payload; the message
     │                           starts with INVALID_SERVICE_REQUEST
+    ├── LegacyNotFound          the company, project, person... a request names is not there
     └── LegacyHttpError         any other HTTP status (the body still says status/message)
         ├── AuthenticationFailed   401, with a WWW-Authenticate challenge
         ├── AccountInactive        402 (the subscription), as on the GraphQL interface
@@ -16,6 +17,8 @@ PermissionDenied) are reported as HTTP 200 with status "error" and their message
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 INVALID_SERVICE_REQUEST = "Invalid service request"
 
@@ -34,6 +37,12 @@ class LegacyError(Exception):
 class InvalidServiceRequest(LegacyError):
     def __init__(self, problem: str) -> None:
         super().__init__(f"{INVALID_SERVICE_REQUEST}: {problem}")
+
+
+class LegacyNotFound(LegacyError):
+    def __init__(self, what: str, ref: dict[str, Any] | None) -> None:
+        named = ", ".join(f"{key} {value!r}" for key, value in (ref or {}).items())
+        super().__init__(f"{what} not found" + (f": {named}" if named else ""))
 
 
 class LegacyHttpError(LegacyError):

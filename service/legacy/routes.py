@@ -20,10 +20,11 @@ from starlette.routing import BaseRoute, Route
 from service.errors import PermissionDenied, ServiceError
 from service.graphql.context import RequestContext
 from service.graphql.execution import Executor
+from service.legacy.dispatch import dispatch
 from service.legacy.errors import LegacyError
 from service.legacy.limits import DAILY_BYTES, add_usage, check_limits, prune_usage
 from service.legacy.payload import decode_payload
-from service.legacy.services import LegacyRequest, dispatch
+from service.legacy.request import LegacyRequest
 from service.legacy.tokens import authenticate_token, token_from_authorization
 
 log = structlog.get_logger("service.legacy")

@@ -1,7 +1,5 @@
-"""Tags (a tree inside each tag category) and the tagging of people and projects.
-
-Everyone in the organisation reads tags and tag categories; admins edit them and tag.
-"""
+"""Tags: a tree inside each tag category; everyone in the organisation reads them, admins
+edit them (adding, deleting, archiving, renaming, moving under another parent)."""
 
 from __future__ import annotations
 
@@ -10,52 +8,29 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, delete, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
-from service.lookup import get_in_org, get_many_in_org
-from service.models import Person, PersonTag, Project, ProjectTag, Tag, TagCategory
+from service.lookup import get_many_in_org
+from service.models import PersonTag, ProjectTag, Tag, TagCategory
 from service.structure import (
     active_clause,
     bind_archiving,
     bind_listing,
-    categories_by_name,
     check_new_parent,
     check_unique_ids,
     children_map,
     descendants,
     name_contains,
-    oldest_category_or_new,
     parent_map,
-    raw_relation,
     require_admin,
 )
+from service.tag_lookup import default_tag_category, tag_category_in_org, tag_in_org
 
 query = QueryType()
 mutation = MutationType()
 tag_type = ObjectType("SvcTag")
-category_type = ObjectType("SvcTagCategory")
-
-DEFAULT_CATEGORY_NAME = "Tags"
-
-
-async def default_tag_category(session: AsyncSession, org_id: str) -> TagCategory:
-    """The category of tags added without one: the oldest category, created on first need."""
-    category: TagCategory = await oldest_category_or_new(
-        session, TagCategory, org_id, DEFAULT_CATEGORY_NAME
-    )
-    return category
-
-
-async def _tag(context: RequestContext, tag_id: str | None, argument: str = "id") -> Tag:
-    return await get_in_org(context.session, Tag, context.org_id, tag_id, argument, "tag")
-
-
-async def _category(context: RequestContext, category_id: str, argument: str) -> TagCategory:
-    return await get_in_org(context.session, TagCategory, context.org_id, category_id, argument,
-                            "tag category")
 
 
 async def _tag_select(
@@ -130,21 +105,12 @@ async def _delete_tags(context: RequestContext, tags: Sequence[Tag]) -> None:
         await session.flush()
 
 
-def _check_level_names(level_names: Sequence[str | None] | None) -> list[str]:
-    names: list[str] = []
-    for index, value in enumerate(level_names or []):
-        if value is None:
-            raise BadInput(f"levelNames[{index}]", "must be a string, not null")
-        names.append(value)
-    return names
-
-
 # -- queries ---------------------------------------------------------------------------------
 
 
 @query.field("getTag")
 async def resolve_get_tag(_root: Any, info: Any, id: str) -> Tag:
-    return await _tag(info.context, id)
+    return await tag_in_org(info.context, id)
 
 
 bind_listing(
@@ -157,12 +123,6 @@ bind_listing(
     count="countTags",
     ids="filterTagIds",
 )
-
-
-@query.field("getTagCategories")
-async def resolve_get_tag_categories(_root: Any, info: Any) -> list[TagCategory]:
-    context: RequestContext = info.context
-    return await categories_by_name(context.session, TagCategory, context.org_id)
 
 
 @tag_type.field("category")
@@ -181,62 +141,7 @@ async def resolve_tag_parent(tag: Tag, info: Any) -> Tag | None:
     return await context.session.get(Tag, tag.parent_id)
 
 
-@category_type.field("levelNames")
-def resolve_category_level_names(category: TagCategory, _info: Any) -> list[str]:
-    return list(category.level_names or [])
-
-
-# -- tag categories --------------------------------------------------------------------------
-
-
-@mutation.field("addTagCategory")
-async def resolve_add_tag_category(_root: Any, info: Any, name: str) -> TagCategory:
-    context: RequestContext = info.context
-    require_admin(context)
-    category = TagCategory(organisation_id=context.org_id, name=name, level_names=[])
-    context.session.add(category)
-    await context.session.flush()
-    return category
-
-
-@mutation.field("deleteTagCategory")
-async def resolve_delete_tag_category(_root: Any, info: Any, id: str) -> TagCategory:
-    context: RequestContext = info.context
-    require_admin(context)
-    category = await _category(context, id, "id")
-    used = await context.session.scalar(
-        select(func.count()).select_from(Tag).where(Tag.category_id == category.id)
-    )
-    if used:
-        raise RuleViolation(
-            f'Tag category "{category.name}" cannot be deleted: {used} tag'
-            f"{'s' if used != 1 else ''} belong{'s' if used == 1 else ''} to it"
-        )
-    await context.session.delete(category)
-    return category
-
-
-@mutation.field("editTagCategoryName")
-async def resolve_edit_tag_category_name(_root: Any, info: Any, id: str, name: str) -> TagCategory:
-    context: RequestContext = info.context
-    require_admin(context)
-    category = await _category(context, id, "id")
-    category.name = name
-    return category
-
-
-@mutation.field("editTagCategoryLevelNames")
-async def resolve_edit_tag_category_level_names(
-    _root: Any, info: Any, id: str, levelNames: list[str | None] | None = None
-) -> TagCategory:
-    context: RequestContext = info.context
-    require_admin(context)
-    category = await _category(context, id, "id")
-    category.level_names = _check_level_names(levelNames)
-    return category
-
-
-# -- tags ------------------------------------------------------------------------------------
+# -- mutations -------------------------------------------------------------------------------
 
 
 @mutation.field("addTag")
@@ -248,9 +153,9 @@ async def resolve_add_tag(
     context: RequestContext = info.context
     require_admin(context)
     session, org_id = context.session, context.org_id
-    parent = await _tag(context, parentId, "parentId") if parentId is not None else None
+    parent = await tag_in_org(context, parentId, "parentId") if parentId is not None else None
     if categoryId is not None:
-        category = await _category(context, categoryId, "categoryId")
+        category = await tag_category_in_org(context, categoryId, "categoryId")
         if parent is not None and parent.category_id != category.id:
             raise BadInput("categoryId", "a subtag must be in its parent tag's category")
     elif parent is not None and parent.category is not None:
@@ -279,7 +184,7 @@ async def resolve_delete_tag(_root: Any, info: Any, id: str, check: bool | None 
     """Refused while the tag has subtags; its taggings go with it."""
     context: RequestContext = info.context
     require_admin(context)
-    tag = await _tag(context, id)
+    tag = await tag_in_org(context, id)
     if check:
         child = await context.session.scalar(select(Tag.id).where(Tag.parent_id == tag.id))
         if child is not None:
@@ -306,7 +211,7 @@ bind_archiving(mutation, _set_archived, "Tag")
 @mutation.field("editTagName")
 async def resolve_edit_tag_name(_root: Any, info: Any, id: str, name: str) -> Tag:
     require_admin(info.context)
-    tag = await _tag(info.context, id)
+    tag = await tag_in_org(info.context, id)
     tag.name = name
     return tag
 
@@ -314,7 +219,7 @@ async def resolve_edit_tag_name(_root: Any, info: Any, id: str, name: str) -> Ta
 @mutation.field("editTagColor")
 async def resolve_edit_tag_color(_root: Any, info: Any, id: str, color: str | None = None) -> Tag:
     require_admin(info.context)
-    tag = await _tag(info.context, id)
+    tag = await tag_in_org(info.context, id)
     tag.color = color
     return tag
 
@@ -326,8 +231,8 @@ async def resolve_edit_tag_parent(
     context: RequestContext = info.context
     require_admin(context)
     session = context.session
-    tag = await _tag(context, id)
-    parent = await _tag(context, parentId, "parentId") if parentId is not None else None
+    tag = await tag_in_org(context, id)
+    parent = await tag_in_org(context, parentId, "parentId") if parentId is not None else None
     if parent is not None and parent.category_id != tag.category_id:
         raise BadInput("parentId", "the parent tag is in another tag category")
     parents = await parent_map(session, Tag, context.org_id)
@@ -348,133 +253,4 @@ async def resolve_edit_tag_parent(
     return tag
 
 
-# -- tagging ---------------------------------------------------------------------------------
-
-
-def _person_relation(row: PersonTag) -> dict[str, Any]:
-    return raw_relation(row.id, row.tag_id, "tagged", row.person_id, "taggedBy", row.start_ms)
-
-
-def _project_relation(row: ProjectTag) -> dict[str, Any]:
-    return raw_relation(row.id, row.tag_id, "tagged", row.project_id, "taggedBy", row.start_ms)
-
-
-async def _active_tag(context: RequestContext, tag_id: str) -> Tag:
-    tag = await _tag(context, tag_id, "tagId")
-    if tag.archived:
-        raise BadInput("tagId", f'tag "{tag.name}" is archived')
-    return tag
-
-
-@mutation.field("tagPerson")
-async def resolve_tag_person(
-    _root: Any, info: Any, tagId: str, personId: str, startTime: int | None = None
-) -> dict[str, Any]:
-    """The person carries the tag (from `startTime` on, when given); tagging again moves the
-    start."""
-    context: RequestContext = info.context
-    require_admin(context)
-    session, org_id = context.session, context.org_id
-    tag = await _active_tag(context, tagId)
-    person = await get_in_org(session, Person, org_id, personId, "personId", "person")
-    row = (
-        await session.scalars(
-            select(PersonTag).where(PersonTag.tag_id == tag.id, PersonTag.person_id == person.id)
-        )
-    ).first()
-    if row is None:
-        row = PersonTag(organisation_id=org_id, tag_id=tag.id, person_id=person.id)
-        session.add(row)
-    row.start_ms = startTime
-    await session.flush()
-    return _person_relation(row)
-
-
-@mutation.field("untagPerson")
-async def resolve_untag_person(
-    _root: Any, info: Any, tagId: str, personId: str
-) -> dict[str, Any]:
-    context: RequestContext = info.context
-    require_admin(context)
-    session = context.session
-    tag = await _tag(context, tagId, "tagId")
-    person = await get_in_org(session, Person, context.org_id, personId, "personId", "person")
-    row = (
-        await session.scalars(
-            select(PersonTag).where(PersonTag.tag_id == tag.id, PersonTag.person_id == person.id)
-        )
-    ).first()
-    if row is None:
-        raise BadInput("personId", f'{person.name} does not carry tag "{tag.name}"')
-    relation = _person_relation(row)
-    await session.delete(row)
-    return relation
-
-
-@mutation.field("resetTaggedPersons")
-async def resolve_reset_tagged_persons(_root: Any, info: Any, tagId: str) -> Tag:
-    context: RequestContext = info.context
-    require_admin(context)
-    tag = await _tag(context, tagId, "tagId")
-    await context.session.execute(delete(PersonTag).where(PersonTag.tag_id == tag.id))
-    return tag
-
-
-@mutation.field("tagProject")
-async def resolve_tag_project(
-    _root: Any, info: Any, tagId: str, projectId: str, startTime: int | None = None
-) -> dict[str, Any]:
-    context: RequestContext = info.context
-    require_admin(context)
-    session, org_id = context.session, context.org_id
-    tag = await _active_tag(context, tagId)
-    project = await get_in_org(session, Project, org_id, projectId, "projectId", "project")
-    row = (
-        await session.scalars(
-            select(ProjectTag).where(
-                ProjectTag.tag_id == tag.id, ProjectTag.project_id == project.id
-            )
-        )
-    ).first()
-    if row is None:
-        row = ProjectTag(organisation_id=org_id, tag_id=tag.id, project_id=project.id)
-        session.add(row)
-    row.start_ms = startTime
-    await session.flush()
-    return _project_relation(row)
-
-
-@mutation.field("untagProject")
-async def resolve_untag_project(
-    _root: Any, info: Any, tagId: str, projectId: str
-) -> dict[str, Any]:
-    context: RequestContext = info.context
-    require_admin(context)
-    session = context.session
-    tag = await _tag(context, tagId, "tagId")
-    project = await get_in_org(session, Project, context.org_id, projectId, "projectId",
-                               "project")
-    row = (
-        await session.scalars(
-            select(ProjectTag).where(
-                ProjectTag.tag_id == tag.id, ProjectTag.project_id == project.id
-            )
-        )
-    ).first()
-    if row is None:
-        raise BadInput("projectId", f'project "{project.name}" does not carry tag "{tag.name}"')
-    relation = _project_relation(row)
-    await session.delete(row)
-    return relation
-
-
-@mutation.field("resetTaggedProjects")
-async def resolve_reset_tagged_projects(_root: Any, info: Any, tagId: str) -> Tag:
-    context: RequestContext = info.context
-    require_admin(context)
-    tag = await _tag(context, tagId, "tagId")
-    await context.session.execute(delete(ProjectTag).where(ProjectTag.tag_id == tag.id))
-    return tag
-
-
-BINDABLES = [query, mutation, tag_type, category_type]
+BINDABLES = [query, mutation, tag_type]

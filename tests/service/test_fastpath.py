@@ -11,7 +11,8 @@ import pytest
 from graphql import GraphQLSchema, build_schema, execute, parse
 
 from service.graphql.execution import is_awaitable
-from service.graphql.fastpath import fast_executor_class, plain
+from service.graphql.fast_executor import fast_executor_class
+from service.graphql.fastpath import plain
 
 SDL = """
 enum Colour { RED GREEN }

@@ -1,9 +1,9 @@
-"""Expense types and expense records.
+"""Expense records.
 
-Expense types are structure: everyone reads them, administrators edit them. Expense records
-follow the rules of time records: an employee sees and edits their own, a manager also those
-of the people they manage, an admin all. A record on a project only (no person) belongs to
-the administrators and to the managers of that project (or of one of its ancestors).
+They follow the rules of time records: an employee sees and edits their own, a manager also
+those of the people they manage, an admin all. A record on a project only (no person)
+belongs to the administrators and to the managers of that project (or of one of its
+ancestors).
 """
 
 from __future__ import annotations
@@ -12,21 +12,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select
 
-from service.errors import BadInput, PermissionDenied, RuleViolation
+from service.errors import BadInput, PermissionDenied
+from service.expense_lookup import expense_type_in_org
 from service.graphql.context import RequestContext
 from service.graphql.convert import amount
 from service.graphql.filters import filter_clause
 from service.item_access import check_expense_access
-from service.lookup import get_in_org, get_many_in_org
+from service.lookup import get_in_org
 from service.models import ExpenseRecord, ExpenseType, Person, PersonTag, Project, ProjectTag
 from service.projects_access import managed_project_ids
-from service.structure import (
-    active_clause,
-    check_unique_ids,
-    name_contains,
-)
 from service.timerecords_query import project_subtree, tag_subtree
 
 query = QueryType()
@@ -35,174 +31,6 @@ expense_record_type = ObjectType("SvcExpenseRecord")
 
 MAX_COMMENT = 10_000
 REQUIRED_ONE = "at least one of personId or projectId is required"
-
-
-def require_admin(context: RequestContext, what: str = "edit expense types") -> None:
-    if not context.is_admin:
-        raise PermissionDenied(f"only an administrator may {what}")
-
-
-# Expense types -------------------------------------------------------------------------------
-
-
-async def _expense_type(
-    context: RequestContext, type_id: str, argument: str = "id", active: bool = False
-) -> ExpenseType:
-    found = await get_in_org(
-        context.session, ExpenseType, context.org_id, type_id, argument, "expense type"
-    )
-    if active and found.archived:
-        raise BadInput(argument, f"the expense type {found.name!r} is archived")
-    return found
-
-
-def _expense_types_statement(context: RequestContext, filter: Any, archived: bool | None) -> Any:
-    conditions = {
-        "id": lambda value: ExpenseType.id == value,
-        "notId": lambda value: ExpenseType.id != value,
-        "name": lambda value: name_contains(ExpenseType.name, value),
-        "archived": lambda value: ExpenseType.archived.is_(bool(value)),
-    }
-    statement = select(ExpenseType).where(
-        ExpenseType.organisation_id == context.org_id, filter_clause(filter, conditions)
-    )
-    active = active_clause(ExpenseType.archived, archived)
-    return statement if active is None else statement.where(active)
-
-
-@query.field("getExpenseType")
-async def resolve_get_expense_type(_root: Any, info: Any, id: str) -> ExpenseType:
-    return await _expense_type(info.context, id)
-
-
-@query.field("getExpenseTypes")
-async def resolve_get_expense_types(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None
-) -> list[ExpenseType]:
-    context: RequestContext = info.context
-    statement = _expense_types_statement(context, filter, archived).order_by(
-        func.lower(ExpenseType.name), ExpenseType.id
-    )
-    return list(await context.session.scalars(statement))
-
-
-@query.field("countExpenseTypes")
-async def resolve_count_expense_types(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None
-) -> int:
-    context: RequestContext = info.context
-    inner = _expense_types_statement(context, filter, archived).with_only_columns(ExpenseType.id)
-    return int(
-        await context.session.scalar(select(func.count()).select_from(inner.subquery())) or 0
-    )
-
-
-@mutation.field("addExpenseType")
-async def resolve_add_expense_type(
-    _root: Any, info: Any, name: str, color: str | None = None
-) -> ExpenseType:
-    context: RequestContext = info.context
-    require_admin(context)
-    created = ExpenseType(organisation_id=context.org_id, name=name, color=color)
-    context.session.add(created)
-    await context.session.flush()
-    return created
-
-
-@mutation.field("duplicateExpenseType")
-async def resolve_duplicate_expense_type(_root: Any, info: Any, id: str, name: str) -> ExpenseType:
-    context: RequestContext = info.context
-    require_admin(context)
-    original = await _expense_type(context, id)
-    created = ExpenseType(organisation_id=context.org_id, name=name, color=original.color)
-    context.session.add(created)
-    await context.session.flush()
-    return created
-
-
-async def _set_types_archived(
-    context: RequestContext, ids: list[str], argument: str, value: bool
-) -> list[ExpenseType]:
-    require_admin(context)
-    if argument == "ids":
-        check_unique_ids(ids, "ids")
-    types = await get_many_in_org(
-        context.session, ExpenseType, context.org_id, ids, argument, "expense type"
-    )
-    for item in types:
-        item.archived = value
-    return types
-
-
-@mutation.field("archiveExpenseType")
-async def resolve_archive_expense_type(_root: Any, info: Any, id: str) -> ExpenseType:
-    return (await _set_types_archived(info.context, [id], "id", True))[0]
-
-
-@mutation.field("archiveExpenseTypes")
-async def resolve_archive_expense_types(_root: Any, info: Any, ids: list[str]) -> list[ExpenseType]:
-    return await _set_types_archived(info.context, ids, "ids", True)
-
-
-@mutation.field("unarchiveExpenseType")
-async def resolve_unarchive_expense_type(_root: Any, info: Any, id: str) -> ExpenseType:
-    return (await _set_types_archived(info.context, [id], "id", False))[0]
-
-
-@mutation.field("unarchiveExpenseTypes")
-async def resolve_unarchive_expense_types(
-    _root: Any, info: Any, ids: list[str]
-) -> list[ExpenseType]:
-    return await _set_types_archived(info.context, ids, "ids", False)
-
-
-@mutation.field("deleteExpenseType")
-async def resolve_delete_expense_type(_root: Any, info: Any, id: str) -> ExpenseType:
-    """Refused while expense records use the type: archive it instead."""
-    context: RequestContext = info.context
-    require_admin(context)
-    found = await _expense_type(context, id)
-    used = int(
-        await context.session.scalar(
-            select(func.count())
-            .select_from(ExpenseRecord)
-            .where(
-                ExpenseRecord.organisation_id == context.org_id,
-                ExpenseRecord.expense_type_id == found.id,
-            )
-        )
-        or 0
-    )
-    if used:
-        raise RuleViolation(
-            f"cannot delete the expense type {found.name!r}: {used} expense "
-            f"record{'s' if used > 1 else ''} use it; archive it instead"
-        )
-    await context.session.delete(found)
-    return found
-
-
-@mutation.field("editExpenseTypeName")
-async def resolve_edit_expense_type_name(_root: Any, info: Any, id: str, name: str) -> ExpenseType:
-    context: RequestContext = info.context
-    require_admin(context)
-    found = await _expense_type(context, id)
-    found.name = name
-    return found
-
-
-@mutation.field("editExpenseTypeColor")
-async def resolve_edit_expense_type_color(
-    _root: Any, info: Any, id: str, color: str | None = None
-) -> ExpenseType:
-    context: RequestContext = info.context
-    require_admin(context)
-    found = await _expense_type(context, id)
-    found.color = color
-    return found
-
-
-# Expense records: who may see what -----------------------------------------------------------
 
 
 async def _managed_projects(context: RequestContext) -> set[str]:
@@ -373,7 +201,7 @@ async def resolve_add_expense_record(
         raise PermissionDenied(
             "only administrators and the project's managers may log expenses on a project only"
         )
-    expense_type = await _expense_type(context, expenseTypeId, "expenseTypeId", active=True)
+    expense_type = await expense_type_in_org(context, expenseTypeId, "expenseTypeId", active=True)
     _check_value(value)
     text = _check_comment(comment)
     await check_expense_access(context.session, context.organisation, person, expense_type,
@@ -422,7 +250,7 @@ async def resolve_edit_expense_record_expense(
 ) -> ExpenseRecord:
     context: RequestContext = info.context
     record = await _record(context, id)
-    expense_type = await _expense_type(context, expenseTypeId, "expenseTypeId", active=True)
+    expense_type = await expense_type_in_org(context, expenseTypeId, "expenseTypeId", active=True)
     if expense_type.id != record.expense_type_id:
         await check_expense_access(context.session, context.organisation, record.person,
                                    expense_type, record.project)

@@ -1,159 +1,31 @@
-"""Time off: accrual settings of absence types (`editAbsenceTypeAccrual…`), allowances
-(`add|delete{Organisation,Tag,Person}AbsenceQuota`, `editAbsenceQuota…`) and the
-`absenceQuotas` attribute of the organisation, tags and persons.
+"""Time-off allowances: `add|delete{Organisation,Tag,Person}AbsenceQuota`,
+`editAbsenceQuota…` and the `absenceQuotas` attribute of the organisation, tags and persons.
 
-Everyone reads the accrual settings and the organisation's and tags' allowances; a
-person's allowances (their own and the inherited ones) are read by whoever may see the
-person's data. Everything is edited by administrators. Amounts are whole numbers in the
-absence type's unit (days or hours); the accrual quantity may be fractional.
+Everyone reads the organisation's and tags' allowances; a person's allowances (their own and
+the inherited ones) are read by whoever may see the person's data. Administrators edit them.
+Amounts are whole numbers in the absence type's unit (days or hours).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from ariadne import MutationType, ObjectType, ScalarType
-from graphql import GraphQLError
+from ariadne import MutationType, ObjectType
+from sqlalchemy import select
 
-from plumbing.db import insert_ignoring
-from service.allowances import accrual_row, applicable_quotas
+from service.allowances import applicable_quotas
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import AbsenceType, Organisation, Person, Tag
-from service.models.time_off import AbsenceAccrual, AbsenceQuota
-from service.rules.time_off import DAY_OPTIONS, PERIODICITIES, start_day_problem
-
-MAX_QUANTITY = 10_000
+from service.models.time_off import AbsenceQuota
+from service.structure import require_admin
 
 mutation = MutationType()
-absence_type = ObjectType("SvcAbsenceType")
 quota_type = ObjectType("SvcAbsenceQuota")
 organisation_type = ObjectType("SvcOrganisation")
 tag_type = ObjectType("SvcTag")
 person_type = ObjectType("SvcPerson")
-periodicity = ScalarType("SvcPeriodicity")
-day_option = ScalarType("SvcDayOption")
-
-
-def _choice(name: str, allowed: tuple[str, ...]) -> Any:
-    def parse(value: Any) -> str:
-        if isinstance(value, str) and value in allowed:
-            return value
-        raise GraphQLError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
-
-    def parse_literal(ast: Any, _variables: Any = None) -> str:
-        from graphql import value_from_ast_untyped
-
-        return parse(value_from_ast_untyped(ast))
-
-    return parse, parse_literal
-
-
-for _scalar, _allowed in ((periodicity, PERIODICITIES), (day_option, DAY_OPTIONS)):
-    _parse, _literal = _choice(_scalar.name, _allowed)
-    _scalar.set_value_parser(_parse)
-    _scalar.set_literal_parser(_literal)
-
-
-def _require_admin(context: RequestContext, what: str) -> None:
-    if not context.is_admin:
-        raise PermissionDenied(f"only an administrator may {what}")
-
-
-# ---------------------------------------------------------------------------- accrual
-
-
-@absence_type.field("accrual")
-async def resolve_accrual(item: AbsenceType, info: Any) -> dict[str, Any]:
-    context: RequestContext = info.context
-    row = await accrual_row(context.session, context.org_id, item.id)
-    if row is None:
-        return {"isEnabled": False, "periodicity": "monthly", "periodStartDay": 1,
-                "awarded": "firstDay", "quantity": 0.0, "allowNegativeBooking": False}
-    return {"isEnabled": row.is_enabled, "periodicity": row.periodicity,
-            "periodStartDay": row.period_start_day, "awarded": row.awarded,
-            "quantity": row.quantity, "allowNegativeBooking": row.allow_negative_booking}
-
-
-async def _accrual_for_edit(context: RequestContext, id: str) -> tuple[AbsenceType, AbsenceAccrual]:
-    _require_admin(context, "edit the accrual of absence types")
-    item = await get_in_org(context.session, AbsenceType, context.org_id, id, "id", "absence type")
-    row = await accrual_row(context.session, context.org_id, item.id)
-    if row is None:
-        # Two first edits at once (another process): the second one's insert is ignored.
-        await context.session.execute(
-            insert_ignoring(context.session, AbsenceAccrual, ("absence_type_id",)),
-            {"absence_type_id": item.id, "organisation_id": context.org_id,
-             "is_enabled": False, "periodicity": "monthly", "period_start_day": 1,
-             "awarded": "firstDay", "quantity": 0.0, "allow_negative_booking": False},
-        )
-        row = await accrual_row(context.session, context.org_id, item.id)
-        assert row is not None
-    return item, row
-
-
-@mutation.field("editAbsenceTypeAccrualEnabled")
-async def resolve_edit_accrual_enabled(_root: Any, info: Any, id: str, isEnabled: bool) -> Any:
-    item, row = await _accrual_for_edit(info.context, id)
-    row.is_enabled = isEnabled
-    return item
-
-
-@mutation.field("editAbsenceTypeAccrualPeriodicity")
-async def resolve_edit_accrual_periodicity(
-    _root: Any, info: Any, id: str, periodicity: str
-) -> Any:
-    item, row = await _accrual_for_edit(info.context, id)
-    problem = start_day_problem(periodicity, row.period_start_day)
-    if problem:
-        raise BadInput("periodicity", f"the periodStartDay {row.period_start_day} {problem}; "
-                       "change the periodStartDay first")
-    row.periodicity = periodicity
-    return item
-
-
-@mutation.field("editAbsenceTypeAccrualPeriodStartDay")
-async def resolve_edit_accrual_start_day(
-    _root: Any, info: Any, id: str, periodStartDay: int
-) -> Any:
-    item, row = await _accrual_for_edit(info.context, id)
-    problem = start_day_problem(row.periodicity, periodStartDay)
-    if problem:
-        raise BadInput("periodStartDay", problem)
-    row.period_start_day = periodStartDay
-    return item
-
-
-@mutation.field("editAbsenceTypeAccrualAwarded")
-async def resolve_edit_accrual_awarded(_root: Any, info: Any, id: str, awarded: str) -> Any:
-    item, row = await _accrual_for_edit(info.context, id)
-    row.awarded = awarded
-    return item
-
-
-@mutation.field("editAbsenceTypeAccrualQuantity")
-async def resolve_edit_accrual_quantity(_root: Any, info: Any, id: str, quantity: float) -> Any:
-    if not math.isfinite(quantity) or not 0 <= quantity <= MAX_QUANTITY:
-        raise BadInput("quantity", f"must be a number between 0 and {MAX_QUANTITY}")
-    if round(quantity, 4) != quantity:
-        raise BadInput("quantity", "must have at most 4 decimals")
-    item, row = await _accrual_for_edit(info.context, id)
-    row.quantity = quantity
-    return item
-
-
-@mutation.field("editAbsenceTypeAccrualNegativeBooking")
-async def resolve_edit_accrual_negative_booking(
-    _root: Any, info: Any, id: str, allowNegativeBooking: bool
-) -> Any:
-    item, row = await _accrual_for_edit(info.context, id)
-    row.allow_negative_booking = allowNegativeBooking
-    return item
-
-
-# ---------------------------------------------------------------------------- allowances
 
 
 @quota_type.field("absenceType")
@@ -240,14 +112,14 @@ async def _add_quota(
 @mutation.field("addOrganisationAbsenceQuota")
 async def resolve_add_organisation_quota(_root: Any, info: Any, **args: Any) -> AbsenceQuota:
     context: RequestContext = info.context
-    _require_admin(context, "add allowances")
+    require_admin(context, "add allowances")
     return await _add_quota(context, {}, **args)
 
 
 @mutation.field("addTagAbsenceQuota")
 async def resolve_add_tag_quota(_root: Any, info: Any, tagId: str, **args: Any) -> AbsenceQuota:
     context: RequestContext = info.context
-    _require_admin(context, "add allowances")
+    require_admin(context, "add allowances")
     tag = await get_in_org(context.session, Tag, context.org_id, tagId, "tagId", "tag")
     return await _add_quota(context, {"tag_id": tag.id}, **args)
 
@@ -257,7 +129,7 @@ async def resolve_add_person_quota(
     _root: Any, info: Any, personId: str, **args: Any
 ) -> AbsenceQuota:
     context: RequestContext = info.context
-    _require_admin(context, "add allowances")
+    require_admin(context, "add allowances")
     person = await get_in_org(context.session, Person, context.org_id, personId, "personId",
                               "person")
     return await _add_quota(context, {"person_id": person.id}, **args)
@@ -267,7 +139,7 @@ async def _load_quota(
     context: RequestContext, id: str, argument: str = "id",
     person_id: str | None = None, tag_id: str | None = None, organisation: bool = False,
 ) -> AbsenceQuota:
-    _require_admin(context, "edit allowances")
+    require_admin(context, "edit allowances")
     quota = await get_in_org(context.session, AbsenceQuota, context.org_id, id, argument,
                              "allowance")
     if person_id is not None and quota.person_id != person_id:
@@ -299,7 +171,7 @@ async def resolve_delete_tag_quota(
     _root: Any, info: Any, tagId: str, absenceQuotaId: str
 ) -> AbsenceQuota:
     context: RequestContext = info.context
-    _require_admin(context, "edit allowances")
+    require_admin(context, "edit allowances")
     tag = await get_in_org(context.session, Tag, context.org_id, tagId, "tagId", "tag")
     return await _delete(context, await _load_quota(context, absenceQuotaId, "absenceQuotaId",
                                                     tag_id=tag.id))
@@ -310,7 +182,7 @@ async def resolve_delete_person_quota(
     _root: Any, info: Any, personId: str, absenceQuotaId: str
 ) -> AbsenceQuota:
     context: RequestContext = info.context
-    _require_admin(context, "edit allowances")
+    require_admin(context, "edit allowances")
     person = await get_in_org(context.session, Person, context.org_id, personId, "personId",
                               "person")
     return await _delete(context, await _load_quota(context, absenceQuotaId, "absenceQuotaId",
@@ -387,12 +259,7 @@ async def resolve_edit_quota_recurrent(_root: Any, info: Any, id: str, recurrent
     return quota
 
 
-# ---------------------------------------------------------------------------- attributes
-
-
 async def _own(context: RequestContext, **where: Any) -> list[AbsenceQuota]:
-    from sqlalchemy import select
-
     statement = select(AbsenceQuota).where(AbsenceQuota.organisation_id == context.org_id)
     for column, value in where.items():
         attribute = getattr(AbsenceQuota, column)
@@ -426,5 +293,4 @@ async def resolve_person_quotas(item: Person, info: Any) -> dict[str, Any]:
     return {"value": applicable.quotas, "path": applicable.path}
 
 
-BINDABLES = [mutation, absence_type, quota_type, organisation_type, tag_type, person_type,
-             periodicity, day_option]
+BINDABLES = [mutation, quota_type, organisation_type, tag_type, person_type]
