@@ -15,8 +15,8 @@ import structlog
 from bot.app import link_prompt
 from bot.approvals import Request, pending_blocks, period_text, status_word
 from bot.identity import NotIdentified, SlackPerson
-from bot.periods import days_of, week_of
 from timebot.errors import TimebotError
+from timebot.notify.periods import days_of, week_of
 from timebot.summary import hours
 from timebot.timeentry.balances import balance_text, balances_of, day_bounds
 

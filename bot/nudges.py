@@ -38,8 +38,8 @@ from bot.approvals import (
     status_word,
 )
 from bot.commands import CommandContext
-from bot.periods import DAY_MS, local_date, previous_week, week_of, zone
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
+from timebot.notify.periods import DAY_MS, local_date, previous_week, week_of, zone
 from timebot.state.db import unit_of_work
 from timebot.state.models import PersonLink, SlackNudgePreference, SlackOutgoing
 

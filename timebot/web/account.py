@@ -13,13 +13,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from mail.reviews import MODES, set_preference
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
 from service.provisioning import reset_api_key
 from service.resolvers.organisation import SECRET_MASK
 from service.signin.sessions import SignedIn, revoke
+from timebot.notify.approvals import MODES, set_preference
 from timebot.state.db import unit_of_work as state_unit_of_work
 from timebot.state.models import SlackNudgePreference
 from timebot.web.account_data import account_view, template_values

@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import func, or_, select
 
-from mail.reviews import preference
 from plumbing.db import unit_of_work
 from service.legacy.tokens import ensure_legacy_token
 from service.models import Person
@@ -17,6 +16,7 @@ from service.provisioning import ensure_api_key
 from service.signin.passkeys import passkeys_of
 from service.signin.sessions import SignedIn, sessions_of
 from service.signin.sso import callback_path, initiate_path
+from timebot.notify.approvals import preference
 from timebot.state.models import PersonLink, SlackNudgePreference
 from timebot.web.common import WebFront
 
