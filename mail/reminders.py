@@ -8,8 +8,8 @@
   nothing twice; the mail's dedupe key carries the ordinal.
 - People with an unsubmitted period: `timesheetReminder` (sendTimesheetReminder, a one-off)
   and the scheduler's end-of-period reminders (timebot.notify.period_reminders decides who is
-  due) share one message: a
-  "Submit now" link when the period holds entries, the auto-submit date when it is on.
+  due; mail/channel.py sends them here) share one message: a "Submit now" link when the
+  period holds entries, the auto-submit date when it is on.
 """
 
 from __future__ import annotations
