@@ -16,9 +16,10 @@ from pathlib import Path
 
 from bench.common import Figure, median, note
 from mail.outbound import new_message
-from mail.reviews import build_message, period_label, prefs_url, review_links
-from mail.templating import Templates
+from mail.reviews import build_message, prefs_url, review_links
+from mail.templating import MailTemplates
 from timebot.config import load_settings
+from timebot.notify.approvals import period_label
 from timebot.summary import summarise
 
 FIGURES = ("reviews_render",)
@@ -52,7 +53,7 @@ def _time(action: Callable[[], object], rounds: int = 300) -> float:
 def run(names: set[str]) -> list[Figure]:
     settings = load_settings({"TIMEBOT_DATA_DIR": str(Path("/tmp/timebot-bench-reviews")),
                               "TIMEBOT_SECRET_KEY": secrets.token_urlsafe(48)})
-    templates = Templates(None)
+    templates = MailTemplates(None)
     summary = _summary()
 
     def render() -> bytes:

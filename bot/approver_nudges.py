@@ -16,7 +16,7 @@ from bot.approval_blocks import Request, decision_buttons, parse_ref, period_tex
 from bot.deps import SlackDeps
 from bot.nudge_preferences import NudgePreferences, nudge_controls
 from bot.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
-from bot.periods import DAY_MS, local_date, zone
+from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.state.models import SlackOutgoing
 
 REMIND_SETTING = "query { currentOrganisation { timeSettings { approvalReminder { value } } } }"

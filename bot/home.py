@@ -17,8 +17,8 @@ from bot.approval_blocks import Request, pending_blocks, period_text, status_wor
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.linking import link_prompt
-from bot.periods import days_of, week_of
 from timebot.errors import TimebotError
+from timebot.notify.periods import days_of, week_of
 from timebot.summary import hours
 from timebot.timeentry.balances import balance_text, balances_of, day_bounds
 

@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from bot.approval_blocks import status_word
-from bot.periods import DAY_MS, local_date, zone
+from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.state.models import SlackNudgePreference
 
 DEFAULT_REMIND_DAYS = 2

@@ -12,9 +12,9 @@ from bot.approval_blocks import period_text, status_word
 from bot.deps import SlackDeps
 from bot.nudge_preferences import NudgePreferences
 from bot.nudge_schedule import local_day_bounds, staff_nudge_due
-from bot.periods import DAY_MS, local_date, week_of
 from bot.submit_now import submit_blocks
 from timebot.errors import TimebotError
+from timebot.notify.periods import DAY_MS, local_date, week_of
 from timebot.state.models import PersonLink
 
 log = structlog.get_logger("timebot.slack.nudges")

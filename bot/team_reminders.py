@@ -11,8 +11,8 @@ from bot.approval_blocks import period_text
 from bot.commands import CommandContext
 from bot.deps import SlackDeps
 from bot.nudge_schedule import to_remind
-from bot.periods import local_date, previous_week, week_of
 from bot.submit_now import submit_blocks
+from timebot.notify.periods import local_date, previous_week, week_of
 
 TEAM_QUERY = """
 query Team {

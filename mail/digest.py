@@ -15,18 +15,9 @@ from zoneinfo import ZoneInfo
 import structlog
 from sqlalchemy import select
 
-from mail.reviews import (
-    DIGEST,
-    MailContext,
-    already_queued,
-    build_message,
-    period_label,
-    person_info,
-    prefs_url,
-    review_links,
-    time_zone_of,
-)
+from mail.reviews import MailContext, already_queued, build_message, prefs_url, review_links
 from timebot.client import operation
+from timebot.notify.approvals import DIGEST, period_label, person_info, time_zone_of
 from timebot.state.models import NotificationPreference
 
 log = structlog.get_logger("mail.digest")

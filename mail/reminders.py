@@ -7,8 +7,9 @@
   Each event is tallied once by its delivery id, so a redelivery or a second process counts
   nothing twice; the mail's dedupe key carries the ordinal.
 - People with an unsubmitted period: `timesheetReminder` (sendTimesheetReminder, a one-off)
-  and the scheduler's end-of-period reminders (timebot.scheduler) share one message: a
-  "Submit now" link when the period holds entries, the auto-submit date when it is on.
+  and the scheduler's end-of-period reminders (timebot.notify.period_reminders decides who is
+  due; mail/channel.py sends them here) share one message: a "Submit now" link when the
+  period holds entries, the auto-submit date when it is on.
 """
 
 from __future__ import annotations
@@ -21,24 +22,22 @@ from zoneinfo import ZoneInfo
 import structlog
 from sqlalchemy import func, select
 
-from mail.reviews import (
+from mail.reviews import MailContext, build_message, send_approver_mail
+from timebot.config import Settings
+from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
+from timebot.notify.approvals import (
     DIGEST,
-    MailContext,
     approval_snapshot,
-    build_message,
     period_label,
     person_info,
     preference,
-    send_approver_mail,
     setting_of,
     time_zone_of,
 )
-from timebot.config import Settings
-from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
 from timebot.summary import load_summary
-from timebot.tokens import make_token
+from timebot.tokens import make_token, pack_period
 
 log = structlog.get_logger("mail.reminders")
 
@@ -53,20 +52,6 @@ def reminder_is_sent(ordinal: int) -> bool:
         return False
     root = math.isqrt(8 * ordinal + 1)
     return root * root == 8 * ordinal + 1
-
-
-def pack_period(start_ms: int, end_ms: int) -> str:
-    """A period as the 24 hex digits a token's "event id" holds: start (ms, 8 bytes) and
-    length (minutes, 4 bytes)."""
-    minutes = (end_ms - start_ms) // 60_000
-    if start_ms < 0 or not 0 < minutes < 1 << 32:
-        raise ValueError("period out of range")
-    return f"{start_ms:016x}{minutes:08x}"
-
-
-def unpack_period(packed: str) -> tuple[int, int]:
-    start = int(packed[:16], 16)
-    return start, start + int(packed[16:], 16) * 60_000
 
 
 def submit_url(
@@ -166,7 +151,8 @@ async def send_timesheet_reminder(
     dedupe_key: str,
     by_name: str | None = None,
 ) -> bool:
-    """One reminder to submit a period; `person` as `mail.reviews.PERSON` reads it."""
+    """One reminder to submit a period; `person` as `timebot.notify.approvals.PERSON` reads
+    it."""
     runtime = ctx.runtime
     settings = runtime.settings
     if not person.get("email"):

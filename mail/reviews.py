@@ -1,37 +1,35 @@
-"""Review requests: when a timesheet reaches a stage, every pending approver of that stage gets
-one e-mail (or, if they chose the digest, the next daily digest lists it).
+"""Review requests by e-mail: when a timesheet reaches a stage, every pending approver of that
+stage gets one e-mail (or, if they chose the digest, the next daily digest lists it).
 
-A bus subscriber (timebot.events): on approvalEventUpdate with status "s" it checks the
-current approval state first (a lagging event for a stage that has moved on, or a decided
-timesheet, sends nothing), then enqueues per pending approver a message with the period's
-summary, one-click Approve / Reject links, Reply-To `approvals+<token>@<mail domain>` and a
-Message-ID of ours. The outbox's dedupe key (submit event, stage, approver) makes each request
-go out once however many times the event is dispatched and however many processes run.
+A bus subscriber (timebot.events) on approvalEventUpdate: the ground decides who is asked
+(`timebot.notify.reviews`); this renders each request — the period's summary, one-click
+Approve / Reject links, Reply-To `approvals+<token>@<mail domain>` and a Message-ID of ours —
+and enqueues it in the outbox under the request's dedupe key (submit event, stage, approver),
+so each request goes out once however many times the event is dispatched and however many
+processes run.
 
-The pure parts (links, period labels, message composition) sit beside the thin adapters
-(GraphQL look-ups, the preference table).
+The pure parts (links, message composition) sit beside the outbox adapters.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import structlog
 from sqlalchemy import select
 
 from mail.outbound import new_message
 from mail.parts import MailParts
-from mail.templating import RenderedMail, Templates
-from timebot.client import ServiceClient, operation
+from mail.templating import MailTemplates, RenderedMail
 from timebot.config import Settings
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.approvals import period_label, person_info, preference
+from timebot.notify.reviews import review_requests
 from timebot.runtime import Runtime
-from timebot.state.models import NotificationPreference, OutboxMessage
-from timebot.summary import TimesheetSummary, load_summary
+from timebot.state.models import OutboxMessage
+from timebot.summary import TimesheetSummary
 from timebot.tokens import make_token, message_id, reply_address
 
 log = structlog.get_logger("mail.reviews")
@@ -39,56 +37,9 @@ log = structlog.get_logger("mail.reviews")
 DAY_MS = 86_400_000
 LINK_TTL_MS = 14 * DAY_MS
 REPLY_TTL_MS = 30 * DAY_MS
-INSTANT = "instant"
-DIGEST = "digest"
-MODES = (INSTANT, DIGEST)
-
-EVENT_PERIOD = operation(
-    """query ReviewEvent($id: SvcId!) {
-      getApprovalEventById(id: $id) { id submitId person { id } startTime { ts } endTime { ts } }
-    }"""
-)
-APPROVAL_STATE = operation(
-    """query ReviewState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
-      getApprovalState(personId: $p, startTime: $s, endTime: $e) {
-        status currentStage submitId by { id name }
-        pendingApprovers { id name }
-        stageDetails { stage skipped approvedBy { person { id name } } }
-      }
-    }"""
-)
-PERSON = operation(
-    """query ReviewPerson($id: SvcId!) {
-      getPerson(id: $id) {
-        id name email archived
-        localisation { timeZone { value } }
-        timeSettings { approvalReminder { value } }
-      }
-    }"""
-)
-# An extension of the embedded service, asked for only where the service offers it.
-PERSON_AUTO_SUBMIT_EXTENSION = operation(
-    """query ReviewPersonAutoSubmit($id: SvcId!) {
-      getPerson(id: $id) { timeSettings { autoSubmit { value } } }
-    }"""
-)
 
 
 # --- pure helpers ---------------------------------------------------------------------------
-
-
-def period_label(start_ms: int, end_ms: int, time_zone: str = "UTC") -> str:
-    """`Mon 02 Mar to Sun 08 Mar 2026` in the owner's time zone (end exclusive)."""
-    zone = ZoneInfo(time_zone)
-    first = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()
-    last = datetime.fromtimestamp(max(start_ms, end_ms - 1) / 1000, UTC).astimezone(zone).date()
-    if first == last:
-        return f"{first:%a %d %b %Y}"
-    return f"{first:%a %d %b} to {last:%a %d %b %Y}"
-
-
-def local_date(ms: int, time_zone: str) -> str:
-    return f"{datetime.fromtimestamp(ms / 1000, UTC).astimezone(ZoneInfo(time_zone)):%a %d %b %Y}"
 
 
 @dataclass(frozen=True)
@@ -119,10 +70,6 @@ def prefs_url(settings: Settings, organisation_id: str, person_id: str, now_ms: 
     token = make_token(settings.secret_key, "prefs-link", event_id=organisation_id,
                        approver_id=person_id, stage=0, expires_at_ms=now_ms + 365 * DAY_MS)
     return f"{settings.public_url.rstrip('/')}/prefs/{token}"
-
-
-def review_dedupe_key(submit_id: str, stage: int, approver_id: str, round_mark: str = "") -> str:
-    return f"review:{submit_id}:{stage}:{approver_id}{round_mark}"
 
 
 def build_message(
@@ -156,106 +103,8 @@ class MailContext:
     outbox."""
 
     runtime: Runtime
-    templates: Templates
+    templates: MailTemplates
     mail: MailParts
-
-
-@dataclass(frozen=True)
-class ApprovalSnapshot:
-    """The current approval state of the timesheet a submit event belongs to."""
-
-    person_id: str
-    start_ms: int
-    end_ms: int
-    status: str | None
-    stage: int | None
-    submit_id: str | None
-    pending: tuple[tuple[str, str], ...]  # (id, name)
-    stage_count: int
-    approved_by: dict[int, tuple[str, ...]]  # stage -> names
-    by_name: str | None
-
-    def pending_ids(self) -> set[str]:
-        return {pid for pid, _ in self.pending}
-
-
-async def approval_snapshot(
-    client: ServiceClient, key: str, submit_id: str
-) -> ApprovalSnapshot | None:
-    """None when the submit event is unknown."""
-    event = (await client.execute(EVENT_PERIOD, {"id": submit_id}, apikey=key)).get(
-        "getApprovalEventById"
-    )
-    if not event:
-        return None
-    person_id = str(event["person"]["id"])
-    start, end = int(event["startTime"]["ts"]), int(event["endTime"]["ts"])
-    state = (
-        await client.execute(APPROVAL_STATE, {"p": person_id, "s": start, "e": end}, apikey=key)
-    )["getApprovalState"] or {}
-    details = state.get("stageDetails") or []
-    return ApprovalSnapshot(
-        person_id=person_id,
-        start_ms=start,
-        end_ms=end,
-        status=state.get("status"),
-        stage=state.get("currentStage"),
-        submit_id=state.get("submitId"),
-        pending=tuple((str(p["id"]), str(p["name"])) for p in state.get("pendingApprovers") or []),
-        stage_count=len(details),
-        approved_by={
-            int(d["stage"]): tuple(
-                str((a.get("person") or {}).get("name") or "") for a in d.get("approvedBy") or []
-            )
-            for d in details
-        },
-        by_name=(state.get("by") or {}).get("name"),
-    )
-
-
-async def person_info(client: ServiceClient, key: str, person_id: str) -> dict[str, Any] | None:
-    found = (await client.execute(PERSON, {"id": person_id}, apikey=key, allow_partial=True)).get(
-        "getPerson"
-    )
-    if not found:
-        return None
-    person = dict(found)
-    if await client.offers("SvcTimeSettings", "autoSubmit", apikey=key):
-        extra = (await client.execute(
-            PERSON_AUTO_SUBMIT_EXTENSION, {"id": person_id}, apikey=key, allow_partial=True
-        )).get("getPerson") or {}
-        settings = extra.get("timeSettings") or {}
-        person["timeSettings"] = {**(person.get("timeSettings") or {}), **settings}
-    return person
-
-
-def time_zone_of(person: dict[str, Any]) -> str:
-    return str(((person.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC")
-
-
-def setting_of(person: dict[str, Any], name: str) -> int | None:
-    value = ((person.get("timeSettings") or {}).get(name) or {}).get("value")
-    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-async def preference(runtime: Runtime, organisation_id: str, person_id: str) -> str:
-    async with runtime.state_sessions() as session:
-        row = await session.get(NotificationPreference, (organisation_id, person_id))
-        return row.mode if row is not None else INSTANT
-
-
-async def set_preference(runtime: Runtime, organisation_id: str, person_id: str, mode: str) -> None:
-    from timebot.state.db import unit_of_work
-
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}")
-    async with unit_of_work(runtime.state_sessions) as session:
-        row = await session.get(NotificationPreference, (organisation_id, person_id))
-        if row is None:
-            row = NotificationPreference(organisation_id=organisation_id, person_id=person_id)
-            session.add(row)
-        row.mode = mode
-        row.updated_ms = runtime.clock.now_ms()
 
 
 async def already_queued(runtime: Runtime, dedupe_key: str) -> bool:
@@ -329,64 +178,25 @@ class ReviewRequests:
             return
         await self.handle(event)
 
+    async def already_sent(self, dedupe_key: str) -> bool:
+        return await already_queued(self.runtime, dedupe_key)
+
     async def handle(self, event: ServiceEvent) -> int:
-        data = event.data
-        submit_id = data.get("submitId")
-        stage = data.get("stage")
-        if data.get("status") != "s" or not submit_id or not isinstance(stage, int):
-            return 0
-        wanted = [p for p in data.get("pendingApprovers") or [] if p and p.get("id")]
-        if not wanted:
-            return 0
-        # A workflow restart (same submission, new round) asks the first stage again.
-        round_mark = f":r{event.timestamp_ms}" if data.get("action") == "restarted" else ""
-        todo = [
-            p for p in wanted
-            if not await already_queued(
-                self.runtime, review_dedupe_key(submit_id, stage, p["id"], round_mark)
-            )
-        ]
-        if not todo:
-            return 0
-        runtime = self.runtime
-        key = await runtime.directory.integration_key(event.organisation_id)
-        snapshot = await approval_snapshot(runtime.client, key, submit_id)
-        if (
-            snapshot is None
-            or snapshot.submit_id != submit_id
-            or snapshot.status != "s"
-            or snapshot.stage != stage
-        ):
-            log.info("review_request_stale", submit=submit_id, stage=stage)
-            return 0
-        still = snapshot.pending_ids()
-        summary = await load_summary(
-            runtime.client, key, snapshot.person_id, snapshot.start_ms, snapshot.end_ms, submit_id
-        )
+        """Mail the review requests the event calls for; returns how many were queued."""
         sent = 0
-        for approver in todo:
-            if approver["id"] not in still:
-                continue
-            if await preference(runtime, event.organisation_id, approver["id"]) == DIGEST:
+        for request in await review_requests(self.runtime, event, self.already_sent):
+            if request.digest:
                 continue  # the next daily digest lists it
             sent += await send_approver_mail(
                 self.ctx,
                 template="review_request",
-                organisation_id=event.organisation_id,
-                submit_id=submit_id,
-                stage=stage,
-                stage_count=int(data.get("stageCount") or snapshot.stage_count or 1),
-                approver_id=approver["id"],
-                summary=summary,
-                dedupe_key=review_dedupe_key(submit_id, stage, approver["id"], round_mark),
+                organisation_id=request.organisation_id,
+                submit_id=request.submit_id,
+                stage=request.stage,
+                stage_count=request.stage_count,
+                approver_id=request.approver_id,
+                summary=request.summary,
+                dedupe_key=request.dedupe_key,
                 kind="review",
             )
         return sent
-
-
-def days_between(start_ms: int, end_ms: int) -> int:
-    return max(0, (end_ms - start_ms) // DAY_MS)
-
-
-def after_days(ms: int, days: int) -> int:
-    return ms + int(timedelta(days=days).total_seconds() * 1000)

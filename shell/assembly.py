@@ -1,6 +1,6 @@
 """Where the optional parts of the process install themselves: each adds its routes and its
-start/stop hooks to the runtime when it is configured (mail inbound, review requests and
-reminders, Slack). One line per part."""
+start/stop hooks to the runtime when it is configured (mail inbound, the notification jobs,
+review requests and reminders by mail, the one-click link pages, Slack). One line per part."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from mail.review_component import install_reviews
 from service.embedded import EmbeddedService
 from shell.account_upkeep import install_account_upkeep
 from shell.pages import install_pages
+from timebot.notify.install import install_notifications
 from timebot.runtime import Runtime
+from web.links_component import install_links
 
 
 def install_components(
@@ -27,5 +29,7 @@ def install_components(
     if not runtime.settings.runs_fronts:
         return
     install_inbound(runtime, mail, routes)
-    install_reviews(runtime, mail, routes)
+    notifications = install_notifications(runtime)
+    install_reviews(runtime, mail, routes, notifications.scheduler)
+    install_links(runtime, routes)
     install_slack(runtime, routes)

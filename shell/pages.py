@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from mail.reviews import MODES, preference, set_preference
 from service.embedded import EmbeddedService
 from service.pages import page_routes
 from service.pages.config import PagesConfig
 from service.pages.favicon import favicon_route
 from timebot.runtime import Runtime
-from web.preferences import DigestPreference, PreferencesSection
+from web.preferences import PreferencesSection
 
 
 def install_pages(
@@ -24,5 +23,5 @@ def install_pages(
     config = PagesConfig(
         settings.public_url, settings.secret_key, settings.demo, settings.identity_providers
     )
-    preferences = PreferencesSection(runtime, DigestPreference(MODES, preference, set_preference))
+    preferences = PreferencesSection(runtime)
     routes.extend(page_routes(service, config, [preferences]))

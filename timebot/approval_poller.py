@@ -23,11 +23,12 @@ from typing import Any
 import structlog
 from sqlalchemy import select
 
-from mail.reviews import MailContext, person_info, setting_of
 from plumbing.db import unit_of_work
 from timebot.client import operation
 from timebot.events import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent
-from timebot.scheduler import acquire_lease
+from timebot.notify.approvals import person_info, setting_of
+from timebot.runtime import Runtime
+from timebot.state.lease import acquire_lease
 from timebot.state.models import PolledApproval
 from timebot.worker import PollingWorker
 
@@ -62,14 +63,15 @@ class ApprovalPoller(PollingWorker):
     name = "approval-poller"
     LEASE = "approval-poller"
 
-    def __init__(self, ctx: MailContext, poll_seconds: float = 60.0) -> None:
+    def __init__(self, runtime: Runtime, poll_seconds: float = 60.0) -> None:
         super().__init__(poll_seconds)
-        self.ctx = ctx
-        self.runtime = ctx.runtime
+        self.runtime = runtime
 
     async def run_once(self) -> int:
         """Poll every organisation that no webhook serves; returns how many events were new."""
-        if not await acquire_lease(self.ctx, self.LEASE, self.owner, LEASE_MS):
+        if not await acquire_lease(
+            self.runtime.state_sessions, self.runtime.clock, self.LEASE, self.owner, LEASE_MS
+        ):
             return 0
         new = 0
         for organisation_id in await self.runtime.directory.organisation_ids():

@@ -32,10 +32,12 @@ from typing import Any
 import structlog
 from sqlalchemy import or_, select
 
-from mail.reviews import DIGEST, MailContext, preference, review_dedupe_key
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
-from timebot.scheduler import acquire_lease, release_lease
+from timebot.notify.approvals import DIGEST, preference
+from timebot.notify.reviews import review_dedupe_key
+from timebot.runtime import Runtime
+from timebot.state.lease import acquire_lease, release_lease
 from timebot.state.models import OutboxMessage, SlackOutgoing
 from timebot.worker import PollingWorker
 
@@ -75,11 +77,10 @@ class Reconciler(PollingWorker):
     name = "reconciler"
 
     def __init__(
-        self, ctx: MailContext, every_seconds: float = 180.0, retry_seconds: float = 2.0
+        self, runtime: Runtime, every_seconds: float = 180.0, retry_seconds: float = 2.0
     ) -> None:
         super().__init__(every_seconds)
-        self.ctx = ctx
-        self.runtime = ctx.runtime
+        self.runtime = runtime
         self.retry_seconds = retry_seconds
         self._requested: set[str] = set()
         self._sweep_due = True
@@ -90,6 +91,11 @@ class Reconciler(PollingWorker):
         self._requested.add(organisation_id)
         self.wake()
 
+    async def _lease(self, name: str, lease_ms: int) -> bool:
+        return await acquire_lease(
+            self.runtime.state_sessions, self.runtime.clock, name, self.owner, lease_ms
+        )
+
     async def run_once(self) -> int:
         """One pass: the organisations asked for, and all of them when a sweep is due; returns
         how many review-request events were fed to the bus."""
@@ -99,9 +105,7 @@ class Reconciler(PollingWorker):
             # The first sweep of a process runs whatever the lease says (a restarted process
             # catches up at once); the periodic ones run in one process at a time.
             sweep_ms = int(self.poll_seconds * 1000)
-            if await acquire_lease(self.ctx, SWEEP_LEASE, self.owner, sweep_ms) or (
-                self._first_sweep
-            ):
+            if await self._lease(SWEEP_LEASE, sweep_ms) or self._first_sweep:
                 organisations |= set(await self.runtime.directory.organisation_ids())
             self._first_sweep = False
         return await self.reconcile(organisations)
@@ -112,7 +116,7 @@ class Reconciler(PollingWorker):
         emitted = 0
         for organisation_id in sorted(organisations):
             lease = f"reconcile:{organisation_id}"
-            if not await acquire_lease(self.ctx, lease, self.owner, ORG_LEASE_MS):
+            if not await self._lease(lease, ORG_LEASE_MS):
                 self._requested.add(organisation_id)  # another process is at it: look again
                 continue
             try:
@@ -121,7 +125,7 @@ class Reconciler(PollingWorker):
                 log.exception("reconcile_failed", organisation=organisation_id)
                 self._requested.add(organisation_id)
             finally:
-                await release_lease(self.ctx, lease, self.owner)
+                await release_lease(self.runtime.state_sessions, lease, self.owner)
         return emitted
 
     async def _loop(self) -> None:
@@ -148,7 +152,7 @@ class Reconciler(PollingWorker):
             return
         await super().stop()
         with contextlib.suppress(Exception):  # a successor then sweeps without waiting
-            await release_lease(self.ctx, SWEEP_LEASE, self.owner)
+            await release_lease(self.runtime.state_sessions, SWEEP_LEASE, self.owner)
 
     async def reconcile_organisation(self, organisation_id: str) -> int:
         """Feed the bus the review requests the service reports pending and timebot has not

@@ -16,8 +16,8 @@ MAC length per purpose:
   allows for a local part (53 + 10 = 63). A reply is only applied when its sender is also
   authenticated as the approver (mail.sender_auth), so the token is not the only gate.
 - links: 12 bytes (96 bits), 64 characters; a link is a bearer credential. ("submit-link" and
-  "prefs-link" are timebot.links' Submit now and notification-preference links: their "event
-  id" packs the period, resp. names the organisation.)
+  "prefs-link" are web.links' Submit now and notification-preference links: their "event
+  id" packs the period (`pack_period`), resp. names the organisation.)
 
 Our Message-IDs carry the reply token too, `<token.nonce@mail domain>`, so a reply whose client
 dropped the Reply-To address can still be matched through In-Reply-To / References.
@@ -248,3 +248,17 @@ def resolve_reply_token(
     if first_error is not None:
         raise first_error
     raise TokenMissing("the message carries no reply token of ours")
+
+
+def pack_period(start_ms: int, end_ms: int) -> str:
+    """A period as the 24 hex digits a token's "event id" holds: start (ms, 8 bytes) and
+    length (minutes, 4 bytes)."""
+    minutes = (end_ms - start_ms) // 60_000
+    if start_ms < 0 or not 0 < minutes < 1 << 32:
+        raise ValueError("period out of range")
+    return f"{start_ms:016x}{minutes:08x}"
+
+
+def unpack_period(packed: str) -> tuple[int, int]:
+    start = int(packed[:16], 16)
+    return start, start + int(packed[16:], 16) * 60_000

@@ -5,8 +5,6 @@ hands its form to `handle` once Origin and the CSRF token are checked (the shell
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -14,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import unit_of_work
+from timebot.notify.approvals import MODES, preference, set_preference
 from timebot.runtime import Runtime
 from timebot.state.models import PersonLink, SlackNudgePreference
 
@@ -26,15 +25,6 @@ CHAT_MODES = {
     "digest": {"off": False, "digest": True},
     "off": {"off": True},
 }
-
-
-@dataclass(frozen=True)
-class DigestPreference:
-    """How a person's approval e-mails arrive: the modes, and reading and saving one."""
-
-    modes: tuple[str, ...]
-    read: Callable[[Runtime, str, str], Awaitable[str]]  # (runtime, organisation, person)
-    save: Callable[[Runtime, str, str, str], Awaitable[None]]  # (..., mode)
 
 
 def chat_mode_of(pref: SlackNudgePreference | None) -> str:
@@ -55,15 +45,14 @@ class PreferencesSection:
     path = "/account/notifications"
     notices = {"prefs": "Your notification preferences were saved."}
 
-    def __init__(self, runtime: Runtime, digest: DigestPreference) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self.digest = digest
 
     async def render(self, organisation_id: str, person_id: str, csrf: str) -> str:
         async with self.runtime.state_sessions() as state:
             slack_user_id = await slack_user_of(state, person_id)
             chat = await state.get(SlackNudgePreference, (organisation_id, person_id))
-        mail_mode = await self.digest.read(self.runtime, organisation_id, person_id)
+        mail_mode = await preference(self.runtime, organisation_id, person_id)
         return TEMPLATES.get_template("preferences.html").render(
             path=self.path, csrf=csrf, slack_user_id=slack_user_id, mail_mode=mail_mode,
             chat_mode=chat_mode_of(chat) if slack_user_id else None,
@@ -71,13 +60,12 @@ class PreferencesSection:
 
     async def handle(self, organisation_id: str, person_id: str, fields: dict[str, str]) -> str:
         mail_mode = fields.get("mail", "")
-        modes = self.digest.modes
-        if mail_mode not in modes:
-            return f'Invalid "mail": choose one of {", ".join(modes)}.'
+        if mail_mode not in MODES:
+            return f'Invalid "mail": choose one of {", ".join(MODES)}.'
         chat = fields.get("chat")
         if chat is not None and chat not in CHAT_MODES:
             return f'Invalid "chat": choose one of {", ".join(CHAT_MODES)}.'
-        await self.digest.save(self.runtime, organisation_id, person_id, mail_mode)
+        await set_preference(self.runtime, organisation_id, person_id, mail_mode)
         if chat is not None:
             async with unit_of_work(self.runtime.state_sessions) as state:
                 slack_user_id = await slack_user_of(state, person_id)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from bot.approval_blocks import Request
 from bot.approvals import outcome_for, refusal_reason
 from bot.nudge_schedule import approver_nudge_due, snooze_until, staff_nudge_due, to_remind
-from bot.periods import week_of
 from tests.service.test_approvals_support import WEEK
 from tests.support import DAY_MS, HOUR_MS
+from timebot.notify.periods import week_of
 
 
 def test_approver_nudges_after_n_days_then_1_2_4_7_7() -> None:

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from mail.review_component import ReviewComponent, component_of
 from tests.support import DAY_MS, HOUR_MS, Member, Org, mail_of
+from timebot.notify.install import NotificationJobs, jobs_of
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage, ReceivedEvent
 
@@ -47,6 +48,10 @@ def runtime_of(org: Org) -> Runtime:
 
 def component(org: Org) -> ReviewComponent:
     return component_of(runtime_of(org))
+
+
+def jobs(org: Org) -> NotificationJobs:
+    return jobs_of(runtime_of(org))
 
 
 async def wait_for(

@@ -7,7 +7,7 @@ from __future__ import annotations
 from tests.mail.reviews_support import (
     APPROVE,
     add_record,
-    component,
+    jobs,
     mails,
     org_events,
     outbox_rows,
@@ -22,7 +22,7 @@ from tests.support import DAY_MS, Org
 
 async def test_polling_feeds_the_bus_like_webhooks(org: Org) -> None:
     runtime = runtime_of(org)
-    poller = component(org).poller
+    poller = jobs(org).poller
     first = await org.add_member("Pia Poll", "manager")
     second = await org.add_member("Quentin Second", "manager")
     owner = await org.add_member("Owen Polled")

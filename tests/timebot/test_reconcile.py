@@ -18,7 +18,6 @@ from sqlalchemy import select
 from starlette.applications import Starlette
 
 from bot.component import bot_of
-from mail.review_component import component_of
 from plumbing.clock import Clock
 from service.embedded import EmbeddedService
 from service.models.approval import (
@@ -51,6 +50,7 @@ from tests.support import (
     stop_live_server,
 )
 from tests.timebot.test_cli import cli_env, timebot
+from timebot.notify.install import jobs_of
 from timebot.reconcile import Reconciler
 from timebot.runtime import Runtime
 
@@ -201,7 +201,7 @@ async def test_a_submission_made_while_timebot_was_down_is_sent_once_on_start(
 
         # A second pass finds everything sent: nothing more goes out.
         runtime = runtime_of(restarted)
-        reconciler = component_of(runtime).reconciler
+        reconciler = jobs_of(runtime).reconciler
         assert await reconciler.reconcile_organisation(org.id) == 0
 
         async def settled() -> bool:
@@ -237,8 +237,7 @@ async def test_reconcilers_racing_a_webhook_send_one_review_request(org: Org) ->
     one review e-mail. Then a submission no webhook brought: one event, one e-mail, and the
     passes after it send nothing."""
     runtime = runtime_of(org.live)
-    ctx = component_of(runtime).ctx
-    first, second = Reconciler(ctx), Reconciler(ctx)
+    first, second = Reconciler(runtime), Reconciler(runtime)
     owner = await org.add_member("Rita Race")
     approver = await org.add_member("Abe Approver", "manager")
     await set_stages(org, (approver,))

@@ -15,7 +15,7 @@ from tests.mail.reviews_support import (
     WEEK,
     WEEK_END,
     add_record,
-    component,
+    jobs,
     links,
     mails,
     outbox_rows,
@@ -27,7 +27,7 @@ from tests.mail.reviews_support import (
     wait_for,
 )
 from tests.support import DAY_MS, HOUR_MS, Member, Org
-from timebot.scheduler import Period, absent_whole_period, last_ended_week, period_reminders
+from timebot.notify.periods import Period, absent_whole_period, last_ended_week
 
 MINUTE_MS = 60_000
 
@@ -69,7 +69,7 @@ def test_pure_schedule_rules() -> None:
 
 async def test_end_of_period_reminders_at_local_times(org: Org) -> None:
     runtime = runtime_of(org)
-    ctx = component(org).ctx
+    scheduler = jobs(org).scheduler
     approver = await org.add_member("Pat Approver", "manager")
     tokyo = await org.add_member("Taro Tokyo")
     new_york = await org.add_member("Nina NewYork")
@@ -93,7 +93,7 @@ async def test_end_of_period_reminders_at_local_times(org: Org) -> None:
 
     async def tick(at_ms: int) -> None:
         runtime.clock.set(at_ms)
-        await period_reminders(ctx, org.id)
+        await scheduler.period_reminders(org.id)
 
     async def reminded() -> set[str]:
         found = set()

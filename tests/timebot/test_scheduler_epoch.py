@@ -4,14 +4,13 @@ of history, an organisation created today), and reminds as usual from then on.""
 
 from __future__ import annotations
 
-from tests.mail.reviews_support import WEEK_END, add_record, component, mails, runtime_of
+from tests.mail.reviews_support import WEEK_END, add_record, jobs, mails, runtime_of
 from tests.support import DAY_MS, HOUR_MS, Org
-from timebot.scheduler import period_reminders
 
 
 async def test_no_reminder_for_a_week_that_ended_before_the_first_tick(org: Org) -> None:
     runtime = runtime_of(org)
-    ctx = component(org).ctx
+    scheduler = jobs(org).scheduler
     member = await org.add_member("Fresh Start")
     await add_record(member, day=1, hours=4)
 
@@ -19,14 +18,14 @@ async def test_no_reminder_for_a_week_that_ended_before_the_first_tick(org: Org)
     # ended before timebot served the organisation, so nobody is reminded of it, not even by
     # a later tick (a restart, a second process).
     runtime.clock.set(WEEK_END + HOUR_MS)
-    assert await period_reminders(ctx, org.id) == 0
+    assert await scheduler.period_reminders(org.id) == 0
     runtime.clock.set(WEEK_END + 5 * HOUR_MS)
-    assert await period_reminders(ctx, org.id) == 0
+    assert await scheduler.period_reminders(org.id) == 0
     assert await mails(runtime, member, "timesheet-reminder") == []
 
     # The next week ends while timebot serves the organisation: reminded as usual, once.
     runtime.clock.set(WEEK_END + 7 * DAY_MS + HOUR_MS)
-    assert await period_reminders(ctx, org.id) >= 1
-    assert await period_reminders(ctx, org.id) == 0
+    assert await scheduler.period_reminders(org.id) >= 1
+    assert await scheduler.period_reminders(org.id) == 0
     [reminder] = await mails(runtime, member, "timesheet-reminder")
     assert "Mon 12 Oct to Sun 18 Oct 2026" in reminder["Subject"], reminder["Subject"]

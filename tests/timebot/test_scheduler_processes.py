@@ -25,8 +25,8 @@ from tests.mail.reviews_support import (
 from tests.net import free_port
 from tests.support import HOUR_MS, LiveServer, mail_of, new_org, start_live_server, stop_live_server
 from timebot.events import ServiceEvent
+from timebot.notify.install import jobs_of
 from timebot.runtime import Runtime
-from timebot.scheduler import period_reminders
 
 
 class FlakyRelay:
@@ -116,8 +116,8 @@ async def test_two_processes_send_each_message_once(
         for moment in (WEEK_END - 9 * HOUR_MS, WEEK_END, WEEK_END + HOUR_MS):
             for live in pair:
                 live.clock.set(moment)
-            await asyncio.gather(*(component_of(r).scheduler.run_once() for r in runtimes))
-            await asyncio.gather(*(period_reminders(component_of(r).ctx, org.id)
+            await asyncio.gather(*(jobs_of(r).scheduler.run_once() for r in runtimes))
+            await asyncio.gather(*(jobs_of(r).scheduler.period_reminders(org.id)
                                    for r in runtimes))
         rows = await mail_of(runtimes[0]).outbox.messages()
         reminders = [row for row in rows if row.kind == "timesheet-reminder"]

@@ -4,9 +4,8 @@ for nothing, and no reminder goes out on their holiday (it waits for the next wo
 
 from __future__ import annotations
 
-from tests.mail.reviews_support import WEEK, WEEK_END, component, mails, runtime_of
+from tests.mail.reviews_support import WEEK, WEEK_END, jobs, mails, runtime_of
 from tests.support import DAY_MS, HOUR_MS, Member, Org
-from timebot.scheduler import period_reminders
 
 
 async def weekly_schedule(org: Org, hours: list[int]) -> str:
@@ -33,9 +32,9 @@ async def absent_on(org: Org, member: Member, days: range) -> None:
 
 async def test_reminders_follow_schedules_and_holidays(org: Org) -> None:
     runtime = runtime_of(org)
-    ctx = component(org).ctx
+    scheduler = jobs(org).scheduler
     runtime.clock.set(WEEK + HOUR_MS)  # the scheduler serves the organisation from that week on
-    await period_reminders(ctx, org.id)
+    await scheduler.period_reminders(org.id)
     short = await org.add_member("Sam Short")      # works Mon-Thu, absent Mon-Thu
     default = await org.add_member("Dora Default")  # Mon-Fri default, absent Mon-Thu
     off = await org.add_member("Otto Off")          # no working day that week
@@ -62,8 +61,8 @@ async def test_reminders_follow_schedules_and_holidays(org: Org) -> None:
                 if await mails(runtime, m, "timesheet-reminder")}
 
     runtime.clock.set(WEEK_END + 10 * HOUR_MS)
-    await period_reminders(ctx, org.id)
+    await scheduler.period_reminders(org.id)
     assert await reminded() == set()  # a holiday for everyone: nothing yet
     runtime.clock.set(WEEK_END + DAY_MS + 10 * HOUR_MS)
-    await period_reminders(ctx, org.id)
+    await scheduler.period_reminders(org.id)
     assert await reminded() == {"Dora Default", "Paula Plain"}

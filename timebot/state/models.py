@@ -229,7 +229,7 @@ class SlackNudgePreference(StateBase):
     last_staff_nudge: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
-# --- review requests, one-click links, reminders (mail/reviews.py, timebot/links.py) ---------
+# --- review requests, one-click links, reminders (mail/reviews.py, web/links.py) -------------
 
 
 class NotificationPreference(StateBase):

@@ -23,10 +23,10 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from mail.outbox_html import SANDBOX, html_of
 from mail.reviews import MailContext
-from timebot.outbox_html import SANDBOX, html_of
 
-log = structlog.get_logger("timebot.outbox_page")
+log = structlog.get_logger("mail.outbox_page")
 
 SHOWN_HEADERS = ("From", "To", "Reply-To", "Date", "Message-ID", "In-Reply-To")
 ENVELOPE_HEADERS = ("X-Timebot-Envelope-From", "X-Timebot-Envelope-To")

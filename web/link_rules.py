@@ -1,4 +1,4 @@
-"""The pure rules of the one-click links (timebot/links.py): what a page says (`Outcome`), the
+"""The pure rules of the one-click links (web/links.py): what a page says (`Outcome`), the
 key a link's use is recorded under, why a review link may not act now, and whether a POST
 came from another site.
 """
@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from mail.reviews import ApprovalSnapshot
+from timebot.notify.approvals import ApprovalSnapshot
 from timebot.stages import stage_number
 from timebot.state.models import UsedLink
 from timebot.tokens import ApprovalToken

@@ -33,17 +33,6 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from mail.reminders import unpack_period
-from mail.reviews import (
-    MODES,
-    ApprovalSnapshot,
-    MailContext,
-    approval_snapshot,
-    period_label,
-    person_info,
-    preference,
-    set_preference,
-)
 from plumbing.db import unit_of_work
 from timebot.client import operation
 from timebot.errors import (
@@ -53,7 +42,30 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
-from timebot.link_rules import (
+from timebot.notify.approvals import (
+    MODES,
+    ApprovalSnapshot,
+    approval_snapshot,
+    period_label,
+    person_info,
+    preference,
+    set_preference,
+)
+from timebot.runtime import Runtime
+from timebot.stages import stage_label, stage_number
+from timebot.state.db import insert_ignoring
+from timebot.state.models import UsedLink
+from timebot.summary import TimesheetSummary, load_summary
+from timebot.templating import Templates
+from timebot.tokens import (
+    ApprovalToken,
+    Purpose,
+    TokenError,
+    TokenExpired,
+    unpack_period,
+    verify_token,
+)
+from web.link_rules import (
     STATUS_WORDS,
     Outcome,
     already_page,
@@ -62,13 +74,8 @@ from timebot.link_rules import (
     review_link_key,
     token_link_key,
 )
-from timebot.stages import stage_label, stage_number
-from timebot.state.db import insert_ignoring
-from timebot.state.models import UsedLink
-from timebot.summary import TimesheetSummary, load_summary
-from timebot.tokens import ApprovalToken, Purpose, TokenError, TokenExpired, verify_token
 
-log = structlog.get_logger("timebot.links")
+log = structlog.get_logger("web.links")
 
 APPROVE = operation(
     "mutation LinkApprove($id: SvcId!) { approveTimesheet(id: $id) { id status stage } }"
@@ -91,15 +98,15 @@ STATE = operation(
 
 
 class Links:
-    def __init__(self, ctx: MailContext) -> None:
-        self.ctx = ctx
-        self.runtime = ctx.runtime
+    def __init__(self, runtime: Runtime, templates: Templates) -> None:
+        self.runtime = runtime
+        self.templates = templates
 
     # --- helpers ----------------------------------------------------------------------------
 
     def page(self, outcome: Outcome, **context: Any) -> HTMLResponse:
         return HTMLResponse(
-            self.ctx.templates.page(
+            self.templates.page(
                 "outcome", title=outcome.title, detail=outcome.detail, kind=outcome.kind,
                 **context,
             ),
@@ -198,7 +205,7 @@ class Links:
                   summary: TimesheetSummary, period: str, status: int = 200,
                   **context: Any) -> HTMLResponse:
         return HTMLResponse(
-            self.ctx.templates.page(name, summary=summary, period=period,
+            self.templates.page(name, summary=summary, period=period,
                                     stage=stage_label(token.stage, snapshot.stage_count),
                                     **context),
             status_code=status,
@@ -298,7 +305,7 @@ class Links:
             ))
         if request.method != "POST":
             return HTMLResponse(
-                self.ctx.templates.page("submit", summary=summary, period=period),
+                self.templates.page("submit", summary=summary, period=period),
                 headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
             )
         apikey = await self.runtime.directory.apikey_for(entry.organisation_id, token.approver_id)
@@ -335,7 +342,7 @@ class Links:
             saved = True
         mode = await preference(self.runtime, organisation_id, person_id)
         return HTMLResponse(
-            self.ctx.templates.page("prefs", person_name=person["name"], mode=mode, saved=saved),
+            self.templates.page("prefs", person_name=person["name"], mode=mode, saved=saved),
             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
         )
 

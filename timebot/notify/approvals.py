@@ -1,0 +1,157 @@
+"""The approval state as the notifications read it over GraphQL (with the organisation's
+integration key): the current state of a submission, the person it concerns, a period as its
+owner reads it, and how a person chose to hear of what waits for them (at once, or in a
+daily digest)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from plumbing.db import unit_of_work
+from timebot.client import ServiceClient, operation
+from timebot.runtime import Runtime
+from timebot.state.models import NotificationPreference
+
+INSTANT = "instant"
+DIGEST = "digest"
+MODES = (INSTANT, DIGEST)
+
+EVENT_PERIOD = operation(
+    """query ReviewEvent($id: SvcId!) {
+      getApprovalEventById(id: $id) { id submitId person { id } startTime { ts } endTime { ts } }
+    }"""
+)
+APPROVAL_STATE = operation(
+    """query ReviewState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+      getApprovalState(personId: $p, startTime: $s, endTime: $e) {
+        status currentStage submitId by { id name }
+        pendingApprovers { id name }
+        stageDetails { stage skipped approvedBy { person { id name } } }
+      }
+    }"""
+)
+PERSON = operation(
+    """query ReviewPerson($id: SvcId!) {
+      getPerson(id: $id) {
+        id name email archived
+        localisation { timeZone { value } }
+        timeSettings { approvalReminder { value } }
+      }
+    }"""
+)
+# An extension of the embedded service, asked for only where the service offers it.
+PERSON_AUTO_SUBMIT_EXTENSION = operation(
+    """query ReviewPersonAutoSubmit($id: SvcId!) {
+      getPerson(id: $id) { timeSettings { autoSubmit { value } } }
+    }"""
+)
+
+
+def period_label(start_ms: int, end_ms: int, time_zone: str = "UTC") -> str:
+    """`Mon 02 Mar to Sun 08 Mar 2026` in the owner's time zone (end exclusive)."""
+    zone = ZoneInfo(time_zone)
+    first = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()
+    last = datetime.fromtimestamp(max(start_ms, end_ms - 1) / 1000, UTC).astimezone(zone).date()
+    if first == last:
+        return f"{first:%a %d %b %Y}"
+    return f"{first:%a %d %b} to {last:%a %d %b %Y}"
+
+
+@dataclass(frozen=True)
+class ApprovalSnapshot:
+    """The current approval state of the timesheet a submit event belongs to."""
+
+    person_id: str
+    start_ms: int
+    end_ms: int
+    status: str | None
+    stage: int | None
+    submit_id: str | None
+    pending: tuple[tuple[str, str], ...]  # (id, name)
+    stage_count: int
+    approved_by: dict[int, tuple[str, ...]]  # stage -> names
+    by_name: str | None
+
+    def pending_ids(self) -> set[str]:
+        return {pid for pid, _ in self.pending}
+
+
+async def approval_snapshot(
+    client: ServiceClient, key: str, submit_id: str
+) -> ApprovalSnapshot | None:
+    """None when the submit event is unknown."""
+    event = (await client.execute(EVENT_PERIOD, {"id": submit_id}, apikey=key)).get(
+        "getApprovalEventById"
+    )
+    if not event:
+        return None
+    person_id = str(event["person"]["id"])
+    start, end = int(event["startTime"]["ts"]), int(event["endTime"]["ts"])
+    state = (
+        await client.execute(APPROVAL_STATE, {"p": person_id, "s": start, "e": end}, apikey=key)
+    )["getApprovalState"] or {}
+    details = state.get("stageDetails") or []
+    return ApprovalSnapshot(
+        person_id=person_id,
+        start_ms=start,
+        end_ms=end,
+        status=state.get("status"),
+        stage=state.get("currentStage"),
+        submit_id=state.get("submitId"),
+        pending=tuple((str(p["id"]), str(p["name"])) for p in state.get("pendingApprovers") or []),
+        stage_count=len(details),
+        approved_by={
+            int(d["stage"]): tuple(
+                str((a.get("person") or {}).get("name") or "") for a in d.get("approvedBy") or []
+            )
+            for d in details
+        },
+        by_name=(state.get("by") or {}).get("name"),
+    )
+
+
+async def person_info(client: ServiceClient, key: str, person_id: str) -> dict[str, Any] | None:
+    found = (await client.execute(PERSON, {"id": person_id}, apikey=key, allow_partial=True)).get(
+        "getPerson"
+    )
+    if not found:
+        return None
+    person = dict(found)
+    if await client.offers("SvcTimeSettings", "autoSubmit", apikey=key):
+        extra = (await client.execute(
+            PERSON_AUTO_SUBMIT_EXTENSION, {"id": person_id}, apikey=key, allow_partial=True
+        )).get("getPerson") or {}
+        settings = extra.get("timeSettings") or {}
+        person["timeSettings"] = {**(person.get("timeSettings") or {}), **settings}
+    return person
+
+
+def time_zone_of(person: dict[str, Any]) -> str:
+    return str(((person.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC")
+
+
+def setting_of(person: dict[str, Any], name: str) -> int | None:
+    value = ((person.get("timeSettings") or {}).get(name) or {}).get("value")
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+async def preference(runtime: Runtime, organisation_id: str, person_id: str) -> str:
+    async with runtime.state_sessions() as session:
+        row = await session.get(NotificationPreference, (organisation_id, person_id))
+        return row.mode if row is not None else INSTANT
+
+
+async def set_preference(runtime: Runtime, organisation_id: str, person_id: str, mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    async with unit_of_work(runtime.state_sessions) as session:
+        row = await session.get(NotificationPreference, (organisation_id, person_id))
+        if row is None:
+            row = NotificationPreference(organisation_id=organisation_id, person_id=person_id)
+            session.add(row)
+        row.mode = mode
+        row.updated_ms = runtime.clock.now_ms()
+

@@ -1,0 +1,59 @@
+"""What the notification decisions return, and the channel that renders and sends them.
+
+A decision (`timebot.notify.reviews`, `timebot.notify.period_reminders`) says who is told
+what, and why, knowing neither MIME nor Block Kit; a channel (mail's e-mail) renders each
+record and queues it under the record's dedupe key, so that it goes out once."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from timebot.notify.periods import Period
+from timebot.summary import TimesheetSummary
+
+# Whether the channel already queued the notification of this dedupe key.
+AlreadySent = Callable[[str], Awaitable[bool]]
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """Approver `approver_id` is asked about submission `submit_id` at `stage`."""
+
+    organisation_id: str
+    submit_id: str
+    stage: int
+    stage_count: int
+    approver_id: str
+    summary: TimesheetSummary
+    dedupe_key: str
+    digest: bool  # the approver chose the daily digest: it lists the request instead
+
+
+@dataclass(frozen=True)
+class PeriodReminder:
+    """`person` (as `timebot.notify.approvals.PERSON` reads it) is reminded to submit
+    `period`, whose timesheet is `status` ("d" draft, "r" rejected) with `entries` records."""
+
+    organisation_id: str
+    person: dict[str, Any]
+    period: Period
+    status: str
+    entries: int
+    total_ms: int
+    dedupe_key: str
+
+
+class Channel(Protocol):
+    """A way of telling people (mail implements it); the scheduler calls it."""
+
+    async def already_sent(self, dedupe_key: str) -> bool: ...
+
+    async def period_reminder(self, reminder: PeriodReminder) -> bool:
+        """Render and queue the reminder; False when it was queued before."""
+        ...
+
+    async def daily_digests(self) -> int:
+        """Send the digests due now; returns how many were queued."""
+        ...

@@ -1,0 +1,59 @@
+"""The ground's notification jobs, installed by the shell: the scheduler (which sends through
+the channels the fronts register with it), the reconciler (review requests the webhooks did
+not bring, embedded or hosted service alike) and, against a hosted service, the approval-state
+poller for organisations no webhook serves. The last two feed the bus, for every channel.
+
+They run with `runtime.auto_subscribe` (a real server; tests that drive them themselves turn
+it off), in one process at a time (timebot/state/singleton.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from timebot.approval_poller import ApprovalPoller
+from timebot.notify.scheduler import Scheduler
+from timebot.reconcile import Reconciler
+from timebot.runtime import Runtime
+
+
+@dataclass
+class NotificationJobs:
+    scheduler: Scheduler
+    poller: ApprovalPoller
+    reconciler: Reconciler
+
+
+INSTALLED: dict[int, NotificationJobs] = {}
+
+
+def jobs_of(runtime: Runtime) -> NotificationJobs:
+    """The installed jobs of a runtime (tests drive its scheduler, poller and reconciler)."""
+    return INSTALLED[id(runtime)]
+
+
+def install_notifications(runtime: Runtime) -> NotificationJobs:
+    jobs = NotificationJobs(Scheduler(runtime), ApprovalPoller(runtime), Reconciler(runtime))
+    INSTALLED[id(runtime)] = jobs
+
+    async def start(rt: Runtime) -> None:
+        if not rt.auto_subscribe:
+            return
+        # The singleton lease makes the scheduler the only one: its own tick lease is then
+        # that one.
+        jobs.scheduler.gated = True
+        rt.singletons.add("scheduler", jobs.scheduler.start, jobs.scheduler.stop)
+        rt.subscriptions.on_subscribed.append(jobs.reconciler.request)
+        rt.singletons.add("reconciler", jobs.reconciler.start, jobs.reconciler.stop)
+        if not rt.settings.embedded:
+            rt.singletons.add("approval-poller", jobs.poller.start, jobs.poller.stop)
+
+    async def stop(rt: Runtime) -> None:
+        await jobs.scheduler.stop()
+        await jobs.poller.stop()
+        await jobs.reconciler.stop()
+        INSTALLED.pop(id(rt), None)
+
+    runtime.on_start.append(start)
+    runtime.on_stop.append(stop)
+    return jobs

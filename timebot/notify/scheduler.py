@@ -1,0 +1,81 @@
+"""The scheduler: each tick, the end-of-period reminders due in every organisation and the
+daily digests, sent through the channels registered with it (mail's, by its install).
+
+Several timebot processes may share one database: a lease (`scheduler_leases`) lets one of
+them run a tick at a time, and every notification carries a dedupe key (person, period), so
+each reminder goes out exactly once even should two ticks overlap after a lease expired.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from timebot.notify.decisions import Channel
+from timebot.notify.period_reminders import due_period_reminders
+from timebot.runtime import Runtime
+from timebot.state.lease import acquire_lease
+from timebot.worker import PollingWorker
+
+log = structlog.get_logger("timebot.scheduler")
+
+LEASE_MS = 5 * 60_000
+
+
+class Scheduler(PollingWorker):
+    """Ticks every `poll_seconds` (wall clock); each tick does what is due by the runtime's
+    clock (a test clock that jumps ahead is honoured at the next tick)."""
+
+    name = "scheduler"
+    LEASE = "scheduler"
+
+    def __init__(self, runtime: Runtime, poll_seconds: float = 60.0) -> None:
+        super().__init__(poll_seconds)
+        self.runtime = runtime
+        self.channels: list[Channel] = []
+        # True when it runs as one of the process's singleton jobs (timebot/state/singleton.py):
+        # that lease already makes it the only one, and is taken over within seconds of its
+        # holder's death, where this tick lease would wait LEASE_MS.
+        self.gated = False
+
+    def add_channel(self, channel: Channel) -> None:
+        self.channels.append(channel)
+
+    async def period_reminders(self, organisation_id: str) -> int:
+        """The end-of-period reminders due now in one organisation; returns how many were
+        queued."""
+        sent = 0
+        for channel in self.channels:
+            reminders = due_period_reminders(self.runtime, organisation_id, channel.already_sent)
+            async with contextlib.aclosing(reminders):
+                async for reminder in reminders:
+                    sent += await channel.period_reminder(reminder)
+        return sent
+
+    async def run_once(self) -> int:
+        runtime = self.runtime
+        if not self.gated and not await acquire_lease(
+            runtime.state_sessions, runtime.clock, self.LEASE, self.owner, LEASE_MS
+        ):
+            return 0
+        sent = 0
+        for organisation_id in await runtime.directory.organisation_ids():
+            try:
+                sent += await self.period_reminders(organisation_id)
+            except Exception:  # one organisation's failure does not stop the others
+                log.exception("period_reminders_failed", organisation=organisation_id)
+        for channel in self.channels:
+            sent += await channel.daily_digests()
+        return sent
+
+    async def _loop(self) -> None:  # a tick, then wait: run_once never asks for more
+        while True:
+            try:
+                await self.run_once()
+            except Exception:
+                log.exception("scheduler_tick_failed")
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds)

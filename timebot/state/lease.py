@@ -1,0 +1,48 @@
+"""Named tick leases (`scheduler_leases`): one process at a time runs a periodic job's tick
+(the scheduler, the approval poller, the reconciler's passes). A lease runs until `until_ms`
+by the runtime's clock; its holder renews it, another process takes it once it expired."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import or_, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
+from timebot.state.db import insert_ignoring
+from timebot.state.models import SchedulerLease
+
+
+async def acquire_lease(
+    sessions: async_sessionmaker[AsyncSession], clock: Clock, name: str, owner: str,
+    lease_ms: int,
+) -> bool:
+    """Take or renew the named lease; False when another process holds it."""
+    now = clock.now_ms()
+    async with unit_of_work(sessions) as session:
+        created: Any = await session.execute(
+            insert_ignoring(session, SchedulerLease, ("name",)),
+            {"name": name, "owner": owner, "until_ms": now + lease_ms},
+        )
+        if created.rowcount:
+            return True
+        taken: Any = await session.execute(
+            update(SchedulerLease)
+            .where(
+                SchedulerLease.name == name,
+                or_(SchedulerLease.owner == owner, SchedulerLease.until_ms <= now),
+            )
+            .values(owner=owner, until_ms=now + lease_ms)
+        )
+        return bool(taken.rowcount)
+
+
+async def release_lease(sessions: async_sessionmaker[AsyncSession], name: str, owner: str) -> None:
+    async with unit_of_work(sessions) as session:
+        await session.execute(
+            update(SchedulerLease)
+            .where(SchedulerLease.name == name, SchedulerLease.owner == owner)
+            .values(until_ms=0)
+        )
