@@ -82,7 +82,6 @@ KNOWN_UPWARD: set[str] = {
 }
 KNOWN_LONG: dict[str, int] = {
     "service/approvals/workflow.py": 1058,
-    "service/resolvers/tasks.py": 912,
     "service/resolvers/approvals.py": 681,
     "service/demo.py": 628,
     "service/legacy/services.py": 627,
