@@ -86,7 +86,6 @@ KNOWN_LONG: dict[str, int] = {
     "service/demo.py": 628,
     "service/legacy/services.py": 627,
     "mail/process.py": 616,
-    "service/resolvers/projects.py": 611,
     "service/resolvers/time_records.py": 597,
     "service/resolvers/persons.py": 590,
     "bot/nudges.py": 571,

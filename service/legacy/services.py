@@ -33,7 +33,7 @@ from service.models import (
     TimeRecord,
     time_record_projects,
 )
-from service.resolvers.projects import default_project_category
+from service.project_lookup import default_project_category
 from service.rules.timesheet_edits import (
     guard_time_record_change,
     may_edit_by_status,
