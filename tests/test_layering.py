@@ -86,7 +86,6 @@ KNOWN_LONG: dict[str, int] = {
     "service/demo.py": 628,
     "service/legacy/services.py": 627,
     "mail/process.py": 616,
-    "service/resolvers/time_records.py": 597,
     "bot/nudges.py": 571,
     "service/resolvers/expenses.py": 531,
     "service/resolvers/tags.py": 480,
