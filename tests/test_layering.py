@@ -12,7 +12,6 @@ relative ones, and `from package import module` as an edge to that module."""
 from __future__ import annotations
 
 import ast
-import graphlib
 from collections import Counter
 from pathlib import Path
 
@@ -28,16 +27,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "plumbing": {"plumbing"},
 }
 MAX_LINES = 400
-
-# Known exceptions that may only shrink (each entry is removed as it is mended).
-KNOWN_UPWARD: set[str] = set()
-KNOWN_LONG: dict[str, int] = {
-    "service/resolvers/tasks.py": 912,
-    "service/resolvers/projects.py": 611,
-    "service/resolvers/time_records.py": 597,
-    "service/resolvers/persons.py": 590,
-}
-KNOWN_TANGLES: list[set[str]] = []
+# Resolver modules are leaves: what two of them share lives in a module that is not a resolver.
+RESOLVERS = "service.resolvers"
 
 
 def modules_of(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, tuple[Path, bool]]:
@@ -100,14 +91,6 @@ def upward_imports(edges: dict[str, set[str]]) -> set[str]:
     }
 
 
-def cycle_in(edges: dict[str, set[str]]) -> list[str] | None:
-    try:
-        tuple(graphlib.TopologicalSorter(edges).static_order())
-    except graphlib.CycleError as error:
-        return list(reversed(error.args[1]))
-    return None
-
-
 def tangles(edges: dict[str, set[str]]) -> list[set[str]]:
     """The strongly connected groups of more than one module: each holds at least one cycle."""
     index: dict[str, int] = {}
@@ -155,20 +138,23 @@ def layer_pairs(edges: dict[str, set[str]]) -> Counter[tuple[str, str]]:
 
 def test_no_import_cycle() -> None:
     groups = [sorted(group) for group in tangles(graph())]
-    new = [group for group in groups if set(group) not in KNOWN_TANGLES]
-    assert new == [], "import cycles among these modules"
-    assert [sorted(t) for t in KNOWN_TANGLES if sorted(t) not in groups] == [], (
-        "mended: remove these from KNOWN_TANGLES"
-    )
-    if not KNOWN_TANGLES:
-        cycle = cycle_in(graph())
-        assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+    assert groups == [], "import cycles among these modules"
 
 
 def test_every_import_runs_downwards() -> None:
-    wrong = upward_imports(graph())
-    assert sorted(wrong - KNOWN_UPWARD) == []
-    assert sorted(KNOWN_UPWARD - wrong) == [], "mended: remove these from KNOWN_UPWARD"
+    assert sorted(upward_imports(graph())) == []
+
+
+def test_resolvers_import_no_other_resolver() -> None:
+    edges = graph()
+    crossing = sorted(
+        f"{source} -> {target}"
+        for source, targets in edges.items()
+        if source.startswith(RESOLVERS + ".")
+        for target in targets
+        if target.startswith(RESOLVERS + ".")
+    )
+    assert crossing == []
 
 
 def test_no_module_is_long() -> None:
@@ -177,9 +163,7 @@ def test_no_module_is_long() -> None:
         for path, _ in modules_of(ROOT).values()
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
-    grown = {name: lines for name, lines in long.items() if lines > KNOWN_LONG.get(name, MAX_LINES)}
-    assert grown == {}, f"over {MAX_LINES} lines (split by concept)"
-    assert sorted(set(KNOWN_LONG) - set(long)) == [], "mended: remove these from KNOWN_LONG"
+    assert long == {}, f"over {MAX_LINES} lines: split by concept"
 
 
 def write_package(root: Path, files: dict[str, str]) -> None:
@@ -206,7 +190,6 @@ def test_the_graph_sees_typing_only_relative_and_nested_imports(tmp_path: Path) 
     assert edges["bot.app"] == {"bot.home"}
     assert edges["bot.home"] == {"bot.app"}
     assert edges["bot.parts"] == {"bot.home", "bot.app"}
-    assert cycle_in(edges) is not None
     assert tangles(edges) == [{"bot.app", "bot.home"}]
     assert upward_imports(edges) == {"timebot.tokens -> bot.home"}
 
@@ -222,11 +205,10 @@ def test_a_graph_without_cycles_passes(tmp_path: Path) -> None:
     )
     edges = graph(tmp_path, ("mail",))
     assert edges["mail.a"] == {"mail.b"}
-    assert cycle_in(edges) is None
     assert tangles(edges) == []
 
 
 if __name__ == "__main__":  # the closing note's table: python tests/test_layering.py
     for (source, target), count in sorted(layer_pairs(graph()).items()):
         print(f"{source} -> {target}: {count}")
-    print("upward:", len(upward_imports(graph())), "cycle:", cycle_in(graph()))
+    print("upward:", len(upward_imports(graph())), "cycles:", tangles(graph()))

@@ -21,8 +21,8 @@ from service.pages.account_data import account_view, template_values
 from service.pages.common import PageContext, page
 from service.pages.sections import AccountSection
 from service.provisioning import reset_api_key
-from service.resolvers.organisation import SECRET_MASK
 from service.signin.sessions import SignedIn, revoke
+from service.signin.sso import SECRET_MASK
 
 # The legacy interface is the embedded service's (a hosted one has its own token page).
 RESET_LEGACY_TOKEN_EXTENSION = "mutation { resetLegacyToken }"

@@ -23,6 +23,7 @@ from ariadne import MutationType, ObjectType, QueryType
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person
+from service.signin.sso import SECRET_MASK
 from service.structure import require_admin
 
 query = QueryType()
@@ -30,7 +31,6 @@ mutation = MutationType()
 organisation_type = ObjectType("SvcOrganisation")
 person_type = ObjectType("SvcPerson")
 
-SECRET_MASK = "********"
 _DOMAIN_RE = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1"}
 

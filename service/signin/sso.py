@@ -22,6 +22,9 @@ from service.models import Organisation, Person
 from service.models.person import ROLE_EMPLOYEE
 from service.provisioning import add_person
 
+# What a custom OpenID client secret reads as once stored (GraphQL and the account page alike);
+# sent back unchanged, it keeps the stored secret.
+SECRET_MASK = "********"
 SSO_ONLY_CODE = "This account signs in with single sign-on: use your organisation's sign-in link."
 SSO_ONLY_ALL = "This account signs in with single sign-on only."
 

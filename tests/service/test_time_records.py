@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import func, select
 
 import service.resolvers.time_records as time_records_module
+import service.timerecords_writes as timerecords_writes_module
 from plumbing.db import unit_of_work
 from service.errors import RuleViolation
 from service.models import (
@@ -586,8 +587,9 @@ async def test_every_write_goes_through_the_approval_bridge(
                      change: str) -> None:
         recorded.append((owner_id, start_ms, record_id, change))
 
-    monkeypatch.setattr(time_records_module, "guard_time_record_change", guard)
-    monkeypatch.setattr(time_records_module, "record_time_record_change", record)
+    for module in (time_records_module, timerecords_writes_module):
+        monkeypatch.setattr(module, "guard_time_record_change", guard)
+        monkeypatch.setattr(module, "record_time_record_change", record)
 
     created = await add(bob, bob, MONDAY)
     rid = created["id"]
