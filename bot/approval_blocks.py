@@ -38,14 +38,6 @@ class Request:
         s, g, t, p, a, b = json.loads(value)
         return cls(str(s), int(g), str(t), str(p), int(a), int(b))
 
-    @classmethod
-    def of_event(cls, data: dict[str, Any]) -> Request:
-        return cls(
-            str(data["submitId"]), int(data.get("stage") or 0), str(data.get("timesheetId", "")),
-            str((data.get("person") or {}).get("id", "")), int(data["startTime"]),
-            int(data["endTime"]),
-        )
-
 
 def decision_buttons(request: Request) -> list[dict[str, Any]]:
     """Approve and Reject, both naming the request."""

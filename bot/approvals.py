@@ -1,12 +1,12 @@
 """Approvals in chat.
 
 When a timesheet reaches a stage, each pending approver who is in Slack gets a DM with the
-summary and Approve / Reject buttons (Reject opens a modal that requires a reason). A click is
-claimed first (`slack_claims`: a double click or a retry decides once), then decided with the
-approver's OWN key; the service's lock decides between two approvers at once. Every message
-that showed the request is updated in place into its outcome when the service reports it
-(approvalEventUpdate), whatever decided it: a button, an e-mail reply, a one-click link, the web.
-A person not allowed to decide gets an ephemeral reason.
+summary and Approve / Reject buttons (sent by bot.review_dms; Reject opens a modal that
+requires a reason). A click is claimed first (`slack_claims`: a double click or a retry decides
+once), then decided with the approver's OWN key; the service's lock decides between two
+approvers at once. Every message that showed the request is updated in place into its outcome
+when the service reports it (approvalEventUpdate), whatever decided it: a button, an e-mail
+reply, a one-click link, the web. A person not allowed to decide gets an ephemeral reason.
 
 The texts and blocks are in bot.approval_blocks; the rules (what a message becomes, why a
 person may not decide) are pure functions here; Slack and GraphQL calls sit in `ApprovalsPart`.
@@ -30,22 +30,18 @@ from bot.approval_blocks import (
     Request,
     outcome_blocks,
     parse_ref,
-    ref_of,
     reject_view,
-    request_blocks,
     slack_time,
     status_word,
-    summary_text,
 )
 from bot.deps import SlackDeps
 from bot.identity import SlackPerson
 from bot.replies import ephemeral, person_or_prompt
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
-from timebot.stages import stage_label
+from timebot.notify.reviews import round_mark
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim, SlackOutgoing
-from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.slack.approvals")
 
@@ -122,58 +118,21 @@ class ApprovalsPart:
     # --- events from the service ---------------------------------------------------------
 
     async def on_event(self, event: ServiceEvent) -> None:
-        if event.event != APPROVAL_UPDATE or not event.data.get("submitId"):
-            return
+        if event.event == APPROVAL_UPDATE and event.data.get("submitId"):
+            await self._settle(event)
+
+    async def _settle(self, event: ServiceEvent) -> None:
+        """Update in place every request message that the event decided. A restart ends the
+        messages of earlier rounds, not those asking for its own (bot.review_dms may have
+        queued them before this runs, or this runs again when the event is retried)."""
         data = event.data
-        await self._settle(event.organisation_id, data)
-        if status_word(data.get("status")) == "submitted" and data.get("action") != "reminder":
-            await self._request(event, data)
-
-    async def _request(self, event: ServiceEvent, data: dict[str, Any]) -> None:
-        request = Request.of_event(data)
-        pending = [p for p in data.get("pendingApprovers") or [] if p.get("id")]
-        if not pending:
-            return
-        key = await self.deps.runtime.directory.integration_key(event.organisation_id)
-        summary = await load_summary(
-            self.deps.runtime.client, key, request.person_id, request.start_ms, request.end_ms,
-            request.submit_id,
-        )
-        count = int(data.get("stageCount") or 1)
-        label = stage_label(request.stage, count) if count > 1 else "approval"
-        person_name = (data.get("person") or {}).get("name") or summary.person_name
-        text, blocks = request_blocks(request, person_name, label, summary_text(summary))
-        context = {"timesheetId": request.timesheet_id, "personId": request.person_id,
-                   "submitId": request.submit_id, "organisationId": event.organisation_id,
-                   "startTime": request.start_ms, "endTime": request.end_ms,
-                   "personName": person_name}
-        live = {
-            row.ref for row in await self.deps.sender.sent_with_ref(
-                f"approval:{request.submit_id}:{request.stage}:")
-            if not row.context.get("outcome")
-        }
-        # One DM per submission, stage and approver (a new round after a restart asks again),
-        # whichever delivery brought it: the webhook, the reconciler or the poller.
-        round_mark = f":r{event.timestamp_ms}" if data.get("action") == "restarted" else ""
-        for approver in pending:
-            ref = ref_of(request.submit_id, request.stage, str(approver["id"]))
-            if ref in live:
-                continue  # already asked, and the request still stands
-            user = await self.deps.identity.slack_user_for(str(approver["id"]))
-            if user is None:
-                continue
-            await self.deps.sender.post(
-                user, text, blocks, key=f"approval-dm:{ref}{round_mark}",
-                ref=ref_of(request.submit_id, request.stage, str(approver["id"])),
-                context={**context, "approverId": approver["id"]},
-            )
-
-    async def _settle(self, organisation_id: str, data: dict[str, Any]) -> None:
-        """Update in place every request message that the event decided."""
         submit_id = str(data["submitId"])
+        own_round = round_mark(event)
         now = self.deps.runtime.clock.now_ms()
         for row in await self.deps.sender.sent_with_ref(f"approval:{submit_id}:"):
             if row.context.get("outcome") or row.ref is None:
+                continue
+            if own_round and (row.dedupe_key or "").endswith(own_round):
                 continue
             parsed = parse_ref(row.ref)
             if parsed is None:
@@ -315,7 +274,8 @@ class ApprovalsPart:
 
 def register(app: AsyncApp, deps: SlackDeps, *, refresh_home: RefreshHome) -> ApprovalsPart:
     """The buttons' and the Reject modal's listeners, and the subscriber to the service's
-    approval events; `refresh_home` republishes a person's Home tab after a click there."""
+    approval events (which settles the request messages); `refresh_home` republishes a
+    person's Home tab after a click there."""
     part = ApprovalsPart(deps, refresh_home)
     app.action(APPROVE)(part.on_approve)
     app.action(REJECT)(part.on_reject)

@@ -1,7 +1,8 @@
 """Installs the Slack app into the one HTTP app when SLACK_BOT_TOKEN is set: POST /slack/events
 (requests verified with SLACK_SIGNING_SECRET, five-minute timestamp window, by slack-bolt), or
-Socket Mode when SLACK_APP_TOKEN is set; plus the sender worker, the nudge loop and the bus
-subscribers (approval DMs and outcomes, Journal threads, owner notices).
+Socket Mode when SLACK_APP_TOKEN is set; plus the sender worker, the nudge loop, the bot's
+channel of the ground's review dispatch (approval DMs) and the bus subscribers (approval
+outcomes, Journal threads, owner notices).
 
 The bot's composition root: the only module importing every part. Each part installs its
 listeners on the bolt app and its sub-commands in the registry through `register`; a part
@@ -25,6 +26,7 @@ from bot import (
     linking,
     nudge_preferences,
     owner_notices,
+    review_dms,
     slash_commands,
     submit_now,
     team_reminders,
@@ -39,6 +41,7 @@ from bot.nudges import NudgesPart
 from bot.sender import SlackSender
 from bot.socket_mode import SocketMode
 from timebot.errors import ConfigError
+from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
 
 log = structlog.get_logger("timebot.slack")
@@ -65,10 +68,11 @@ def bot_of(runtime: Runtime) -> SlackBot | None:
 
 
 def build_bot(
-    runtime: Runtime, token: str, signing_secret: str | None, *,
+    runtime: Runtime, token: str, signing_secret: str | None, reviews: ReviewDispatch, *,
     api_url: str | None = None, organisation_id: str | None = None, socket_mode: bool = False,
 ) -> SlackBot:
-    """The bolt app with every part's listeners installed."""
+    """The bolt app with every part's listeners installed, and the review DMs registered as a
+    channel of the ground's review dispatch."""
     client = web_client(token, api_url)
     app = slack_app(runtime, client, signing_secret, socket_mode=socket_mode)
     deps = SlackDeps(
@@ -81,6 +85,7 @@ def build_bot(
     linking.register(app, deps)
     home_part = home.register(app, deps)
     approvals.register(app, deps, refresh_home=home_part.publish)
+    review_dms.register(deps, reviews)
     threads.register(app, deps)
     nudge_preferences.register(app, deps)
     submit_now.register(app, deps)
@@ -90,7 +95,7 @@ def build_bot(
     return SlackBot(app, deps, NudgesPart(deps))
 
 
-def install_slack(runtime: Runtime, routes: list[BaseRoute]) -> None:
+def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDispatch) -> None:
     settings = runtime.settings
     if not settings.slack_bot_token:
         return
@@ -98,7 +103,7 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute]) -> None:
     if not socket_mode and not settings.slack_signing_secret:
         raise ConfigError("SLACK_SIGNING_SECRET is required with SLACK_BOT_TOKEN (HTTP mode)")
     bot = build_bot(
-        runtime, settings.slack_bot_token, settings.slack_signing_secret,
+        runtime, settings.slack_bot_token, settings.slack_signing_secret, reviews,
         api_url=settings.slack_api_url, organisation_id=settings.slack_organisation,
         socket_mode=socket_mode,
     )

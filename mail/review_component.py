@@ -1,8 +1,9 @@
 """Review requests, reminders, owner notices and digests by e-mail, and GET /outbox: installed
 into the app.
 
-Always: the bus subscribers (review requests, reminders, owner notices) and mail's channel of
-the ground's scheduler (end-of-period reminders, daily digests). Without a relay: GET /outbox.
+Always: mail's channel of the ground's review dispatch (review requests), the bus subscribers
+(reminders, owner notices) and mail's channel of the ground's scheduler (end-of-period
+reminders, daily digests). Without a relay: GET /outbox.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from mail.parts import MailParts
 from mail.reminders import Reminders
 from mail.reviews import MailContext, ReviewRequests
 from mail.templating import MailTemplates
-from timebot.notify.scheduler import Scheduler
+from timebot.notify.install import NotificationJobs
 from timebot.runtime import Runtime
 
 
@@ -39,15 +40,15 @@ def component_of(runtime: Runtime) -> ReviewComponent:
 
 
 def install_reviews(
-    runtime: Runtime, mail: MailParts, routes: list[BaseRoute], scheduler: Scheduler
+    runtime: Runtime, mail: MailParts, routes: list[BaseRoute], notifications: NotificationJobs
 ) -> ReviewComponent:
     ctx = MailContext(runtime, MailTemplates(runtime.settings.data_dir), mail)
     component = ReviewComponent(ctx, ReviewRequests(ctx), Reminders(ctx), MailChannel(ctx))
     COMPONENTS[id(runtime)] = component
-    runtime.bus.subscribe("mail-reviews", component.reviews)
+    notifications.reviews.add_channel(component.reviews)
     runtime.bus.subscribe("mail-reminders", component.reminders)
     runtime.bus.subscribe("mail-owner-notices", OwnerNotices(ctx))
-    scheduler.add_channel(component.channel)
+    notifications.scheduler.add_channel(component.channel)
     if not runtime.settings.smtp_relay:
         routes.extend(OutboxPage(ctx).routes())
 

@@ -1,12 +1,12 @@
 """Review requests by e-mail: when a timesheet reaches a stage, every pending approver of that
 stage gets one e-mail (or, if they chose the digest, the next daily digest lists it).
 
-A bus subscriber (timebot.events) on approvalEventUpdate: the ground decides who is asked
-(`timebot.notify.reviews`); this renders each request — the period's summary, one-click
-Approve / Reject links, Reply-To `approvals+<token>@<mail domain>` and a Message-ID of ours —
-and enqueues it in the outbox under the request's dedupe key (submit event, stage, approver),
-so each request goes out once however many times the event is dispatched and however many
-processes run.
+Mail's channel of the ground's review dispatch (`timebot.notify.review_dispatch`), which
+decides who is asked (`timebot.notify.reviews`): this renders each request — the period's
+summary, one-click Approve / Reject links, Reply-To `approvals+<token>@<mail domain>` and a
+Message-ID of ours — and enqueues it in the outbox under the request's dedupe key (submit
+event, stage, approver), so each request goes out once however many times the event is
+dispatched and however many processes run.
 
 The pure parts (links, message composition) sit beside the outbox adapters.
 """
@@ -24,9 +24,8 @@ from mail.outbound import new_message
 from mail.parts import MailParts
 from mail.templating import MailTemplates, RenderedMail
 from timebot.config import Settings
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import period_label, person_info, preference
-from timebot.notify.reviews import review_requests
+from timebot.notify.decisions import ReviewRequest
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage
 from timebot.summary import TimesheetSummary
@@ -167,36 +166,29 @@ async def send_approver_mail(
 
 
 class ReviewRequests:
-    """The bus subscriber for review requests."""
+    """Mail's review channel (`timebot.notify.decisions.ReviewChannel`)."""
 
     def __init__(self, ctx: MailContext) -> None:
         self.ctx = ctx
         self.runtime = ctx.runtime
 
-    async def __call__(self, event: ServiceEvent) -> None:
-        if event.event != APPROVAL_UPDATE:
-            return
-        await self.handle(event)
-
     async def already_sent(self, dedupe_key: str) -> bool:
         return await already_queued(self.runtime, dedupe_key)
 
-    async def handle(self, event: ServiceEvent) -> int:
-        """Mail the review requests the event calls for; returns how many were queued."""
-        sent = 0
-        for request in await review_requests(self.runtime, event, self.already_sent):
-            if request.digest:
-                continue  # the next daily digest lists it
-            sent += await send_approver_mail(
-                self.ctx,
-                template="review_request",
-                organisation_id=request.organisation_id,
-                submit_id=request.submit_id,
-                stage=request.stage,
-                stage_count=request.stage_count,
-                approver_id=request.approver_id,
-                summary=request.summary,
-                dedupe_key=request.dedupe_key,
-                kind="review",
-            )
-        return sent
+    async def review_request(self, request: ReviewRequest) -> bool:
+        """Mail the request; False when it was queued before, or the approver reads the
+        digest (the next daily digest lists it) or has no address."""
+        if request.digest:
+            return False
+        return await send_approver_mail(
+            self.ctx,
+            template="review_request",
+            organisation_id=request.organisation_id,
+            submit_id=request.submit_id,
+            stage=request.stage,
+            stage_count=request.stage_count,
+            approver_id=request.approver_id,
+            summary=request.summary,
+            dedupe_key=request.dedupe_key,
+            kind="review",
+        )

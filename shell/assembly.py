@@ -30,6 +30,6 @@ def install_components(
         return
     install_inbound(runtime, mail, routes)
     notifications = install_notifications(runtime)
-    install_reviews(runtime, mail, routes, notifications.scheduler)
+    install_reviews(runtime, mail, routes, notifications)
     install_links(runtime, routes)
-    install_slack(runtime, routes)
+    install_slack(runtime, routes, notifications.reviews)

@@ -17,9 +17,11 @@ Hierarchy::
     │   ├── TokenMalformed           not a token of ours at all (wrong length, alphabet, fields)
     │   ├── TokenTampered            well formed, but the signature does not match
     │   └── TokenExpired             genuine, but past its expiry (`.token` holds the payload)
-    └── TokenMissing                 a message carries no token of ours anywhere
+    ├── TokenMissing                 a message carries no token of ours anywhere
+    └── ReviewChannelFailed          a channel failed to send review requests (the event retries)
 
-The token errors live in timebot.tokens, with the code that raises them.
+The token errors live in timebot.tokens, ReviewChannelFailed in timebot.notify.review_dispatch,
+with the code that raises them.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Webhook deliveries (POST /svc/webhooks) — or, against a hosted service without webhooks, the
 approval-state poller — are committed to `received_events` (one row per delivery id) and then
-dispatched by a worker to every subscriber: the mail half (review requests, reminders) and
-the Slack half (DMs, nudges). A subscriber that fails makes the event be dispatched again, to
+dispatched by a worker to every subscriber: the ground's review dispatch (review requests,
+by e-mail and DM), the mail half (reminders, owner notices) and the Slack half (outcomes,
+threads, owner notices). A subscriber that fails makes the event be dispatched again, to
 every subscriber: subscribers are idempotent (they send through the outbox with dedupe keys).
 """
 

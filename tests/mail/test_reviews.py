@@ -12,6 +12,7 @@ from tests.mail.reviews_support import (
     add_record,
     component,
     html_part,
+    jobs,
     links,
     mails,
     outbox_rows,
@@ -106,7 +107,7 @@ async def test_a_late_event_for_a_decided_timesheet_sends_nothing(org: Org) -> N
          "stageCount": 1, "pendingApprovers": [{"id": approver.id, "name": approver.name}],
          "person": {"id": owner.id}},
     )
-    assert await component(org).reviews.handle(late) == 0
+    assert await jobs(org).reviews.handle(late) == 0
     assert not await mails(runtime, approver)
 
 

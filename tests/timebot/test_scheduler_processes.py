@@ -14,7 +14,6 @@ import httpx
 import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from mail.review_component import component_of
 from tests.mail.reviews_support import (
     WEEK_END,
     add_record,
@@ -110,7 +109,7 @@ async def test_two_processes_send_each_message_once(
         for row in events:
             event = ServiceEvent(row.delivery_id, row.event, row.organisation_id,
                                  row.timestamp_ms, dict(row.data))
-            await asyncio.gather(*(component_of(r).reviews.handle(event) for r in runtimes))
+            await asyncio.gather(*(jobs_of(r).reviews.handle(event) for r in runtimes))
 
         # The period's end, seen by both schedulers at once (and by both without the lease).
         for moment in (WEEK_END - 9 * HOUR_MS, WEEK_END, WEEK_END + HOUR_MS):

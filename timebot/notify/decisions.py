@@ -1,8 +1,9 @@
-"""What the notification decisions return, and the channel that renders and sends them.
+"""What the notification decisions return, and the channels that render and send them.
 
 A decision (`timebot.notify.reviews`, `timebot.notify.period_reminders`) says who is told
-what, and why, knowing neither MIME nor Block Kit; a channel (mail's e-mail) renders each
-record and queues it under the record's dedupe key, so that it goes out once."""
+what, and why, knowing neither MIME nor Block Kit; a channel (mail's e-mail, the bot's Slack
+DM) renders each record and queues it under a key derived from the record's dedupe key, so
+that it goes out once."""
 
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ class ReviewRequest:
 
     organisation_id: str
     submit_id: str
+    timesheet_id: str  # "" when the event did not name it (a reconciled one)
     stage: int
     stage_count: int
     approver_id: str
-    summary: TimesheetSummary
+    summary: TimesheetSummary  # of the person who submitted, for the submitted period
     dedupe_key: str
     digest: bool  # the approver chose the daily digest: it lists the request instead
 
@@ -43,6 +45,18 @@ class PeriodReminder:
     entries: int
     total_ms: int
     dedupe_key: str
+
+
+class ReviewChannel(Protocol):
+    """A way of asking approvers (mail's e-mail, the bot's DM); it registers with the review
+    dispatch (`timebot.notify.review_dispatch`), which decides once for all of them."""
+
+    async def already_sent(self, dedupe_key: str) -> bool: ...
+
+    async def review_request(self, request: ReviewRequest) -> bool:
+        """Render and queue the request; False when it was queued before, or this channel
+        does not reach the approver."""
+        ...
 
 
 class Channel(Protocol):

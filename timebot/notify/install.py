@@ -1,5 +1,7 @@
-"""The ground's notification jobs, installed by the shell: the scheduler (which sends through
-the channels the fronts register with it), the reconciler (review requests the webhooks did
+"""The ground's notification jobs, installed by the shell: the review dispatch (a bus
+subscriber that decides review requests once and hands them to the channels the fronts
+register with it), the scheduler (which sends through the channels the fronts register with
+it), the reconciler (review requests the webhooks did
 not bring, embedded or hosted service alike) and, against a hosted service, the approval-state
 poller for organisations no webhook serves. The last two feed the bus, for every channel.
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from timebot.approval_poller import ApprovalPoller
+from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
 from timebot.reconcile import Reconciler
 from timebot.runtime import Runtime
@@ -19,6 +22,7 @@ from timebot.runtime import Runtime
 
 @dataclass
 class NotificationJobs:
+    reviews: ReviewDispatch
     scheduler: Scheduler
     poller: ApprovalPoller
     reconciler: Reconciler
@@ -28,13 +32,17 @@ INSTALLED: dict[int, NotificationJobs] = {}
 
 
 def jobs_of(runtime: Runtime) -> NotificationJobs:
-    """The installed jobs of a runtime (tests drive its scheduler, poller and reconciler)."""
+    """The installed jobs of a runtime (tests drive its review dispatch, scheduler, poller and
+    reconciler)."""
     return INSTALLED[id(runtime)]
 
 
 def install_notifications(runtime: Runtime) -> NotificationJobs:
-    jobs = NotificationJobs(Scheduler(runtime), ApprovalPoller(runtime), Reconciler(runtime))
+    jobs = NotificationJobs(
+        ReviewDispatch(runtime), Scheduler(runtime), ApprovalPoller(runtime), Reconciler(runtime)
+    )
     INSTALLED[id(runtime)] = jobs
+    runtime.bus.subscribe("review-requests", jobs.reviews)
 
     async def start(rt: Runtime) -> None:
         if not rt.auto_subscribe:

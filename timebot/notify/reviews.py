@@ -20,6 +20,11 @@ from timebot.summary import load_summary
 log = structlog.get_logger("timebot.notify.reviews")
 
 
+def round_mark(event: ServiceEvent) -> str:
+    """What tells a workflow restart's round (same submission, asked again) from the first."""
+    return f":r{event.timestamp_ms}" if event.data.get("action") == "restarted" else ""
+
+
 def review_dedupe_key(submit_id: str, stage: int, approver_id: str, round_mark: str = "") -> str:
     return f"review:{submit_id}:{stage}:{approver_id}{round_mark}"
 
@@ -37,10 +42,10 @@ async def review_requests(
     if not wanted:
         return []
     # A workflow restart (same submission, new round) asks the first stage again.
-    round_mark = f":r{event.timestamp_ms}" if data.get("action") == "restarted" else ""
+    mark = round_mark(event)
     todo = [
         p for p in wanted
-        if not await already_sent(review_dedupe_key(submit_id, stage, p["id"], round_mark))
+        if not await already_sent(review_dedupe_key(submit_id, stage, p["id"], mark))
     ]
     if not todo:
         return []
@@ -62,11 +67,12 @@ async def review_requests(
         ReviewRequest(
             organisation_id=event.organisation_id,
             submit_id=submit_id,
+            timesheet_id=str(data.get("timesheetId") or ""),
             stage=stage,
             stage_count=int(data.get("stageCount") or snapshot.stage_count or 1),
             approver_id=approver["id"],
             summary=summary,
-            dedupe_key=review_dedupe_key(submit_id, stage, approver["id"], round_mark),
+            dedupe_key=review_dedupe_key(submit_id, stage, approver["id"], mark),
             digest=await preference(runtime, event.organisation_id, approver["id"]) == DIGEST,
         )
         for approver in todo

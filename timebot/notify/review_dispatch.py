@@ -1,0 +1,73 @@
+"""The bus subscriber that asks approvers, on every channel at once: on an approvalEventUpdate
+it makes the review-request decision (`timebot.notify.reviews`) once, and hands each request
+to every registered channel (`ReviewChannel`: mail's e-mail, the bot's DM) that has not sent
+it yet.
+
+A request counts as sent only when every channel sent it, so a channel that failed is asked
+again when the event is dispatched again. A failing channel does not stop the others: the
+dispatch goes on, then raises `ReviewChannelFailed`, and the event worker retries the event
+(timebot.events); the dedupe keys make the retry send nothing twice.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from timebot.errors import TimebotError
+from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.decisions import ReviewChannel
+from timebot.notify.reviews import review_requests
+from timebot.runtime import Runtime
+
+log = structlog.get_logger("timebot.notify.review_dispatch")
+
+
+class ReviewChannelFailed(TimebotError):
+    """One or more review channels failed on an event; `.errors` holds what each raised."""
+
+    def __init__(self, errors: list[Exception]) -> None:
+        super().__init__("; ".join(f"{type(e).__name__}: {e}" for e in errors))
+        self.errors = errors
+
+
+class ReviewDispatch:
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.channels: list[ReviewChannel] = []
+
+    def add_channel(self, channel: ReviewChannel) -> None:
+        self.channels.append(channel)
+
+    async def __call__(self, event: ServiceEvent) -> None:
+        if event.event == APPROVAL_UPDATE:
+            await self.handle(event)
+
+    async def handle(self, event: ServiceEvent) -> int:
+        """Ask the approvers the event calls for; returns how many requests were queued, all
+        channels together."""
+        errors: list[Exception] = []
+        unsent: dict[str, list[ReviewChannel]] = {}
+
+        async def already_sent(dedupe_key: str) -> bool:
+            unsent[dedupe_key] = []
+            for channel in self.channels:
+                try:
+                    if not await channel.already_sent(dedupe_key):
+                        unsent[dedupe_key].append(channel)
+                except Exception as error:
+                    log.exception("review_channel_failed", channel=type(channel).__name__)
+                    errors.append(error)
+            return not unsent[dedupe_key]
+
+        queued = 0
+        for request in await review_requests(self.runtime, event, already_sent):
+            for channel in unsent[request.dedupe_key]:
+                try:
+                    queued += await channel.review_request(request)
+                except Exception as error:
+                    log.exception("review_channel_failed", channel=type(channel).__name__,
+                                  submit=request.submit_id, approver=request.approver_id)
+                    errors.append(error)
+        if errors:
+            raise ReviewChannelFailed(errors) from errors[0]
+        return queued
