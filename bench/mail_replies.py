@@ -208,6 +208,7 @@ async def _scale_out(names: set[str], count: int, key: Key, load: LoadGenerator
         async with running_timebot(key, 1) as world:
             _, mails = await _prepared_replies(world, count)
             one_worker, _, _ = await _send_replies(world, load, mails)
+            await world.wait_settled()
     async with running_timebot(key, 2) as world:
         if SCALING in names:
             _, mails = await _prepared_replies(world, count)

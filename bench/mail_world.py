@@ -29,8 +29,9 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
+from bench.common import note
 from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
-from bench.serve import cpu_seconds, serve_command, workers_started
+from bench.serve import cpu_seconds, kill_tree, serve_command, workers_started
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import create_engine, session_factory, unit_of_work
 from service.db import migrate
@@ -141,7 +142,12 @@ class TimebotProcess:
             # uvicorn re-raises the signal after its shutdown: SIGINT lets cProfile write.
             self.process.send_signal(signal.SIGINT if os.environ.get("BENCH_PROFILE")
                                      else signal.SIGTERM)
-            self.process.wait(timeout=30)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                note("timebot serve did not stop within 30 s of SIGTERM, killed; its log ends: "
+                     + self.log_path.read_text()[-1000:])
+                kill_tree(self.process)
         if os.environ.get("BENCH_LOG"):  # keep timebot's log, for diagnosis
             shutil.copyfile(self.log_path, os.environ["BENCH_LOG"])
         for engine in (getattr(self, "service_engine", None),

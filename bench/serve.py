@@ -4,6 +4,8 @@ its workers have started (read from its log), and the CPU its processes have use
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -50,3 +52,19 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
     own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return own + sum(cpu_seconds(child) for child in _children(pid))
+
+
+def _descendants(pid: int) -> list[int]:
+    children = _children(pid)
+    return children + [grandchild for child in children for grandchild in _descendants(child)]
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to a process and to its descendants (with `--workers`, the workers)."""
+    for pid in _descendants(process.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.kill()
+    process.wait()

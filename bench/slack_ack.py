@@ -36,7 +36,7 @@ import httpx
 
 from bench.busy import busy_machine
 from bench.common import Figure, median, note
-from bench.serve import serve_command, timebot_command, workers_started
+from bench.serve import kill_tree, serve_command, timebot_command, workers_started
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.signing import SlackRequests
 from tests.net import free_port
@@ -103,7 +103,11 @@ def spawn(args: list[str], env: dict[str, str] | None = None, log_path: Path | N
 def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.terminate()
-        process.wait(timeout=10)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            note(f"{process.args!r} did not stop within 30 s of SIGTERM, killed")
+            kill_tree(process)
 
 
 async def load(url: str, fake: FakeSlack, user: str, seconds: float) -> list[float]:
