@@ -190,6 +190,7 @@ async def _latency(name: str, world: TimebotProcess, load: LoadGenerator) -> Fig
     with busy_machine():
         sent = await load.send_at_rate(world.smtp_port, mails, RATE)
         await world.wait_receipts(before + steady)
+    await world.wait_settled()  # nothing in hand when timebot is stopped
     delivered = await world.receipt_times()
     latencies = [(delivered[rcpt] - start) * 1000 for rcpt, (start, _) in sent.items()]
     p99_ms = p99(latencies)
