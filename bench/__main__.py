@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from bench.busy import mode
 from bench.common import note
 
 SKIP = {"common", "__main__"}
@@ -24,6 +25,7 @@ def modules() -> list[ModuleType]:
 
 def main(argv: list[str]) -> int:
     prefix = argv[0] if argv else ""
+    note(f"# {mode()}")
     ran = 0
     for module in modules():
         names = [name for name in getattr(module, "FIGURES", ()) if name.startswith(prefix)]

@@ -11,17 +11,29 @@ process, production configuration, SQLite unless BENCH_MAIL_DATABASE=postgresql)
   every message, nothing else): how far from the bare SMTP exchange.
 - mail_replies_receipt_p99: p99 ms from the start of a reply's SMTP transaction to its receipt
   being delivered, with replies arriving at a steady 50 per second. Baseline: the sink's p99
-  SMTP transaction time at the same rate.
+  SMTP transaction time at the same rate. Goal: under 1000 ms.
+
+These three are taken on one `timebot serve` (with BENCH_WORKERS workers, default 1). The
+scale-out figures (issue #18) each start timebot afresh, on fresh databases:
+- mail_replies_workers2_scaling: replies per second, measured as mail_replies_throughput, of
+  `timebot serve --workers 2`. Baseline: the same with one worker (`timebot serve`), measured
+  just before in the same run on its own fresh databases. The ratio is the scaling; goal ≥ 1.6
+  on SQLite and on PostgreSQL.
+- mail_replies_receipt_p99_workers2: mail_replies_receipt_p99 of `timebot serve --workers 2`
+  (after the throughput run above when both are asked for, as the one-worker figures are).
+  Baseline: the sink's p99 SMTP transaction time at the same rate. Goal: under 1000 ms, on a
+  quiet machine and on a busy one (BENCH_BUSY, bench.busy).
 
 The SMTP clients run in a process of their own (bench.mail_load). Details go to stderr: CPU ms
-per reply of the timebot process, HTTP requests per reply by route, log lines per reply.
+per reply of the timebot processes, HTTP requests per reply by route, log lines per reply.
 
-BENCH_MAIL_REPLIES (default 300) sets how many replies the throughput run sends (the latency
-run sends 10 s worth at 50/s). BENCH_MAIL_DATABASE=postgresql runs both databases on the
+BENCH_MAIL_REPLIES (default 300) sets how many replies a throughput run sends (a latency run
+sends 10 s worth at 50/s). BENCH_MAIL_DATABASE=postgresql runs both databases on the
 PostgreSQL server of TIMEBOT_TEST_PG (default postgresql://postgres@127.0.0.1:5432/postgres)
-instead of SQLite. BENCH_MAIL_RATE (default 50) changes the latency run's rate, for diagnosis.
-BENCH_WORKERS is passed to `timebot serve --workers`. BENCH_PY_SPY names a file for py-spy's
-collapsed stacks of timebot during the throughput run (py-spy installed), for diagnosis.
+instead of SQLite. BENCH_MAIL_RATE (default 50) changes the latency runs' rate, for diagnosis.
+BENCH_WORKERS is passed to `timebot serve --workers` for the first three figures. BENCH_PY_SPY
+names a file for py-spy's collapsed stacks of timebot during their throughput run (py-spy
+installed), for diagnosis. BENCH_BUSY=N takes every run on a busy machine (bench.busy).
 """
 
 from __future__ import annotations
@@ -30,25 +42,25 @@ import asyncio
 import os
 import signal
 import sys
-import tempfile
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 from aiosmtpd.smtp import SMTP as SMTPProtocol
 from aiosmtpd.smtp import Envelope, Session
 
+from bench.busy import busy_machine
 from bench.common import Figure, note
 from bench.mail_load import Key, LoadGenerator, Mail, free_port, new_key, p99
-from bench.mail_world import TimebotProcess, spawn
+from bench.mail_world import TimebotProcess, running_timebot, spawn
 from bench.same_work_baseline import inbox_done
 
-FIGURES = ("mail_replies_throughput", "mail_replies_throughput_vs_bare_sink",
-           "mail_replies_receipt_p99")
+THROUGHPUT = ("mail_replies_throughput", "mail_replies_throughput_vs_bare_sink")
+RECEIPT_P99 = "mail_replies_receipt_p99"
+SCALING = "mail_replies_workers2_scaling"
+RECEIPT_P99_WORKERS2 = "mail_replies_receipt_p99_workers2"
+FIGURES = (*THROUGHPUT, RECEIPT_P99, SCALING, RECEIPT_P99_WORKERS2)
 RATE = int(os.environ.get("BENCH_MAIL_RATE", "50"))  # replies per second, latency run
 RATE_SECONDS = 10
-PG_ADMIN_DSN = os.environ.get("TIMEBOT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 class _Sink:
@@ -64,23 +76,24 @@ async def _sink(load: LoadGenerator, mails: list[Mail], *, rate: int | None
     loop = asyncio.get_running_loop()
     server = await loop.create_server(lambda: SMTPProtocol(_Sink()), "127.0.0.1", port)
     try:
-        started = time.perf_counter()
-        await load.send_all(port, mails)
-        per_second = len(mails) / (time.perf_counter() - started)
-        p99_ms = 0.0
-        if rate is not None:
-            timed = await load.send_at_rate(port, mails[: rate * RATE_SECONDS], rate)
-            p99_ms = p99([spent for _, spent in timed.values()]) * 1000
+        with busy_machine():
+            started = time.perf_counter()
+            await load.send_all(port, mails)
+            per_second = len(mails) / (time.perf_counter() - started)
+            p99_ms = 0.0
+            if rate is not None:
+                timed = await load.send_at_rate(port, mails[: rate * RATE_SECONDS], rate)
+                p99_ms = p99([spent for _, spent in timed.values()]) * 1000
         return per_second, p99_ms
     finally:
         server.close()
         await server.wait_closed()
 
 
-async def _same_work(load: LoadGenerator, root: Path, world: TimebotProcess, key: Key,
+async def _same_work(load: LoadGenerator, world: TimebotProcess, key: Key,
                      events: list[str], mails: list[Mail]) -> float:
     """Replies per second of the same-work program, in its own process."""
-    directory = root / "same-work"
+    directory = world.root / "same-work"
     directory.mkdir()
     (directory / "events.txt").write_text("\n".join(events) + "\n")
     txt = directory / "dkim.txt"
@@ -101,63 +114,52 @@ async def _same_work(load: LoadGenerator, root: Path, world: TimebotProcess, key
                     break
             except (OSError, aiosmtplib.SMTPException):
                 await asyncio.sleep(0.1)
-        started = time.perf_counter()
-        await load.send_all(smtp_port, mails)
-        deadline = time.perf_counter() + 600
-        while inbox_done(directory) < len(mails):
-            if process.poll() is not None or time.perf_counter() > deadline:
-                raise RuntimeError("same-work baseline failed: "
-                                   + (directory / "log").read_text()[-2000:])
-            await asyncio.sleep(0.05)
-        return len(mails) / (time.perf_counter() - started)
+        with busy_machine():
+            started = time.perf_counter()
+            await load.send_all(smtp_port, mails)
+            deadline = time.perf_counter() + 600
+            while inbox_done(directory) < len(mails):
+                if process.poll() is not None or time.perf_counter() > deadline:
+                    raise RuntimeError("same-work baseline failed: "
+                                       + (directory / "log").read_text()[-2000:])
+                await asyncio.sleep(0.05)
+            return len(mails) / (time.perf_counter() - started)
     finally:
         process.terminate()
         process.wait(timeout=30)
 
 
-async def _pg(statement: str) -> None:
-    import asyncpg
-
-    connection = await asyncpg.connect(PG_ADMIN_DSN)
-    try:
-        await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
-async def _run(names: set[str]) -> list[Figure]:
-    count = int(os.environ.get("BENCH_MAIL_REPLIES", "300"))
-    databases: dict[str, str] = {}
-    names_pg: list[str] = []
-    if os.environ.get("BENCH_MAIL_DATABASE") == "postgresql":
-        base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
-        for variable in ("TIMEBOT_DATABASE_URL", "TIMEBOT_SERVICE_DATABASE_URL"):
-            name = f"timebot_bench_{uuid.uuid4().hex[:12]}"
-            await _pg(f'CREATE DATABASE "{name}"')
-            names_pg.append(name)
-            databases[variable] = f"{base}/{name}"
-    try:
-        return await _measure(names, count, databases)
-    finally:
-        for name in names_pg:
-            await _pg(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+async def _send_replies(world: TimebotProcess, load: LoadGenerator, mails: list[Mail]
+                        ) -> tuple[float, float, list[float]]:
+    """The replies sent as fast as the clients go: (replies/s from the first SMTP transaction
+    to the last receipt delivered, s until the last was accepted, each SMTP transaction's s,
+    sorted)."""
+    before = await world.receipts_delivered()
+    with busy_machine():
+        started = time.perf_counter()
+        transactions = sorted(await load.send_all(world.smtp_port, mails))
+        accepted = time.perf_counter() - started
+        await world.wait_receipts(before + len(mails))
+        return len(mails) / (time.perf_counter() - started), accepted, transactions
 
 
-async def _throughput(names: set[str], count: int, root: Path, key: Key,
-                      world: TimebotProcess, load: LoadGenerator) -> list[Figure]:
+async def _prepared_replies(world: TimebotProcess, count: int) -> tuple[list[str], list[Mail]]:
+    """`count` submitted timesheets (what they set off done) and a reply approving each."""
     note(f"setting up {count} submitted timesheets")
     events = await world.timesheets(count)
     mails = world.replies(events)
     await world.wait_settled()
+    return events, mails
+
+
+async def _throughput(names: set[str], count: int, key: Key, world: TimebotProcess,
+                      load: LoadGenerator) -> list[Figure]:
+    events, mails = await _prepared_replies(world, count)
     sink_rate, _ = await _sink(load, mails, rate=None)
-    same_work = await _same_work(load, root, world, key, events, mails)
+    same_work = await _same_work(load, world, key, events, mails)
     cpu, lines, requests = world.cpu(), world.log_lines(), await world.requests()
     spy = world.sample_with_py_spy()
-    started = time.perf_counter()
-    transactions = sorted(await load.send_all(world.smtp_port, mails))
-    accepted = time.perf_counter() - started
-    await world.wait_receipts(count)
-    rate = count / (time.perf_counter() - started)
+    rate, accepted, transactions = await _send_replies(world, load, mails)
     if spy is not None:
         spy.send_signal(signal.SIGINT)
         spy.wait(timeout=60)
@@ -180,40 +182,65 @@ async def _throughput(names: set[str], count: int, root: Path, key: Key,
     return figures
 
 
-async def _latency(world: TimebotProcess, load: LoadGenerator) -> Figure:
+async def _latency(name: str, world: TimebotProcess, load: LoadGenerator) -> Figure:
     steady = RATE * RATE_SECONDS
-    note(f"setting up {steady} submitted timesheets")
-    mails = world.replies(await world.timesheets(steady))
-    await world.wait_settled()
+    _, mails = await _prepared_replies(world, steady)
     _, sink_p99 = await _sink(load, mails, rate=RATE)
     before = await world.receipts_delivered()
-    sent = await load.send_at_rate(world.smtp_port, mails, RATE)
-    await world.wait_receipts(before + steady)
+    with busy_machine():
+        sent = await load.send_at_rate(world.smtp_port, mails, RATE)
+        await world.wait_receipts(before + steady)
+    await world.wait_settled()  # nothing in hand when timebot is stopped
     delivered = await world.receipt_times()
     latencies = [(delivered[rcpt] - start) * 1000 for rcpt, (start, _) in sent.items()]
     p99_ms = p99(latencies)
     p50 = sorted(latencies)[len(latencies) // 2]
-    note(f"receipt latency at {RATE}/s: p50 {p50:.0f} ms, p99 {p99_ms:.0f} ms "
-         f"(goal: under 1000 ms); sink p99 {sink_p99:.1f} ms")
-    return Figure("mail_replies_receipt_p99", p99_ms, "ms", sink_p99)
+    note(f"receipt latency at {RATE}/s, {world.workers} worker(s): p50 {p50:.0f} ms, "
+         f"p99 {p99_ms:.0f} ms (goal: under 1000 ms); sink p99 {sink_p99:.1f} ms")
+    return Figure(name, p99_ms, "ms", sink_p99)
 
 
-async def _measure(names: set[str], count: int, databases: dict[str, str]) -> list[Figure]:
+async def _scale_out(names: set[str], count: int, key: Key, load: LoadGenerator
+                     ) -> list[Figure]:
+    """The two-worker figures, each timebot started afresh on fresh databases."""
     figures: list[Figure] = []
-    with tempfile.TemporaryDirectory(prefix="bench-mail-") as tmp:
-        key = new_key()
-        world = TimebotProcess(Path(tmp), key, databases)
-        load = LoadGenerator()
-        await load.warm()
-        try:
-            await world.start()
-            if names & {"mail_replies_throughput", "mail_replies_throughput_vs_bare_sink"}:
-                figures += await _throughput(names, count, Path(tmp), key, world, load)
-            if "mail_replies_receipt_p99" in names:
-                figures.append(await _latency(world, load))
-        finally:
-            await world.stop()
-            load.close()
+    one_worker = 0.0
+    if SCALING in names:
+        async with running_timebot(key, 1) as world:
+            _, mails = await _prepared_replies(world, count)
+            one_worker, _, _ = await _send_replies(world, load, mails)
+            await world.wait_settled()
+    async with running_timebot(key, 2) as world:
+        if SCALING in names:
+            _, mails = await _prepared_replies(world, count)
+            two_workers, _, _ = await _send_replies(world, load, mails)
+            note(f"{count} replies end to end: {two_workers:.0f}/s with 2 workers, "
+                 f"{one_worker:.0f}/s with one: x{two_workers / one_worker:.2f} (goal: x1.6)")
+            figures.append(Figure(SCALING, two_workers, "replies/s", one_worker))
+            await world.wait_settled()
+        if RECEIPT_P99_WORKERS2 in names:
+            figures.append(await _latency(RECEIPT_P99_WORKERS2, world, load))
+    return figures
+
+
+async def _measure(names: set[str]) -> list[Figure]:
+    count = int(os.environ.get("BENCH_MAIL_REPLIES", "300"))
+    figures: list[Figure] = []
+    key = new_key()
+    load = LoadGenerator()
+    await load.warm()
+    try:
+        if names & {*THROUGHPUT, RECEIPT_P99}:
+            workers = int(os.environ.get("BENCH_WORKERS", "1"))
+            async with running_timebot(key, workers) as world:
+                if names & set(THROUGHPUT):
+                    figures += await _throughput(names, count, key, world, load)
+                if RECEIPT_P99 in names:
+                    figures.append(await _latency(RECEIPT_P99, world, load))
+        if names & {SCALING, RECEIPT_P99_WORKERS2}:
+            figures += await _scale_out(names, count, key, load)
+    finally:
+        load.close()
     return figures
 
 
@@ -221,4 +248,4 @@ def run(names: set[str]) -> list[Figure]:
     import uvloop
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(_run(names))
+        return runner.run(_measure(names))

@@ -1,8 +1,10 @@
 """timebot as the mail benchmarks measure it: `timebot serve` in a process of its own, in its
 production configuration (the defaults: webhook subscription on, default logging to stderr),
-on databases the bench seeds and reads from outside.
+on databases the bench seeds and reads from outside: `running_timebot` starts one with N
+workers on fresh databases (SQLite files in a fresh directory; new PostgreSQL databases, dropped
+after, when BENCH_MAIL_DATABASE=postgresql: on the server of TIMEBOT_TEST_PG, default
+postgresql://postgres@127.0.0.1:5432/postgres) and stops it.
 
-BENCH_WORKERS (default 1) is passed on as `timebot serve --workers N` when it is not 1.
 BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it.
 """
 
@@ -16,15 +18,20 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 from sqlalchemy import func, select
 
+from bench.common import note
 from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
+from bench.serve import cpu_seconds, kill_tree, serve_command, workers_started
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import create_engine, session_factory, unit_of_work
 from service.db import migrate
@@ -37,12 +44,7 @@ WEEK0 = 1_735_516_800_000  # Monday 30 December 2024, 00:00 UTC
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
 BUSY = ("queued", "working")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process so far (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+PG_ADMIN_DSN = os.environ.get("TIMEBOT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
 def spawn(args: list[str], env: dict[str, str] | None, log_path: Path
@@ -53,9 +55,10 @@ def spawn(args: list[str], env: dict[str, str] | None, log_path: Path
 
 
 class TimebotProcess:
-    def __init__(self, root: Path, key: Key, databases: dict[str, str]) -> None:
+    def __init__(self, root: Path, key: Key, databases: dict[str, str], workers: int) -> None:
         self.root = root
         self.key = key
+        self.workers = workers
         self.smtp_port = free_port()
         self.http_port = free_port()
         (root / "data").mkdir(exist_ok=True)
@@ -107,20 +110,17 @@ class TimebotProcess:
 
     async def start(self) -> None:
         await self.seed()
-        workers = os.environ.get("BENCH_WORKERS", "1")
-        program = "from shell.cli import main; main()"
+        args = serve_command(self.workers)
         if os.environ.get("BENCH_PROFILE"):  # cProfile timebot into that file, for diagnosis
-            program = ("import cProfile; from shell.cli import main; "
-                       f"cProfile.run('main()', {os.environ['BENCH_PROFILE']!r})")
-        args = [sys.executable, "-c", program, "serve"]
-        if workers != "1":
-            args += ["--workers", workers]
+            args = serve_command(self.workers, "import cProfile; from shell.cli import main; "
+                                 f"cProfile.run('main()', {os.environ['BENCH_PROFILE']!r})")
         self.process = spawn(args, self.env, self.log_path)
         for _ in range(600):
             if self.process.poll() is not None:
                 raise RuntimeError(f"timebot serve exited: {self.log_path.read_text()[-2000:]}")
             try:
-                if (await self.http.get(f"{self.base}/healthz")).status_code == 200:
+                if (await self.http.get(f"{self.base}/healthz")).status_code == 200 \
+                        and workers_started(self.log_path) >= self.workers:
                     break
             except httpx.HTTPError:
                 pass
@@ -142,7 +142,12 @@ class TimebotProcess:
             # uvicorn re-raises the signal after its shutdown: SIGINT lets cProfile write.
             self.process.send_signal(signal.SIGINT if os.environ.get("BENCH_PROFILE")
                                      else signal.SIGTERM)
-            self.process.wait(timeout=30)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                note("timebot serve did not stop within 30 s of SIGTERM, killed; its log ends: "
+                     + self.log_path.read_text()[-1000:])
+                kill_tree(self.process)
         if os.environ.get("BENCH_LOG"):  # keep timebot's log, for diagnosis
             shutil.copyfile(self.log_path, os.environ["BENCH_LOG"])
         for engine in (getattr(self, "service_engine", None),
@@ -252,10 +257,11 @@ class TimebotProcess:
             return None
         spy = Path(sys.executable).with_name("py-spy")
         return subprocess.Popen([str(spy), "record", "-p", str(self.process.pid), "-f", "raw",
-                                 "-o", target, "-r", "200"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+                                 "-o", target, "-r", "200", "--subprocesses"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def cpu(self) -> float:
+        """CPU seconds of timebot so far (the supervisor and every worker)."""
         assert self.process is not None
         return cpu_seconds(self.process.pid)
 
@@ -272,3 +278,49 @@ class TimebotProcess:
         ):
             counts[route] = counts.get(route, 0) + float(value)
         return counts
+
+
+async def _pg(statement: str) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(PG_ADMIN_DSN)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+@asynccontextmanager
+async def fresh_databases() -> AsyncIterator[dict[str, str]]:
+    """timebot's database variables: two new PostgreSQL databases (dropped after) when
+    BENCH_MAIL_DATABASE=postgresql, else none (SQLite files in the data directory)."""
+    databases: dict[str, str] = {}
+    if os.environ.get("BENCH_MAIL_DATABASE") != "postgresql":
+        yield databases
+        return
+    base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
+    names: list[str] = []
+    try:
+        for variable in ("TIMEBOT_DATABASE_URL", "TIMEBOT_SERVICE_DATABASE_URL"):
+            name = f"timebot_bench_{uuid.uuid4().hex[:12]}"
+            await _pg(f'CREATE DATABASE "{name}"')
+            names.append(name)
+            databases[variable] = f"{base}/{name}"
+        yield databases
+    finally:
+        for name in names:
+            await _pg(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@asynccontextmanager
+async def running_timebot(key: Key, workers: int) -> AsyncIterator[TimebotProcess]:
+    """`timebot serve --workers N` started (seeded, every worker up) on fresh databases in a
+    fresh directory; stopped, its directory and databases gone, after the block."""
+    async with fresh_databases() as databases:
+        with tempfile.TemporaryDirectory(prefix="bench-mail-") as tmp:
+            world = TimebotProcess(Path(tmp), key, databases, workers)
+            try:
+                await world.start()
+                yield world
+            finally:
+                await world.stop()

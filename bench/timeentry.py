@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from datetime import date
 
+from bench.busy import busy_machine
 from bench.common import Figure, median, note
 from timebot.grammar import parse_entry
 from timebot.timeentry.plan import (
@@ -51,10 +52,11 @@ def rows() -> tuple[list[ProjectRow], list[TaskRow], list[AbsenceRow]]:
 
 def _timed_us(fn: object, rounds: int) -> float:
     samples = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()  # type: ignore[operator]
-        samples.append((time.perf_counter() - start) * 1e6)
+    with busy_machine():
+        for _ in range(rounds):
+            start = time.perf_counter()
+            fn()  # type: ignore[operator]
+            samples.append((time.perf_counter() - start) * 1e6)
     return median(samples)
 
 

@@ -1,0 +1,70 @@
+"""`timebot serve` as the benchmarks run it: its command line with `--workers N`, how many of
+its workers have started (read from its log), and the CPU its processes have used."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+CLI = "from shell.cli import main; main()"
+STARTED = b"Application startup complete."  # uvicorn's line, once per worker
+
+
+def timebot_command(*arguments: str, program: str = CLI) -> list[str]:
+    """The `timebot` command line run by `program` in this interpreter."""
+    return [sys.executable, "-c", program, *arguments]
+
+
+def serve_command(workers: int, program: str = CLI) -> list[str]:
+    """`timebot serve`, with `--workers N` when N is not 1."""
+    if workers == 1:
+        return timebot_command("serve", program=program)
+    return timebot_command("serve", "--workers", str(workers), program=program)
+
+
+def workers_started(log_path: Path) -> int:
+    """How many of the workers logged their start-up in `log_path` so far."""
+    try:
+        return log_path.read_bytes().count(STARTED)
+    except FileNotFoundError:
+        return 0
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += map(int, (task / "children").read_text().split())
+    except OSError:  # the process has just exited
+        pass
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU so far of a process and of its descendants alive (Linux): with
+    `--workers` the supervisor and every worker."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(child) for child in _children(pid))
+
+
+def _descendants(pid: int) -> list[int]:
+    children = _children(pid)
+    return children + [grandchild for child in children for grandchild in _descendants(child)]
+
+
+def kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL to a process and to its descendants (with `--workers`, the workers)."""
+    for pid in _descendants(process.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.kill()
+    process.wait()
