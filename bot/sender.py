@@ -27,6 +27,7 @@ from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.waiting import wait_for_event
 from timebot.state.db import insert_for, insert_ignoring, unit_of_work
 from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finish_row
@@ -282,10 +283,7 @@ class SenderWorker(PollingWorker):
 
     async def _flush_every(self, seconds: float, done: asyncio.Event) -> None:
         while not done.is_set():
-            try:
-                await asyncio.wait_for(done.wait(), timeout=seconds)
-            except TimeoutError:
-                pass
+            await wait_for_event(done, seconds)
             try:
                 await self._flush()
             except Exception:  # kept for the next flush

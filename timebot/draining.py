@@ -14,6 +14,8 @@ from typing import Any
 
 import structlog
 
+from plumbing.waiting import wait_for_event
+
 log = structlog.get_logger("timebot.draining")
 
 DRAIN_SECONDS = 10.0
@@ -49,10 +51,7 @@ class Draining:
         self._draining = True
         finished = True
         if self._in_flight and self._idle is not None:
-            try:
-                await asyncio.wait_for(self._idle.wait(), within_s)
-            except TimeoutError:
-                finished = False
+            finished = await wait_for_event(self._idle, within_s)
         await self.stop()  # type: ignore[attr-defined]
         self._draining = False
         return finished

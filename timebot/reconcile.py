@@ -32,6 +32,7 @@ from typing import Any
 import structlog
 from sqlalchemy import or_, select
 
+from plumbing.waiting import wait_for_event
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import DIGEST, preference
@@ -144,8 +145,7 @@ class Reconciler(PollingWorker):
             timeout = max(0.0, next_sweep - time.monotonic())
             if self._requested or self._sweep_due:
                 timeout = min(timeout, self.retry_seconds)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=timeout)
+            await wait_for_event(self._wake, timeout)
 
     async def stop(self) -> None:
         if self._task is None:

@@ -9,6 +9,8 @@ import uuid
 
 import structlog
 
+from plumbing.waiting import wait_for_event
+
 log = structlog.get_logger("timebot.worker")
 
 
@@ -38,20 +40,20 @@ class PollingWorker:
             if handled:
                 continue
             self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds)
-            except TimeoutError:
-                pass
+            await wait_for_event(self._wake, self.poll_seconds)
 
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._loop(), name=self.name)
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise  # whoever is stopping us was cancelled too: theirs is not ours to keep

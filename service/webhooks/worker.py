@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
+from plumbing.waiting import wait_for_event
 from service.models.approval import (
     DELIVERY_DELIVERED,
     DELIVERY_FAILED,
@@ -125,8 +126,7 @@ class WebhookWorker:
                     log.exception("webhook_worker_failed")
                 if self._stopping:
                     break
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.poll_interval_s)
+                await wait_for_event(self._wake, self.poll_interval_s)
                 self._wake.clear()
 
     async def _sweep_if_due(self) -> None:

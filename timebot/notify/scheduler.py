@@ -8,11 +8,11 @@ each reminder goes out exactly once even should two ticks overlap after a lease 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 
 import structlog
 
+from plumbing.waiting import wait_for_event
 from timebot.notify.decisions import Channel
 from timebot.notify.period_reminders import due_period_reminders
 from timebot.runtime import Runtime
@@ -77,5 +77,4 @@ class Scheduler(PollingWorker):
             except Exception:
                 log.exception("scheduler_tick_failed")
             self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds)
+            await wait_for_event(self._wake, self.poll_seconds)
