@@ -12,6 +12,8 @@ relative ones, and `from package import module` as an edge to that module."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -164,6 +166,25 @@ def test_no_module_is_long() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}, f"over {MAX_LINES} lines: split by concept"
+
+
+def test_the_fronts_and_their_ground_import_without_the_service() -> None:
+    """Against a hosted service the fronts run without the embedded service's code: every
+    module of bot/, mail/, web/ and timebot/ imports with `service` made unimportable."""
+    fronts = sorted(
+        module for module in modules_of(ROOT, ("bot", "mail", "web", "timebot", "plumbing"))
+        if ".migrations" not in module
+    )
+    program = (
+        "import importlib, sys\n"
+        "sys.modules['service'] = None\n"
+        f"for name in {fronts!r}:\n"
+        "    importlib.import_module(name)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 def write_package(root: Path, files: dict[str, str]) -> None:
