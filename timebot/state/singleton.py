@@ -27,14 +27,11 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
-from sqlalchemy import or_, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from timebot.state.db import insert_ignoring, unit_of_work
-from timebot.state.models import SchedulerLease
+from timebot.state.lease import release_lease, take_lease
 
 log = structlog.get_logger("timebot.singleton")
 
@@ -44,42 +41,6 @@ RENEW_SECONDS = 2.0
 
 Start = Callable[[], Awaitable[None] | None]
 Stop = Callable[[], Awaitable[None] | None]
-
-
-async def take_lease(
-    sessions: async_sessionmaker[AsyncSession], name: str, owner: str, now_ms: int,
-    lease_ms: int,
-) -> bool:
-    """Take or renew the named lease until `now_ms + lease_ms`; False when another owner holds
-    it and it has not expired."""
-    async with unit_of_work(sessions) as session:
-        created: Any = await session.execute(
-            insert_ignoring(session, SchedulerLease, ("name",)),
-            {"name": name, "owner": owner, "until_ms": now_ms + lease_ms},
-        )
-        if created.rowcount:
-            return True
-        taken: Any = await session.execute(
-            update(SchedulerLease)
-            .where(
-                SchedulerLease.name == name,
-                or_(SchedulerLease.owner == owner, SchedulerLease.until_ms <= now_ms),
-            )
-            .values(owner=owner, until_ms=now_ms + lease_ms)
-        )
-        return bool(taken.rowcount)
-
-
-async def give_up_lease(
-    sessions: async_sessionmaker[AsyncSession], name: str, owner: str
-) -> None:
-    """Release the lease if `owner` holds it (a successor may take it at once)."""
-    async with unit_of_work(sessions) as session:
-        await session.execute(
-            update(SchedulerLease)
-            .where(SchedulerLease.name == name, SchedulerLease.owner == owner)
-            .values(until_ms=0)
-        )
 
 
 async def _call(step: Start | Stop) -> None:
@@ -137,7 +98,7 @@ class SingletonJobs:
         if self.held:
             await self._stop_jobs("stopping")
             try:
-                await give_up_lease(self.sessions, self.name, self.owner)
+                await release_lease(self.sessions, self.name, self.owner)
             except Exception:  # the database is away: the lease expires by itself
                 log.warning("singleton_lease_not_released", owner=self.owner)
 
@@ -150,7 +111,9 @@ class SingletonJobs:
         """One heartbeat: take or renew the lease; start or stop the jobs accordingly."""
         now_ms = int(time.time() * 1000)
         try:
-            holds = await take_lease(self.sessions, self.name, self.owner, now_ms, self.lease_ms)
+            holds = await take_lease(
+                self.sessions, self.name, self.owner, now_ms, self.lease_ms
+            )
         except Exception as error:  # the database away for a moment
             log.warning("singleton_lease_unknown", error=str(error), held=self.held)
             if self.held and now_ms >= self._held_until_ms:
