@@ -24,7 +24,12 @@ from service.lookup import get_in_org, get_many_in_org
 from service.models import AbsenceType, Person, Task, TimeRecord
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
 from service.schedule_plan import check_in_schedule
-from service.timerecords_access import load_record, require_edit_access, require_person_access
+from service.timerecords_access import (
+    load_owner,
+    load_record,
+    require_edit_access,
+    require_person_access,
+)
 from service.timerecords_query import (
     count_visible,
     record_loading,
@@ -103,9 +108,7 @@ async def resolve_add_time_record(
     projectIds: Sequence[str | None] | None = None,
 ) -> TimeRecord:
     context: RequestContext = info.context
-    person = await get_in_org(
-        context.session, Person, context.org_id, personId, "personId", "person"
-    )
+    person = await load_owner(context, personId, "personId")
     await require_edit_access(context, person.id, startTime)
     check_duration(duration)
     check_period(startTime, endTime, "endTime")
