@@ -5,14 +5,17 @@ the projects named, building a new record, and the approval-workflow bridge
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
-from sqlalchemy import delete
+from sqlalchemy import Table, delete, insert
+from sqlalchemy.orm import make_transient_to_detached
 
 from plumbing.ids import new_id
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import AbsenceType, Person, Project, Task, TimeRecord
+from service.models.records import time_record_projects
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
 
 
@@ -99,6 +102,34 @@ def new_record(
     record.absence = absence
     record.projects = list(projects)
     return record
+
+
+_RECORDS_TABLE = cast(Table, TimeRecord.__table__)
+# Built once: Core INSERTs of the same rows the unit of work would write for a new record.
+_INSERT_RECORD = insert(_RECORDS_TABLE)
+_INSERT_PROJECT_LINK = insert(time_record_projects)
+
+
+async def insert_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:
+    """Write new records (from `new_record`) with their project links, then put them in the
+    session as if loaded. The unit of work's flush of a new record and its links costs
+    several times more than the two statements it sends."""
+    if not records:
+        return
+    session = context.session
+    await session.execute(
+        _INSERT_RECORD,
+        [{column.key: getattr(record, column.key) for column in _RECORDS_TABLE.columns}
+         for record in records],
+    )
+    links = [{"time_record_id": record.id, "project_id": project.id}
+             for record in records for project in record.projects]
+    if links:
+        await session.execute(_INSERT_PROJECT_LINK, links)
+    for record in records:
+        # Its attributes, relationships included, become the loaded state: nothing is pending.
+        make_transient_to_detached(record)
+        session.add(record)
 
 
 async def delete_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:

@@ -42,6 +42,7 @@ from service.timerecords_writes import (
     check_duration,
     check_period,
     delete_records,
+    insert_records,
     new_record,
     projects_by_ids,
 )
@@ -134,8 +135,7 @@ async def resolve_add_time_record(
                                 projects)
     await guard_time_record_change(context, person.id, startTime)
     record = new_record(context, person, startTime, endTime, duration, task, absence, projects)
-    context.session.add(record)
-    await context.session.flush()
+    await insert_records(context, [record])
     await check_records_balance(context.session, context.organisation, context.now_ms, [record])
     await record_time_record_change(context, person.id, record.start_ms, record.id, "added")
     return record
@@ -226,8 +226,7 @@ async def resolve_clone_time_records(
     ]
     for clone in clones:
         await guard_time_record_change(context, person.id, clone.start_ms)
-    context.session.add_all(clones)
-    await context.session.flush()
+    await insert_records(context, clones)
     await check_records_balance(context.session, context.organisation, context.now_ms, clones)
     for clone in clones:
         await record_time_record_change(context, person.id, clone.start_ms, clone.id, "added")
