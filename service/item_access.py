@@ -188,9 +188,11 @@ async def check_owner_access(
     *,
     projects: Iterable[Project] = (),
     absences: Iterable[AbsenceType | None] = (),
+    loaded: Iterable[Project] = (),
 ) -> None:
     """RuleViolation naming the item when the owner of a time record may not use one of its
-    projects or its absence type."""
+    projects or its absence type. `loaded`: other projects already read (ancestors of these,
+    not read again)."""
     projects = list(projects)
     project_ids = list(dict.fromkeys(project.id for project in projects))
     absence_ids = list(dict.fromkeys(a.id for a in absences if a is not None))
@@ -199,7 +201,8 @@ async def check_owner_access(
     defaults = access_defaults(organisation)
     tags = await _tags(session, organisation.id, owner.id)
     if project_ids:
-        items = await project_items(session, organisation.id, project_ids, projects)
+        items = await project_items(session, organisation.id, project_ids,
+                                    [*projects, *loaded])
         for project_id in project_ids:
             if not has_access(items[project_id], owner.id, tags, defaults):
                 raise _refusal(owner, items[project_id])

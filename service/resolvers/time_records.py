@@ -125,11 +125,12 @@ async def resolve_add_time_record(
         if absenceId is not None
         else None
     )
-    projects = await projects_by_ids(context, projectIds, "projectIds")
+    named = await projects_by_ids(context, projectIds, "projectIds")
+    projects = named.projects
     if task is not None:
         await check_task_allowed(context.session, context.organisation, person, [task])
     await check_owner_access(context.session, context.organisation, person, projects=projects,
-                             absences=[absence])
+                             absences=[absence], loaded=named.parents)
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime,
                                 projects)

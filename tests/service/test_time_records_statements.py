@@ -16,10 +16,10 @@ ADD = """mutation($start: SvcTimestamp!, $person: SvcId!, $projects: [SvcId]) {
                 projectIds: $projects) { id }
 }"""
 
-# The key with its organisation and person; the named projects; the person's tags; the
-# projects' ancestors; their "who has access" lists; the timesheet covering the record (the
+# The key with its organisation and person; the named projects with their parents; the
+# person's tags; the projects' "who has access" lists; the timesheet covering the record (the
 # approval workflow); the record, its project link and the audit row.
-STATEMENTS_PER_ADD = 9
+STATEMENTS_PER_ADD = 8
 
 
 async def test_one_add_runs_a_fixed_number_of_statements(org: Org) -> None:
