@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import RuleViolation
@@ -49,21 +49,30 @@ def _members(rows: Iterable[Any], item_column: str) -> dict[str, tuple[set[str],
 
 _PROJECT_COLUMNS = (Project.id, Project.name, Project.parent_id, Project.availability)
 _PROJECT_MEMBERS = (ProjectAccess.project_id, ProjectAccess.person_id, ProjectAccess.tag_id)
+# Built once (the ids and the organisation are parameters). The ancestors are loaded whole:
+# the checks that follow (e.g. the projects' schedule settings) find them in the session.
+_PROJECTS_BY_IDS = select(Project).where(
+    Project.organisation_id == bindparam("org_id"),
+    Project.id.in_(bindparam("ids", expanding=True)),
+)
+_MEMBERS_OF_PROJECTS = select(*_PROJECT_MEMBERS).where(
+    ProjectAccess.organisation_id == bindparam("org_id"),
+    ProjectAccess.project_id.in_(bindparam("ids", expanding=True)),
+)
 
 
 async def _projects_with_ancestors(
     session: AsyncSession, org_id: str, ids: Iterable[str], known: Iterable[Project] = ()
-) -> list[Any]:
-    """The rows of those projects and of all their ancestors (one query per level); `known`:
-    projects already loaded (not read again)."""
-    found: dict[str, Any] = {project.id: project for project in known}
+) -> list[Project]:
+    """Those projects and all their ancestors (one query per level); `known`: projects
+    already loaded (not read again)."""
+    found: dict[str, Project] = {project.id: project for project in known}
     wanted = set(ids) - set(found)
     wanted |= {p.parent_id for p in found.values() if p.parent_id is not None} - set(found)
     while wanted:
-        rows = (await session.execute(
-            select(*_PROJECT_COLUMNS)
-            .where(Project.organisation_id == org_id, Project.id.in_(sorted(wanted)))
-        )).all()
+        rows = list(await session.scalars(
+            _PROJECTS_BY_IDS, {"org_id": org_id, "ids": sorted(wanted)}
+        ))
         found.update((row.id, row) for row in rows)
         wanted = {row.parent_id for row in rows if row.parent_id is not None} - set(found)
     return list(found.values())
@@ -76,18 +85,21 @@ async def project_items(
     """Every project of the organisation as an AccessItem (subprojects carry their parent);
     with `ids`, only those projects and their ancestors (what deciding on them needs; those in
     `known` are not read again)."""
+    projects: Sequence[Any]
     if ids is None:
         projects = (await session.execute(
             select(*_PROJECT_COLUMNS).where(Project.organisation_id == org_id)
         )).all()
-        members = select(*_PROJECT_MEMBERS).where(ProjectAccess.organisation_id == org_id)
+        members = await session.execute(
+            select(*_PROJECT_MEMBERS).where(ProjectAccess.organisation_id == org_id)
+        )
     else:
         projects = await _projects_with_ancestors(session, org_id, ids, known)
-        members = select(*_PROJECT_MEMBERS).where(
-            ProjectAccess.organisation_id == org_id,
-            ProjectAccess.project_id.in_(sorted(row.id for row in projects)),
+        members = await session.execute(
+            _MEMBERS_OF_PROJECTS,
+            {"org_id": org_id, "ids": sorted(row.id for row in projects)},
         )
-    lists = _members(await session.execute(members), "project_id")
+    lists = _members(members, "project_id")
     by_id = {row.id: row for row in projects}
     items: dict[str, AccessItem] = {}
 
@@ -176,9 +188,11 @@ async def check_owner_access(
     *,
     projects: Iterable[Project] = (),
     absences: Iterable[AbsenceType | None] = (),
+    loaded: Iterable[Project] = (),
 ) -> None:
     """RuleViolation naming the item when the owner of a time record may not use one of its
-    projects or its absence type."""
+    projects or its absence type. `loaded`: other projects already read (ancestors of these,
+    not read again)."""
     projects = list(projects)
     project_ids = list(dict.fromkeys(project.id for project in projects))
     absence_ids = list(dict.fromkeys(a.id for a in absences if a is not None))
@@ -187,7 +201,8 @@ async def check_owner_access(
     defaults = access_defaults(organisation)
     tags = await _tags(session, organisation.id, owner.id)
     if project_ids:
-        items = await project_items(session, organisation.id, project_ids, projects)
+        items = await project_items(session, organisation.id, project_ids,
+                                    [*projects, *loaded])
         for project_id in project_ids:
             if not has_access(items[project_id], owner.id, tags, defaults):
                 raise _refusal(owner, items[project_id])

@@ -14,8 +14,9 @@ T = TypeVar("T")
 
 
 # Built once per model (building a statement and its cache key costs more than running it):
-# the id and the organisation are parameters.
+# the id(s) and the organisation are parameters.
 _BY_ID: dict[tuple[type[Any], bool], Any] = {}
+_BY_IDS: dict[type[Any], Any] = {}
 
 
 def _by_id(model: type[Any], for_update: bool) -> Any:
@@ -28,6 +29,16 @@ def _by_id(model: type[Any], for_update: bool) -> Any:
         if for_update:
             statement = statement.with_for_update()
         _BY_ID[(model, for_update)] = statement
+    return statement
+
+
+def _by_ids(model: type[Any]) -> Any:
+    statement = _BY_IDS.get(model)
+    if statement is None:
+        statement = _BY_IDS[model] = select(model).where(
+            model.id.in_(bindparam("lookup_ids", expanding=True)),
+            model.organisation_id == bindparam("lookup_org"),
+        )
     return statement
 
 
@@ -71,12 +82,7 @@ async def get_many_in_org(
     found = {
         item.id: item  # type: ignore[attr-defined]
         for item in (
-            await session.scalars(
-                select(model).where(
-                    model.id.in_(ids),  # type: ignore[attr-defined]
-                    model.organisation_id == org_id,  # type: ignore[attr-defined]
-                )
-            )
+            await session.scalars(_by_ids(model), {"lookup_ids": ids, "lookup_org": org_id})
         ).unique()
     }
     for index, value in enumerate(ids):

@@ -7,8 +7,19 @@ from __future__ import annotations
 from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
-from service.models import TimeRecord
+from service.models import Person, TimeRecord
 from service.rules.timesheet_edits import may_edit_by_status
+
+
+async def load_owner(context: RequestContext, person_id: str, argument: str) -> Person:
+    """The person whose records are written: the caller themself needs no lookup (their
+    authentication loaded them into this session), anyone else is found in the organisation
+    (NotFound naming `argument`)."""
+    if person_id == context.person.id:
+        return context.person
+    return await get_in_org(
+        context.session, Person, context.org_id, person_id, argument, "person"
+    )
 
 
 async def require_person_access(context: RequestContext, person_id: str) -> None:

@@ -5,14 +5,17 @@ the projects named, building a new record, and the approval-workflow bridge
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import delete
+from sqlalchemy import Table, bindparam, delete, insert, or_, select
+from sqlalchemy.orm import aliased, make_transient_to_detached
 
 from plumbing.ids import new_id
-from service.errors import BadInput
+from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
-from service.lookup import get_many_in_org
 from service.models import AbsenceType, Person, Project, Task, TimeRecord
+from service.models.records import time_record_projects
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
 
 
@@ -26,16 +29,55 @@ def check_period(start_ms: int, end_ms: int | None, argument: str) -> None:
         raise BadInput(argument, "the endTime must not be before the startTime")
 
 
+@dataclass(frozen=True)
+class NamedProjects:
+    """The projects a write names (each once, by name), and their parents, read with them:
+    the access check needs the parents too (`check_owner_access(..., loaded=parents)`)."""
+
+    projects: list[Project]
+    parents: list[Project]
+
+
+_PARENT = aliased(Project)
+# Built once: the named projects and their parents in one statement.
+_NAMED_AND_PARENTS = select(Project).where(
+    Project.organisation_id == bindparam("org_id"),
+    or_(
+        Project.id.in_(bindparam("ids", expanding=True)),
+        Project.id.in_(
+            select(_PARENT.parent_id).where(
+                _PARENT.organisation_id == bindparam("org_id"),
+                _PARENT.id.in_(bindparam("child_ids", expanding=True)),
+            )
+        ),
+    ),
+)
+
+
 async def projects_by_ids(
     context: RequestContext, ids: Sequence[str | None] | None, argument: str
-) -> list[Project]:
-    if not ids:
-        return []
-    projects = await get_many_in_org(
-        context.session, Project, context.org_id, ids, argument, "project"
+) -> NamedProjects:
+    """The projects of `ids`, or NotFound naming `argument[i]` for the first missing."""
+    named = list(ids or [])
+    if not named:
+        return NamedProjects([], [])
+    for index, value in enumerate(named):
+        if value is None:
+            raise NotFound(f"{argument}[{index}]", value, "project")
+    found = {
+        project.id: project
+        for project in await context.session.scalars(
+            _NAMED_AND_PARENTS, {"org_id": context.org_id, "ids": named, "child_ids": named}
+        )
+    }
+    for index, value in enumerate(named):
+        if value not in found:
+            raise NotFound(f"{argument}[{index}]", value, "project")
+    unique = {value: found[value] for value in named if value is not None}
+    parents = [project for key, project in found.items() if key not in unique]
+    return NamedProjects(
+        sorted(unique.values(), key=lambda project: (project.name, project.id)), parents
     )
-    unique = {project.id: project for project in projects}
-    return sorted(unique.values(), key=lambda project: (project.name, project.id))
 
 
 async def guard_edit(
@@ -99,6 +141,34 @@ def new_record(
     record.absence = absence
     record.projects = list(projects)
     return record
+
+
+_RECORDS_TABLE = cast(Table, TimeRecord.__table__)
+# Built once: Core INSERTs of the same rows the unit of work would write for a new record.
+_INSERT_RECORD = insert(_RECORDS_TABLE)
+_INSERT_PROJECT_LINK = insert(time_record_projects)
+
+
+async def insert_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:
+    """Write new records (from `new_record`) with their project links, then put them in the
+    session as if loaded. The unit of work's flush of a new record and its links costs
+    several times more than the two statements it sends."""
+    if not records:
+        return
+    session = context.session
+    await session.execute(
+        _INSERT_RECORD,
+        [{column.key: getattr(record, column.key) for column in _RECORDS_TABLE.columns}
+         for record in records],
+    )
+    links = [{"time_record_id": record.id, "project_id": project.id}
+             for record in records for project in record.projects]
+    if links:
+        await session.execute(_INSERT_PROJECT_LINK, links)
+    for record in records:
+        # Its attributes, relationships included, become the loaded state: nothing is pending.
+        make_transient_to_detached(record)
+        session.add(record)
 
 
 async def delete_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Organisation, Person, PersonTag, Project, Tag
@@ -51,17 +51,24 @@ def set_value(entity: Organisation | Tag | Person | Project, key: str, value: An
     entity.settings = settings
 
 
+# Built once (every time-record write asks it): the organisation and the person are parameters.
+_PERSON_TAGS = (
+    select(Tag)
+    .join(PersonTag, PersonTag.tag_id == Tag.id)
+    .where(
+        PersonTag.organisation_id == bindparam("tags_org"),
+        PersonTag.person_id == bindparam("tags_person"),
+    )
+)
+
+
 async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> list[Tag]:
     """The person's tags (remembered until the session writes: each setting asks)."""
     remembered = memo(session)
     key = ("person_tags", org_id, person_id)
     found: list[Tag] | None = remembered.get(key)
     if found is None:
-        rows = await session.scalars(
-            select(Tag)
-            .join(PersonTag, PersonTag.tag_id == Tag.id)
-            .where(PersonTag.organisation_id == org_id, PersonTag.person_id == person_id)
-        )
+        rows = await session.scalars(_PERSON_TAGS, {"tags_org": org_id, "tags_person": person_id})
         found = remembered[key] = list(rows.unique())
     return list(found)
 

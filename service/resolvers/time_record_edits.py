@@ -83,10 +83,12 @@ async def resolve_edit_projects(
 ) -> TimeRecord:
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
-    projects = await projects_by_ids(context, projectIds, "projectIds")
+    named = await projects_by_ids(context, projectIds, "projectIds")
+    projects = named.projects
     kept = {project.id for project in record.projects}
     await check_owner_access(context.session, context.organisation, record.person,
-                             projects=[p for p in projects if p.id not in kept])
+                             projects=[p for p in projects if p.id not in kept],
+                             loaded=named.parents)
     await guard_edit(context, record)
     record.projects = projects
     return await mark_modified(context, record)

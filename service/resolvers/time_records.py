@@ -24,7 +24,12 @@ from service.lookup import get_in_org, get_many_in_org
 from service.models import AbsenceType, Person, Task, TimeRecord
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
 from service.schedule_plan import check_in_schedule
-from service.timerecords_access import load_record, require_edit_access, require_person_access
+from service.timerecords_access import (
+    load_owner,
+    load_record,
+    require_edit_access,
+    require_person_access,
+)
 from service.timerecords_query import (
     count_visible,
     record_loading,
@@ -37,6 +42,7 @@ from service.timerecords_writes import (
     check_duration,
     check_period,
     delete_records,
+    insert_records,
     new_record,
     projects_by_ids,
 )
@@ -103,9 +109,7 @@ async def resolve_add_time_record(
     projectIds: Sequence[str | None] | None = None,
 ) -> TimeRecord:
     context: RequestContext = info.context
-    person = await get_in_org(
-        context.session, Person, context.org_id, personId, "personId", "person"
-    )
+    person = await load_owner(context, personId, "personId")
     await require_edit_access(context, person.id, startTime)
     check_duration(duration)
     check_period(startTime, endTime, "endTime")
@@ -121,18 +125,18 @@ async def resolve_add_time_record(
         if absenceId is not None
         else None
     )
-    projects = await projects_by_ids(context, projectIds, "projectIds")
+    named = await projects_by_ids(context, projectIds, "projectIds")
+    projects = named.projects
     if task is not None:
         await check_task_allowed(context.session, context.organisation, person, [task])
     await check_owner_access(context.session, context.organisation, person, projects=projects,
-                             absences=[absence])
+                             absences=[absence], loaded=named.parents)
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime,
                                 projects)
     await guard_time_record_change(context, person.id, startTime)
     record = new_record(context, person, startTime, endTime, duration, task, absence, projects)
-    context.session.add(record)
-    await context.session.flush()
+    await insert_records(context, [record])
     await check_records_balance(context.session, context.organisation, context.now_ms, [record])
     await record_time_record_change(context, person.id, record.start_ms, record.id, "added")
     return record
@@ -223,8 +227,7 @@ async def resolve_clone_time_records(
     ]
     for clone in clones:
         await guard_time_record_change(context, person.id, clone.start_ms)
-    context.session.add_all(clones)
-    await context.session.flush()
+    await insert_records(context, clones)
     await check_records_balance(context.session, context.organisation, context.now_ms, clones)
     for clone in clones:
         await record_time_record_change(context, person.id, clone.start_ms, clone.id, "added")

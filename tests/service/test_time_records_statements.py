@@ -1,0 +1,51 @@
+"""How many SQL statements one addTimeRecord runs (issue #18), pinned on both databases so
+that a change that adds a round trip to the path is a decision, not an accident."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import event
+
+from tests.service.test_time_records import MONDAY, make_world
+from tests.support import HOUR_MS, Org
+
+ADD = """mutation($start: SvcTimestamp!, $person: SvcId!, $projects: [SvcId]) {
+  addTimeRecord(startTime: $start, duration: 3600000, personId: $person,
+                projectIds: $projects) { id }
+}"""
+
+# The key with its organisation and person; the named projects with their parents; the
+# person's tags; the projects' "who has access" lists; the timesheet covering the record (the
+# approval workflow); the record, its project link and the audit row.
+STATEMENTS_PER_ADD = 8
+
+
+async def test_one_add_runs_a_fixed_number_of_statements(org: Org) -> None:
+    world = await make_world(org)
+    member = await org.add_member("Eve", "employee")
+    service = org.live.service
+    this_task = asyncio.current_task()
+    seen: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        # Only this request's statements (not the background workers'); the transaction's
+        # BEGIN is a statement on SQLite only.
+        if asyncio.current_task() is this_task and not statement.startswith("BEGIN"):
+            seen.append(" ".join(statement.split())[:80])
+
+    async def add(hour: int) -> None:
+        variables = {"start": MONDAY + hour * HOUR_MS, "person": member.id,
+                     "projects": [world.child]}
+        response = await service.executor.run({"query": ADD, "variables": variables},
+                                               member.apikey)
+        assert response.body.get("data", {}).get("addTimeRecord"), response.body
+
+    await add(0)  # the document is parsed (and the key checked) on its first request only
+    event.listen(service.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        await add(1)
+    finally:
+        event.remove(service.engine.sync_engine, "before_cursor_execute", count)
+    assert len(seen) == STATEMENTS_PER_ADD, "\n".join(seen)
