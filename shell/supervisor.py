@@ -23,6 +23,13 @@ each worker gets SIGTERM (uvicorn stops accepting, finishes its requests; the ma
 close, the inbox workers finish the rows they claimed: `timebot/draining.py`) and exits; the
 parent waits DRAIN_SECONDS at most, kills what is left, and exits 0 when nothing had to be
 killed.
+
+Metrics: each worker counts its own requests; the parent gives them one emptied directory
+(`worker-metrics` in the data dir) in PROMETHEUS_MULTIPROC_DIR, set in the environment the
+workers are spawned with, so it is there before they first import prometheus_client. There
+each worker's values are kept in files and /metrics, answered by any worker, sums them
+(`timebot/metrics.py`). The parent marks a worker that exited dead (its live gauges drop out)
+and removes the directory when it exits.
 """
 
 from __future__ import annotations
@@ -31,19 +38,25 @@ import asyncio
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import signal
 import socket
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
 import structlog
 import uvicorn
+from prometheus_client.multiprocess import mark_process_dead
 
 from timebot.config import Settings
 from timebot.errors import ConfigError
+from timebot.metrics import MULTIPROCESS_DIR_VARIABLE
 
 if TYPE_CHECKING:
     from timebot.runtime import Runtime
@@ -54,6 +67,7 @@ DRAIN_SECONDS = 30.0
 MAX_WORKERS = 64
 RESTART_PAUSE_MAX = 30.0
 HEALTHY_AFTER = 10.0  # a worker that lived this long restarts at once when it dies
+METRICS_DIRECTORY = "worker-metrics"
 
 
 def parse_workers(value: str) -> int:
@@ -116,6 +130,26 @@ async def migrate_all(settings: Settings) -> None:
             await migrate(engine)
         finally:
             await engine.dispose()
+
+
+@contextmanager
+def worker_metrics_directory(data_dir: Path) -> Iterator[Path]:
+    """The workers' shared metrics directory, emptied (a killed parent's files would count
+    again) and named in this process's environment, which the workers inherit; removed, and the
+    environment restored, on the way out."""
+    path = data_dir / METRICS_DIRECTORY
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    previous = os.environ.get(MULTIPROCESS_DIR_VARIABLE)
+    os.environ[MULTIPROCESS_DIR_VARIABLE] = str(path)
+    try:
+        yield path
+    finally:
+        if previous is None:
+            os.environ.pop(MULTIPROCESS_DIR_VARIABLE, None)
+        else:
+            os.environ[MULTIPROCESS_DIR_VARIABLE] = previous
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int) -> None:
@@ -196,9 +230,10 @@ class _Slot:
 
 class Supervisor:
     def __init__(self, settings: Settings, workers: int, sockets: dict[str, socket.socket],
-                 drain_seconds: float = DRAIN_SECONDS) -> None:
+                 metrics_directory: Path, drain_seconds: float = DRAIN_SECONDS) -> None:
         self.settings = settings
         self.sockets = sockets
+        self.metrics_directory = metrics_directory
         self.drain_seconds = drain_seconds
         self.context = multiprocessing.get_context("spawn")
         self.slots = [_Slot(index) for index in range(workers)]
@@ -223,6 +258,8 @@ class Supervisor:
         if process is None or process.is_alive():
             return
         process.join()
+        if process.pid is not None:
+            mark_process_dead(process.pid, str(self.metrics_directory))  # type: ignore[no-untyped-call]
         lived = time.monotonic() - slot.started
         slot.quick_deaths = 0 if lived >= HEALTHY_AFTER else slot.quick_deaths + 1
         pause = min(RESTART_PAUSE_MAX, 0.5 * 2 ** slot.quick_deaths) if slot.quick_deaths else 0
@@ -281,4 +318,5 @@ def supervise(settings: Settings, workers: int) -> int:
             sock.close()
         raise
     log.info("supervising", workers=workers, listening=sorted(sockets))
-    return Supervisor(settings, workers, sockets).run()
+    with worker_metrics_directory(settings.data_dir) as metrics_directory:
+        return Supervisor(settings, workers, sockets, metrics_directory).run()

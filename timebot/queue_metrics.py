@@ -1,6 +1,9 @@
 """Gauges of the durable mail queues, read from the bot's database at each scrape of /metrics:
 how many rows wait (queued, or held by a worker), how old the oldest of them is, and how many
-outbound messages keep failing ("stuck": retried for ever, for a person to look at)."""
+outbound messages keep failing ("stuck": retried for ever, for a person to look at).
+
+Under `--workers N` the worker answering a scrape reads them just before: the most recent value
+of a live worker is the one reported (multiprocess_mode "livemostrecent"), once, not a sum."""
 
 from __future__ import annotations
 
@@ -18,14 +21,16 @@ STUCK_AFTER_ATTEMPTS = 6
 """An outbound message that failed this often (about half an hour of retries) is stuck."""
 
 QUEUE_DEPTH = Gauge(
-    "timebot_queue_depth", "Messages not yet delivered (outbox) or processed (inbox)", ["queue"])
+    "timebot_queue_depth", "Messages not yet delivered (outbox) or processed (inbox)", ["queue"],
+    multiprocess_mode="livemostrecent")
 QUEUE_OLDEST_AGE = Gauge(
     "timebot_queue_oldest_age_seconds",
     "Age of the oldest message not yet delivered (outbox) or processed (inbox); 0 when none",
-    ["queue"])
+    ["queue"], multiprocess_mode="livemostrecent")
 OUTBOX_STUCK = Gauge(
     "timebot_outbox_stuck",
-    f"Outbound messages still undelivered after {STUCK_AFTER_ATTEMPTS} attempts or more")
+    f"Outbound messages still undelivered after {STUCK_AFTER_ATTEMPTS} attempts or more",
+    multiprocess_mode="livemostrecent")
 
 _WAITING = (QUEUED, WORKING)
 
