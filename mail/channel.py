@@ -1,13 +1,14 @@
-"""Mail as a channel of the ground's scheduler (`timebot.notify.decisions.Channel`): a period
-reminder becomes the timesheet-reminder e-mail, the daily digests are mail's, and what was
-sent is what the outbox holds under the notification's dedupe key."""
+"""Mail as a channel of the ground's notifications (`timebot.notify.decisions.ReviewChannel`
+and `Channel`): a review request becomes the review e-mail (unless the approver reads the
+digest), a period reminder the timesheet-reminder e-mail, the daily digests are mail's, and
+what was sent is what the outbox holds under the notification's dedupe key."""
 
 from __future__ import annotations
 
 from mail.digest import send_digests
 from mail.reminders import send_timesheet_reminder
-from mail.reviews import MailContext, already_queued
-from timebot.notify.decisions import PeriodReminder
+from mail.reviews import MailContext, already_queued, send_approver_mail
+from timebot.notify.decisions import PeriodReminder, ReviewRequest
 
 
 class MailChannel:
@@ -16,6 +17,24 @@ class MailChannel:
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await already_queued(self.ctx.runtime, dedupe_key)
+
+    async def review_request(self, request: ReviewRequest) -> bool:
+        """Mail the request; False when it was queued before, or the approver reads the
+        digest (the next daily digest lists it) or has no address."""
+        if request.digest:
+            return False
+        return await send_approver_mail(
+            self.ctx,
+            template="review_request",
+            organisation_id=request.organisation_id,
+            submit_id=request.submit_id,
+            stage=request.stage,
+            stage_count=request.stage_count,
+            approver_id=request.approver_id,
+            summary=request.summary,
+            dedupe_key=request.dedupe_key,
+            kind="review",
+        )
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         return await send_timesheet_reminder(

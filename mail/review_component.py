@@ -17,7 +17,7 @@ from mail.outbox_page import OutboxPage
 from mail.owner_notices import OwnerNotices
 from mail.parts import MailParts
 from mail.reminders import Reminders
-from mail.reviews import MailContext, ReviewRequests
+from mail.reviews import MailContext
 from mail.templating import MailTemplates
 from timebot.notify.install import NotificationJobs
 from timebot.runtime import Runtime
@@ -26,7 +26,6 @@ from timebot.runtime import Runtime
 @dataclass
 class ReviewComponent:
     ctx: MailContext
-    reviews: ReviewRequests
     reminders: Reminders
     channel: MailChannel
 
@@ -43,9 +42,9 @@ def install_reviews(
     runtime: Runtime, mail: MailParts, routes: list[BaseRoute], notifications: NotificationJobs
 ) -> ReviewComponent:
     ctx = MailContext(runtime, MailTemplates(runtime.settings.data_dir), mail)
-    component = ReviewComponent(ctx, ReviewRequests(ctx), Reminders(ctx), MailChannel(ctx))
+    component = ReviewComponent(ctx, Reminders(ctx), MailChannel(ctx))
     COMPONENTS[id(runtime)] = component
-    notifications.reviews.add_channel(component.reviews)
+    notifications.reviews.add_channel(component.channel)
     runtime.bus.subscribe("mail-reminders", component.reminders)
     runtime.bus.subscribe("mail-owner-notices", OwnerNotices(ctx))
     notifications.scheduler.add_channel(component.channel)

@@ -1,8 +1,8 @@
 """Review requests by e-mail: when a timesheet reaches a stage, every pending approver of that
 stage gets one e-mail (or, if they chose the digest, the next daily digest lists it).
 
-Mail's channel of the ground's review dispatch (`timebot.notify.review_dispatch`), which
-decides who is asked (`timebot.notify.reviews`): this renders each request — the period's
+The ground decides who is asked (`timebot.notify.reviews`) and mail's channel
+(`mail.channel.MailChannel`) hands each request here: `send_approver_mail` renders it — the period's
 summary, one-click Approve / Reject links, Reply-To `approvals+<token>@<mail domain>` and a
 Message-ID of ours — and enqueues it in the outbox under the request's dedupe key (submit
 event, stage, approver), so each request goes out once however many times the event is
@@ -25,7 +25,6 @@ from mail.parts import MailParts
 from mail.templating import MailTemplates, RenderedMail
 from timebot.config import Settings
 from timebot.notify.approvals import period_label, person_info, preference
-from timebot.notify.decisions import ReviewRequest
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage
 from timebot.summary import TimesheetSummary
@@ -164,31 +163,3 @@ async def send_approver_mail(
                  approver=approver_id)
     return queued
 
-
-class ReviewRequests:
-    """Mail's review channel (`timebot.notify.decisions.ReviewChannel`)."""
-
-    def __init__(self, ctx: MailContext) -> None:
-        self.ctx = ctx
-        self.runtime = ctx.runtime
-
-    async def already_sent(self, dedupe_key: str) -> bool:
-        return await already_queued(self.runtime, dedupe_key)
-
-    async def review_request(self, request: ReviewRequest) -> bool:
-        """Mail the request; False when it was queued before, or the approver reads the
-        digest (the next daily digest lists it) or has no address."""
-        if request.digest:
-            return False
-        return await send_approver_mail(
-            self.ctx,
-            template="review_request",
-            organisation_id=request.organisation_id,
-            submit_id=request.submit_id,
-            stage=request.stage,
-            stage_count=request.stage_count,
-            approver_id=request.approver_id,
-            summary=request.summary,
-            dedupe_key=request.dedupe_key,
-            kind="review",
-        )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mail.reviews import ReviewRequests
+from mail.channel import MailChannel
 from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import submitted, text_of
 from tests.mail.reviews_support import outbox_rows, wait_for
@@ -99,7 +99,7 @@ async def test_a_failing_channel_stops_no_other_and_the_retry_sends_nothing_twic
     h: SlackHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runtime = runtime_of(h)
-    [mail] = [c for c in jobs_of(runtime).reviews.channels if isinstance(c, ReviewRequests)]
+    [mail] = [c for c in jobs_of(runtime).reviews.channels if isinstance(c, MailChannel)]
     render = mail.review_request
     refused: list[ReviewRequest] = []
 
