@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail import receipts
@@ -263,10 +263,15 @@ async def _record_intent(
         await session.execute(insert_ignoring(session, MailReply, ("message_key",)), values)
 
 
+# Built once: constructing the ORM statement cost more than running it.
+_FINISH = (
+    update(MailReply).where(MailReply.message_key == bindparam("finish_key"))
+    .values(outcome=bindparam("finish_code"))
+)
+
+
 def _finish(key: str, code: str) -> Callable[[AsyncSession], Awaitable[None]]:
     async def record(session: AsyncSession) -> None:
-        await session.execute(
-            update(MailReply).where(MailReply.message_key == key).values(outcome=code)
-        )
+        await session.execute(_FINISH, {"finish_key": key, "finish_code": code})
 
     return record
