@@ -8,9 +8,9 @@ let it through, a reply goes through, in order:
 2. the sender: the From address must be the token's approver's own (people directory), and
    authenticated (mail.sender_auth: a trusted Authentication-Results, or our own DKIM check);
 3. the decision on the reply's own text (mail.decide);
-4. the approval state, read with the integration key: the token's submission must still be
-   the current one, its stage the current stage, the approver one of its pending approvers
-   (mail.approval_state);
+4. for a decision (a comment needs none), the approval state, read with the integration key:
+   the token's submission must still be the current one, its stage the current stage, the
+   approver one of its pending approvers (mail.approval_state);
 5. the decision applied with the approver's OWN key (approveTimesheet / rejectTimesheet), or
    the text added to the timesheet's Journal (addMessage);
 6. a receipt (mail.receipts), once per reply.
@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
-from sqlalchemy import update
+from sqlalchemy import bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail import receipts
@@ -35,6 +35,7 @@ from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
 from mail.handling import InboundMail, Replier
 from mail.receipts import TimesheetInfo
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
+from timebot.owner_notice import PERSON_FIELDS, person_details
 from timebot.runtime import Runtime
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailReply
@@ -51,16 +52,17 @@ log = structlog.get_logger("mail.approval_reply")
 
 MAX_MESSAGE_CHARS = 10_000
 
-EVENT_QUERY = """query ReplyEvent($id: SvcId!) {
-  getApprovalEventById(id: $id) {
-    id status stage rejectedStage comment startTime { ts } endTime { ts }
-    person { id name localisation { timeZone { value } } }
-  }
-}"""
+# Only what the reply uses: the period, the rejected stage (judge) and the owner (the receipt;
+# noted in the directory for the owner's notice that follows a decision).
+EVENT_QUERY = f"""query ReplyEvent($id: SvcId!) {{
+  getApprovalEventById(id: $id) {{
+    rejectedStage startTime {{ ts }} endTime {{ ts }} person {{ {PERSON_FIELDS} }}
+  }}
+}}"""
 STATE_QUERY = """query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
   getApprovalState(personId: $p, startTime: $s, endTime: $e) {
     status currentStage submitId pendingApprovers { id name }
-    stageDetails { stage type skipped approvedBy { person { id } } pending { id name } }
+    stageDetails { type skipped approvedBy { person { id } } pending { id name } }
   }
 }"""
 APPROVE_MUTATION = (
@@ -78,11 +80,6 @@ MESSAGES_QUERY = (
     "query ReplyMessages($r: SvcReferenceInput!) { getMessages(of: $r) "
     "{ content author { id } } }"
 )
-
-
-def _time_zone(person: dict[str, Any]) -> str:
-    """The person's time zone setting (UTC when unset)."""
-    return str(((person.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC")
 
 
 def _find_token(mail: InboundMail, secret_key: str, domain: str, now_ms: int
@@ -158,34 +155,37 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         return await processor.answer(
             mail, receipts.unknown_link("its timesheet no longer exists"), token=token_text
         )
+    owner = person_details(event["person"])
+    runtime.directory.note_details(owner)
     sheet = TimesheetInfo(
         str(event["person"]["name"]), int(event["startTime"]["ts"]), int(event["endTime"]["ts"]),
-        _time_zone(event["person"]),
+        owner.time_zone,
     )
 
-    data = await processor.reads.execute(
-        STATE_QUERY,
-        {"p": event["person"]["id"], "s": sheet.start_ms, "e": sheet.end_ms},
-        apikey=integration,
-    )
-    state = StateView.parse(data["getApprovalState"] or {})
+    state: StateView | None = None  # read for a decision only: a comment needs none
     if isinstance(decision, Comment):
         if not decision.text.strip():
             return await processor.answer(mail, receipts.empty_reply(sheet), token=token_text)
         action, detail = "comment", decision.text.strip()
-    elif isinstance(decision, RejectWithoutReason):
-        refusal = judge("reject", token, sheet, state, rejected_stage=None, ours=False)
-        return await processor.answer(
-            mail, refusal or receipts.reason_missing(sheet), token=token_text
-        )
-    elif isinstance(decision, Reject):
-        action, detail = "reject", decision.reason.strip()
     else:
-        assert isinstance(decision, Approve)
-        action, detail = "approve", decision.comment.strip()
+        data = await processor.reads.execute(
+            STATE_QUERY, {"p": owner.person_id, "s": sheet.start_ms, "e": sheet.end_ms},
+            apikey=integration,
+        )
+        state = StateView.parse(data["getApprovalState"] or {})
+        if isinstance(decision, RejectWithoutReason):
+            refusal = judge("reject", token, sheet, state, rejected_stage=None, ours=False)
+            return await processor.answer(
+                mail, refusal or receipts.reason_missing(sheet), token=token_text
+            )
+        if isinstance(decision, Reject):
+            action, detail = "reject", decision.reason.strip()
+        else:
+            assert isinstance(decision, Approve)
+            action, detail = "approve", decision.comment.strip()
 
     ours = prior is not None and prior.action == action
-    if action != "comment":
+    if state is not None:
         refusal = judge(
             action, token, sheet, state, rejected_stage=event.get("rejectedStage"), ours=ours,
             reason=prior.detail if ours and prior is not None else detail,
@@ -200,6 +200,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         apikey = await runtime.directory.apikey_for(org_id, token.approver_id)
         reference = {"id": token.event_id, "type": "approvalEvent"}
         if action == "approve":
+            assert state is not None
             result = (await client.execute(APPROVE_MUTATION, {"id": token.event_id},
                                            apikey=apikey))["approveTimesheet"]
             if detail:
@@ -262,10 +263,15 @@ async def _record_intent(
         await session.execute(insert_ignoring(session, MailReply, ("message_key",)), values)
 
 
+# Built once: constructing the ORM statement cost more than running it.
+_FINISH = (
+    update(MailReply).where(MailReply.message_key == bindparam("finish_key"))
+    .values(outcome=bindparam("finish_code"))
+)
+
+
 def _finish(key: str, code: str) -> Callable[[AsyncSession], Awaitable[None]]:
     async def record(session: AsyncSession) -> None:
-        await session.execute(
-            update(MailReply).where(MailReply.message_key == key).values(outcome=code)
-        )
+        await session.execute(_FINISH, {"finish_key": key, "finish_code": code})
 
     return record

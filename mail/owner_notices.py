@@ -2,15 +2,18 @@
 
 A bus subscriber (timebot.events) on approvalEventUpdate: the notice (`timebot.owner_notice`)
 is rendered from `owner_notice.*.j2` and queued in the outbox under a dedupe key derived from
-the service event's id, in one statement: a retried or re-dispatched event, a second process
-or a restart queues nothing more. Intermediate stage approvals send nothing.
+the service event's id, in one statement (INSERT … ON CONFLICT DO NOTHING, no look-up
+before): a retried or re-dispatched event, a second process or a restart queues nothing more.
+The owner's name, address and time zone come from the reply's read of the event when it was
+made in the last seconds (`PeopleDirectory.recent_details`), else from getPerson.
+Intermediate stage approvals send nothing.
 """
 
 from __future__ import annotations
 
 import structlog
 
-from mail.reviews import MailContext, already_queued, build_message
+from mail.reviews import MailContext, build_message
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
@@ -36,11 +39,9 @@ class OwnerNotices:
             return False  # not a decision the owner is told about
         dedupe = owner_notice_key(event.delivery_id)
         runtime = self.runtime
-        if await already_queued(runtime, dedupe):
-            return False
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))
-        owner = await load_owner(runtime.client, key, owner_id)
+        owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
         notice = owner_notice(event.data, owner.time_zone if owner else None)
         if owner is None or notice is None or not owner.email:
             return False

@@ -38,6 +38,17 @@ class DirectoryEntry:
 
 
 @dataclass(frozen=True)
+class PersonDetails:
+    """A person as a read of the service described them: what the owner's notice needs."""
+
+    person_id: str
+    name: str
+    email: str | None
+    time_zone: str
+    archived: bool
+
+
+@dataclass(frozen=True)
 class ProvisionedPerson:
     organisation_id: str
     person_id: str
@@ -92,8 +103,17 @@ class PeopleDirectory:
         # at once; by another process (the CLI), within the TTL.
         self._recent_people: Recent[str, DirectoryEntry] = Recent(self.LOOKUP_TTL_S)
         self._recent_keys: Recent[tuple[str, str], str] = Recent(self.LOOKUP_TTL_S)
+        self._recent_details: Recent[str, PersonDetails] = Recent(self.LOOKUP_TTL_S)
 
     LOOKUP_TTL_S = 10.0
+
+    def note_details(self, details: PersonDetails) -> None:
+        """Keep what a read just found about a person for LOOKUP_TTL_S: the owner's notice
+        that follows a reply's decision within a second needs no read of its own."""
+        self._recent_details.put(details.person_id, details)
+
+    def recent_details(self, person_id: str) -> PersonDetails | None:
+        return self._recent_details.get(person_id)
 
     async def integration_key(self, organisation_id: str) -> str:
         """The key for directory look-ups and approval states of that organisation:

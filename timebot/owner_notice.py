@@ -4,7 +4,8 @@ an automatic approval (no stages, or the service's auto-approval): the owner did
 for anyone then, and the nudges already count such a timesheet as done.
 
 Pure texts, shared by the e-mail (`mail.owner_notices`) and Slack (`bot.owner_notices`)
-halves, plus the one look-up both need (the owner's name, address and time zone). Each notice
+halves, plus the one look-up both need (the owner's name, address and time zone: from a read
+of the last seconds when the directory holds one, else getPerson). Each notice
 is keyed by the service event that reported the decision (`owner_notice_key`), so the outbox
 and the Slack queue send it once however often the event is dispatched.
 """
@@ -15,15 +16,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from timebot.client import ServiceClient, operation
+from timebot.directory import PeopleDirectory, PersonDetails
 from timebot.periods_local import local_period
 from timebot.stages import stage_label
 
-__all__ = ["Owner", "OwnerNotice", "load_owner", "owner_notice", "owner_notice_key"]
+__all__ = [
+    "PERSON_FIELDS", "Owner", "OwnerNotice", "load_owner", "owner_notice", "owner_notice_key",
+    "person_details",
+]
 
+# What a read of a person (getPerson, or an approval event's person) selects for the notice.
+PERSON_FIELDS = "id name email archived localisation { timeZone { value } }"
 OWNER = operation(
-    """query NoticeOwner($id: SvcId!) {
-      getPerson(id: $id) { id name email archived localisation { timeZone { value } } }
-    }"""
+    f"query NoticeOwner($id: SvcId!) {{ getPerson(id: $id) {{ {PERSON_FIELDS} }} }}"
 )
 
 
@@ -35,16 +40,30 @@ class Owner:
     time_zone: str
 
 
-async def load_owner(client: ServiceClient, key: str, person_id: str) -> Owner | None:
-    """The owner as the notice needs them; None when unknown or archived."""
-    found = (await client.execute(OWNER, {"id": person_id}, apikey=key, allow_partial=True)).get(
-        "getPerson"
-    )
-    if not found or found.get("archived"):
-        return None
+def person_details(found: dict[str, Any]) -> PersonDetails:
+    """A person as read with PERSON_FIELDS (the time zone UTC when unset)."""
     zone = ((found.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC"
-    return Owner(str(found["id"]), str(found.get("name") or ""), found.get("email") or None,
-                 str(zone))
+    return PersonDetails(str(found["id"]), str(found.get("name") or ""),
+                         found.get("email") or None, str(zone), bool(found.get("archived")))
+
+
+async def load_owner(
+    client: ServiceClient, key: str, person_id: str, directory: PeopleDirectory | None = None
+) -> Owner | None:
+    """The owner as the notice needs them; None when unknown or archived. With `directory`,
+    what a read of the last seconds found (a reply's event read) when it holds that."""
+    details = directory.recent_details(person_id) if directory is not None else None
+    if details is None:
+        found = (await client.execute(OWNER, {"id": person_id}, apikey=key,
+                                      allow_partial=True)).get("getPerson")
+        if not found:
+            return None
+        details = person_details(found)
+        if directory is not None:
+            directory.note_details(details)
+    if details.archived:
+        return None
+    return Owner(details.person_id, details.name, details.email, details.time_zone)
 
 
 @dataclass(frozen=True)

@@ -192,7 +192,7 @@ class ReadBatcher:
                 if not query.future.done():
                     query.future.set_exception(error)
             return
-        for query, answer in zip(queries, answers, strict=True):
+        for query, answer in answers:
             if query.future.done():
                 continue
             try:
@@ -200,20 +200,25 @@ class ReadBatcher:
             except Exception as error:
                 query.future.set_exception(error)
 
-    async def _answers(self, apikey: str, queries: list[_Query]) -> list[RawAnswer]:
+    async def _answers(self, apikey: str, queries: list[_Query]
+                       ) -> list[tuple[_Query, RawAnswer]]:
         if len(queries) > 1:
-            merged = merge([q.source for q in queries], [q.variables for q in queries])
+            # In a canonical order, so that the merged document depends only on how many of
+            # each query the batch holds: a few shapes, each built here and prepared by the
+            # service once (in arrival order, each batch was a new document to validate).
+            ordered = sorted(queries, key=lambda q: q.source)
+            merged = merge([q.source for q in ordered], [q.variables for q in ordered])
             if merged is not None:
                 source, variables, aliases = merged
                 self.requests_sent += 1
                 answer = await self.client.execute_raw(source, variables, apikey=apikey)
                 parts = split(answer, aliases)
                 if parts is not None:
-                    return parts
+                    return list(zip(ordered, parts, strict=True))
         self.requests_sent += len(queries)
-        return list(await asyncio.gather(*(
+        return list(zip(queries, await asyncio.gather(*(
             self.client.execute_raw(q.source, q.variables, apikey=apikey) for q in queries
-        )))
+        )), strict=True))
 
 
 __all__ = ["ReadBatcher", "merge", "split"]
