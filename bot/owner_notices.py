@@ -23,7 +23,7 @@ class OwnerNoticesPart:
         runtime = self.deps.runtime
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))
-        owner = await load_owner(runtime.client, key, owner_id)
+        owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
         notice = owner_notice(event.data, owner.time_zone if owner else None)
         if owner is None or notice is None:
             return
