@@ -23,7 +23,7 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.state.db import insert_ignoring
 from timebot.state.models import ReceivedEvent
-from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("timebot.events")
@@ -134,7 +134,7 @@ class EventWorker(PollingWorker):
         (`FinishBatch`: at the end of the batch, and as it goes on every FLUSH_SECONDS); a
         process that dies in between has those events dispatched again after the lease, as
         if it had died while dispatching them (subscribers are idempotent)."""
-        rows = await claim_rows(
+        rows = await claim_records(
             self.store.sessions,
             ReceivedEvent,
             owner=self.owner,
