@@ -18,13 +18,13 @@ from email.policy import compat32
 from typing import Any
 
 import structlog
-from sqlalchemy import select
+from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import InboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.inbox")
@@ -143,7 +143,7 @@ class InboxWorker(PollingWorker):
         waiting for the service); those to the same address — the same approver deciding on
         the same stage — one after another in the order they came, as are IMAP messages."""
         clock = self.inbox.clock
-        rows = await claim_rows(
+        rows = await claim_records(
             self.inbox.sessions,
             InboxMessage,
             owner=self.owner,
@@ -152,7 +152,7 @@ class InboxWorker(PollingWorker):
             limit=self.batch,
             order_column=InboxMessage.received_ms,
         )
-        lanes: dict[str, list[InboxMessage]] = {}
+        lanes: dict[str, list[Row[Any]]] = {}
         for row in rows:
             lanes.setdefault(_lane(row), []).append(row)
         slots = asyncio.Semaphore(self.concurrency)
@@ -161,7 +161,7 @@ class InboxWorker(PollingWorker):
         outcomes = FinishBatch(self.inbox.sessions, InboxMessage, self.owner, FLUSH_SECONDS,
                                on_flush=self.inbox.processed if imap else None)
 
-        async def run_lane(lane: list[InboxMessage]) -> None:
+        async def run_lane(lane: list[Row[Any]]) -> None:
             async with slots:
                 for row in lane:
                     await self._handle(row, outcomes)
@@ -177,7 +177,7 @@ class InboxWorker(PollingWorker):
                 raise result
         return len(rows)
 
-    async def _handle(self, row: InboxMessage, outcomes: FinishBatch) -> None:
+    async def _handle(self, row: Row[Any], outcomes: FinishBatch) -> None:
         clock = self.inbox.clock
         message = InboundMessage(
             row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts,
@@ -200,7 +200,7 @@ class InboxWorker(PollingWorker):
         )
 
 
-def _lane(row: InboxMessage) -> str:
+def _lane(row: Row[Any]) -> str:
     """Messages of one lane are processed in order: by envelope recipients (a reply address
     names one approver's decision on one stage); IMAP messages, which have none, share one."""
     if row.source == "imap" or not row.rcpt_tos:

@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import aiosmtplib
 import structlog
-from sqlalchemy import select
+from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.mime_writer import outgoing_message
@@ -35,7 +35,7 @@ from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
 from timebot.state.models import OutboxMessage
-from timebot.state.queue import DONE, QUEUED, FinishBatch, claim_rows, finish_row
+from timebot.state.queue import DONE, QUEUED, FinishBatch, claim_records, finish_row
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.outbound")
@@ -301,7 +301,7 @@ class OutboxWorker(PollingWorker):
         retried after `retry_delay_ms`."""
         clock = self.outbox.clock
         sessions = self.outbox.sessions
-        rows = await claim_rows(
+        rows = await claim_records(
             sessions,
             OutboxMessage,
             owner=self.owner,
@@ -317,7 +317,7 @@ class OutboxWorker(PollingWorker):
         slots = asyncio.Semaphore(self.concurrency)
         idempotent = self.deliverer.idempotent
 
-        async def deliver(row: OutboxMessage) -> None:
+        async def deliver(row: Row[Any]) -> None:
             async with slots:
                 if row.attempted_ms is not None and row.attempts > 1:
                     log.info("mail_delivery_repeated", id=row.id, attempts=row.attempts,

@@ -110,14 +110,24 @@ def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 async def unit_of_work(
     sessions: async_sessionmaker[AsyncSession],
 ) -> AsyncIterator[AsyncSession]:
-    """One session, committed on success and rolled back on error."""
-    async with sessions() as session:
+    """One session, committed on success and rolled back on error.
+
+    After a commit the session is closed directly: it holds no transaction then, so closing
+    it only hands the connection back to the pool, without I/O (no await that a cancellation
+    could interrupt). `async with session` would close it in a task of its own, shielded from
+    cancellation: a task and two turns of the event loop per transaction, kept for the error
+    path, where a rollback may still be under way."""
+    session = sessions()
+    try:
+        yield session
+        await session.commit()
+    except BaseException:
         try:
-            yield session
-            await session.commit()
-        except BaseException:
             await session.rollback()
-            raise
+        finally:
+            await session.__aexit__(None, None, None)
+        raise
+    await session.close()
 
 
 # Constraint names the same on SQLite and PostgreSQL, so that migrations can name them.

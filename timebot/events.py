@@ -23,7 +23,7 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.state.db import insert_ignoring
 from timebot.state.models import ReceivedEvent
-from timebot.state.queue import DONE, FAILED, QUEUED, claim_rows, finish_row
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("timebot.events")
@@ -31,6 +31,8 @@ log = structlog.get_logger("timebot.events")
 APPROVAL_UPDATE = "approvalEventUpdate"
 APPROVAL_REMINDER = "approvalReminder"
 TIMESHEET_REMINDER = "timesheetReminder"
+
+FLUSH_SECONDS = 0.5  # a dispatched event is marked done within about this (EventWorker)
 
 
 @dataclass(frozen=True)
@@ -65,49 +67,48 @@ class EventStore:
 
     async def accept(self, event: ServiceEvent) -> bool:
         """Commit the event; False when this delivery was received before."""
-        values = {
+        return bool(await self.accept_many([event]))
+
+    async def accept_many(self, events: list[ServiceEvent]) -> int:
+        """Commit a batch of events in one transaction, in one INSERT … RETURNING (a delivery
+        id received before is skipped: ON CONFLICT DO NOTHING); how many were new."""
+        if not events:
+            return 0
+        now = self.clock.now_ms()
+        rows = [{
             "id": uuid.uuid4().hex[:24],
             "delivery_id": event.delivery_id,
             "event": event.event,
             "organisation_id": event.organisation_id,
             "timestamp_ms": event.timestamp_ms,
             "data": event.data,
-            "received_ms": self.clock.now_ms(),
+            "received_ms": now,
             "status": QUEUED,
             "attempts": 0,
-        }
+        } for event in events]
         async with unit_of_work(self.sessions) as session:
-            result: Any = await session.execute(
-                insert_ignoring(session, ReceivedEvent, ("delivery_id",)), values
-            )
-            return bool(result.rowcount)
-
-    async def accept_many(self, events: list[ServiceEvent]) -> int:
-        """Commit a batch of events in one transaction; how many were new (a delivery id
-        received before is skipped, as by `accept`)."""
-        now = self.clock.now_ms()
-        new = 0
-        async with unit_of_work(self.sessions) as session:
-            statement = insert_ignoring(session, ReceivedEvent, ("delivery_id",))
-            for event in events:
-                result: Any = await session.execute(statement, {
-                    "id": uuid.uuid4().hex[:24],
-                    "delivery_id": event.delivery_id,
-                    "event": event.event,
-                    "organisation_id": event.organisation_id,
-                    "timestamp_ms": event.timestamp_ms,
-                    "data": event.data,
-                    "received_ms": now,
-                    "status": QUEUED,
-                    "attempts": 0,
-                })
-                new += int(bool(result.rowcount))
-        return new
+            inserted = await session.execute(_new_events(session), rows)
+            return len(inserted.all())
 
     async def all(self) -> list[ReceivedEvent]:
         async with self.sessions() as session:
             rows = await session.scalars(select(ReceivedEvent).order_by(ReceivedEvent.received_ms))
             return list(rows)
+
+
+_INSERTS: dict[str, Any] = {}
+
+
+def _new_events(session: AsyncSession) -> Any:
+    """INSERT INTO received_events … ON CONFLICT (delivery_id) DO NOTHING RETURNING id, for
+    the session's dialect, built once: given several rows, one statement (SQLAlchemy's
+    "insertmanyvalues"), which returns the ids of those that went in."""
+    dialect = session.get_bind().dialect.name
+    statement = _INSERTS.get(dialect)
+    if statement is None:
+        statement = _INSERTS[dialect] = insert_ignoring(
+            session, ReceivedEvent, ("delivery_id",)).returning(ReceivedEvent.__table__.c.id)
+    return statement
 
 
 class EventWorker(PollingWorker):
@@ -129,7 +130,11 @@ class EventWorker(PollingWorker):
         self.max_attempts = max_attempts
 
     async def run_once(self) -> int:
-        rows = await claim_rows(
+        """Dispatch what is claimable now. How each event ended is written together
+        (`FinishBatch`: at the end of the batch, and as it goes on every FLUSH_SECONDS); a
+        process that dies in between has those events dispatched again after the lease, as
+        if it had died while dispatching them (subscribers are idempotent)."""
+        rows = await claim_records(
             self.store.sessions,
             ReceivedEvent,
             owner=self.owner,
@@ -138,22 +143,24 @@ class EventWorker(PollingWorker):
             limit=20,
             order_column=ReceivedEvent.received_ms,
         )
-        for row in rows:
-            event = ServiceEvent(
-                row.delivery_id, row.event, row.organisation_id, row.timestamp_ms, dict(row.data)
-            )
-            try:
-                await self.bus.dispatch(event)
-            except Exception as error:
-                log.exception("event_dispatch_failed", delivery=row.delivery_id)
-                await finish_row(
-                    self.store.sessions, ReceivedEvent, row.id, self.owner,
-                    status=FAILED if row.attempts >= self.max_attempts else QUEUED,
-                    outcome=f"error: {error}", lease_owner=None,
-                )
-                continue
-            await finish_row(
-                self.store.sessions, ReceivedEvent, row.id, self.owner,
-                status=DONE, outcome="dispatched", lease_owner=None,
-            )
+        if not rows:
+            return 0
+        outcomes = FinishBatch(self.store.sessions, ReceivedEvent, self.owner, FLUSH_SECONDS)
+        try:
+            for row in rows:
+                event = ServiceEvent(row.delivery_id, row.event, row.organisation_id,
+                                     row.timestamp_ms, dict(row.data))
+                try:
+                    await self.bus.dispatch(event)
+                except Exception as error:
+                    log.exception("event_dispatch_failed", delivery=row.delivery_id)
+                    await outcomes.add(
+                        row.id,
+                        status=FAILED if row.attempts >= self.max_attempts else QUEUED,
+                        outcome=f"error: {error}", lease_owner=None,
+                    )
+                    continue
+                await outcomes.add(row.id, status=DONE, outcome="dispatched", lease_owner=None)
+        finally:  # also when cancelled (stop): what was dispatched is recorded
+            await outcomes.flush()
         return len(rows)

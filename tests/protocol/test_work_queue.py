@@ -4,6 +4,7 @@ PostgreSQL: a row is finished only by the worker that still holds its lease."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from sqlalchemy import delete, select
@@ -16,6 +17,7 @@ from timebot.state.queue import (
     DONE,
     QUEUED,
     WORKING,
+    claim_records,
     claim_rows,
     finish_many,
     finish_row,
@@ -113,3 +115,27 @@ async def test_finish_many_writes_each_rows_values(state_db: StateDB, ids: list[
         (WORKING, None, None, "two"),  # another worker's: left alone
     ]
     await finish_many(state_db.sessions, InboxMessage, "one", [])  # nothing to do
+
+
+async def test_a_one_statement_claim_takes_the_oldest_and_holds_them(
+    state_db: StateDB, ids: list[str]
+) -> None:
+    """claim_records: the same claim as claim_rows, as records, in one UPDATE … RETURNING."""
+
+    async def take(owner: str, now: int = NOW + 10_000, limit: int = 10) -> list[Any]:
+        return await claim_records(
+            state_db.sessions, InboxMessage, owner=owner, now_ms=now, lease_ms=LEASE,
+            limit=limit, order_column=InboxMessage.received_ms,
+        )
+
+    first = await take("one", limit=3)
+    assert [row.id for row in first] == ids[:3]
+    assert {(row.status, row.lease_owner, row.attempts, row.lease_until_ms) for row in first} \
+        == {(WORKING, "one", 1, NOW + 10_000 + LEASE)}
+    stored = await rows(state_db)
+    assert [(stored[i].status, stored[i].lease_owner, stored[i].attempts) for i in ids[:3]] \
+        == [(WORKING, "one", 1)] * 3
+    assert [row.id for row in await take("two")] == ids[3:]
+    assert await take("three") == []
+    again = await take("three", now=NOW + 10_000 + LEASE + 1)
+    assert [(row.id, row.attempts) for row in again] == [(i, 2) for i in ids]

@@ -1,0 +1,122 @@
+"""How many SQL statements and transactions the durable queues' cycles cost (issue #18), pinned
+on SQLite and PostgreSQL so that a round trip added to these paths is a decision: accepting a
+message (inbox, outbox, event store) and a worker's pass over a batch of them (one claim, one
+write of the outcomes)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import delete, event
+
+from mail.inbox import InboundMessage, Inbox, InboxWorker
+from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, new_message
+from plumbing.clock import Clock
+from tests.protocol.conftest import StateDB
+from timebot.events import EventBus, EventStore, EventWorker, ServiceEvent
+from timebot.state.models import InboxMessage, OutboxMessage, ReceivedEvent
+
+BATCH = 4
+
+
+class Counted:
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+        self.transactions = 0
+
+
+@pytest.fixture
+async def count(state_db: StateDB) -> AsyncIterator[Callable[[Awaitable[Any]], Awaitable[Counted]]]:
+    async with state_db.sessions() as session:
+        for model in (InboxMessage, OutboxMessage, ReceivedEvent):
+            await session.execute(delete(model))
+        await session.commit()
+    engine = state_db.engine.sync_engine
+
+    async def counted(work: Awaitable[Any]) -> Counted:
+        seen = Counted()
+
+        def statement(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
+            if not sql.lstrip().startswith("BEGIN"):  # SQLite's BEGIN is a statement
+                seen.statements.append(" ".join(sql.split())[:60])
+
+        def commit(_conn: Any) -> None:
+            seen.transactions += 1
+
+        event.listen(engine, "before_cursor_execute", statement)
+        event.listen(engine, "commit", commit)
+        try:
+            await work
+        finally:
+            event.remove(engine, "before_cursor_execute", statement)
+            event.remove(engine, "commit", commit)
+        return seen
+
+    yield counted
+
+
+def raw(number: int) -> bytes:
+    return f"Message-ID: <{uuid.uuid4().hex}.{number}@example.com>\r\n\r\nx\r\n".encode()
+
+
+async def test_inbox_accept_and_a_batch(
+    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Counted]]
+) -> None:
+    inbox = Inbox(state_db.sessions, Clock())
+    accepted = await count(inbox.accept(raw(0), "a@example.com", ["b@example.com"], "smtp"))
+    assert (len(accepted.statements), accepted.transactions) == (1, 1), accepted.statements
+    for number in range(1, BATCH):
+        await inbox.accept(raw(number), "a@example.com", [f"b{number}@example.com"], "smtp")
+
+    async def process(message: InboundMessage) -> str:
+        return "ok"
+
+    worker = InboxWorker(inbox, process)
+    handled = await count(worker.run_once())
+    # the claim (one UPDATE … RETURNING) and the outcomes (one executemany)
+    assert (len(handled.statements), handled.transactions) == (2, 2), handled.statements
+    assert {row.status for row in await inbox.all()} == {"done"}
+
+
+async def test_outbox_enqueue_and_a_batch(
+    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Counted]], tmp_path: Path
+) -> None:
+    outbox = Outbox(state_db.sessions, Clock())
+    message = new_message(mail_from="a@example.com", to="b@example.com", subject="s",
+                          text="t", mail_domain="example.com")
+    queued = await count(outbox.enqueue(message, kind="receipt", envelope_from="",
+                                        dedupe_key="k0"))
+    assert (len(queued.statements), queued.transactions) == (1, 1), queued.statements
+    for number in range(1, BATCH):
+        await outbox.enqueue(message, kind="receipt", envelope_from="", dedupe_key=f"k{number}")
+    worker = OutboxWorker(outbox, MaildirOutbox(tmp_path / "outbox"))
+    delivered = await count(worker.run_once())
+    assert (len(delivered.statements), delivered.transactions) == (2, 2), delivered.statements
+    assert {row.status for row in await outbox.messages()} == {"done"}
+
+
+async def test_event_store_batch_and_dispatch(
+    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Counted]]
+) -> None:
+    store = EventStore(state_db.sessions, Clock())
+    events = [ServiceEvent(uuid.uuid4().hex, "approvalEventUpdate", "o", 1, {"n": number})
+              for number in range(BATCH)]
+    stored = await count(store.accept_many(events))
+    assert (len(stored.statements), stored.transactions) == (1, 1), stored.statements
+    assert await store.accept_many(events[:2]) == 0  # received before: skipped
+    seen: list[ServiceEvent] = []
+
+    async def subscriber(service_event: ServiceEvent) -> None:
+        seen.append(service_event)
+
+    bus = EventBus()
+    bus.subscribe("test", subscriber)
+    dispatched = await count(EventWorker(store, bus).run_once())
+    assert (len(dispatched.statements), dispatched.transactions) == (2, 2), \
+        dispatched.statements
+    assert sorted(item.data["n"] for item in seen) == list(range(BATCH))
+    assert {row.status for row in await store.all()} == {"done"}
