@@ -171,8 +171,12 @@ class MaildirOutbox:
             temporary.unlink(missing_ok=True)
 
     def delivered_name(self, name: str) -> bool:
-        return (self.path / "new" / name).exists() or (self.path / "cur" / name).exists() \
-            or any(self.path.joinpath("cur").glob(f"{name}:*"))
+        if os.path.exists(os.path.join(self.path, "new", name)):
+            return True
+        # In cur/ a reader may have added any info suffix (`:2,S`, `:2,RS`…).
+        moved = name + ":"
+        return any(entry == name or entry.startswith(moved)
+                   for entry in os.listdir(os.path.join(self.path, "cur")))
 
     async def deliver(
         self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *, key: str
