@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from sqlalchemy import Table, bindparam, delete, insert, or_, select
+from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select
 from sqlalchemy.orm import aliased, make_transient_to_detached
 
 from plumbing.ids import new_id
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
 from service.models import AbsenceType, Person, Project, Task, TimeRecord
+from service.models.access import ProjectAccess
 from service.models.records import time_record_projects
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
 
@@ -31,26 +32,39 @@ def check_period(start_ms: int, end_ms: int | None, argument: str) -> None:
 
 @dataclass(frozen=True)
 class NamedProjects:
-    """The projects a write names (each once, by name), and their parents, read with them:
-    the access check needs the parents too (`check_owner_access(..., loaded=parents)`)."""
+    """The projects a write names (each once, by name), and their parents and the "Who has
+    access?" lists of both, read with them: what the access check needs
+    (`check_owner_access(..., loaded=parents, members=members)`)."""
 
     projects: list[Project]
     parents: list[Project]
+    members: dict[str, tuple[set[str], set[str]]]
 
 
 _PARENT = aliased(Project)
-# Built once: the named projects and their parents in one statement.
-_NAMED_AND_PARENTS = select(Project).where(
-    Project.organisation_id == bindparam("org_id"),
-    or_(
-        Project.id.in_(bindparam("ids", expanding=True)),
-        Project.id.in_(
-            select(_PARENT.parent_id).where(
-                _PARENT.organisation_id == bindparam("org_id"),
-                _PARENT.id.in_(bindparam("child_ids", expanding=True)),
-            )
+# Built once: the named projects and their parents, each with its access list (a row per
+# person or tag on it), in one statement.
+_NAMED_AND_PARENTS = (
+    select(Project, ProjectAccess.person_id, ProjectAccess.tag_id)
+    .outerjoin(
+        ProjectAccess,
+        and_(
+            ProjectAccess.organisation_id == bindparam("org_id"),
+            ProjectAccess.project_id == Project.id,
         ),
-    ),
+    )
+    .where(
+        Project.organisation_id == bindparam("org_id"),
+        or_(
+            Project.id.in_(bindparam("ids", expanding=True)),
+            Project.id.in_(
+                select(_PARENT.parent_id).where(
+                    _PARENT.organisation_id == bindparam("org_id"),
+                    _PARENT.id.in_(bindparam("child_ids", expanding=True)),
+                )
+            ),
+        ),
+    )
 )
 
 
@@ -60,23 +74,29 @@ async def projects_by_ids(
     """The projects of `ids`, or NotFound naming `argument[i]` for the first missing."""
     named = list(ids or [])
     if not named:
-        return NamedProjects([], [])
+        return NamedProjects([], [], {})
     for index, value in enumerate(named):
         if value is None:
             raise NotFound(f"{argument}[{index}]", value, "project")
-    found = {
-        project.id: project
-        for project in await context.session.scalars(
-            _NAMED_AND_PARENTS, {"org_id": context.org_id, "ids": named, "child_ids": named}
-        )
-    }
+    found: dict[str, Project] = {}
+    members: dict[str, tuple[set[str], set[str]]] = {}
+    rows = await context.session.execute(
+        _NAMED_AND_PARENTS, {"org_id": context.org_id, "ids": named, "child_ids": named}
+    )
+    for project, person_id, tag_id in rows:
+        found[project.id] = project
+        people, tags = members.setdefault(project.id, (set(), set()))
+        if person_id is not None:
+            people.add(person_id)
+        if tag_id is not None:
+            tags.add(tag_id)
     for index, value in enumerate(named):
         if value not in found:
             raise NotFound(f"{argument}[{index}]", value, "project")
     unique = {value: found[value] for value in named if value is not None}
     parents = [project for key, project in found.items() if key not in unique]
     return NamedProjects(
-        sorted(unique.values(), key=lambda project: (project.name, project.id)), parents
+        sorted(unique.values(), key=lambda project: (project.name, project.id)), parents, members
     )
 
 
