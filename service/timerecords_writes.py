@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import cast
 
 from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import aliased, make_transient_to_detached
+from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
 from service.errors import BadInput, NotFound
@@ -126,6 +128,10 @@ async def mark_modified(
     return record
 
 
+_RECORDS_TABLE = cast(Table, TimeRecord.__table__)
+_RECORD_CLASS = sa_inspect(TimeRecord).class_manager
+
+
 def new_record(
     context: RequestContext,
     person: Person,
@@ -139,7 +145,11 @@ def new_record(
     non_billable: bool = False,
     wfh: bool = False,
 ) -> TimeRecord:
-    record = TimeRecord(
+    """A new record, not yet in the session: `insert_records` writes it. Its values are set
+    as loaded ones (no change events: the constructor's attribute events and their history
+    cost several times more, and `insert_records` makes them the loaded state anyway)."""
+    record: TimeRecord = _RECORD_CLASS.new_instance()
+    instance_dict(record).update(
         id=new_id(),
         organisation_id=context.org_id,
         person_id=person.id,
@@ -155,18 +165,18 @@ def new_record(
         modified_ms=context.now_ms,
         modified_by_id=context.person.id,
         revision=1,
+        person=person,
+        task=task,
+        absence=absence,
     )
-    record.person = person
-    record.task = task
-    record.absence = absence
-    record.projects = list(projects)
+    set_committed_value(record, "projects", list(projects))
     return record
 
 
-_RECORDS_TABLE = cast(Table, TimeRecord.__table__)
 # Built once: Core INSERTs of the same rows the unit of work would write for a new record.
 _INSERT_RECORD = insert(_RECORDS_TABLE)
 _INSERT_PROJECT_LINK = insert(time_record_projects)
+_RECORD_COLUMNS = tuple(column.key for column in _RECORDS_TABLE.columns)
 
 
 async def insert_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:
@@ -178,15 +188,14 @@ async def insert_records(context: RequestContext, records: Sequence[TimeRecord])
     session = context.session
     await session.execute(
         _INSERT_RECORD,
-        [{column.key: getattr(record, column.key) for column in _RECORDS_TABLE.columns}
-         for record in records],
+        [{key: getattr(record, key) for key in _RECORD_COLUMNS} for record in records],
     )
     links = [{"time_record_id": record.id, "project_id": project.id}
              for record in records for project in record.projects]
     if links:
         await session.execute(_INSERT_PROJECT_LINK, links)
     for record in records:
-        # Its attributes, relationships included, become the loaded state: nothing is pending.
+        # Its attributes, relationships included, become the loaded state.
         make_transient_to_detached(record)
         session.add(record)
 
