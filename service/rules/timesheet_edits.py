@@ -97,6 +97,8 @@ async def guard_time_record_change(
     """Raise RuleViolation (naming the reason) when the caller may not edit the owner's
     timesheet for the period containing `start_ms`. Access (by role, or `may_edit_by_status`)
     is checked before this."""
+    if context.is_admin:
+        return  # an administrator may edit any timesheet, in any status (edit_rights.decide)
     decision, timesheet = await _decision(context, owner_id, start_ms)
     restarted: set[str] = context.__dict__.get(_RESTARTED, set())
     if timesheet is not None and timesheet.id in restarted:

@@ -68,3 +68,13 @@ async def test_a_tagged_person_s_add_reads_their_tags_once(org: Org) -> None:
     seen = await statements_of_an_add(org, member, world.child)
     assert len(seen) == STATEMENTS_PER_ADD + 1, "\n".join(seen)
     assert sum(statement.startswith("SELECT tags.id") for statement in seen) == 1, "\n".join(seen)
+
+
+async def test_an_administrator_s_add_reads_no_timesheet(org: Org) -> None:
+    """An administrator may edit any timesheet in any status: the approval workflow's guard
+    has nothing to read."""
+    world = await make_world(org)
+    admin = await org.add_member("Ada", "admin")
+    seen = await statements_of_an_add(org, admin, world.child)
+    assert len(seen) == STATEMENTS_PER_ADD - 1, "\n".join(seen)
+    assert not any("timesheets" in statement for statement in seen), "\n".join(seen)
