@@ -44,29 +44,39 @@ class NamedProjects:
 
 
 _PARENT = aliased(Project)
+_WITH_ACCESS_LISTS = select(Project, ProjectAccess.person_id, ProjectAccess.tag_id).outerjoin(
+    ProjectAccess,
+    and_(
+        ProjectAccess.organisation_id == bindparam("org_id"),
+        ProjectAccess.project_id == Project.id,
+    ),
+)
 # Built once: the named projects and their parents, each with its access list (a row per
-# person or tag on it), in one statement.
-_NAMED_AND_PARENTS = (
-    select(Project, ProjectAccess.person_id, ProjectAccess.tag_id)
-    .outerjoin(
-        ProjectAccess,
-        and_(
-            ProjectAccess.organisation_id == bindparam("org_id"),
-            ProjectAccess.project_id == Project.id,
+# person or tag on it), in one statement; one for a single project (the usual write) without
+# the expanding lists, whose rendering at each execution costs more than the query.
+_NAMED_AND_PARENTS = _WITH_ACCESS_LISTS.where(
+    Project.organisation_id == bindparam("org_id"),
+    or_(
+        Project.id.in_(bindparam("ids", expanding=True)),
+        Project.id.in_(
+            select(_PARENT.parent_id).where(
+                _PARENT.organisation_id == bindparam("org_id"),
+                _PARENT.id.in_(bindparam("child_ids", expanding=True)),
+            )
         ),
-    )
-    .where(
-        Project.organisation_id == bindparam("org_id"),
-        or_(
-            Project.id.in_(bindparam("ids", expanding=True)),
-            Project.id.in_(
-                select(_PARENT.parent_id).where(
-                    _PARENT.organisation_id == bindparam("org_id"),
-                    _PARENT.id.in_(bindparam("child_ids", expanding=True)),
-                )
-            ),
+    ),
+)
+_ONE_AND_PARENT = _WITH_ACCESS_LISTS.where(
+    Project.organisation_id == bindparam("org_id"),
+    or_(
+        Project.id == bindparam("id"),
+        Project.id.in_(
+            select(_PARENT.parent_id).where(
+                _PARENT.organisation_id == bindparam("org_id"),
+                _PARENT.id == bindparam("id"),
+            )
         ),
-    )
+    ),
 )
 
 
@@ -82,9 +92,14 @@ async def projects_by_ids(
             raise NotFound(f"{argument}[{index}]", value, "project")
     found: dict[str, Project] = {}
     members: dict[str, tuple[set[str], set[str]]] = {}
-    rows = await context.session.execute(
-        _NAMED_AND_PARENTS, {"org_id": context.org_id, "ids": named, "child_ids": named}
-    )
+    if len(named) == 1:
+        rows = await context.session.execute(
+            _ONE_AND_PARENT, {"org_id": context.org_id, "id": named[0]}
+        )
+    else:
+        rows = await context.session.execute(
+            _NAMED_AND_PARENTS, {"org_id": context.org_id, "ids": named, "child_ids": named}
+        )
     for project, person_id, tag_id in rows:
         found[project.id] = project
         people, tags = members.setdefault(project.id, (set(), set()))
