@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select
 from sqlalchemy import inspect as sa_inspect
@@ -194,6 +194,10 @@ _INSERT_PROJECT_LINK = insert(time_record_projects)
 _RECORD_COLUMNS = tuple(column.key for column in _RECORDS_TABLE.columns)
 
 
+def _row(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: values.get(key) for key in _RECORD_COLUMNS}
+
+
 async def insert_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:
     """Write new records (from `new_record`) with their project links, then put them in the
     session as if loaded. The unit of work's flush of a new record and its links costs
@@ -203,7 +207,7 @@ async def insert_records(context: RequestContext, records: Sequence[TimeRecord])
     session = context.session
     await session.execute(
         _INSERT_RECORD,
-        [{key: getattr(record, key) for key in _RECORD_COLUMNS} for record in records],
+        [_row(instance_dict(record)) for record in records],
     )
     links = [{"time_record_id": record.id, "project_id": project.id}
              for record in records for project in record.projects]
