@@ -8,7 +8,7 @@ reads (`accessible_ids`) and by getAvailableSubProjects / getAvailableAbsenceTyp
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import bindparam, select
@@ -34,6 +34,10 @@ AVAILABILITY_KEY = "availability"
 def access_defaults(organisation: Organisation) -> AccessDefaults:
     """The account's "show by default" switches."""
     return AccessDefaults.from_settings((organisation.settings or {}).get(AVAILABILITY_KEY))
+
+
+# Item id -> the people and the tags on its "Who has access?" list.
+Members = Mapping[str, tuple[set[str], set[str]]]
 
 
 def _members(rows: Iterable[Any], item_column: str) -> dict[str, tuple[set[str], set[str]]]:
@@ -80,26 +84,27 @@ async def _projects_with_ancestors(
 
 async def project_items(
     session: AsyncSession, org_id: str, ids: Iterable[str] | None = None,
-    known: Iterable[Project] = (),
+    known: Iterable[Project] = (), known_members: Members | None = None,
 ) -> dict[str, AccessItem]:
     """Every project of the organisation as an AccessItem (subprojects carry their parent);
     with `ids`, only those projects and their ancestors (what deciding on them needs; those in
-    `known` are not read again)."""
+    `known` are not read again, nor the lists of those in `known_members`)."""
     projects: Sequence[Any]
     if ids is None:
         projects = (await session.execute(
             select(*_PROJECT_COLUMNS).where(Project.organisation_id == org_id)
         )).all()
-        members = await session.execute(
+        lists = _members(await session.execute(
             select(*_PROJECT_MEMBERS).where(ProjectAccess.organisation_id == org_id)
-        )
+        ), "project_id")
     else:
         projects = await _projects_with_ancestors(session, org_id, ids, known)
-        members = await session.execute(
-            _MEMBERS_OF_PROJECTS,
-            {"org_id": org_id, "ids": sorted(row.id for row in projects)},
-        )
-    lists = _members(members, "project_id")
+        lists = dict(known_members or {})
+        unread = sorted(row.id for row in projects if row.id not in lists)
+        if unread:
+            lists.update(_members(await session.execute(
+                _MEMBERS_OF_PROJECTS, {"org_id": org_id, "ids": unread}
+            ), "project_id"))
     by_id = {row.id: row for row in projects}
     items: dict[str, AccessItem] = {}
 
@@ -181,6 +186,16 @@ def _refusal(owner: Person, item: AccessItem) -> RuleViolation:
     return RuleViolation(f"{owner.name} has no access to {item.label}")
 
 
+def _lists_tags(item: AccessItem | None) -> bool:
+    """Whether a tag is on the list of the item or of one of its ancestors: only then do the
+    person's tags make a difference to `has_access`."""
+    while item is not None:
+        if item.tag_ids:
+            return True
+        item = item.parent
+    return False
+
+
 async def check_owner_access(
     session: AsyncSession,
     organisation: Organisation,
@@ -189,28 +204,36 @@ async def check_owner_access(
     projects: Iterable[Project] = (),
     absences: Iterable[AbsenceType | None] = (),
     loaded: Iterable[Project] = (),
+    members: Members | None = None,
 ) -> None:
     """RuleViolation naming the item when the owner of a time record may not use one of its
     projects or its absence type. `loaded`: other projects already read (ancestors of these,
-    not read again)."""
+    not read again); `members`: the "Who has access?" lists already read, by project id. The
+    owner's tags are read only when a list to decide on names a tag."""
     projects = list(projects)
     project_ids = list(dict.fromkeys(project.id for project in projects))
     absence_ids = list(dict.fromkeys(a.id for a in absences if a is not None))
     if not project_ids and not absence_ids:
         return
     defaults = access_defaults(organisation)
-    tags = await _tags(session, organisation.id, owner.id)
+    tags: frozenset[str] | None = None
+
+    async def check(item: AccessItem) -> None:
+        nonlocal tags
+        if tags is None and _lists_tags(item):
+            tags = await _tags(session, organisation.id, owner.id)
+        if not has_access(item, owner.id, tags or frozenset(), defaults):
+            raise _refusal(owner, item)
+
     if project_ids:
         items = await project_items(session, organisation.id, project_ids,
-                                    [*projects, *loaded])
+                                    [*projects, *loaded], members)
         for project_id in project_ids:
-            if not has_access(items[project_id], owner.id, tags, defaults):
-                raise _refusal(owner, items[project_id])
+            await check(items[project_id])
     if absence_ids:
         types = await type_items(session, organisation.id, "absenceType", absence_ids)
         for absence_id in absence_ids:
-            if not has_access(types[absence_id], owner.id, tags, defaults):
-                raise _refusal(owner, types[absence_id])
+            await check(types[absence_id])
 
 
 async def check_expense_access(

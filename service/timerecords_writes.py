@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, delete, insert, or_, select
+from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm import aliased, make_transient_to_detached
+from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
 from service.models import AbsenceType, Person, Project, Task, TimeRecord
+from service.models.access import ProjectAccess
 from service.models.records import time_record_projects
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
 
@@ -31,16 +34,27 @@ def check_period(start_ms: int, end_ms: int | None, argument: str) -> None:
 
 @dataclass(frozen=True)
 class NamedProjects:
-    """The projects a write names (each once, by name), and their parents, read with them:
-    the access check needs the parents too (`check_owner_access(..., loaded=parents)`)."""
+    """The projects a write names (each once, by name), and their parents and the "Who has
+    access?" lists of both, read with them: what the access check needs
+    (`check_owner_access(..., loaded=parents, members=members)`)."""
 
     projects: list[Project]
     parents: list[Project]
+    members: dict[str, tuple[set[str], set[str]]]
 
 
 _PARENT = aliased(Project)
-# Built once: the named projects and their parents in one statement.
-_NAMED_AND_PARENTS = select(Project).where(
+_WITH_ACCESS_LISTS = select(Project, ProjectAccess.person_id, ProjectAccess.tag_id).outerjoin(
+    ProjectAccess,
+    and_(
+        ProjectAccess.organisation_id == bindparam("org_id"),
+        ProjectAccess.project_id == Project.id,
+    ),
+)
+# Built once: the named projects and their parents, each with its access list (a row per
+# person or tag on it), in one statement; one for a single project (the usual write) without
+# the expanding lists, whose rendering at each execution costs more than the query.
+_NAMED_AND_PARENTS = _WITH_ACCESS_LISTS.where(
     Project.organisation_id == bindparam("org_id"),
     or_(
         Project.id.in_(bindparam("ids", expanding=True)),
@@ -48,6 +62,18 @@ _NAMED_AND_PARENTS = select(Project).where(
             select(_PARENT.parent_id).where(
                 _PARENT.organisation_id == bindparam("org_id"),
                 _PARENT.id.in_(bindparam("child_ids", expanding=True)),
+            )
+        ),
+    ),
+)
+_ONE_AND_PARENT = _WITH_ACCESS_LISTS.where(
+    Project.organisation_id == bindparam("org_id"),
+    or_(
+        Project.id == bindparam("id"),
+        Project.id.in_(
+            select(_PARENT.parent_id).where(
+                _PARENT.organisation_id == bindparam("org_id"),
+                _PARENT.id == bindparam("id"),
             )
         ),
     ),
@@ -60,23 +86,34 @@ async def projects_by_ids(
     """The projects of `ids`, or NotFound naming `argument[i]` for the first missing."""
     named = list(ids or [])
     if not named:
-        return NamedProjects([], [])
+        return NamedProjects([], [], {})
     for index, value in enumerate(named):
         if value is None:
             raise NotFound(f"{argument}[{index}]", value, "project")
-    found = {
-        project.id: project
-        for project in await context.session.scalars(
+    found: dict[str, Project] = {}
+    members: dict[str, tuple[set[str], set[str]]] = {}
+    if len(named) == 1:
+        rows = await context.session.execute(
+            _ONE_AND_PARENT, {"org_id": context.org_id, "id": named[0]}
+        )
+    else:
+        rows = await context.session.execute(
             _NAMED_AND_PARENTS, {"org_id": context.org_id, "ids": named, "child_ids": named}
         )
-    }
+    for project, person_id, tag_id in rows:
+        found[project.id] = project
+        people, tags = members.setdefault(project.id, (set(), set()))
+        if person_id is not None:
+            people.add(person_id)
+        if tag_id is not None:
+            tags.add(tag_id)
     for index, value in enumerate(named):
         if value not in found:
             raise NotFound(f"{argument}[{index}]", value, "project")
     unique = {value: found[value] for value in named if value is not None}
     parents = [project for key, project in found.items() if key not in unique]
     return NamedProjects(
-        sorted(unique.values(), key=lambda project: (project.name, project.id)), parents
+        sorted(unique.values(), key=lambda project: (project.name, project.id)), parents, members
     )
 
 
@@ -106,6 +143,10 @@ async def mark_modified(
     return record
 
 
+_RECORDS_TABLE = cast(Table, TimeRecord.__table__)
+_RECORD_CLASS = sa_inspect(TimeRecord).class_manager
+
+
 def new_record(
     context: RequestContext,
     person: Person,
@@ -119,7 +160,11 @@ def new_record(
     non_billable: bool = False,
     wfh: bool = False,
 ) -> TimeRecord:
-    record = TimeRecord(
+    """A new record, not yet in the session: `insert_records` writes it. Its values are set
+    as loaded ones (no change events: the constructor's attribute events and their history
+    cost several times more, and `insert_records` makes them the loaded state anyway)."""
+    record: TimeRecord = _RECORD_CLASS.new_instance()
+    instance_dict(record).update(
         id=new_id(),
         organisation_id=context.org_id,
         person_id=person.id,
@@ -135,18 +180,22 @@ def new_record(
         modified_ms=context.now_ms,
         modified_by_id=context.person.id,
         revision=1,
+        person=person,
+        task=task,
+        absence=absence,
     )
-    record.person = person
-    record.task = task
-    record.absence = absence
-    record.projects = list(projects)
+    set_committed_value(record, "projects", list(projects))
     return record
 
 
-_RECORDS_TABLE = cast(Table, TimeRecord.__table__)
 # Built once: Core INSERTs of the same rows the unit of work would write for a new record.
 _INSERT_RECORD = insert(_RECORDS_TABLE)
 _INSERT_PROJECT_LINK = insert(time_record_projects)
+_RECORD_COLUMNS = tuple(column.key for column in _RECORDS_TABLE.columns)
+
+
+def _row(values: dict[str, Any]) -> dict[str, Any]:
+    return {key: values.get(key) for key in _RECORD_COLUMNS}
 
 
 async def insert_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:
@@ -158,15 +207,14 @@ async def insert_records(context: RequestContext, records: Sequence[TimeRecord])
     session = context.session
     await session.execute(
         _INSERT_RECORD,
-        [{column.key: getattr(record, column.key) for column in _RECORDS_TABLE.columns}
-         for record in records],
+        [_row(instance_dict(record)) for record in records],
     )
     links = [{"time_record_id": record.id, "project_id": project.id}
              for record in records for project in record.projects]
     if links:
         await session.execute(_INSERT_PROJECT_LINK, links)
     for record in records:
-        # Its attributes, relationships included, become the loaded state: nothing is pending.
+        # Its attributes, relationships included, become the loaded state.
         make_transient_to_detached(record)
         session.add(record)
 

@@ -62,10 +62,20 @@ _PERSON_TAGS = (
 )
 
 
+def _tags_key(org_id: str, person_id: str) -> tuple[str, str, str]:
+    return ("person_tags", org_id, person_id)
+
+
+def remember_untagged(session: AsyncSession, org_id: str, person_id: str) -> None:
+    """Note that the person carries no tag, as a read in this session has just found (the
+    authentication asks it of the caller with their key): `person_tags` then reads nothing."""
+    memo(session)[_tags_key(org_id, person_id)] = []
+
+
 async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> list[Tag]:
     """The person's tags (remembered until the session writes: each setting asks)."""
     remembered = memo(session)
-    key = ("person_tags", org_id, person_id)
+    key = _tags_key(org_id, person_id)
     found: list[Tag] | None = remembered.get(key)
     if found is None:
         rows = await session.scalars(_PERSON_TAGS, {"tags_org": org_id, "tags_person": person_id})

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import and_, bindparam, inspect, select
+from sqlalchemy import Table, and_, bindparam, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.util import identity_key
 
@@ -62,6 +63,59 @@ _PEOPLE = (
     )
     .execution_options(autoflush=False)
 )
+
+
+_SHEETS = cast(Table, Timesheet.__table__)
+# Built once: what deciding on a time-record change needs of the covering timesheet (every
+# time-record write asks). Core columns: most writes find no timesheet, and the ORM's setup
+# of a load cost more than the query; the workflow loads the entity when it acts on one.
+_COVERING_STATE = (
+    select(
+        _SHEETS.c.id,
+        _SHEETS.c.status,
+        _SHEETS.c.start_ms,
+        _SHEETS.c.end_ms,
+        _SHEETS.c.stage,
+        _SHEETS.c.stages,
+        _SHEETS.c.rejected_by_id,
+    )
+    .where(
+        _SHEETS.c.organisation_id == bindparam("wf_org"),
+        _SHEETS.c.person_id == bindparam("wf_person"),
+        _SHEETS.c.start_ms <= bindparam("wf_moment"),
+        _SHEETS.c.end_ms > bindparam("wf_moment"),
+        _SHEETS.c.status != STATUS_DRAFT,
+    )
+    .order_by(_SHEETS.c.updated_ms.desc())
+    .limit(1)
+)
+
+
+@dataclass(frozen=True)
+class CoveringState:
+    """What deciding on a time-record change needs of the timesheet covering it."""
+
+    id: str
+    status: str
+    start_ms: int
+    end_ms: int
+    stage: int
+    stages: list[dict[str, Any]]
+    rejected_by_id: str | None
+
+
+async def covering_state(
+    session: AsyncSession, org_id: str, person_id: str, moment_ms: int
+) -> CoveringState | None:
+    """That of `covering_timesheet`, read without loading the entity."""
+    if session.new or session.dirty or session.deleted:
+        await session.flush()  # what the ORM's autoflush does before its reads
+    row = (
+        await session.execute(
+            _COVERING_STATE, {"wf_org": org_id, "wf_person": person_id, "wf_moment": moment_ms}
+        )
+    ).first()
+    return CoveringState(*row) if row is not None else None
 
 
 async def covering_timesheet(

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-from sqlalchemy import and_, bindparam, select
+from sqlalchemy import and_, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.account_life import is_retired_key
+from service.approvals.settings import remember_untagged
 from service.errors import (
     AccountInactive,
     CantFindLinkedAccount,
     CantFindLinkedOrganisation,
     InvalidKey,
 )
-from service.models import ApiKey, Organisation, Person
+from service.models import ApiKey, Organisation, Person, PersonTag
 
-# Built once (it is the same for every request): only the key is a parameter.
+# Built once (it is the same for every request): only the key is a parameter. Whether the
+# person carries a tag comes along: most carry none, and then the checks of a write that
+# cascade through the person's tags (access lists, settings) need not read them.
 _BY_KEY = (
-    select(ApiKey.key, Organisation, Person)
+    select(
+        ApiKey.key,
+        Organisation,
+        Person,
+        exists()
+        .where(
+            PersonTag.organisation_id == Organisation.id,
+            PersonTag.person_id == Person.id,
+        )
+        .label("tagged"),
+    )
     .outerjoin(Organisation, Organisation.id == ApiKey.organisation_id)
     .outerjoin(
         Person,
@@ -35,11 +48,13 @@ async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organ
         if await is_retired_key(session, apikey.strip()):
             raise CantFindLinkedOrganisation()  # its organisation was purged
         raise InvalidKey()
-    _key, organisation, person = row
+    _key, organisation, person, tagged = row
     if organisation is None:
         raise CantFindLinkedOrganisation()
     if person is None:
         raise CantFindLinkedAccount()
     if not organisation.active:
         raise AccountInactive()
+    if not tagged:
+        remember_untagged(session, organisation.id, person.id)
     return organisation, person

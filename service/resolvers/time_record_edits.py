@@ -88,7 +88,7 @@ async def resolve_edit_projects(
     kept = {project.id for project in record.projects}
     await check_owner_access(context.session, context.organisation, record.person,
                              projects=[p for p in projects if p.id not in kept],
-                             loaded=named.parents)
+                             loaded=named.parents, members=named.members)
     await guard_edit(context, record)
     record.projects = projects
     return await mark_modified(context, record)

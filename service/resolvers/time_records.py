@@ -130,7 +130,8 @@ async def resolve_add_time_record(
     if task is not None:
         await check_task_allowed(context.session, context.organisation, person, [task])
     await check_owner_access(context.session, context.organisation, person, projects=projects,
-                             absences=[absence], loaded=named.parents)
+                             absences=[absence], loaded=named.parents,
+                             members=named.members)
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime,
                                 projects)

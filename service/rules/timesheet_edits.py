@@ -18,7 +18,7 @@ from service.approvals import settings as cfg
 from service.approvals.actor import Actor, period_label, stage_label
 from service.approvals.edit_rights import EditCheck, EditDecision, decide
 from service.approvals.restart import restart
-from service.approvals.state import covering_timesheet
+from service.approvals.state import CoveringState, covering_state
 from service.errors import RuleViolation
 from service.models import Person
 from service.models.approval import STATUS_DRAFT, STATUS_SUBMITTED, Timesheet
@@ -34,9 +34,10 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 async def _decision(
     context: RequestContext, owner_id: str, start_ms: int
-) -> tuple[EditDecision, Timesheet | None]:
+) -> tuple[EditDecision, CoveringState | None]:
+    """The decision, and the covering timesheet's state (`covering_state`) if there is one."""
     session = context.session
-    timesheet = await covering_timesheet(session, context.org_id, owner_id, start_ms)
+    timesheet = await covering_state(session, context.org_id, owner_id, start_ms)
     status = timesheet.status if timesheet is not None else STATUS_DRAFT
     period = (
         period_label(timesheet.start_ms, timesheet.end_ms)
@@ -97,6 +98,8 @@ async def guard_time_record_change(
     """Raise RuleViolation (naming the reason) when the caller may not edit the owner's
     timesheet for the period containing `start_ms`. Access (by role, or `may_edit_by_status`)
     is checked before this."""
+    if context.is_admin:
+        return  # an administrator may edit any timesheet, in any status (edit_rights.decide)
     decision, timesheet = await _decision(context, owner_id, start_ms)
     restarted: set[str] = context.__dict__.get(_RESTARTED, set())
     if timesheet is not None and timesheet.id in restarted:
@@ -113,11 +116,14 @@ async def record_time_record_change(
     at resubmission by comparing the content with the previous submission's."""
     if context.is_admin or context.person.id == owner_id:
         return
-    decision, timesheet = await _decision(context, owner_id, start_ms)
-    if timesheet is None or not decision.restarts_workflow:
+    decision, state = await _decision(context, owner_id, start_ms)
+    if state is None or not decision.restarts_workflow:
         return
     done: set[str] = context.__dict__.setdefault(_RESTARTED, set())
-    if timesheet.id in done:
+    if state.id in done:
+        return
+    timesheet = await context.session.get(Timesheet, state.id)
+    if timesheet is None:
         return
     done.add(timesheet.id)
     await restart(

@@ -194,3 +194,27 @@ async def test_a_tag_given_earlier_in_the_same_request_counts(org: Org) -> None:
     )
     assert not body.get("errors"), body
     assert await count(org, erin.id) == 2
+
+
+async def test_the_callers_own_tag_given_earlier_in_the_same_request_counts(org: Org) -> None:
+    """Authentication notes that the caller carries no tag (so that their own writes need not
+    read their tags); a tag the caller gives themself earlier in the request still counts."""
+    org.live.clock.set(T0)
+    hermes = await project(org, "Hermes")
+    tag = (await org.admin.gql('mutation { addTag(name: "Crew") { id } }'))["addTag"]["id"]
+    await org.admin.gql("mutation($t: SvcId!, $p: SvcId!) { assignProjectToTag(tagId: $t, "
+                        "projectId: $p) { id } }", {"t": tag, "p": hermes})
+    await switch(org, "Project", False)  # hidden by default: only the lists grant
+    admin = org.admin.id
+    refused = await add(org.admin.gql, admin, T0, [hermes])
+    assert refused["errors"][0]["message"].endswith("has no access to the project Hermes")
+    body = await org.admin.gql.body(
+        """mutation($me: SvcId!, $t: SvcId!, $h: [SvcId], $s: SvcTimestamp!) {
+          tagPerson(tagId: $t, personId: $me) { id }
+          addTimeRecord(personId: $me, startTime: $s, duration: 3600000, projectIds: $h)
+          { id }
+        }""",
+        {"me": admin, "t": tag, "h": [hermes], "s": T0},
+    )
+    assert not body.get("errors"), body
+    assert await count(org, admin) == 1
