@@ -16,8 +16,8 @@ from plumbing.clock import Clock
 from service.embedded import EmbeddedService
 from service.webhooks.local import LOCAL_URL, ensure_local_webhook
 from shell.embedded_keys import EmbeddedKeys
-from shell.inprocess_transport import ExecutorTransport
-from timebot.client import ServiceClient
+from shell.executor_call import ExecutorCall
+from timebot.client import ServiceCall, ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
@@ -58,15 +58,16 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     service = EmbeddedService(settings.service_database_url, clock=clock) if settings.embedded \
         else None
     transport: httpx.AsyncBaseTransport | None = None
+    direct: ServiceCall | None = None
     if in_process and service is not None:
         from starlette.applications import Starlette
 
         transport = httpx.ASGITransport(app=Starlette(routes=service.routes()))
     elif service is not None and settings.role == "all":
         # The server with its service embedded: the fronts' requests go to its executor
-        # in-process (no loopback HTTP request per GraphQL call).
-        transport = ExecutorTransport(service.executor)
-    client = ServiceClient(settings.graphql_url, http_transport=transport)
+        # in-process (no HTTP request per GraphQL call, not even one handled in-process).
+        direct = ExecutorCall(service.executor)
+    client = ServiceClient(settings.graphql_url, http_transport=transport, direct=direct)
     state_engine = create_engine(settings.database_url)
     state_sessions = session_factory(state_engine)
     provisioner = (

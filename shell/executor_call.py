@@ -1,0 +1,36 @@
+"""The fronts' GraphQL requests to the embedded service of their own process (`timebot serve`,
+role all), handed to its executor as a call (timebot.client.ServiceCall), without HTTP: the
+same request (JSON body, `apikey` header) and the same answer (status, JSON body) as the
+service's /graphql endpoint gives, without the socket, the HTTP parsing on both ends and the
+request and response objects in between. Against a hosted service or in a split deployment
+the client goes over the network as before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import structlog
+
+from service.graphql.execution import Executor
+
+log = structlog.get_logger("shell.executor_call")
+
+
+class ExecutorCall:
+    """A timebot.client.ServiceCall around the embedded service's executor."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    async def __call__(self, payload: dict[str, Any], apikey: str) -> tuple[int, Any]:
+        try:
+            result = await self.executor.run(payload, apikey)
+            # The answer through JSON, as the endpoint writes it (service.graphql.http): a
+            # copy that shares nothing with the service (its JSON scalars hand out their
+            # dicts), and an answer that could not be written is the endpoint's HTTP 500.
+            body = json.loads(json.dumps(result.body, allow_nan=False, separators=(",", ":")))
+        except Exception:  # over HTTP, the server's 500: the client reports it the same way
+            log.exception("graphql_failed_in_process")
+            return 500, None
+        return result.status, body
