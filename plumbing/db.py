@@ -36,6 +36,11 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
         # (plumbing.sqlite_inloop). Connections come in autocommit mode: pysqlite's own
         # transaction handling breaks SAVEPOINT, so transactions are begun below.
         path = make_url(url).database or ":memory:"
+        # As on PostgreSQL, 20 connections are kept: a burst of mail replies holds more than
+        # SQLAlchemy's default 5, and each connection made again for the next burst opens the
+        # file, sets its pragmas and parses the schema anew.
+        kwargs.setdefault("pool_size", 20)
+        kwargs.setdefault("max_overflow", 10)
         engine = create_async_engine(url, async_creator=connector(path, timeout=30.0), **kwargs)
 
         @event.listens_for(engine.sync_engine, "connect")
