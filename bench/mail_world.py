@@ -125,8 +125,10 @@ class TimebotProcess:
             except httpx.HTTPError:
                 pass
             await asyncio.sleep(0.1)
-        self.service_engine = create_engine(self.service_url)
-        self.state_engine = create_engine(self.state_url)
+        # The bench only reads timebot's databases: read-only engines, whose transactions on
+        # SQLite begin deferred and never take the write lock timebot's writers wait for.
+        self.service_engine = create_engine(self.service_url, read_only=True)
+        self.state_engine = create_engine(self.state_url, read_only=True)
         await self._wait(self._subscribed, "the webhook subscription")
         admin = self.admin_key
         await self.gql(admin, "mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson("
