@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import ColumnElement, FromClause, Label
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import ColumnProperty
+from sqlalchemy.orm import ColumnProperty, InstanceState, Session
 from sqlalchemy.orm.attributes import instance_dict, instance_state, set_committed_value
 
 T = TypeVar("T")
@@ -83,10 +83,29 @@ class Columns(Generic[T]):
         entity: Any = self._manager.new_instance()
         state = instance_state(entity)
         state.dict.update(values)
-        # As orm.loading._instance attaches a new row's instance (its values, set without
-        # attribute events, are its loaded state).
-        state.key = key
-        state.identity_token = key[2]
-        state.session_id = sync.hash_key
-        sync.identity_map._add_unpresent(state, key)
+        _attach(sync, state, key)
         return entity  # type: ignore[no-any-return]
+
+
+def attach_written(session: AsyncSession, entity: object) -> None:
+    """Put a new entity that the caller has just INSERTed in the session as if loaded: its
+    attributes, relationships included, set without attribute events (as `new_record`
+    sets them), become its loaded state. (`make_transient_to_detached` and `Session.add`
+    do the same, with a cascade over the relationships and attach events that cost more.)"""
+    state = instance_state(entity)
+    if state.key is not None or state.session_id is not None:
+        raise ValueError(f"{entity!r} is already persistent")
+    key = state.mapper.identity_key_from_instance(entity)
+    state._commit_all(state.dict)
+    unloaded = state.unloaded
+    if unloaded:  # as make_transient_to_detached leaves them: expired
+        state._expire_attributes(state.dict, unloaded)
+    _attach(session.sync_session, state, key)
+
+
+def _attach(sync: Session, state: InstanceState[Any], key: Any) -> None:
+    # As orm.loading._instance attaches a new row's instance.
+    state.key = key
+    state.identity_token = key[2]
+    state.session_id = sync.hash_key
+    sync.identity_map._add_unpresent(state, key)

@@ -10,11 +10,10 @@ from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
-from service.as_loaded import Columns
+from service.as_loaded import Columns, attach_written
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
 from service.models import AbsenceType, Person, Project, ProjectCategory, Task, TimeRecord
@@ -232,9 +231,7 @@ async def insert_records(context: RequestContext, records: Sequence[TimeRecord])
     if links:
         await session.execute(_INSERT_PROJECT_LINK, links)
     for record in records:
-        # Its attributes, relationships included, become the loaded state.
-        make_transient_to_detached(record)
-        session.add(record)
+        attach_written(session, record)
 
 
 async def delete_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:

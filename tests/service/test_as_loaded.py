@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, inspect, select
 
-from service.as_loaded import Columns
+from service.as_loaded import Columns, attach_written
 from service.graphql.auth import authenticate
 from service.models import Organisation, Person, Role, TimeRecord
 from tests.support import Org
@@ -88,3 +88,39 @@ def test_columns_are_those_the_orm_selects() -> None:
     statement = select(Person)
     orm_columns = {column.key for column in statement.selected_columns}
     assert set(Columns(Person, relations=("role",)).keys) == orm_columns
+
+
+async def test_a_written_record_is_in_the_session_as_loaded(org: Org) -> None:
+    """What insert_records leaves: the new record found by `get` without a statement,
+    clean (nothing written again at the flush)."""
+    member = await org.add_member("Eve", "employee")
+    response = await member.gql(
+        """mutation($p: SvcId!) { addTimeRecord(startTime: 1700000000000, duration: 60000,
+        personId: $p) { id } }""", {"p": member.id})
+    service = org.live.service
+    async with service.sessions() as session:
+        written = await session.get(TimeRecord, response["addTimeRecord"]["id"])
+        assert written is not None
+        values = _columns(written)
+        session.expunge(written)
+        fresh = inspect(TimeRecord).class_manager.new_instance()
+        inspect(fresh).dict.update(values, person=written.person, task=None, absence=None,
+                                   projects=[])
+        attach_written(session, fresh)
+        statements: list[str] = []
+
+        def count(*args: Any) -> None:
+            statements.append(args[2])
+
+        event.listen(service.engine.sync_engine, "before_cursor_execute", count)
+        try:
+            assert await session.get(TimeRecord, values["id"]) is fresh
+            await session.flush()
+        finally:
+            event.remove(service.engine.sync_engine, "before_cursor_execute", count)
+        assert statements == []
+        state = inspect(fresh)
+        assert state.persistent and not state.modified and not state.expired_attributes
+        assert fresh.person is written.person and fresh.projects == []
+        with pytest.raises(ValueError, match="persistent"):
+            attach_written(session, fresh)
