@@ -10,13 +10,13 @@ from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, delete, insert, or_, select
 from sqlalchemy import inspect as sa_inspect
-from sqlalchemy.orm import aliased, make_transient_to_detached
 from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
+from service.as_loaded import Columns, attach_written
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
-from service.models import AbsenceType, Person, Project, Task, TimeRecord
+from service.models import AbsenceType, Person, Project, ProjectCategory, Task, TimeRecord
 from service.models.access import ProjectAccess
 from service.models.records import time_record_projects
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
@@ -43,37 +43,50 @@ class NamedProjects:
     members: dict[str, tuple[set[str], set[str]]]
 
 
-_PARENT = aliased(Project)
-_WITH_ACCESS_LISTS = select(Project, ProjectAccess.person_id, ProjectAccess.tag_id).outerjoin(
-    ProjectAccess,
-    and_(
-        ProjectAccess.organisation_id == bindparam("org_id"),
-        ProjectAccess.project_id == Project.id,
-    ),
+_PROJECTS = cast(Table, Project.__table__)
+_CATEGORIES = cast(Table, ProjectCategory.__table__)
+_ACCESS = cast(Table, ProjectAccess.__table__)
+_PARENTS = _PROJECTS.alias("parents")
+_PROJECT = Columns(Project, prefix="p_", relations=("category",))
+_CATEGORY = Columns(ProjectCategory, prefix="c_")
+_AT_CATEGORY = 2 + _PROJECT.width
+# The named projects and their parents, with their categories and each with its access list
+# (a row per person or tag on it), in one statement of Core columns (as_loaded.py: the ORM's
+# loading of the entities cost more than the statement).
+_WITH_ACCESS_LISTS = (
+    select(_ACCESS.c.person_id, _ACCESS.c.tag_id, *_PROJECT.labelled, *_CATEGORY.labelled)
+    .select_from(_PROJECTS)
+    .outerjoin(
+        _ACCESS,
+        and_(
+            _ACCESS.c.organisation_id == bindparam("org_id"),
+            _ACCESS.c.project_id == _PROJECTS.c.id,
+        ),
+    )
+    .outerjoin(_CATEGORIES, _CATEGORIES.c.id == _PROJECTS.c.category_id)
 )
-# Built once: the named projects and their parents, each with its access list (a row per
-# person or tag on it), in one statement; one for a single project (the usual write) without
-# the expanding lists, whose rendering at each execution costs more than the query.
+# Built once; one for a single project (the usual write) without the expanding lists, whose
+# rendering at each execution costs more than the query.
 _NAMED_AND_PARENTS = _WITH_ACCESS_LISTS.where(
-    Project.organisation_id == bindparam("org_id"),
+    _PROJECTS.c.organisation_id == bindparam("org_id"),
     or_(
-        Project.id.in_(bindparam("ids", expanding=True)),
-        Project.id.in_(
-            select(_PARENT.parent_id).where(
-                _PARENT.organisation_id == bindparam("org_id"),
-                _PARENT.id.in_(bindparam("child_ids", expanding=True)),
+        _PROJECTS.c.id.in_(bindparam("ids", expanding=True)),
+        _PROJECTS.c.id.in_(
+            select(_PARENTS.c.parent_id).where(
+                _PARENTS.c.organisation_id == bindparam("org_id"),
+                _PARENTS.c.id.in_(bindparam("child_ids", expanding=True)),
             )
         ),
     ),
 )
 _ONE_AND_PARENT = _WITH_ACCESS_LISTS.where(
-    Project.organisation_id == bindparam("org_id"),
+    _PROJECTS.c.organisation_id == bindparam("org_id"),
     or_(
-        Project.id == bindparam("id"),
-        Project.id.in_(
-            select(_PARENT.parent_id).where(
-                _PARENT.organisation_id == bindparam("org_id"),
-                _PARENT.id == bindparam("id"),
+        _PROJECTS.c.id == bindparam("id"),
+        _PROJECTS.c.id.in_(
+            select(_PARENTS.c.parent_id).where(
+                _PARENTS.c.organisation_id == bindparam("org_id"),
+                _PARENTS.c.id == bindparam("id"),
             )
         ),
     ),
@@ -92,17 +105,21 @@ async def projects_by_ids(
             raise NotFound(f"{argument}[{index}]", value, "project")
     found: dict[str, Project] = {}
     members: dict[str, tuple[set[str], set[str]]] = {}
+    session = context.session
     if len(named) == 1:
-        rows = await context.session.execute(
-            _ONE_AND_PARENT, {"org_id": context.org_id, "id": named[0]}
-        )
+        rows = await session.execute(_ONE_AND_PARENT, {"org_id": context.org_id, "id": named[0]})
     else:
-        rows = await context.session.execute(
+        rows = await session.execute(
             _NAMED_AND_PARENTS, {"org_id": context.org_id, "ids": named, "child_ids": named}
         )
-    for project, person_id, tag_id in rows:
-        found[project.id] = project
-        people, tags = members.setdefault(project.id, (set(), set()))
+    for row in rows:
+        person_id, tag_id, project_id = row[0], row[1], _PROJECT.identity(row, 2)
+        if project_id not in found:
+            category = _CATEGORY.build(session, row, _AT_CATEGORY)
+            project = _PROJECT.build(session, row, 2, {"category": category})
+            assert project is not None
+            found[project_id] = project
+        people, tags = members.setdefault(project_id, (set(), set()))
         if person_id is not None:
             people.add(person_id)
         if tag_id is not None:
@@ -214,9 +231,7 @@ async def insert_records(context: RequestContext, records: Sequence[TimeRecord])
     if links:
         await session.execute(_INSERT_PROJECT_LINK, links)
     for record in records:
-        # Its attributes, relationships included, become the loaded state.
-        make_transient_to_detached(record)
-        session.add(record)
+        attach_written(session, record)
 
 
 async def delete_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:

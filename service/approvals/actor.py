@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -27,8 +28,14 @@ def _utc_day(ms: int) -> str:
     """`iso(ms)[:10]`, without formatting the time of day (every time-record write asks for
     a period label; strftime is most of its cost)."""
     if 0 <= ms < _YEAR_10000_MS:
-        return (_EPOCH + timedelta(days=ms // _DAY_MS)).isoformat()
+        return _day(ms // _DAY_MS)
     return iso(ms)[:10]
+
+
+@lru_cache(maxsize=4096)
+def _day(days: int) -> str:
+    """Day `days` since 1970-01-01, ISO-formatted (writes ask of a few days, again and again)."""
+    return (_EPOCH + timedelta(days=days)).isoformat()
 
 
 def period_label(start_ms: int, end_ms: int) -> str:

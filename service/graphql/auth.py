@@ -2,41 +2,61 @@
 
 from __future__ import annotations
 
-from sqlalchemy import and_, bindparam, exists, select
+from typing import cast
+
+from sqlalchemy import Table, and_, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.account_life import is_retired_key
 from service.approvals.settings import remember_untagged
+from service.as_loaded import Columns
 from service.errors import (
     AccountInactive,
     CantFindLinkedAccount,
     CantFindLinkedOrganisation,
     InvalidKey,
 )
-from service.models import ApiKey, Organisation, Person, PersonTag
+from service.models import ApiKey, Organisation, Person, PersonTag, Role
 
-# Built once (it is the same for every request): only the key is a parameter. Whether the
-# person carries a tag comes along: most carry none, and then the checks of a write that
-# cascade through the person's tags (access lists, settings) need not read them.
+_KEYS = cast(Table, ApiKey.__table__)
+_ORGANISATIONS = cast(Table, Organisation.__table__)
+_PERSONS = cast(Table, Person.__table__)
+_ROLES = cast(Table, Role.__table__)
+_TAGS = cast(Table, PersonTag.__table__)
+_ORGANISATION = Columns(Organisation, prefix="o_")
+_PERSON = Columns(Person, prefix="p_", relations=("role",))
+_ROLE = Columns(Role, prefix="r_")
+
+# Built once (it is the same for every request): only the key is a parameter. The
+# organisation, the person and their role are read as Core columns and made entities by
+# `as_loaded` (the ORM's loading of them cost more than the statement). Whether the person
+# carries a tag comes along: most carry none, and then the checks of a write that cascade
+# through the person's tags (access lists, settings) need not read them.
 _BY_KEY = (
     select(
-        ApiKey.key,
-        Organisation,
-        Person,
+        _KEYS.c.key,
         exists()
         .where(
-            PersonTag.organisation_id == Organisation.id,
-            PersonTag.person_id == Person.id,
+            _TAGS.c.organisation_id == _ORGANISATIONS.c.id,
+            _TAGS.c.person_id == _PERSONS.c.id,
         )
         .label("tagged"),
+        *_ORGANISATION.labelled,
+        *_PERSON.labelled,
+        *_ROLE.labelled,
     )
-    .outerjoin(Organisation, Organisation.id == ApiKey.organisation_id)
+    .select_from(_KEYS)
+    .outerjoin(_ORGANISATIONS, _ORGANISATIONS.c.id == _KEYS.c.organisation_id)
     .outerjoin(
-        Person,
-        and_(Person.id == ApiKey.person_id, Person.organisation_id == Organisation.id),
+        _PERSONS,
+        and_(_PERSONS.c.id == _KEYS.c.person_id,
+             _PERSONS.c.organisation_id == _ORGANISATIONS.c.id),
     )
-    .where(ApiKey.key == bindparam("apikey"))
+    .outerjoin(_ROLES, _ROLES.c.id == _PERSONS.c.role_id)
+    .where(_KEYS.c.key == bindparam("apikey"))
 )
+_AT_PERSON = 2 + _ORGANISATION.width
+_AT_ROLE = _AT_PERSON + _PERSON.width
 
 
 async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organisation, Person]:
@@ -48,13 +68,16 @@ async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organ
         if await is_retired_key(session, apikey.strip()):
             raise CantFindLinkedOrganisation()  # its organisation was purged
         raise InvalidKey()
-    _key, organisation, person, tagged = row
+    organisation = _ORGANISATION.build(session, row, 2)
     if organisation is None:
         raise CantFindLinkedOrganisation()
-    if person is None:
+    if row[_AT_PERSON] is None:
         raise CantFindLinkedAccount()
+    role = _ROLE.build(session, row, _AT_ROLE)
+    person = _PERSON.build(session, row, _AT_PERSON, {"role": role})
+    assert person is not None
     if not organisation.active:
         raise AccountInactive()
-    if not tagged:
+    if not row.tagged:
         remember_untagged(session, organisation.id, person.id)
     return organisation, person

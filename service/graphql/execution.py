@@ -313,12 +313,30 @@ async def _mutate(next_: Any, root: Any, info: Any, args: dict[str, Any]) -> Any
                 "operation_name": info.field_name,
                 "person_id": context.person.id,
                 "timestamp_ms": context.clock.now_ms(),
-                "arguments": json.loads(json.dumps(args, default=str)),
+                "arguments": _as_json(args),
                 "response_id": ids[0] if ids else None,
                 "response_ids": ids,
             },
         )
     return result
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _as_json(args: dict[str, Any]) -> Any:
+    """The arguments as they come back from JSON (what the audit row keeps): a copy, without
+    the round trip through text, when they are scalars and lists of scalars (the usual)."""
+    copied: dict[str, Any] = {}
+    for name, value in args.items():
+        kind = type(value)
+        if kind in _JSON_SCALARS:
+            copied[name] = value
+        elif kind is list and all(type(item) in _JSON_SCALARS for item in value):
+            copied[name] = list(value)
+        else:
+            return json.loads(json.dumps(args, default=str))
+    return copied
 
 
 def _response_ids(result: Any) -> list[str]:
