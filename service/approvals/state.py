@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.util import identity_key
 
 from service.approvals import stages as st
+from service.approvals.actor import MAX_PERIOD_MS
 from service.models import Person
 from service.models.approval import (
     STATUS_DRAFT,
@@ -23,12 +24,17 @@ from service.models.approval import (
 
 # Read on every approval request, built once (building a statement and its cache key costs
 # more than running it): the values are parameters.
+# Every search of a person's timesheets by time also bounds start_ms from below ("wf_earliest",
+# MAX_PERIOD_MS before the period or moment): no timesheet is longer (submit refuses one), so
+# it finds the same rows, and the index on (organisation, person, start_ms) then reads only
+# those instead of all of the person's earlier timesheets.
 _TIMESHEETS_OVERLAPPING = (
     select(Timesheet)
     .where(
         Timesheet.organisation_id == bindparam("wf_org"),
         Timesheet.person_id == bindparam("wf_person"),
         Timesheet.start_ms < bindparam("wf_end"),
+        Timesheet.start_ms > bindparam("wf_earliest"),
         Timesheet.end_ms > bindparam("wf_start"),
     )
     .order_by(Timesheet.updated_ms.desc())
@@ -40,6 +46,7 @@ _COVERING = (
         Timesheet.organisation_id == bindparam("wf_org"),
         Timesheet.person_id == bindparam("wf_person"),
         Timesheet.start_ms <= bindparam("wf_moment"),
+        Timesheet.start_ms > bindparam("wf_earliest"),
         Timesheet.end_ms > bindparam("wf_moment"),
         Timesheet.status != STATUS_DRAFT,
     )
@@ -83,6 +90,7 @@ _COVERING_STATE = (
         _SHEETS.c.organisation_id == bindparam("wf_org"),
         _SHEETS.c.person_id == bindparam("wf_person"),
         _SHEETS.c.start_ms <= bindparam("wf_moment"),
+        _SHEETS.c.start_ms > bindparam("wf_earliest"),
         _SHEETS.c.end_ms > bindparam("wf_moment"),
         _SHEETS.c.status != STATUS_DRAFT,
     )
@@ -112,7 +120,8 @@ async def covering_state(
         await session.flush()  # what the ORM's autoflush does before its reads
     row = (
         await session.execute(
-            _COVERING_STATE, {"wf_org": org_id, "wf_person": person_id, "wf_moment": moment_ms}
+            _COVERING_STATE, {"wf_org": org_id, "wf_person": person_id, "wf_moment": moment_ms,
+                              "wf_earliest": moment_ms - MAX_PERIOD_MS}
         )
     ).first()
     return CoveringState(*row) if row is not None else None
@@ -124,7 +133,8 @@ async def covering_timesheet(
     """The submitted, approved or rejected timesheet whose period contains the moment."""
     return (
         await session.scalars(
-            _COVERING, {"wf_org": org_id, "wf_person": person_id, "wf_moment": moment_ms}
+            _COVERING, {"wf_org": org_id, "wf_person": person_id, "wf_moment": moment_ms,
+                        "wf_earliest": moment_ms - MAX_PERIOD_MS}
         )
     ).first()
 
@@ -136,7 +146,8 @@ async def timesheet_for_period(
     rows = list(
         await session.scalars(
             _TIMESHEETS_OVERLAPPING,
-            {"wf_org": org_id, "wf_person": person_id, "wf_start": start_ms, "wf_end": end_ms},
+            {"wf_org": org_id, "wf_person": person_id, "wf_start": start_ms, "wf_end": end_ms,
+             "wf_earliest": start_ms - MAX_PERIOD_MS},
         )
     )
     for row in rows:
@@ -158,6 +169,7 @@ _PERIOD_STATE = (
             Timesheet.organisation_id == Person.organisation_id,
             Timesheet.person_id == Person.id,
             Timesheet.start_ms < bindparam("wf_end"),
+            Timesheet.start_ms > bindparam("wf_earliest"),
             Timesheet.end_ms > bindparam("wf_start"),
         ),
     )
@@ -188,6 +200,7 @@ async def period_state(
     organisation): `timesheet_for_period`, the submit event's author and `approvals_detail`."""
     rows = (await session.execute(_PERIOD_STATE, {
         "wf_org": org_id, "wf_person": person_id, "wf_start": start_ms, "wf_end": end_ms,
+        "wf_earliest": start_ms - MAX_PERIOD_MS,
     })).all()
     if not rows:
         return None

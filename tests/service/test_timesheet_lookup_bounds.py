@@ -1,0 +1,40 @@
+"""A person's timesheets are looked up by time within a bounded range of the index: every
+such statement bounds start_ms from below too (no timesheet is longer than MAX_PERIOD_MS), so
+the lookup reads the rows near the period, not all of the person's earlier timesheets (a
+cost that grew with every week a person had ever submitted)."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy.dialects import sqlite
+
+from service.approvals import state
+from tests.support import Org
+
+LOOKUPS = {
+    "timesheet_for_period": state._TIMESHEETS_OVERLAPPING,
+    "covering_timesheet": state._COVERING,
+    "covering_state": state._COVERING_STATE,
+    "period_state": state._PERIOD_STATE,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOKUPS))
+async def test_the_lookup_searches_a_bounded_range_of_the_index(org: Org, name: str) -> None:
+    engine = org.live.service.engine
+    if engine.dialect.name != "sqlite":
+        pytest.skip("the query plan is read from SQLite (PostgreSQL plans by table size)")
+    compiled = LOOKUPS[name].compile(dialect=sqlite.dialect())
+    parameters = {key: 1 for key in compiled.params}
+    if "wf_ids" in parameters:
+        parameters["wf_ids"] = ["x"]
+    async with engine.connect() as connection:
+        plan = " | ".join(
+            str(row[-1]) for row in (await connection.exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + str(compiled), tuple(
+                    parameters[key] for key in compiled.positiontup or ()
+                ),
+            )).all()
+        )
+    assert "ix_timesheets_person_period" in plan, plan
+    assert "start_ms>? AND start_ms<?" in plan, plan
