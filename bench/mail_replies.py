@@ -204,20 +204,26 @@ async def _scale_out(names: set[str], count: int, key: Key, load: LoadGenerator
                      ) -> list[Figure]:
     """The two-worker figures, each timebot started afresh on fresh databases."""
     figures: list[Figure] = []
-    one_worker = 0.0
+    one_worker = one_cpu_ms = 0.0
     if SCALING in names:
         async with running_timebot(key, 1) as world:
             _, mails = await _prepared_replies(world, count)
+            cpu = world.cpu()
             one_worker, _, _ = await _send_replies(world, load, mails)
             await world.wait_settled()
+            one_cpu_ms = (world.cpu() - cpu) * 1000 / count
     async with running_timebot(key, 2) as world:
         if SCALING in names:
             _, mails = await _prepared_replies(world, count)
+            cpu = world.cpu()
             two_workers, _, _ = await _send_replies(world, load, mails)
-            note(f"{count} replies end to end: {two_workers:.0f}/s with 2 workers, "
-                 f"{one_worker:.0f}/s with one: x{two_workers / one_worker:.2f} (goal: x1.6)")
-            figures.append(Figure(SCALING, two_workers, "replies/s", one_worker))
             await world.wait_settled()
+            two_cpu_ms = (world.cpu() - cpu) * 1000 / count
+            note(f"{count} replies end to end: {two_workers:.0f}/s with 2 workers, "
+                 f"{one_worker:.0f}/s with one: x{two_workers / one_worker:.2f} (goal: x1.6); "
+                 f"timebot CPU a reply {two_cpu_ms:.1f} ms with 2 workers, {one_cpu_ms:.1f} "
+                 f"with one: x{two_cpu_ms / one_cpu_ms:.2f}")
+            figures.append(Figure(SCALING, two_workers, "replies/s", one_worker))
         if RECEIPT_P99_WORKERS2 in names:
             figures.append(await _latency(RECEIPT_P99_WORKERS2, world, load))
     return figures
