@@ -35,36 +35,48 @@ _CLAIMS: dict[tuple[Any, Any, Any], tuple[Any, Any]] = {}
 _FINISHES: dict[tuple[Any, frozenset[str]], Any] = {}
 
 
+def _claimable(selected: Any, table: Any, due_column: Any, order_column: Any) -> Any:
+    """SELECT `selected` of the rows a worker may claim now — queued, or working under an
+    expired lease (and due, with `due_column`) — oldest first, at most `claim_limit`, locked
+    (FOR UPDATE SKIP LOCKED: a second worker passes over them)."""
+    now = bindparam("claim_now_ms", type_=BigInteger)
+    claimable = or_(
+        table.c.status == QUEUED,
+        and_(table.c.status == WORKING, table.c.lease_until_ms < now),
+    )
+    if due_column is not None:
+        claimable = and_(claimable, table.c[due_column.key] <= now)
+    return (
+        select(selected)
+        .where(claimable)
+        .order_by(table.c[order_column.key] if order_column is not None else table.c.id)
+        .limit(bindparam("claim_limit", type_=Integer))
+        .with_for_update(skip_locked=True)
+    )
+
+
+def _leased(table: Any) -> dict[str, Any]:
+    """What a claim writes: the row is working, under this owner's lease, one more attempt."""
+    return {
+        "status": WORKING,
+        "lease_owner": bindparam("claim_owner"),
+        "lease_until_ms": bindparam("claim_until_ms", type_=BigInteger),
+        "attempts": table.c.attempts + 1,
+    }
+
+
 def _claim_statements(model: Any, due_column: Any, order_column: Any) -> tuple[Any, Any]:
     """(SELECT … FOR UPDATE SKIP LOCKED, UPDATE … SET status='working', …) for the model."""
     key = (model, due_column, order_column)
     found = _CLAIMS.get(key)
     if found is not None:
         return found
-    now = bindparam("claim_now_ms", type_=BigInteger)
-    claimable = or_(
-        model.status == QUEUED,
-        and_(model.status == WORKING, model.lease_until_ms < now),
-    )
-    if due_column is not None:
-        claimable = and_(claimable, due_column <= now)
-    choose = (
-        select(model)
-        .where(claimable)
-        .order_by(order_column if order_column is not None else model.id)
-        .limit(bindparam("claim_limit", type_=Integer))
-        .with_for_update(skip_locked=True)
-    )
     table = model.__table__
+    choose = _claimable(model, table, due_column, order_column)
     take = (
         update(table)
         .where(table.c.id.in_(bindparam("claim_ids", expanding=True)))
-        .values(
-            status=WORKING,
-            lease_owner=bindparam("claim_owner"),
-            lease_until_ms=bindparam("claim_until_ms", type_=BigInteger),
-            attempts=table.c.attempts + 1,
-        )
+        .values(_leased(table))
     )
     if len(_CLAIMS) < 256:  # columns are class attributes: a few keys (not built per call)
         _CLAIMS[key] = (choose, take)
@@ -117,30 +129,11 @@ def _take_statement(model: Any, due_column: Any, order_column: Any) -> Any:
     if statement is not None:
         return statement
     table = model.__table__
-    now = bindparam("claim_now_ms", type_=BigInteger)
-    claimable = or_(
-        table.c.status == QUEUED,
-        and_(table.c.status == WORKING, table.c.lease_until_ms < now),
-    )
-    if due_column is not None:
-        claimable = and_(claimable, table.c[due_column.key] <= now)
-    order = table.c[order_column.key] if order_column is not None else table.c.id
-    chosen = (
-        select(table.c.id)
-        .where(claimable)
-        .order_by(order)
-        .limit(bindparam("claim_limit", type_=Integer))
-        .with_for_update(skip_locked=True)
-    )
+    chosen = _claimable(table.c.id, table, due_column, order_column)
     statement = (
         update(table)
         .where(table.c.id.in_(chosen))
-        .values(
-            status=WORKING,
-            lease_owner=bindparam("claim_owner"),
-            lease_until_ms=bindparam("claim_until_ms", type_=BigInteger),
-            attempts=table.c.attempts + 1,
-        )
+        .values(_leased(table))
         .returning(*table.c)
     )
     if len(_TAKES) < 256:  # columns are class attributes: a few keys (not built per call)
