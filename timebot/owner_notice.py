@@ -21,7 +21,7 @@ from timebot.periods_local import local_period
 from timebot.stages import stage_label
 
 __all__ = [
-    "PERSON_FIELDS", "Owner", "OwnerNotice", "load_owner", "owner_notice", "owner_notice_key",
+    "PERSON_FIELDS", "OwnerNotice", "load_owner", "owner_notice", "owner_notice_key",
     "person_details",
 ]
 
@@ -30,14 +30,6 @@ PERSON_FIELDS = "id name email archived localisation { timeZone { value } }"
 OWNER = operation(
     f"query NoticeOwner($id: SvcId!) {{ getPerson(id: $id) {{ {PERSON_FIELDS} }} }}"
 )
-
-
-@dataclass(frozen=True)
-class Owner:
-    person_id: str
-    name: str
-    email: str | None
-    time_zone: str
 
 
 def person_details(found: dict[str, Any]) -> PersonDetails:
@@ -49,9 +41,10 @@ def person_details(found: dict[str, Any]) -> PersonDetails:
 
 async def load_owner(
     client: ServiceClient, key: str, person_id: str, directory: PeopleDirectory | None = None
-) -> Owner | None:
-    """The owner as the notice needs them; None when unknown or archived. With `directory`,
-    what a read of the last seconds found (a reply's event read) when it holds that."""
+) -> PersonDetails | None:
+    """The owner as the notice needs them (name, address, time zone); None when unknown or
+    archived. With `directory`, what a read of the last seconds found (a reply's event read)
+    when it holds that."""
     details = directory.recent_details(person_id) if directory is not None else None
     if details is None:
         found = (await client.execute(OWNER, {"id": person_id}, apikey=key,
@@ -61,9 +54,7 @@ async def load_owner(
         details = person_details(found)
         if directory is not None:
             directory.note_details(details)
-    if details.archived:
-        return None
-    return Owner(details.person_id, details.name, details.email, details.time_zone)
+    return None if details.archived else details
 
 
 @dataclass(frozen=True)
