@@ -139,17 +139,24 @@ async def covering_timesheet(
     ).first()
 
 
-async def timesheet_for_period(
+async def timesheets_overlapping(
     session: AsyncSession, org_id: str, person_id: str, start_ms: int, end_ms: int
-) -> Timesheet | None:
-    """The timesheet with exactly these bounds, else the latest one overlapping them."""
-    rows = list(
+) -> list[Timesheet]:
+    """The person's timesheets overlapping [start_ms, end_ms), the latest updated first."""
+    return list(
         await session.scalars(
             _TIMESHEETS_OVERLAPPING,
             {"wf_org": org_id, "wf_person": person_id, "wf_start": start_ms, "wf_end": end_ms,
              "wf_earliest": start_ms - MAX_PERIOD_MS},
         )
     )
+
+
+async def timesheet_for_period(
+    session: AsyncSession, org_id: str, person_id: str, start_ms: int, end_ms: int
+) -> Timesheet | None:
+    """The timesheet with exactly these bounds, else the latest one overlapping them."""
+    rows = await timesheets_overlapping(session, org_id, person_id, start_ms, end_ms)
     for row in rows:
         if row.start_ms == start_ms and row.end_ms == end_ms:
             return row

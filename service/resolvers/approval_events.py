@@ -8,7 +8,7 @@ from typing import Any
 from ariadne import ObjectType, QueryType
 from sqlalchemy import bindparam, select
 
-from service.approvals.state import covering_timesheet
+from service.approvals.state import covering_timesheet, timesheets_overlapping
 from service.errors import NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -133,13 +133,15 @@ async def resolve_get_event(_root: Any, info: Any, id: str) -> ApprovalEvent:
 async def _events(context: RequestContext, person_id: str,
                   period: tuple[int, int] | None) -> list[ApprovalEvent]:
     await get_in_org(context.session, Person, context.org_id, person_id, "personId", "person")
-    statement = select(Timesheet).where(
-        Timesheet.organisation_id == context.org_id, Timesheet.person_id == person_id
-    )
-    if period is not None:
-        statement = statement.where(Timesheet.start_ms < period[1], Timesheet.end_ms > period[0])
-    visible = [t.id for t in await context.session.scalars(statement)
-               if await can_view_timesheet(context, t)]
+    if period is None:
+        timesheets = list(await context.session.scalars(select(Timesheet).where(
+            Timesheet.organisation_id == context.org_id, Timesheet.person_id == person_id
+        )))
+    else:
+        timesheets = await timesheets_overlapping(
+            context.session, context.org_id, person_id, period[0], period[1]
+        )
+    visible = [t.id for t in timesheets if await can_view_timesheet(context, t)]
     if not visible:
         return []
     rows = await context.session.scalars(

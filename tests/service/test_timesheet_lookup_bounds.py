@@ -6,9 +6,11 @@ cost that grew with every week a person had ever submitted)."""
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import event
 from sqlalchemy.dialects import sqlite
 
 from service.approvals import state
+from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, submit
 from tests.support import Org
 
 LOOKUPS = {
@@ -38,3 +40,32 @@ async def test_the_lookup_searches_a_bounded_range_of_the_index(org: Org, name: 
         )
     assert "ix_timesheets_person_period" in plan, plan
     assert "start_ms>? AND start_ms<?" in plan, plan
+
+
+async def test_approval_events_of_a_period_read_a_bounded_range(org: Org) -> None:
+    """getApprovalEvents(personId, startTime, endTime) reads the person's timesheets with the
+    same bounded lookup: every statement on timesheets that bounds start_ms from above also
+    bounds it from below, and the events of the period are still found."""
+    bob = await org.add_member("Bob")
+    await add_record(bob, bob)
+    submit_id = (await submit(bob, bob))["id"]
+    statements: list[str] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, *_rest: object) -> None:
+        statements.append(statement)
+
+    sync_engine = org.live.service.read_engine.sync_engine
+    event.listen(sync_engine, "before_cursor_execute", seen)
+    try:
+        events = await org.admin.gql(
+            "query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { getApprovalEvents("
+            "personId: $p, startTime: $s, endTime: $e) { id } }",
+            {"p": bob.id, "s": WEEK, "e": WEEK_END},
+        )
+    finally:
+        event.remove(sync_engine, "before_cursor_execute", seen)
+    assert submit_id in [e["id"] for e in events["getApprovalEvents"]]
+    on_timesheets = [s for s in statements if "FROM timesheets" in s and "start_ms <" in s]
+    assert on_timesheets, statements
+    for statement in on_timesheets:
+        assert "timesheets.start_ms >" in statement, statement
