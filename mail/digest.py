@@ -8,6 +8,7 @@ The dedupe key (person, local date) makes it one e-mail a day across processes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -18,6 +19,7 @@ from sqlalchemy import select
 from mail.reviews import MailContext, already_queued, build_message, prefs_url, review_links
 from timebot.client import operation
 from timebot.notify.approvals import DIGEST, period_label, person_info, time_zone_of
+from timebot.runtime import Runtime
 from timebot.state.models import NotificationPreference
 
 log = structlog.get_logger("mail.digest")
@@ -40,38 +42,52 @@ def digest_day(now_ms: int, time_zone: str) -> str | None:
     return None if local.hour < DIGEST_HOUR else local.date().isoformat()
 
 
-async def send_digests(ctx: MailContext) -> int:
-    runtime = ctx.runtime
+async def digest_person_ids(runtime: Runtime, organisation_id: str | None = None
+                            ) -> list[tuple[str, str]]:
+    """(organisation, person) of everyone who chose the digest (in one organisation)."""
+    statement = select(NotificationPreference.organisation_id, NotificationPreference.person_id
+                       ).where(NotificationPreference.mode == DIGEST)
+    if organisation_id is not None:
+        statement = statement.where(NotificationPreference.organisation_id == organisation_id)
     async with runtime.state_sessions() as session:
-        rows = list(
-            await session.scalars(
-                select(NotificationPreference).where(NotificationPreference.mode == DIGEST)
-            )
-        )
+        return [(row[0], row[1]) for row in await session.execute(statement)]
+
+
+async def send_digests(ctx: MailContext, organisation_id: str | None = None) -> int:
     sent = 0
-    for row in rows:
+    for org_id, person_id in await digest_person_ids(ctx.runtime, organisation_id):
         try:
-            sent += await send_digest(ctx, row.organisation_id, row.person_id)
+            sent += await send_digest(ctx, org_id, person_id)
         except Exception:  # one person's failure does not stop the others
-            log.exception("digest_failed", person=row.person_id)
+            log.exception("digest_failed", person=person_id)
     return sent
 
 
-async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) -> int:
+@dataclass
+class DigestPlan:
+    """One person's digest now: the items it would list, or why none goes (`why_not`)."""
+
+    person: dict[str, Any] | None
+    why_not: str = ""
+    dedupe_key: str = ""
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def digest_plan(ctx: MailContext, organisation_id: str, person_id: str) -> DigestPlan:
     runtime = ctx.runtime
     settings = runtime.settings
     key = await runtime.directory.integration_key(organisation_id)
     person = await person_info(runtime.client, key, person_id)
     if person is None or person.get("archived") or not person.get("email"):
-        return 0
+        return DigestPlan(person, "archived, unknown or without an e-mail address")
     zone = time_zone_of(person)
     now = runtime.clock.now_ms()
     day = digest_day(now, zone)
     if day is None:
-        return 0
+        return DigestPlan(person, f"not yet: due from {DIGEST_HOUR:02d}:00 ({zone})")
     dedupe_key = f"digest:{organisation_id}:{person_id}:{day}"
     if await already_queued(runtime, dedupe_key):
-        return 0
+        return DigestPlan(person, f"already sent for {day}")
     own_key = await runtime.directory.apikey_for(organisation_id, person_id)
     pending = (await runtime.client.execute(MY_PENDING, apikey=own_key)).get(
         "getPendingApprovals"
@@ -93,16 +109,25 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
             "reject_url": links.reject_url,
         })
     if not items:
+        return DigestPlan(person, "nothing waits for them")
+    return DigestPlan(person, "", dedupe_key, items)
+
+
+async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) -> int:
+    plan = await digest_plan(ctx, organisation_id, person_id)
+    if plan.why_not or plan.person is None:
         return 0
+    settings = ctx.runtime.settings
+    now = ctx.runtime.clock.now_ms()
     rendered = ctx.templates.mail(
-        "digest", approver_name=person["name"], items=items, mode=DIGEST,
+        "digest", approver_name=plan.person["name"], items=plan.items, mode=DIGEST,
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
-    message = build_message(settings, rendered, to=str(person["email"]))
+    message = build_message(settings, rendered, to=str(plan.person["email"]))
     queued = await ctx.mail.outbox.enqueue(
-        message, kind="digest", envelope_from=settings.mail_from, dedupe_key=dedupe_key
+        message, kind="digest", envelope_from=settings.mail_from, dedupe_key=plan.dedupe_key
     )
     if queued:
         ctx.mail.outbox_worker.wake()
-        log.info("digest_queued", person=person_id, items=len(items), day=day)
+        log.info("digest_queued", person=person_id, items=len(plan.items))
     return int(queued)

@@ -12,7 +12,9 @@ when the week had no working day for them. On a day that is not a working day fo
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,6 +23,7 @@ from timebot.client import operation
 from timebot.notify.approvals import time_zone_of
 from timebot.notify.decisions import AlreadySent, PeriodReminder
 from timebot.notify.periods import (
+    WEEK_MS,
     Period,
     absent_whole_period,
     last_ended_week,
@@ -87,26 +90,75 @@ async def with_auto_submit(
     return [{**person, "timeSettings": settings.get(person["id"])} for person in people]
 
 
+@dataclass(frozen=True)
+class PeriodVerdict:
+    """Whether `person` is reminded of `period` now: `reminder` when due, else `why_not`
+    (what `timebot reminders preview` prints)."""
+
+    person: dict[str, Any]
+    period: Period | None
+    reminder: PeriodReminder | None
+    why_not: str = ""
+
+
 async def due_period_reminders(
     runtime: Runtime, organisation_id: str, already_sent: AlreadySent
 ) -> AsyncGenerator[PeriodReminder, None]:
     """The end-of-period reminders due now in one organisation that `already_sent` does not
     know, one at a time (each is sent before the next is looked into)."""
+    since = await first_seen_ms(runtime, organisation_id)
+    verdicts = period_verdicts(runtime, organisation_id, already_sent, since, explain=False)
+    async with contextlib.aclosing(verdicts):
+        async for verdict in verdicts:
+            if verdict.reminder is not None:
+                yield verdict.reminder
+
+
+def _local_text(ms: int, time_zone: str) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).astimezone(ZoneInfo(time_zone)).strftime(
+        "%a %d %b %H:%M %Z"
+    )
+
+
+def _timing(now: int, period: Period, since: int, zone_name: str) -> str:
+    """Pure: why the last ended week's reminder is not due at `now` ("" when it is)."""
+    if not reminder_due(now, period):
+        upcoming = last_ended_week(now + WEEK_MS, zone_name).end_ms
+        return f"none due now: the next is due from {_local_text(upcoming, zone_name)}"
+    if ended_before(period.end_ms, since):
+        return "the week ended before timebot first served the organisation"
+    return ""
+
+
+async def period_verdicts(
+    runtime: Runtime, organisation_id: str, already_sent: AlreadySent, since: int,
+    *, explain: bool,
+) -> AsyncGenerator[PeriodVerdict, None]:
+    """Each active person's verdict on the last ended week at the runtime's clock: the due
+    ones always, and with `explain` also the others, with why not. `since`: when the
+    scheduler first served the organisation (`scheduler_epoch`)."""
     now = runtime.clock.now_ms()
     key = await runtime.directory.integration_key(organisation_id)
     people = (await runtime.client.execute(PEOPLE, apikey=key)).get("getPersons") or []
     people = await with_auto_submit(runtime, key, [p for p in people if p])
-    since = await first_seen_ms(runtime, organisation_id)
     due: dict[Period, list[dict[str, Any]]] = {}
     for person in people:
-        if person.get("archived") or not person.get("email"):
+        if person.get("archived"):
+            if explain:
+                yield PeriodVerdict(person, None, None, "archived")
             continue
-        if str(person["email"]).lower() == runtime.settings.mail_from.lower():
-            continue  # timebot's own integration person
+        if not person.get("email") or \
+                str(person["email"]).lower() == runtime.settings.mail_from.lower():
+            continue  # no address, or timebot's own integration person
         period = last_ended_week(now, time_zone_of(person))
-        if not reminder_due(now, period) or ended_before(period.end_ms, since):
-            continue
-        if await already_sent(period_dedupe_key(organisation_id, person["id"], period)):
+        why_not = _timing(now, period, since, time_zone_of(person))
+        if not why_not and await already_sent(
+            period_dedupe_key(organisation_id, person["id"], period)
+        ):
+            why_not = "already sent"
+        if why_not:
+            if explain:
+                yield PeriodVerdict(person, period, None, why_not)
             continue
         due.setdefault(period, []).append(person)
     for period, group in due.items():
@@ -119,33 +171,41 @@ async def due_period_reminders(
         ).get("getTeamApprovalStates") or []
         status_of = {s["person"]["id"]: s.get("status") or "d" for s in states}
         for person in group:
-            status = status_of.get(person["id"], "d")
-            if status in ("s", "a"):
-                continue
-            zone_name = time_zone_of(person)
-            planned = await planned_days(
-                runtime, key, person["id"], period.start_ms, now + 1, zone_name
-            )
-            zone = ZoneInfo(zone_name)
-            today = datetime.fromtimestamp(now / 1000, UTC).astimezone(zone).date()
-            end_day = datetime.fromtimestamp(period.end_ms / 1000, UTC).astimezone(zone).date()
-            if not planned.get(today, True):
-                continue  # a holiday or a day off for them: a later tick sends it
-            working = {day for day, works in planned.items() if works and day < end_day}
-            if not working:
-                continue  # nothing was expected of them that week
-            summary = await load_summary(
-                runtime.client, key, person["id"], period.start_ms, period.end_ms
-            )
-            records = [(entry.day, entry.absence is not None) for entry in summary.entries]
-            if records and absent_whole_period(records, period, zone_name, working):
-                continue
-            yield PeriodReminder(
-                organisation_id=organisation_id,
-                person=person,
-                period=period,
-                status=status,
-                entries=len(summary.entries),
-                total_ms=summary.total_ms,
-                dedupe_key=period_dedupe_key(organisation_id, person["id"], period),
-            )
+            verdict = await _verdict(runtime, key, organisation_id, person, period,
+                                     status_of.get(person["id"], "d"), now)
+            if explain or verdict.reminder is not None:
+                yield verdict
+
+
+async def _verdict(
+    runtime: Runtime, key: str, organisation_id: str, person: dict[str, Any], period: Period,
+    status: str, now: int,
+) -> PeriodVerdict:
+    if status in ("s", "a"):
+        return PeriodVerdict(person, period, None,
+                             "timesheet submitted" if status == "s" else "timesheet approved")
+    zone_name = time_zone_of(person)
+    planned = await planned_days(runtime, key, person["id"], period.start_ms, now + 1, zone_name)
+    zone = ZoneInfo(zone_name)
+    today = datetime.fromtimestamp(now / 1000, UTC).astimezone(zone).date()
+    end_day = datetime.fromtimestamp(period.end_ms / 1000, UTC).astimezone(zone).date()
+    if not planned.get(today, True):
+        return PeriodVerdict(person, period, None,
+                             "today is not a working day for them: a later tick sends it")
+    working = {day for day, works in planned.items() if works and day < end_day}
+    if not working:
+        return PeriodVerdict(person, period, None, "no working day in the week")
+    summary = await load_summary(runtime.client, key, person["id"], period.start_ms,
+                                 period.end_ms)
+    records = [(entry.day, entry.absence is not None) for entry in summary.entries]
+    if records and absent_whole_period(records, period, zone_name, working):
+        return PeriodVerdict(person, period, None, "absent on every working day")
+    return PeriodVerdict(person, period, PeriodReminder(
+        organisation_id=organisation_id,
+        person=person,
+        period=period,
+        status=status,
+        entries=len(summary.entries),
+        total_ms=summary.total_ms,
+        dedupe_key=period_dedupe_key(organisation_id, person["id"], period),
+    ))

@@ -34,3 +34,14 @@ def ended_before(period_end_ms: int, since_ms: int) -> bool:
     """Pure: the period ended before the scheduler served the organisation (a period that
     ends at the very instant of the first tick is due: that tick is its reminder's)."""
     return period_end_ms < since_ms
+
+
+async def recorded_first_seen_ms(runtime: Runtime, organisation_id: str) -> int | None:
+    """The recorded instant, without recording one (a preview changes nothing)."""
+    async with runtime.state_sessions() as session:
+        seen = await session.scalar(
+            select(SchedulerEpoch.first_seen_ms).where(
+                SchedulerEpoch.organisation_id == organisation_id
+            )
+        )
+    return None if seen is None else int(seen)

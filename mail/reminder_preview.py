@@ -1,0 +1,154 @@
+"""What the operator's `timebot reminders preview` and `send` see: for one organisation at one
+instant, the end-of-period reminders, daily digests and approval reminders that would go out
+(to whom, when) and, for everyone else, why not. The verdicts are the senders' own decisions
+(`timebot.notify.period_reminders`, `mail.digest`, `mail.reminders`); a preview writes
+nothing, `send_due` queues what is due exactly as the scheduler's tick would (each once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, select
+
+from mail.digest import digest_person_ids, digest_plan, send_digests
+from mail.reviews import MailContext, already_queued
+from timebot.client import operation
+from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
+from timebot.notify.period_reminders import period_verdicts
+from timebot.notify.scheduler import Scheduler
+from timebot.notify.scheduler_epoch import recorded_first_seen_ms
+from timebot.state.models import ApprovalReminderTally
+
+DAY_MS = 86_400_000
+
+PENDING = operation(
+    """query PreviewPending {
+      getPendingApprovals(showAll: true) {
+        person { id name } startTime { ts } endTime { ts } status currentStage submitId
+        stageDetails { stage approvedBy { ts } pending { id name } }
+      }
+    }"""
+)
+SUBMITTED_AT = operation(
+    """query PreviewSubmittedAt($id: SvcId!) { getApprovalEventById(id: $id) { ts { ts } } }"""
+)
+
+
+@dataclass(frozen=True)
+class PreviewLine:
+    kind: str  # "period reminder", "digest", "approval reminder"
+    to: str  # "Name <address>"
+    verdict: str  # "due now" or why not
+    about: str = ""  # the period or the timesheet
+
+    def render(self) -> str:
+        about = f" [{self.about}]" if self.about else ""
+        return f"{self.kind:<18} {self.to:<40} {self.verdict}{about}"
+
+
+def _to(person: dict[str, Any] | None, fallback: str = "?") -> str:
+    if not person:
+        return fallback
+    email = person.get("email")
+    return f"{person.get('name')} <{email}>" if email else str(person.get("name") or fallback)
+
+
+def _day(ms: int, zone: str = "UTC") -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).astimezone(ZoneInfo(zone)).strftime(
+        "%a %d %b %Y %H:%M %Z"
+    )
+
+
+def next_mailed_ordinal(received: int) -> int:
+    """Pure: the ordinal of the next approval reminder that is mailed (a triangular number,
+    as `mail.reminders.reminder_is_sent`) after `received` reminders of a stage."""
+    n = 1
+    while n * (n + 1) // 2 <= received:
+        n += 1
+    return n * (n + 1) // 2
+
+
+async def preview(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
+    lines: list[PreviewLine] = []
+    runtime = ctx.runtime
+    since = await recorded_first_seen_ms(runtime, organisation_id)
+    verdicts = period_verdicts(
+        runtime, organisation_id, lambda key: already_queued(runtime, key),
+        runtime.clock.now_ms() if since is None else since, explain=True,
+    )
+    async for verdict in verdicts:
+        about = "" if verdict.period is None else \
+            f"week from {_day(verdict.period.start_ms)}"
+        lines.append(PreviewLine("period reminder", _to(verdict.person),
+                                 "due now" if verdict.reminder else verdict.why_not, about))
+    for org_id, person_id in await digest_person_ids(runtime, organisation_id):
+        plan = await digest_plan(ctx, org_id, person_id)
+        lines.append(PreviewLine("digest", _to(plan.person, person_id),
+                                 plan.why_not or f"due now: {len(plan.items)} waiting"))
+    lines.extend(await approval_reminder_lines(ctx, organisation_id))
+    return lines
+
+
+async def _stage_entered(ctx: MailContext, key: str, entry: dict[str, Any]) -> int | None:
+    """When the timesheet entered its current stage: the last approval of an earlier stage,
+    else its submission."""
+    stage = int(entry.get("currentStage") or 0)
+    earlier = [int(a["ts"]) for detail in entry.get("stageDetails") or [] if detail
+               and int(detail["stage"]) < stage for a in detail.get("approvedBy") or [] if a]
+    if earlier:
+        return max(earlier)
+    data = await ctx.runtime.client.execute(SUBMITTED_AT, {"id": entry["submitId"]}, apikey=key)
+    event = data.get("getApprovalEventById") or {}
+    return int(event["ts"]["ts"]) if event.get("ts") else None
+
+
+async def approval_reminder_lines(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
+    """Each pending approver of each waiting timesheet: when the next reminder mail goes
+    (the service reminds every N days of the owner's `approvalReminder`; mail goes on the
+    1st, 3rd, 6th… of those)."""
+    runtime = ctx.runtime
+    key = await runtime.directory.integration_key(organisation_id)
+    pending = (await runtime.client.execute(PENDING, apikey=key)).get("getPendingApprovals") or []
+    lines: list[PreviewLine] = []
+    for entry in pending:
+        if not entry or entry.get("status") != "s" or not entry.get("submitId"):
+            continue
+        stage = int(entry.get("currentStage") or 0)
+        about = f"{entry['person']['name']}, stage {stage + 1}"
+        owner = await person_info(runtime.client, key, entry["person"]["id"]) or {}
+        every = setting_of(owner, "approvalReminder")
+        approvers = [p for d in entry.get("stageDetails") or [] if d and int(d["stage"]) == stage
+                     for p in d.get("pending") or [] if p]
+        if not every:
+            verdict = "no approval reminders (approvalReminder is off)"
+        else:
+            async with runtime.state_sessions() as session:
+                received = int(await session.scalar(
+                    select(func.count()).select_from(ApprovalReminderTally).where(
+                        ApprovalReminderTally.submit_id == entry["submitId"],
+                        ApprovalReminderTally.stage == stage,
+                    )
+                ) or 0)
+            ordinal = next_mailed_ordinal(received)
+            entered = await _stage_entered(ctx, key, entry)
+            verdict = "waiting stage unknown" if entered is None else (
+                f"next reminder mail {_day(entered + ordinal * every * DAY_MS)} "
+                f"(reminder {ordinal}, every {every} days)"
+            )
+        for approver in approvers:
+            mode = await preference(runtime, organisation_id, approver["id"])
+            line = "the daily digest lists it" if mode == DIGEST else verdict
+            info = await person_info(runtime.client, key, approver["id"])
+            lines.append(PreviewLine("approval reminder", _to(info, approver.get("name", "?")),
+                                     line, about))
+    return lines
+
+
+async def send_due(ctx: MailContext, scheduler: Scheduler, organisation_id: str) -> int:
+    """Queue the period reminders and digests due now in one organisation, each once (the
+    same dedupe keys as the scheduler's tick: a running timebot sends nothing twice)."""
+    sent = await scheduler.period_reminders(organisation_id)
+    return sent + await send_digests(ctx, organisation_id)

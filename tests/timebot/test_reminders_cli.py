@@ -1,0 +1,175 @@
+"""`timebot reminders preview|send` through the real command, on SQLite and PostgreSQL: the
+operator sees who would be reminded of the last ended week (and why the others are not),
+the digests and the approval reminders; `send` queues what is due once, a second run nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plumbing.clock import Clock
+from plumbing.db import unit_of_work
+from service.embedded import EmbeddedService
+from service.provisioning import add_person
+from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.support import TEST_SECRET_KEY
+from timebot.notify.periods import last_ended_week
+
+TIMEBOT = str(Path(sys.executable).with_name("timebot"))
+HOUR_MS = 3_600_000
+
+
+def _env(world: dict[str, Any]) -> dict[str, str]:
+    return {**os.environ, "TIMEBOT_DATA_DIR": str(world["dir"]),
+            "TIMEBOT_SECRET_KEY": TEST_SECRET_KEY, **world["urls"]}
+
+
+def run(world: dict[str, Any], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([TIMEBOT, *args], env=_env(world), capture_output=True, text=True,
+                            timeout=180)
+    if check and result.returncode != 0:
+        raise AssertionError(f"timebot {' '.join(args)} failed: {result.stderr}")
+    return result
+
+
+async def _gql(service: EmbeddedService, key: str, query: str, variables: Any = None) -> Any:
+    response = await service.executor.run({"query": query, "variables": variables or {}}, key)
+    assert not response.body.get("errors"), response.body
+    return response.body["data"]
+
+
+async def _people(service_url: str, admin_key: str, week_start: int) -> dict[str, str]:
+    """Bob with a draft week, Sue submitted, Archie archived (as at now: no clock trick)."""
+    service = EmbeddedService(service_url, clock=Clock())
+    await service.start()
+    try:
+        ids = {}
+        org_id = (await _gql(service, admin_key, "{ currentOrganisation { id } }"))[
+            "currentOrganisation"]["id"]
+        for name in ("Bob Draft", "Sue Submitted", "Archie Archived"):
+            email = name.split()[0].lower() + "@globex.example"
+            async with unit_of_work(service.sessions) as session:
+                person, _key = await add_person(session, org_id, name, email, "employee",
+                                                service.clock.now_ms())
+            ids[name] = person.id
+        for name in ("Bob Draft", "Sue Submitted"):
+            await _gql(service, admin_key,
+                "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s, "
+                "duration: 7200000, personId: $p) { id } }",
+                {"s": week_start + 33 * HOUR_MS, "p": ids[name]})
+        # Approved by a named approver, who is reminded every 2 days.
+        await _gql(service, admin_key,
+            "mutation($s: [SvcApprovalStageInput]) { editOrganisationApprovalStages(stages: $s)"
+            " { id } }", {"s": [{"type": "person", "quorum": "any",
+                                 "personIds": [ids["Bob Draft"]]}]})
+        await _gql(service, admin_key,
+            "mutation { editOrganisationTimeSettingsApprovalReminder(approvalReminder: 2) { id } }")
+        await _gql(service, admin_key,
+            "mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { submitTimesheet("
+            "personId: $p, startTime: $s, endTime: $e) { id } }",
+            {"p": ids["Sue Submitted"], "s": week_start, "e": week_start + 7 * 24 * HOUR_MS})
+        await _gql(service, admin_key, "mutation($id: SvcId!) { archivePerson(id: $id) { id } }",
+                   {"id": ids["Archie Archived"]})
+        return ids
+    finally:
+        await service.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    databases: list[str] = []
+    urls: dict[str, str] = {}
+    if request.param == "postgresql":
+        databases = [await create_pg_database(), await create_pg_database()]
+        urls = {"TIMEBOT_DATABASE_URL": pg_url(databases[0]),
+                "TIMEBOT_SERVICE_DATABASE_URL": pg_url(databases[1])}
+    world: dict[str, Any] = {"dir": tmp_path, "urls": urls}
+    created = json.loads(run(world, "service", "init", "--org", "Globex", "--admin-name",
+                             "Gina Admin", "--admin-email", "gina@globex.example").stdout)
+    world["org"] = created["organisation"]["id"]
+    service_url = urls.get("TIMEBOT_SERVICE_DATABASE_URL") or \
+        f"sqlite+aiosqlite:///{tmp_path / 'service.db'}"
+    now = int(datetime.now(UTC).timestamp() * 1000)
+    week = last_ended_week(now, "UTC")
+    world["week"] = week
+    world["at"] = min(week.end_ms + HOUR_MS, now)
+    world["ids"] = await _people(service_url, created["admin"]["apikey"], week.start_ms)
+    try:
+        yield world
+    finally:
+        for name in databases:
+            await drop_pg_database(name)
+
+
+def _line(output: str, who: str) -> str:
+    [line] = [line for line in output.splitlines() if who in line and "period reminder" in line]
+    return line
+
+
+def _serve_since_long_ago(world: dict[str, Any]) -> None:
+    """As if timebot had served the organisation for weeks (its first tick's record)."""
+    async def record() -> None:
+        from sqlalchemy import insert
+
+        from plumbing.db import create_engine
+        from timebot.state.models import SchedulerEpoch
+
+        engine = create_engine(world["urls"].get("TIMEBOT_DATABASE_URL")
+                               or f"sqlite+aiosqlite:///{world['dir'] / 'bot.db'}")
+        try:
+            async with engine.begin() as connection:
+                await connection.execute(insert(SchedulerEpoch).values(
+                    organisation_id=world["org"], first_seen_ms=0))
+        finally:
+            await engine.dispose()
+
+    asyncio.run(record())
+
+
+def test_preview_says_who_and_why_not_then_send_queues_once(world: dict[str, Any]) -> None:
+    at = datetime.fromtimestamp(world["at"] / 1000, UTC).isoformat()
+    fresh = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    # A fresh organisation: the week ended before timebot served it (no burst at first start).
+    assert "before timebot first served" in _line(fresh, "bob@globex.example")
+    _serve_since_long_ago(world)
+    preview = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    assert "due now" in _line(preview, "bob@globex.example")
+    assert "due now" in _line(preview, "gina@globex.example")  # an empty week is reminded too
+    assert "timesheet submitted" in _line(preview, "sue@globex.example")
+    [waiting] = [line for line in preview.splitlines() if line.startswith("approval reminder")]
+    assert "bob@globex.example" in waiting and "Sue Submitted, stage 1" in waiting
+    assert "next reminder mail" in waiting and "(reminder 1, every 2 days)" in waiting
+    assert "Archie Archived" not in preview  # archived people are not reminded of anything
+    outbox = world["dir"] / "outbox" / "new"
+    assert not outbox.exists() or not list(outbox.iterdir()), "a preview sends nothing"
+
+    sent = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    assert "queued 2 " in sent
+    mails = [p.read_text(errors="replace") for p in outbox.iterdir()]
+    assert sorted(m.split("\nTo: ", 1)[1].split("\n", 1)[0].strip() for m in mails
+                  if "\nTo: " in m) == ["bob@globex.example", "gina@globex.example"], mails
+    again = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    assert "queued 0 " in again and len(list(outbox.iterdir())) == 2
+    after = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    assert "already sent" in _line(after, "bob@globex.example")
+
+
+def test_bad_arguments_are_named(tmp_path: Path) -> None:
+    world: dict[str, Any] = {"dir": tmp_path, "urls": {}}
+    org = json.loads(run(world, "service", "init", "--org", "Initech", "--admin-name", "Ian",
+                         "--admin-email", "ian@initech.example").stdout)["organisation"]["id"]
+    bad_time = run(world, "reminders", "preview", "--org", org, "--at", "monday", check=False)
+    assert bad_time.returncode != 0 and "--at" in bad_time.stderr and "ISO 8601" in bad_time.stderr
+    refused = run(world, "reminders", "send", "--org", org, "--at", "2999-01-01", check=False)
+    assert refused.returncode != 0 and "future" in refused.stderr
+    unknown = run(world, "reminders", "preview", "--org", "0" * 24, check=False)
+    assert unknown.returncode != 0 and "no such organisation" in unknown.stderr
