@@ -66,15 +66,24 @@ class LoopRefusal:
     detail: str
 
 
+# Mail with several From addresses is never answered (no single sender); looking at the first
+# few is enough, and bounds the work a hostile From of thousands of addresses costs.
+_MAX_FROM = 20
+
+
 def _local(address: str) -> str:
     return address.rpartition("@")[0].lower()
 
 
 def _addresses(value: str | None) -> list[str]:
-    """The addr-specs in a header value (Sender, Return-Path), lower-cased; never raises."""
+    """The addr-specs in a header value (Sender), lower-cased; never raises. Only its first
+    1000 characters: the pattern scans on from each position (quadratic on a huge header)."""
     if not value:
         return []
-    return [found.lower() for found in re.findall(r"[^\s<>,;:\"]+@[^\s<>,;:\"]+", value)]
+    return [found.lower() for found in _ADDR_SPEC.findall(value[:1000])]
+
+
+_ADDR_SPEC = re.compile(r"[^\s<>,;:\"]{1,254}@[^\s<>,;:\"]{1,254}")
 
 
 def why_not_act(
@@ -90,7 +99,7 @@ def why_not_act(
     (IMAP), then the Return-Path header stands in for it."""
     own = {address.strip().lower() for address in own_addresses if address.strip()}
     domain = (mail_domain or "").strip().lower().rstrip(".")
-    for address in message.from_addresses:
+    for address in message.from_addresses[:_MAX_FROM]:
         local, _, address_domain = address.rpartition("@")
         if address in own or (
             domain and address_domain.rstrip(".") == domain and local.startswith("approvals")
@@ -113,14 +122,14 @@ def _abuse_report(message: ReadMessage) -> LoopRefusal | None:
     for name, _value in message.headers:
         if signs.ABUSE_REPORT_HEADER.match(name):
             return LoopRefusal("abuse-report", f"header {name}")
-    for address in message.from_addresses:
+    for address in message.from_addresses[:_MAX_FROM]:
         if _local(address) in signs.ABUSE_LOCALS:
             return LoopRefusal("abuse-report", f"from {address}")
     return None
 
 
 def _bounce(message: ReadMessage) -> LoopRefusal | None:
-    for address in message.from_addresses:
+    for address in message.from_addresses[:_MAX_FROM]:
         if _local(address) in signs.DAEMON_LOCALS:
             return LoopRefusal("bounce", f"from {address}")
     if message.from_name and signs.DAEMON_NAMES.match(message.from_name.strip()):
@@ -160,7 +169,7 @@ def _auto_reply(message: ReadMessage) -> LoopRefusal | None:
             return LoopRefusal("auto-reply", name)
     for name in ("X-Mailer", "User-Agent"):
         mailer = message.header(name)
-        if mailer is not None and signs.AUTO_MAILER.search(mailer):
+        if mailer is not None and signs.AUTO_MAILER.search(mailer[:300]):
             return LoopRefusal("auto-reply", f"{name}: {mailer[:80]}")
     subject = message.subject
     if signs.AUTO_SUBJECT.match(subject) or subject.lstrip().startswith("AUTO:"):
@@ -173,7 +182,7 @@ def _list(message: ReadMessage, sender: str | None) -> LoopRefusal | None:
         lowered = name.lower()
         if lowered in signs.LIST_HEADERS or lowered.startswith("x-ml-"):
             return LoopRefusal("list", f"{name}: {value[:80]}")
-    candidates = [*message.from_addresses, *_addresses(message.header("Sender"))]
+    candidates = [*message.from_addresses[:_MAX_FROM], *_addresses(message.header("Sender"))]
     if sender:
         candidates.append(sender.strip().strip("<>").lower())
     for address in candidates:
@@ -183,7 +192,7 @@ def _list(message: ReadMessage, sender: str | None) -> LoopRefusal | None:
 
 
 def _no_reply(message: ReadMessage) -> LoopRefusal | None:
-    for address in message.from_addresses:
+    for address in message.from_addresses[:_MAX_FROM]:
         if signs.NO_REPLY_LOCAL.match(_local(address)):
             return LoopRefusal("no-reply", f"from {address}")
     return None
