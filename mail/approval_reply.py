@@ -6,7 +6,11 @@ let it through, a reply goes through, in order:
    Message-IDs in In-Reply-To / References (timebot.tokens); an expired one is answered
    "link expired";
 2. the sender: the From address must be the token's approver's own (people directory), and
-   authenticated (mail.sender_auth: a trusted Authentication-Results, or our own DKIM check);
+   authenticated (mail.sender_auth: a trusted Authentication-Results, or our own DKIM check).
+   Mail from a sender who did not authenticate is logged and dropped, unanswered (its From may
+   be anyone's: no backscatter); an authenticated stranger (someone else's reply address) gets
+   one plain refusal without the token, at most one an hour (mail.receipt_sender). Every
+   receipt goes through `Replier.answer`, which withholds it from an unauthenticated sender;
 3. the decision on the reply's own text (mail.decide);
 4. for a decision (a comment needs none), the approval state, read with the integration key:
    the token's submission must still be the current one, its stage the current stage, the
@@ -112,12 +116,10 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
             mail, settings.secret_key, settings.mail_domain, runtime.clock.now_ms()
         )
     except TokenExpired as expired:
+        # (answered only to an authenticated sender, like every refusal: Replier.answer)
         return await processor.answer(mail, receipts.link_expired(expired.token.expires_at_ms))
     except (TokenMissing, TokenError) as error:
-        # Not a reply to anything of ours (an IMAP mailbox also receives other mail): answer
-        # only a sender whose address is authenticated, never a possibly forged one.
-        if not (await processor.authenticate(mail)).authenticated:
-            return "ignored: no valid reply token, and the sender is not authenticated"
+        # Not a reply to anything of ours (an IMAP mailbox also receives other mail).
         detail = (
             "it carries no reply address" if isinstance(error, TokenMissing)
             else "its reply address is damaged or not ours"
@@ -130,15 +132,16 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     except DirectoryError:
         return await processor.answer(mail, receipts.unknown_link("its approver is unknown"))
     if sender is None or sender != approver.email.strip().lower():
-        return await processor.answer(
-            mail, receipts.wrong_sender(sender or "this sender"), token=token_text
-        )
+        # Someone else's reply address: never its token (the Reply-To of a receipt) to them.
+        log.info("wrong_sender", id=mail.inbound.id, sender=sender)
+        return await processor.answer(mail, receipts.wrong_sender(sender or "this sender"))
     verdict = await processor.authenticate(mail)
     if not verdict.authenticated:
-        log.info("sender_not_verified", id=mail.inbound.id, reason=verdict.reason)
-        return await processor.answer(
-            mail, receipts.sender_not_verified(sender, _short(verdict.reason)), token=token_text
-        )
+        # The approver's address, but not proven theirs: anyone may have written it, so it is
+        # not answered either (that would mail the approver on a stranger's behalf).
+        log.info("sender_not_verified", id=mail.inbound.id, sender=sender,
+                 reason=_short(verdict.reason))
+        return f"sender-not-verified; no receipt: {_short(verdict.reason, 200)}"
 
     decision = decide(mail.read.text)
     org_id = approver.organisation_id

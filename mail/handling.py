@@ -54,7 +54,8 @@ class Replier(Protocol):
         record: Callable[[AsyncSession], Awaitable[None]] | None = None,
     ) -> str:
         """Queue the receipt (once; error receipts at most hourly per sender); `record` runs in
-        the same transaction."""
+        the same transaction. A sender who did not authenticate gets no receipt: it is logged
+        and dropped (`record` still runs)."""
         ...
 
 

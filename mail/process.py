@@ -1,12 +1,17 @@
 """`process_message`: the one processing of an inbound message, whichever way it came in (SMTP,
 LMTP, IMAP): the InboxWorker's processor.
 
-It reads the message (mail.reading) and asks the loop guard (mail.loop_guard): auto-replies,
-bounces, our own mail, the null sender are never acted on, never answered. Then it hands the
-message to the handler of its recipient kind (mail.handling): the handlers are given to it
-(mail.inbound_component wires them: mail.approval_reply for `approvals+<token>@`,
-mail.time_entry for time@), and it serves them what every handler needs — the sender's
-authentication and the receipt.
+It reads the message (mail.reading) and asks the loop guard (mail.loop_guard): mail from
+machines (bounces, auto-replies, list managers, abuse reports, no-reply senders) and our own
+mail are never acted on, never answered. Then it hands the message to the handler of its
+recipient kind (mail.handling): the handlers are given to it (mail.inbound_component wires
+them: mail.approval_reply for `approvals+<token>@`, mail.time_entry for time@), and it serves
+them what every handler needs — the sender's authentication (checked once a message) and the
+receipt.
+
+No receipt goes to a sender who did not authenticate (`answer`): the From of such mail may be
+anyone's, and answering it would make timebot mail a third party (backscatter). The receipt is
+withheld and the message logged (`receipt_withheld`), whatever the handler asked.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_fi
 from timebot.errors import AccountInactive, ServiceUnavailable
 from timebot.read_batching import ReadBatcher
 from timebot.runtime import Runtime
+from timebot.state.db import unit_of_work
 
 log = structlog.get_logger("mail.process")
 
@@ -107,13 +113,22 @@ class MessageProcessor:
         self._dkim = _DkimKeys(settings.dkim_txt_file)
         # The event and state reads of messages processed at once share requests.
         self.reads = ReadBatcher(runtime.client)
+        # The sender's verdict of each message being processed (by id of its InboundMessage;
+        # dropped when its processing ends): a handler and `answer` ask once between them.
+        self._verdicts: dict[int, SenderVerdict] = {}
 
     # -- shared by every handler --
 
     async def authenticate(self, mail: InboundMail) -> SenderVerdict:
         """Is the From address authenticated (trusted Authentication-Results, or DKIM)?
+        Checked once a message."""
+        known = self._verdicts.get(id(mail.inbound))
+        if known is None:
+            known = self._verdicts[id(mail.inbound)] = await self._authenticate(mail)
+        return known
 
-        An answer written at GET /outbox counts as authenticated: that page exists only
+    async def _authenticate(self, mail: InboundMail) -> SenderVerdict:
+        """An answer written at GET /outbox counts as authenticated: that page exists only
         without a relay (a local demo, `make run`), where there is no mail server to vouch
         for anyone and the page is the demo's own mail client. Never trust a header for it."""
         if mail.inbound.source == OUTBOX_SOURCE and not self.settings.smtp_relay:
@@ -139,7 +154,16 @@ class MessageProcessor:
         self, mail: InboundMail, outcome: Outcome, *, token: str | None = None,
         record: Callable[[AsyncSession], Awaitable[None]] | None = None,
     ) -> str:
-        """Queue the receipt (once; error receipts at most hourly per sender)."""
+        """Queue the receipt (once; error receipts at most hourly per sender), only to a sender
+        who authenticated: otherwise log and drop it (`record` still runs)."""
+        verdict = await self.authenticate(mail)
+        if not verdict.authenticated:
+            log.info("receipt_withheld", id=mail.inbound.id, code=outcome.code,
+                     sender=mail.read.from_address, reason=verdict.reason[:200])
+            if record is not None:
+                async with unit_of_work(self.runtime.state_sessions) as session:
+                    await record(session)
+            return f"{outcome.code}; no receipt: the sender is not authenticated"
         sent = await self.receipts.send(
             outcome, mail.read, mail.key, token=token, also=record
         )
@@ -169,6 +193,8 @@ class MessageProcessor:
             # the service is down or not up yet: pause so that retries do not burn out at once
             await asyncio.sleep(UNAVAILABLE_PAUSE_SECONDS)
             raise
+        finally:
+            self._verdicts.pop(id(inbound), None)
         log.info("mail_processed", id=inbound.id, kind=kind.value, outcome=outcome)
         return outcome
 

@@ -46,6 +46,7 @@ class ReadMessage:
     headers: tuple[tuple[str, str], ...]  # every header, in order, decoded (names as written)
     text: str  # the body text (quotes and all: see mail.quotes)
     text_source: str  # "plain", "html" or "none"
+    part_types: tuple[str, ...] = ()  # content types of the parts (not inside attached messages)
 
     def header(self, name: str) -> str | None:
         """The first header of that name (case-insensitive), or None."""
@@ -210,6 +211,25 @@ def _text_parts(message: Message) -> tuple[Message | None, Message | None]:
     return plain, html
 
 
+def _part_types(message: Message, limit: int = 200) -> tuple[str, ...]:
+    """The content types of the message's parts, not descending into attached messages."""
+    found: list[str] = []
+    stack: list[Message] = [message]
+    while stack and len(found) < limit:
+        part = stack.pop()
+        try:
+            content_type = part.get_content_type()
+        except Exception:
+            continue
+        found.append(content_type)
+        if content_type.startswith("message/"):
+            continue
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list):
+            stack.extend(p for p in payload if isinstance(p, Message))
+    return tuple(found[1:])
+
+
 def _part_text(part: Message) -> str:
     try:
         data = part.get_payload(decode=True)
@@ -283,6 +303,10 @@ def read_message(raw: bytes) -> ReadMessage:
     except Exception:  # a part so broken that the stdlib gave up
         text, source = "", "none"
 
+    try:
+        part_types = _part_types(message)
+    except Exception:
+        part_types = ()
     message_ids = _message_ids(_first(headers, "message-id"))
     return ReadMessage(
         from_address=from_address,
@@ -299,4 +323,5 @@ def read_message(raw: bytes) -> ReadMessage:
         headers=headers,
         text=text.replace("\x00", ""),
         text_source=source,
+        part_types=part_types,
     )

@@ -67,8 +67,9 @@ class Outcome:
     """What happened to a reply, and so what its receipt says.
 
     `code`: approved, rejected, comment-added, reason-missing, not-your-turn, stage-moved-on,
-    already-decided, superseded, sender-not-verified, wrong-sender, link-expired,
-    unknown-link, empty-reply, refused (other handlers may add their own)."""
+    already-decided, superseded, wrong-sender, link-expired, unknown-link, empty-reply,
+    refused (other handlers may add their own). A sender who did not authenticate gets none of
+    them (mail.process `answer`)."""
 
     verdict: Verdict
     code: str
@@ -165,16 +166,6 @@ def superseded(sheet: TimesheetInfo) -> Outcome:
         f"This review request is out of date: {sheet.describe()} has been resubmitted (or "
         "withdrawn) since it was sent.",
         "Answer the newest review e-mail for this timesheet.",
-    )
-
-
-def sender_not_verified(address: str, detail: str) -> Outcome:
-    return Outcome(
-        Verdict.NOTHING_CHANGED, "sender-not-verified",
-        f"We could not verify that this reply really came from {address}, so it was not "
-        f"acted on ({detail}).",
-        "Reply from your own mailbox through your usual mail provider (it signs your mail), or "
-        "use the Approve and Reject links of the review e-mail.",
     )
 
 

@@ -10,15 +10,19 @@ each entry created, or why not; it answers in the same thread (In-Reply-To, Refe
 subject, envelope sender <>, Auto-Submitted: auto-replied) and is queued once per mail (outbox
 dedupe key).
 
-Refusals (unknown sender, unverified sender, nothing to log) are error receipts: "Nothing
-changed", at most one per sender an hour (mail.receipts). A mail processed twice (a retry
-after a crash) creates its records once: each line is remembered under the mail's key.
+Refusals (unknown sender, nothing to log) are error receipts: "Nothing changed", at most one
+per sender an hour (mail.receipt_sender), and only to a sender who authenticated
+(`Replier.answer`): mail from a sender who did not is logged and dropped, unanswered (its From
+may be anyone's). A mail processed twice (a retry after a crash) creates its records once:
+each line is remembered under the mail's key.
 """
 
 from __future__ import annotations
 
 from email.message import EmailMessage
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import structlog
 
 from mail.handling import InboundMail, Replier
 from mail.outbound import new_message
@@ -31,6 +35,8 @@ from timebot.errors import DirectoryError, ServiceClientError, ServiceUnavailabl
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
 from timebot.timeentry.actions import refusal
 from timebot.timeentry.gateway import Gateway
+
+log = structlog.get_logger("mail.time_entry")
 
 MAX_LINES = 50
 HOW_TO = (
@@ -87,22 +93,21 @@ async def process_time_entry(processor: Replier, mail: InboundMail) -> str:
     address = mail.recipient or f"time@{settings.mail_domain}"
     sender = mail.read.from_address
     if sender is None:
-        return await processor.answer(mail, _refusal(
-            "unknown-sender", "Your mail has no single From address, so nothing was logged.",
-            address))
+        log.info("no_single_sender", id=mail.inbound.id)
+        return "unknown-sender; no receipt: no single From address"
     try:
         person = await runtime.directory.find_by_email(sender)
     except DirectoryError:
+        # (answered only to an authenticated sender: Replier.answer)
         return await processor.answer(mail, _refusal(
             "unknown-sender",
             f"{sender} is not the address of a person of the time tracking service, so "
             "nothing was logged.", address))
     verdict = await processor.authenticate(mail)
     if not verdict.authenticated:
-        return await processor.answer(mail, _refusal(
-            "sender-not-verified",
-            f"We could not verify that this mail really came from {sender} "
-            f"({verdict.reason[:300]}), so nothing was logged.", address))
+        log.info("sender_not_verified", id=mail.inbound.id, sender=sender,
+                 reason=verdict.reason[:200])
+        return f"sender-not-verified; no receipt: {verdict.reason[:200]}"
     text = extract_reply(mail.read.text)
     lines = [line.strip() for line in text.splitlines() if line.strip()][:MAX_LINES]
     if not lines and mail.read.subject.strip():

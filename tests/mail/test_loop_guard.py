@@ -145,3 +145,52 @@ def test_future_timestamps_count_as_recent() -> None:
 def test_custom_window() -> None:
     assert error_receipt_allowed([T0], T0 + 60_000, window_ms=60_000)
     assert not error_receipt_allowed(iter([T0]), T0 + 59_999, window_ms=60_000)
+
+
+# --- widened signs (tests/mail/test_machine_corpus.py has whole messages) ----------------------
+
+
+@pytest.mark.parametrize(
+    ("headers", "kind"),
+    [
+        (["List-Help: <mailto:team-request@lists.example.org?subject=help>"], "list"),
+        (["List-Subscribe: <mailto:team-join@lists.example.org>"], "list"),
+        (["X-ML-Name: team"], "list"),
+        (["From: team-request@example.org"], "list"),
+        (["From: owner-team@example.org"], "list"),
+        (["From: team-admin@lists.example.org"], "list"),
+        (["Sender: team-bounces@lists.example.org"], "list"),
+        (["From: noreply@example.com"], "no-reply"),
+        (["From: Do Not Reply <do_not_reply@example.com>"], "no-reply"),
+        (["From: post_master@example.net"], "bounce"),
+        (["X-MS-Exchange-Message-Is-Ndr: "], "bounce"),
+        (["Feedback-Type: abuse"], "abuse-report"),
+        (["Content-Type: multipart/report; report-type=feedback-report; boundary=b"],
+         "abuse-report"),
+        (["Content-Type: message/feedback-report"], "abuse-report"),
+        (["X-MS-Exchange-Inbox-Rules-Loop: anna@example.com"], "auto-reply"),
+        (["X-Mailer: vacation 1.2"], "auto-reply"),
+        (["Auto-Submitted: auto-replied (vacation)"], "auto-reply"),
+        (["Subject: AUTO: Anna is out of the office"], "auto-reply"),
+        (["Subject: Autosvar: Tidrapport"], "auto-reply"),
+    ],
+)  # fmt: skip
+def test_widened_signs(headers: list[str], kind: str) -> None:
+    assert guard(*headers, envelope="someone@example.net") == kind
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "From: John Request <john.request@example.com>",
+        "From: it-admin@company.example",
+        "From: product-owner@company.example",
+        "X-AntiAbuse: Primary Hostname - server1.example",
+        "X-Abuse-Info: Please report abuse to abuse@example.net",
+        "Subject: on vacation friday, 1d",
+        "Subject: Auto: Werkstatt 2h",
+        "X-Mailer: Microsoft Outlook 16.0",
+    ],
+)
+def test_signs_that_people_also_carry(header: str) -> None:
+    assert guard(header, envelope="anna@example.com") is None

@@ -364,23 +364,33 @@ async def test_an_expired_token(world: MailWorld, org: Org, tmp_path: Path) -> N
     assert "expired" in receipt.text
 
 
-async def test_an_unverified_sender_and_one_error_receipt_per_hour(
+async def test_an_unverified_sender_gets_no_receipt(
     world: MailWorld, org: Org, tmp_path: Path
 ) -> None:
+    """Its From may be anyone's: answering would mail the approver on a stranger's behalf."""
+    sheet, _ = await submitted_sheet(org)
+    raw = reply(sheet.approver.email, reply_token(world, sheet), "approve")  # no DKIM
+    await send(world, raw, tmp_path)
+    row = await no_receipt(world, raw)
+    assert (row.outcome or "").startswith("sender-not-verified; no receipt"), row.outcome
+    assert await status(org, sheet.owner) == "s"
+
+
+async def test_one_error_receipt_per_hour(world: MailWorld, org: Org, tmp_path: Path) -> None:
     sheet, _ = await submitted_sheet(org)
     token = reply_token(world, sheet)
-    first = reply(sheet.approver.email, token, "approve")  # no DKIM, no trusted results
+    key = world.keys["example.com"]
+    first = reply(sheet.approver.email, token, "reject", sign_with=key)
     await send(world, first, tmp_path)
     receipt = await receipt_for(world, first)
-    assert receipt.first_line == "Nothing changed"
-    assert "could not verify" in receipt.text
-    second = reply(sheet.approver.email, token, "approve")
+    assert receipt.first_line == "Nothing changed" and "reason" in receipt.text
+    second = reply(sheet.approver.email, token, "reject", sign_with=key)
     await send(world, second, tmp_path)
     row = await no_receipt(world, second)
     assert "rate-limited" in (row.outcome or "")
     world.live.clock.advance(HOUR_MS + 60_000)
     try:
-        third = reply(sheet.approver.email, token, "approve")
+        third = reply(sheet.approver.email, token, "reject", sign_with=key)
         await send(world, third, tmp_path)
         assert (await receipt_for(world, third)).first_line == "Nothing changed"
     finally:
@@ -467,8 +477,8 @@ async def test_forged_from_is_not_verified(world: MailWorld, org: Org, tmp_path:
     raw = reply(sheet.approver.email, reply_token(world, sheet), "approve",
                 on_top=[f"Received: from evil.example by {AUTHSERV}"])
     await send(world, raw, tmp_path, mail_from=sheet.approver.email)
-    receipt = await receipt_for(world, raw)
-    assert receipt.first_line == "Nothing changed" and "could not verify" in receipt.text
+    row = await no_receipt(world, raw)
+    assert (row.outcome or "").startswith("sender-not-verified"), row.outcome
     assert await status(org, sheet.owner) == "s"
 
 
@@ -477,8 +487,8 @@ async def test_dkim_of_another_domain(world: MailWorld, org: Org, tmp_path: Path
     raw = reply(sheet.approver.email, reply_token(world, sheet), "approve",
                 sign_with=world.keys["attacker.test"])
     await send(world, raw, tmp_path)
-    receipt = await receipt_for(world, raw)
-    assert receipt.first_line == "Nothing changed" and "could not verify" in receipt.text
+    row = await no_receipt(world, raw)
+    assert (row.outcome or "").startswith("sender-not-verified"), row.outcome
     assert await status(org, sheet.owner) == "s"
 
 
@@ -493,8 +503,8 @@ async def test_a_forged_authentication_results_below_ours(
         "header.from=example.com",
     ])
     await send(world, forged, tmp_path)
-    receipt = await receipt_for(world, forged)
-    assert receipt.first_line == "Nothing changed" and "could not verify" in receipt.text
+    row = await no_receipt(world, forged)
+    assert (row.outcome or "").startswith("sender-not-verified"), row.outcome
     assert await status(org, sheet.owner) == "s"
     # the control: the same with our MTA's genuine pass on top is applied
     genuine = reply(sheet.approver.email, token, "approve", on_top=[
@@ -513,8 +523,10 @@ async def test_another_approver_using_someone_elses_token(
     raw = reply(other.email, reply_token(world, sheet, mia), "approve",
                 sign_with=world.keys["example.com"])
     await send(world, raw, tmp_path)
-    receipt = await receipt_for(world, raw)
+    receipt = await receipt_for(world, raw)  # signed: an authenticated stranger
     assert receipt.first_line == "Nothing changed" and "another approver" in receipt.text
+    assert receipt.message["Reply-To"] is None  # never someone else's reply token
+    assert "approvals+" not in receipt.message.as_string()
     assert await status(org, sheet.owner) == "s"
 
 
@@ -560,7 +572,7 @@ async def test_a_tampered_token(world: MailWorld, org: Org, tmp_path: Path) -> N
     unsigned = reply("someone.else@example.com", tampered, "approve")
     world.dovecot.deliver(world.imap_user, unsigned)
     row = await no_receipt(world, unsigned)
-    assert (row.outcome or "").startswith("ignored"), row.outcome
+    assert (row.outcome or "").startswith("unknown-link; no receipt"), row.outcome
     assert await status(org, sheet.owner) == "s"
 
 
@@ -572,8 +584,8 @@ async def test_text_appended_below_an_l_signature(
                    sign_with=world.keys["example.com"], length=True)
     forged = signed + b"\r\nPS: this line was added by someone else.\r\n"
     await send(world, forged, tmp_path)
-    receipt = await receipt_for(world, forged)
-    assert receipt.first_line == "Nothing changed" and "could not verify" in receipt.text
+    row = await no_receipt(world, forged)
+    assert (row.outcome or "").startswith("sender-not-verified"), row.outcome
     assert await status(org, sheet.owner) == "s"
     journal = await org.admin.gql(JOURNAL, {"r": {"id": sheet.event_id, "type": "approvalEvent"}})
     assert [m for m in journal["getMessages"] if m["type"] == "message"] == []

@@ -19,6 +19,7 @@ from tests.protocol.reply_helpers import (
     DOMAIN,
     DkimKey,
     MailWorld,
+    no_receipt,
     processed,
     receipt_for,
     reply,
@@ -105,8 +106,8 @@ async def test_a_forged_pass_sent_from_outside_decides_nothing(
         "header.from=example.com",
     ])
     await send_from(world, OUTSIDE, forged, rcpt, lmtp=lmtp)
-    receipt = await receipt_for(world, forged)
-    assert receipt.first_line == "Nothing changed" and "could not verify" in receipt.text
+    row = await no_receipt(world, forged)  # not authenticated: logged and dropped
+    assert (row.outcome or "").startswith("sender-not-verified"), row.outcome
     assert await status(org, sheet.owner) == "s"
     assert await headers_trusted(world, forged) is False
     # The control: the same header, delivered by the MTA, is honoured.
@@ -145,7 +146,8 @@ async def test_opendmarc_none_above_opendkim_pass_approves(world: MailWorld, org
         f"Authentication-Results: {AUTHSERV}; dkim=pass header.d=example.com",
     ])
     await send_from(world, MTA, forged, rcpt)
-    assert (await receipt_for(world, forged)).first_line == "Nothing changed"
+    row = await no_receipt(world, forged)
+    assert (row.outcome or "").startswith("sender-not-verified"), row.outcome
     assert await status(org, sheet.owner) == "s"
     milters = reply(sheet.approver.email, token, "approve", on_top=[
         f"Authentication-Results: {AUTHSERV}; dmarc=none (p=none dis=none) "
