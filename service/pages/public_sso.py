@@ -69,10 +69,11 @@ def public_sso_routes(pages: PageContext) -> list[BaseRoute]:
         try:
             flow = returned_flow(settings.secret_key, request.cookies.get(SSO_COOKIE),
                                  request.query_params, idp=provider.name)
+            # The deployment's own providers (the operator's addresses): no outbound policy.
             async with httpx.AsyncClient(timeout=10) as http:
                 oidc = await discover(http, configured(provider))
-            claims = await identity(oidc, request.query_params.get("code", ""), flow,
-                                    callback_uri(provider))
+                claims = await identity(http, oidc, request.query_params.get("code", ""),
+                                        flow, callback_uri(provider))
             if not _verified(provider, claims):
                 raise SsoRefused(UNVERIFIED.format(label=provider.label,
                                                    address=claims.get("email")))
