@@ -1,9 +1,9 @@
 """The OpenID Connect authorization-code flow shared by every sign-in through an identity
 provider (the organisation's custom provider and the deployment's Google and Microsoft):
 discovery, the authorization redirect (Authlib: state, nonce, PKCE S256), the flow's state in
-a short-lived cookie signed with the process's secret key, and the code exchange with the
-ID token's checks (joserfc: signature, issuer, audience, expiry, nonce) before its e-mail
-address is trusted.
+a short-lived cookie signed with the process's secret key and taken once (`consume`), and the
+code exchange with the ID token's checks (joserfc: signature, issuer, audience, expiry, nonce)
+before its e-mail address is trusted.
 """
 
 from __future__ import annotations
@@ -23,9 +23,14 @@ from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.responses import RedirectResponse
 
+from plumbing.db import unit_of_work
 from service.errors import ServiceError
+from service.models.signin import UsedSsoState
 from service.outbound import AddressRefused
 from service.signin.web import SigninConfig
 
@@ -73,6 +78,23 @@ def unsign(secret: str, value: str | None) -> dict[str, Any]:
     if payload.get("exp", 0) < time.time():
         raise SsoRefused("The sign-in attempt has expired: try again.")
     return payload
+
+
+async def consume(sessions: async_sessionmaker[AsyncSession], flow: dict[str, Any]) -> None:
+    """Take the flow's callback once: its state is recorded (until the flow's cookie expires,
+    by the same wall clock) in the callback's first step, before the provider is asked; a
+    second callback with the same state (a replayed URL and cookie, a double submit) is
+    refused, whatever its code."""
+    now_ms = int(time.time() * 1000)
+    state = hashlib.sha256(str(flow.get("state")).encode()).hexdigest()
+    try:
+        async with unit_of_work(sessions) as session:
+            await session.execute(delete(UsedSsoState).where(UsedSsoState.expires_ms < now_ms))
+            session.add(UsedSsoState(state_digest=state,
+                                     expires_ms=int(float(flow.get("exp", 0)) * 1000) + 1))
+            await session.flush()
+    except IntegrityError:
+        raise SsoRefused("This sign-in attempt was already used: start again.") from None
 
 
 async def discover(http: httpx.AsyncClient, configured: dict[str, Any]) -> Provider:

@@ -19,7 +19,15 @@ from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Organisation, Person
 from service.pages.common import PageContext, page
-from service.pages.oidc_flow import SSO_COOKIE, SsoRefused, discover, identity, returned_flow, start
+from service.pages.oidc_flow import (
+    SSO_COOKIE,
+    SsoRefused,
+    consume,
+    discover,
+    identity,
+    returned_flow,
+    start,
+)
 from service.signin.sessions import SESSION_MS, open_session
 from service.signin.sso import callback_path, custom_provider, person_for_login
 from service.signin.web import SESSION_COOKIE
@@ -91,6 +99,7 @@ def sso_routes(pages: PageContext) -> list[BaseRoute]:
         try:
             flow = returned_flow(settings.secret_key, request.cookies.get(SSO_COOKIE),
                                  request.query_params, org=org_id)
+            await consume(pages.service.sessions, flow)
             organisation, custom = await organisation_of(org_id)
             async with pages.service.outbound.client() as http:
                 provider = await discover(http, custom)
