@@ -14,6 +14,7 @@ from service.approvals.reminders import approval_sweeps
 from service.db import migrate
 from service.graphql.execution import Executor
 from service.graphql.schema import build_schema
+from service.outbound import OutboundPolicy
 from service.webhooks.worker import WebhookWorker
 
 
@@ -21,6 +22,8 @@ from service.webhooks.worker import WebhookWorker
 class EmbeddedService:
     database_url: str
     clock: Clock = field(default_factory=lambda: SYSTEM_CLOCK)
+    # Where requests to addresses an administrator chose (webhooks, custom OpenID) may go.
+    outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
     engine: AsyncEngine = field(init=False)
     sessions: async_sessionmaker[AsyncSession] = field(init=False)
     schema: GraphQLSchema = field(init=False)
@@ -39,7 +42,7 @@ class EmbeddedService:
         )
         self.read_sessions = session_factory(self.read_engine)
         self.schema = build_schema()
-        self.webhooks = WebhookWorker(self.sessions, self.clock)
+        self.webhooks = WebhookWorker(self.sessions, self.clock, outbound=self.outbound)
         self.webhooks.periodic.append(approval_sweeps)
         self.executor = Executor(
             self.schema,

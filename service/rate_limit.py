@@ -5,8 +5,8 @@ loading public holidays). Sign-in codes are limited in `service/signin/codes.py`
   (loading public holidays, a read: each process counts on its own).
 - `count_durable`: in the database (`RateLimitHit`), sliding windows per organisation and per
   acting person, shared by every process and kept across restarts (adding people with
-  `addPerson`, users created on their first single sign-on). Counted in the caller's
-  transaction: a call that fails is not counted. The organisation's row is locked first
+  `addPerson` or `duplicatePerson`, users created on their first single sign-on). Counted in
+  the caller's transaction: a call that fails is not counted. The organisation's row is locked first
   (PostgreSQL; SQLite writers are serialised anyway) so that concurrent calls cannot both
   take the last place.
 """
@@ -60,8 +60,9 @@ class Limit:
         return "an hour" if hours == 1 else f"{hours:g} hours"
 
 
-# People added to an organisation: by one admin (addPerson), and in all (addPerson and the
-# users created on their first single sign-on, who have no acting person, share it).
+# People added to an organisation: by one admin (addPerson, duplicatePerson), and in all
+# (those and the users created on their first single sign-on, who have no acting person,
+# share it).
 ADDING_PEOPLE = Limit("adding people", per_organisation=200, per_person=50)
 
 

@@ -14,6 +14,7 @@ from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelayS
 from mail.parts import MailParts
 from plumbing.clock import Clock
 from service.embedded import EmbeddedService
+from service.outbound import OutboundPolicy
 from service.webhooks.local import LOCAL_URL, ensure_local_webhook
 from shell.embedded_keys import EmbeddedKeys
 from shell.executor_call import ExecutorCall
@@ -55,8 +56,10 @@ class EmbeddedWebhooks:
 def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Built:
     """`in_process`: reach the embedded service through ASGI instead of the network (the CLI,
     when no server is running)."""
-    service = EmbeddedService(settings.service_database_url, clock=clock) if settings.embedded \
-        else None
+    service = EmbeddedService(
+        settings.service_database_url, clock=clock,
+        outbound=OutboundPolicy(settings.outbound_allowed_networks),
+    ) if settings.embedded else None
     transport: httpx.AsyncBaseTransport | None = None
     direct: ServiceCall | None = None
     if in_process and service is not None:

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.models import Organisation, Person, Role
-from service.models.person import ROLE_ADMIN
+from service.models.person import INTEGRATION_SETTING, ROLE_ADMIN
 from service.provisioning import ensure_api_key
 from timebot.directory import ProvisionedPerson
 from timebot.recent import Recent
@@ -118,7 +118,7 @@ class EmbeddedKeys:
                     archived=True,
                     start_date_ms=now,
                     created_ms=now,
-                    settings={"integration": True},
+                    settings={INTEGRATION_SETTING: True},
                 )
                 session.add(person)
                 await session.flush()

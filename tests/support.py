@@ -27,6 +27,9 @@ DAY_MS = 86_400_000
 # Strong enough for `load_settings` (a weak or placeholder TIMEBOT_SECRET_KEY is refused).
 TEST_SECRET_KEY = "tests-only-9fK2mQ7vX4pL8sR1wN6bZ3yT5cH0dGjA"
 HOUR_MS = 3_600_000
+# The test servers' webhooks and OpenID providers run on loopback: the operator's allow-list
+# (TIMEBOT_OUTBOUND_ALLOWED_NETWORKS) lets the service reach them.
+LOOPBACK_ALLOWED = "127.0.0.0/8,::1"
 
 
 @dataclass
@@ -68,6 +71,7 @@ async def start_live_server(
         "TIMEBOT_SMTP_PORT": "0",
         "TIMEBOT_SECRET_KEY": TEST_SECRET_KEY,
         "TIMEBOT_HTTP_HOST": "127.0.0.1",
+        "TIMEBOT_OUTBOUND_ALLOWED_NETWORKS": LOOPBACK_ALLOWED,
     }
     if backend == "postgresql":
         if reuse_databases:

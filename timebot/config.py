@@ -62,6 +62,9 @@ class Settings:
         return self.role in ("all", "fronts")
     # SMTP/LMTP peers whose mail's Authentication-Results count (the MTA in front of timebot)
     mail_trusted_networks: tuple[Network, ...] = parse_networks(DEFAULT_TRUSTED_NETWORKS)
+    # Non-public networks that requests to addresses an administrator chose (webhooks, custom
+    # OpenID discovery) may reach all the same (TIMEBOT_OUTBOUND_ALLOWED_NETWORKS); empty: none.
+    outbound_allowed_networks: tuple[Network, ...] = ()
     # TIMEBOT_LOG_LEVEL, upper case: DEBUG, INFO, WARNING, ERROR or CRITICAL.
     log_level: str = "INFO"
     # Sign in with Google / Microsoft (timebot/identity_providers.py); empty: none offered.
@@ -125,11 +128,12 @@ def _log_level(value: str) -> str:
     return level
 
 
-def _trusted_networks(value: str) -> tuple[Network, ...]:
+def _networks(value: str, variable: str = "TIMEBOT_MAIL_TRUSTED_NETWORKS"
+              ) -> tuple[Network, ...]:
     try:
         return parse_networks(value)
     except ValueError as error:
-        raise ConfigError(f"TIMEBOT_MAIL_TRUSTED_NETWORKS: {error}") from None
+        raise ConfigError(f"{variable}: {error}") from None
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
@@ -177,8 +181,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             for part in (get("TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS", "") or "").split(",")
             if part.strip()
         ),
-        mail_trusted_networks=_trusted_networks(
+        mail_trusted_networks=_networks(
             merged.get("TIMEBOT_MAIL_TRUSTED_NETWORKS", DEFAULT_TRUSTED_NETWORKS)
+        ),
+        outbound_allowed_networks=_networks(
+            merged.get("TIMEBOT_OUTBOUND_ALLOWED_NETWORKS", ""), "TIMEBOT_OUTBOUND_ALLOWED_NETWORKS"
         ),
         dkim_txt_file=Path(dkim_file) if dkim_file else None,
         secret_key=secret,

@@ -27,6 +27,13 @@ class Outcome:
     status: int = 200
 
 
+def no_longer_valid(name: str) -> Outcome:
+    """The page of a link whose person may no longer act (archived, or gone)."""
+    return Outcome("This link is no longer valid",
+                   f"{name} is no longer an active person of the organisation, so this link "
+                   "cannot act for them. Nothing was changed.", "error", 403)
+
+
 def review_link_key(token: ApprovalToken) -> str:
     return f"review:{token.event_id}:{token.approver_id}:{token.stage}"
 

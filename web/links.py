@@ -34,9 +34,9 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from plumbing.db import unit_of_work
-from timebot.client import operation
 from timebot.errors import (
     DirectoryError,
+    InvalidCredentials,
     PermissionRefused,
     ServiceClientError,
     ServiceRequestError,
@@ -65,37 +65,19 @@ from timebot.tokens import (
     unpack_period,
     verify_token,
 )
+from web.link_operations import ACTIVE, APPROVE, REJECT, STATE, SUBMIT
 from web.link_rules import (
     STATUS_WORDS,
     Outcome,
     already_page,
     foreign_origin,
+    no_longer_valid,
     refusal,
     review_link_key,
     token_link_key,
 )
 
 log = structlog.get_logger("web.links")
-
-APPROVE = operation(
-    "mutation LinkApprove($id: SvcId!) { approveTimesheet(id: $id) { id status stage } }"
-)
-REJECT = operation(
-    """mutation LinkReject($id: SvcId!, $stage: Int!, $comment: String!) {
-      rejectTimesheet(id: $id, stage: $stage, comment: $comment) { id status stage }
-    }"""
-)
-SUBMIT = operation(
-    """mutation LinkSubmit($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
-      submitTimesheet(personId: $p, startTime: $s, endTime: $e) { id status stage }
-    }"""
-)
-STATE = operation(
-    """query LinkState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
-      getApprovalState(personId: $p, startTime: $s, endTime: $e) { status currentStage }
-    }"""
-)
-
 
 class Links:
     def __init__(self, runtime: Runtime, templates: Templates) -> None:
@@ -168,17 +150,29 @@ class Links:
             return Outcome("The time tracking service is unreachable",
                            "Nothing was changed. Please try the link again in a moment.",
                            "error", 503)
+        except InvalidCredentials:  # the person's key no longer answers (archived since)
+            await self.unclaim(link_key)
+            return no_longer_valid("This person")
         except (ServiceRequestError, PermissionRefused) as error:
             outcome = Outcome("Nothing changed", f"The service refused: {error}.", "notice")
         await self.finish(link_key, outcome.detail)
         return outcome
 
+    async def archived(self, key: str, person_id: str) -> bool:
+        """Whether the person a link acts for is archived (or gone): their links are void."""
+        found = (await self.runtime.client.execute(
+            ACTIVE, {"id": person_id}, apikey=key, allow_partial=True)).get("getPerson")
+        return not found or bool(found.get("archived"))
+
     async def review_context(
         self, token: ApprovalToken
-    ) -> tuple[str, str, ApprovalSnapshot | None]:
-        """(organisation id, approver name, current approval state)."""
+    ) -> tuple[str, str, ApprovalSnapshot | None] | Outcome:
+        """(organisation id, approver name, current approval state), or the page saying the
+        approver may no longer act."""
         entry = await self.runtime.directory.find_by_person_id(token.approver_id)
         key = await self.runtime.directory.integration_key(entry.organisation_id)
+        if await self.archived(key, token.approver_id):
+            return no_longer_valid(entry.name)
         snapshot = await approval_snapshot(self.runtime.client, key, token.event_id)
         return entry.organisation_id, entry.name, snapshot
 
@@ -190,7 +184,10 @@ class Links:
         row = await self.used(review_link_key(token))
         if row is not None:
             return already_page(row)
-        organisation_id, name, snapshot = await self.review_context(token)
+        context = await self.review_context(token)
+        if isinstance(context, Outcome):
+            return context
+        organisation_id, name, snapshot = context
         why = refusal(snapshot, token, name)
         if why is not None:
             return Outcome("Nothing changed", why, "notice")
@@ -290,6 +287,8 @@ class Links:
         start, end = unpack_period(token.event_id)
         entry = await self.runtime.directory.find_by_person_id(token.approver_id)
         key = await self.runtime.directory.integration_key(entry.organisation_id)
+        if await self.archived(key, token.approver_id):
+            return self.page(no_longer_valid(entry.name))
         state = (
             await self.runtime.client.execute(
                 STATE, {"p": token.approver_id, "s": start, "e": end}, apikey=key

@@ -1,4 +1,6 @@
-"""From an `apikey` header to the organisation and person it authenticates."""
+"""From an `apikey` header to the organisation and person it authenticates. An archived
+person's key is refused as an unknown one (`APIKeyError:InvalidKey`), from the row the one
+statement already reads (no statement more), except an integration's own person's."""
 
 from __future__ import annotations
 
@@ -76,6 +78,8 @@ async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organ
     role = _ROLE.build(session, row, _AT_ROLE)
     person = _PERSON.build(session, row, _AT_PERSON, {"role": role})
     assert person is not None
+    if not person.may_authenticate:  # archived: refused as an unknown key is
+        raise InvalidKey()
     if not organisation.active:
         raise AccountInactive()
     if not row.tagged:

@@ -87,8 +87,8 @@ async def authenticate_token(session: AsyncSession, token: str) -> tuple[Organis
         )
     ).one_or_none()
     organisation = await session.get(Organisation, row.organisation_id)
-    if person is None or organisation is None:
-        raise AuthenticationFailed("Invalid token")
+    if person is None or organisation is None or not person.may_authenticate:
+        raise AuthenticationFailed("Invalid token")  # archived people's tokens included
     if not organisation.active:
         raise AccountInactive()
     if not organisation.api_enabled:

@@ -22,6 +22,10 @@ ROLE_MANAGER = "manager"
 ROLE_EMPLOYEE = "employee"
 ROLE_KINDS = (ROLE_ADMIN, ROLE_MANAGER, ROLE_EMPLOYEE)
 
+# The person setting that marks an integration's own person (timebot's, in the embedded
+# deployment): archived so that it is in no list and no workflow, yet its key answers.
+INTEGRATION_SETTING = "integration"
+
 
 class Role(OrgScoped, Base):
     __tablename__ = "roles"
@@ -55,6 +59,12 @@ class Person(OrgScoped, Base):
     created_ms: Mapped[int] = mapped_column(BigInteger)
 
     role: Mapped[Role] = relationship(lazy="joined")
+
+    @property
+    def may_authenticate(self) -> bool:
+        """Whether the person's key (GraphQL, legacy token) answers: an archived person's
+        does not, except an integration's own person's."""
+        return not self.archived or bool((self.settings or {}).get(INTEGRATION_SETTING))
 
 
 class ApiKey(Base):

@@ -80,3 +80,14 @@ class PasskeyChallenge(Base):
     challenge: Mapped[str] = mapped_column(String(128))  # base64url
     person_id: Mapped[str | None] = mapped_column(String(24), nullable=True)
     expires_ms: Mapped[int] = mapped_column(BigInteger, index=True)
+
+
+class UsedSsoState(Base):
+    """The `state` of an OpenID Connect sign-in whose callback was taken (its SHA-256 digest),
+    kept until the flow's cookie expires: a second callback with the same state is refused
+    (service/pages/oidc_flow.py `consume`)."""
+
+    __tablename__ = "used_sso_states"
+
+    state_digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    expires_ms: Mapped[int] = mapped_column(BigInteger, index=True)

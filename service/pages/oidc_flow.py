@@ -1,9 +1,9 @@
 """The OpenID Connect authorization-code flow shared by every sign-in through an identity
 provider (the organisation's custom provider and the deployment's Google and Microsoft):
 discovery, the authorization redirect (Authlib: state, nonce, PKCE S256), the flow's state in
-a short-lived cookie signed with the process's secret key, and the code exchange with the
-ID token's checks (joserfc: signature, issuer, audience, expiry, nonce) before its e-mail
-address is trusted.
+a short-lived cookie signed with the process's secret key and taken once (`consume`), and the
+code exchange with the ID token's checks (joserfc: signature, issuer, audience, expiry, nonce)
+before its e-mail address is trusted.
 """
 
 from __future__ import annotations
@@ -23,9 +23,15 @@ from authlib.oauth2.rfc7636 import create_s256_code_challenge
 from joserfc import jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
+from sqlalchemy import delete
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.responses import RedirectResponse
 
+from plumbing.db import unit_of_work
 from service.errors import ServiceError
+from service.models.signin import UsedSsoState
+from service.outbound import AddressRefused
 from service.signin.web import SigninConfig
 
 SSO_COOKIE = "timebot_sso"
@@ -74,6 +80,23 @@ def unsign(secret: str, value: str | None) -> dict[str, Any]:
     return payload
 
 
+async def consume(sessions: async_sessionmaker[AsyncSession], flow: dict[str, Any]) -> None:
+    """Take the flow's callback once: its state is recorded (until the flow's cookie expires,
+    by the same wall clock) in the callback's first step, before the provider is asked; a
+    second callback with the same state (a replayed URL and cookie, a double submit) is
+    refused, whatever its code."""
+    now_ms = int(time.time() * 1000)
+    state = hashlib.sha256(str(flow.get("state")).encode()).hexdigest()
+    try:
+        async with unit_of_work(sessions) as session:
+            await session.execute(delete(UsedSsoState).where(UsedSsoState.expires_ms < now_ms))
+            session.add(UsedSsoState(state_digest=state,
+                                     expires_ms=int(float(flow.get("exp", 0)) * 1000) + 1))
+            await session.flush()
+    except IntegrityError:
+        raise SsoRefused("This sign-in attempt was already used: start again.") from None
+
+
 async def discover(http: httpx.AsyncClient, configured: dict[str, Any]) -> Provider:
     """The provider from its discovery document; `configured` holds issuer, clientId,
     clientSecret and optionally authorizationUrl / tokenUrl (the "Other provider" case)."""
@@ -83,7 +106,13 @@ async def discover(http: httpx.AsyncClient, configured: dict[str, Any]) -> Provi
         response = await http.get(f"{issuer}/.well-known/openid-configuration")
         if response.status_code == 200:
             metadata = response.json()
-    except (httpx.HTTPError, ValueError):
+    except httpx.HTTPError as error:
+        if isinstance(error.__cause__, AddressRefused):
+            raise unreachable("discovery", error) from error
+        metadata = {}
+    except ValueError:
+        metadata = {}
+    if not isinstance(metadata, dict):
         metadata = {}
     authorization = configured.get("authorizationUrl") or metadata.get("authorization_endpoint")
     token = configured.get("tokenUrl") or metadata.get("token_endpoint")
@@ -132,43 +161,63 @@ def returned_flow(secret: str, cookie: str | None, params: Any, **expected: Any
     return flow
 
 
-async def identity(provider: Provider, code: str, flow: dict[str, Any], redirect_uri: str
-                   ) -> dict[str, Any]:
-    """The ID token's claims (completed from userinfo when it has no e-mail address)."""
-    async with httpx.AsyncClient(timeout=10) as http:
-        answer = await http.post(
-            provider.token_endpoint,
-            data={"grant_type": "authorization_code", "code": code,
-                  "redirect_uri": redirect_uri, "code_verifier": flow["verifier"]},
-            auth=(provider.client_id, provider.client_secret),
+def unreachable(what: str, error: Exception) -> SsoRefused:
+    """The refusal of a provider that could not be asked (the outbound policy's reason when
+    it refused the address)."""
+    if isinstance(error.__cause__, AddressRefused):
+        return SsoRefused(f"The identity provider's {what} is not reachable from here: "
+                          f"{error.__cause__}.")
+    return SsoRefused(f"The identity provider could not be reached ({what}).")
+
+
+async def identity(http: httpx.AsyncClient, provider: Provider, code: str,
+                   flow: dict[str, Any], redirect_uri: str) -> dict[str, Any]:
+    """The ID token's claims (completed from userinfo when it has no e-mail address), asked
+    through `http` (for a custom provider: service/outbound.py's client, public addresses
+    only). A provider that cannot be reached or answers nonsense is refused."""
+    try:
+        return await _identity(http, provider, code, flow, redirect_uri)
+    except httpx.HTTPError as error:
+        raise unreachable("token, keys or userinfo endpoint", error) from error
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise SsoRefused("The identity provider's answer could not be read.") from error
+
+
+async def _identity(http: httpx.AsyncClient, provider: Provider, code: str,
+                    flow: dict[str, Any], redirect_uri: str) -> dict[str, Any]:
+    answer = await http.post(
+        provider.token_endpoint,
+        data={"grant_type": "authorization_code", "code": code,
+              "redirect_uri": redirect_uri, "code_verifier": flow["verifier"]},
+        auth=(provider.client_id, provider.client_secret),
+    )
+    if answer.status_code != 200:
+        raise SsoRefused("The identity provider refused the sign-in (token request).")
+    tokens = answer.json()
+    if not provider.jwks_uri or "id_token" not in tokens:
+        raise SsoRefused("The identity provider sent no verifiable ID token.")
+    keys = KeySet.import_key_set((await http.get(provider.jwks_uri)).json())
+    try:
+        claims = dict(jwt.decode(tokens["id_token"], keys).claims)
+    except (JoseError, ValueError) as error:
+        raise SsoRefused("The ID token's signature is not valid.") from error
+    audience = claims.get("aud")
+    audiences = audience if isinstance(audience, list) else [audience]
+    if (
+        not provider.issued(claims)
+        or provider.client_id not in audiences
+        or float(claims.get("exp", 0)) < time.time()
+        or claims.get("nonce") != flow["nonce"]
+    ):
+        raise SsoRefused("The ID token is not for this sign-in (issuer, audience, "
+                         "expiry or nonce).")
+    if not claims.get("email") and provider.userinfo_endpoint:
+        info = await http.get(
+            provider.userinfo_endpoint,
+            headers={"authorization": f"Bearer {tokens.get('access_token', '')}"},
         )
-        if answer.status_code != 200:
-            raise SsoRefused("The identity provider refused the sign-in (token request).")
-        tokens = answer.json()
-        if not provider.jwks_uri or "id_token" not in tokens:
-            raise SsoRefused("The identity provider sent no verifiable ID token.")
-        keys = KeySet.import_key_set((await http.get(provider.jwks_uri)).json())
-        try:
-            claims = dict(jwt.decode(tokens["id_token"], keys).claims)
-        except (JoseError, ValueError) as error:
-            raise SsoRefused("The ID token's signature is not valid.") from error
-        audience = claims.get("aud")
-        audiences = audience if isinstance(audience, list) else [audience]
-        if (
-            not provider.issued(claims)
-            or provider.client_id not in audiences
-            or float(claims.get("exp", 0)) < time.time()
-            or claims.get("nonce") != flow["nonce"]
-        ):
-            raise SsoRefused("The ID token is not for this sign-in (issuer, audience, "
-                             "expiry or nonce).")
-        if not claims.get("email") and provider.userinfo_endpoint:
-            info = await http.get(
-                provider.userinfo_endpoint,
-                headers={"authorization": f"Bearer {tokens.get('access_token', '')}"},
-            )
-            if info.status_code == 200 and info.json().get("sub") == claims.get("sub"):
-                claims.update({k: v for k, v in info.json().items() if k != "sub"})
+        if info.status_code == 200 and info.json().get("sub") == claims.get("sub"):
+            claims.update({k: v for k, v in info.json().items() if k != "sub"})
     if not claims.get("email") or claims.get("email_verified") is False:
         raise SsoRefused("The identity provider gave no verified e-mail address.")
     return claims

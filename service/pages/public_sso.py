@@ -19,7 +19,15 @@ from starlette.routing import BaseRoute, Route
 from service.models import Person
 from service.pages.common import PageContext
 from service.pages.config import IdentityProvider
-from service.pages.oidc_flow import SSO_COOKIE, SsoRefused, discover, identity, returned_flow, start
+from service.pages.oidc_flow import (
+    SSO_COOKIE,
+    SsoRefused,
+    consume,
+    discover,
+    identity,
+    returned_flow,
+    start,
+)
 from service.pages.sso import finish_signin, refused
 from service.signin.public_idp import person_for_provider
 
@@ -69,10 +77,12 @@ def public_sso_routes(pages: PageContext) -> list[BaseRoute]:
         try:
             flow = returned_flow(settings.secret_key, request.cookies.get(SSO_COOKIE),
                                  request.query_params, idp=provider.name)
+            await consume(pages.service.sessions, flow)
+            # The deployment's own providers (the operator's addresses): no outbound policy.
             async with httpx.AsyncClient(timeout=10) as http:
                 oidc = await discover(http, configured(provider))
-            claims = await identity(oidc, request.query_params.get("code", ""), flow,
-                                    callback_uri(provider))
+                claims = await identity(http, oidc, request.query_params.get("code", ""),
+                                        flow, callback_uri(provider))
             if not _verified(provider, claims):
                 raise SsoRefused(UNVERIFIED.format(label=provider.label,
                                                    address=claims.get("email")))

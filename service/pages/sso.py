@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -20,7 +19,15 @@ from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Organisation, Person
 from service.pages.common import PageContext, page
-from service.pages.oidc_flow import SSO_COOKIE, SsoRefused, discover, identity, returned_flow, start
+from service.pages.oidc_flow import (
+    SSO_COOKIE,
+    SsoRefused,
+    consume,
+    discover,
+    identity,
+    returned_flow,
+    start,
+)
 from service.signin.sessions import SESSION_MS, open_session
 from service.signin.sso import callback_path, custom_provider, person_for_login
 from service.signin.web import SESSION_COOKIE
@@ -80,7 +87,7 @@ def sso_routes(pages: PageContext) -> list[BaseRoute]:
         org_id = request.path_params["org_id"]
         try:
             _organisation, custom = await organisation_of(org_id)
-            async with httpx.AsyncClient(timeout=10) as http:
+            async with pages.service.outbound.client() as http:  # the admin's address
                 provider = await discover(http, custom)
         except SsoRefused as error:
             return refused(error.message, 404)
@@ -92,11 +99,12 @@ def sso_routes(pages: PageContext) -> list[BaseRoute]:
         try:
             flow = returned_flow(settings.secret_key, request.cookies.get(SSO_COOKIE),
                                  request.query_params, org=org_id)
+            await consume(pages.service.sessions, flow)
             organisation, custom = await organisation_of(org_id)
-            async with httpx.AsyncClient(timeout=10) as http:
+            async with pages.service.outbound.client() as http:
                 provider = await discover(http, custom)
-            claims = await identity(provider, request.query_params.get("code", ""), flow,
-                                    f"{settings.public_url}{callback_path(org_id)}")
+                claims = await identity(http, provider, request.query_params.get("code", ""),
+                                        flow, f"{settings.public_url}{callback_path(org_id)}")
         except SsoRefused as error:
             return refused(error.message, 403)
 

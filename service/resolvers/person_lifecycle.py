@@ -139,6 +139,9 @@ async def resolve_duplicate_person(
         await check_email_free(context, email)
     else:
         email = await _free_copy_email(context, original.email)
+    # A copy is a person added: the same budget as addPerson (no side door).
+    await rate_limit.count_durable(context.session, rate_limit.ADDING_PEOPLE, context.org_id,
+                                   context.person.id, context.now_ms)
     person = Person(
         organisation_id=context.org_id,
         name=name,

@@ -34,6 +34,7 @@ from service.models.approval import (
     IntegrationWebhook,
     WebhookDelivery,
 )
+from service.outbound import AddressRefused, OutboundPolicy
 from service.webhooks.local import LOCAL_URL, LocalDelivery, LocalReceiver
 from service.webhooks.queue import RETRY_DELAYS_S, TIMEOUT_S, signature
 
@@ -70,11 +71,15 @@ class WebhookWorker:
         clock: Clock,
         poll_interval_s: float = 0.25,
         sweep_interval_s: float = 60.0,
+        outbound: OutboundPolicy | None = None,
     ) -> None:
         self.sessions = sessions
         self.clock = clock
         self.poll_interval_s = poll_interval_s
         self.sweep_interval_s = sweep_interval_s
+        # Webhook addresses are an administrator's choice: public addresses only, unless the
+        # operator allowed a network (service/outbound.py).
+        self.outbound = outbound or OutboundPolicy()
         self.periodic: list[Periodic] = [self.purge]
         self.timeout_s = TIMEOUT_S
         self._wake = asyncio.Event()
@@ -117,7 +122,7 @@ class WebhookWorker:
         self.kick()
 
     async def _run(self) -> None:
-        async with httpx.AsyncClient(timeout=TIMEOUT_S) as client:
+        async with self.outbound.client(TIMEOUT_S) as client:
             while not self._stopping:
                 try:
                     await self._sweep_if_due()
@@ -217,6 +222,8 @@ class WebhookWorker:
                     error = f"HTTP {response.status_code}"
             except httpx.HTTPError as failure:
                 error = f"{type(failure).__name__}: {failure}"
+                if isinstance(failure.__cause__, AddressRefused):
+                    log.warning("webhook_address_refused", delivery=delivery_id, error=error)
             await self._record(delivery_id, attempts + 1, error)
 
     async def _claim(self, delivery_id: str) -> bool:

@@ -128,3 +128,18 @@ async def test_concurrent_additions_cannot_both_take_the_last_place(org: Org) ->
         "try again later"
     ] * 5
     assert (await org.admin.gql("{ countPersons }"))["countPersons"] == 51
+
+
+async def test_duplicate_person_shares_the_budget(org: Org) -> None:
+    """duplicatePerson adds a person too: no side door around addPerson's limit."""
+    org.live.clock.set(org.live.clock.now_ms())
+    duplicate = ("mutation($id: SvcId!, $n: SvcName!) { duplicatePerson(id: $id, name: $n) "
+                 "{ id } }")
+    fields = " ".join(f'd{i}: duplicatePerson(id: "{org.admin.id}", name: "Copy {i}") {{ id }}'
+                      for i in range(50))
+    assert len(await org.admin.gql(f"mutation {{ {fields} }}")) == 50
+    limit = ("Rate limit: adding people is allowed at most 50 times an hour per person; "
+             "try again later")
+    assert await org.admin.gql.error(duplicate, {"id": org.admin.id, "n": "One more"}) == limit
+    assert await _add_one(org.admin.gql) == limit  # the copies used addPerson's budget
+    assert (await org.admin.gql("{ countPersons }"))["countPersons"] == 51

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.support import TEST_SECRET_KEY
+from tests.support import LOOPBACK_ALLOWED, TEST_SECRET_KEY
 
 TIMEBOT = Path(sys.executable).with_name("timebot")
 
@@ -25,7 +25,8 @@ def serve_env(data_dir: Path, **extra: str) -> dict[str, str]:
         key: value for key, value in os.environ.items()
         if not key.startswith(("TIMEBOT_", "SLACK_"))
     }
-    env.update(TIMEBOT_DATA_DIR=str(data_dir), TIMEBOT_SECRET_KEY=TEST_SECRET_KEY, **extra)
+    env.update(TIMEBOT_DATA_DIR=str(data_dir), TIMEBOT_SECRET_KEY=TEST_SECRET_KEY,
+               TIMEBOT_OUTBOUND_ALLOWED_NETWORKS=LOOPBACK_ALLOWED, **extra)
     return env
 
 

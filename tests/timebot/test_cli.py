@@ -19,6 +19,7 @@ import pytest
 
 from shell.cli import main as cli_main
 from tests.support import (
+    LOOPBACK_ALLOWED,
     create_pg_database,
     drop_pg_database,
     free_port,
@@ -51,7 +52,8 @@ def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
         for key, value in os.environ.items()
         if not key.startswith(("TIMEBOT_", "SLACK_"))
     }
-    env.update(TIMEBOT_DATA_DIR=str(data_dir), TIMEBOT_SMTP_PORT="0", **extra)
+    env.update(TIMEBOT_DATA_DIR=str(data_dir), TIMEBOT_SMTP_PORT="0",
+               TIMEBOT_OUTBOUND_ALLOWED_NETWORKS=LOOPBACK_ALLOWED, **extra)
     return env
 
 

@@ -257,3 +257,24 @@ async def test_a_cross_site_post_is_refused(org: Org) -> None:
     decided = await org.http.post(found[approver.id]["a"], headers={"Origin": origin})
     assert 'id="outcome">Approved<' in decided.text
     assert (await state_of(org, owner))["status"] == "a"
+
+
+async def test_an_archived_approvers_links_are_no_longer_valid(org: Org) -> None:
+    approver = await org.add_member("Arch Approver", "manager")
+    owner, _submitted, found = await review_mail_links(org, (approver,))
+    await org.admin.gql("mutation($id: SvcId!) { archivePerson(id: $id) { id } }",
+                        {"id": approver.id})
+    for url, data in ((found[approver.id]["a"], None),
+                      (found[approver.id]["r"], {"reason": "from an archived approver"})):
+        for response in (await org.http.get(url), await org.http.post(url, data=data)):
+            assert response.status_code == 403, response.text
+            assert "This link is no longer valid" in response.text
+            assert "Arch Approver is no longer an active person" in response.text
+    assert (await state_of(org, owner))["status"] == "s"
+    assert await approvals_by(org, owner, approver) == 0
+    # Unarchived, the same (unused) link decides.
+    await org.admin.gql("mutation($id: SvcId!) { unarchivePerson(id: $id) { id } }",
+                        {"id": approver.id})
+    decided = await org.http.post(found[approver.id]["a"])
+    assert 'id="outcome">Approved<' in decided.text
+    assert await approvals_by(org, owner, approver) == 1

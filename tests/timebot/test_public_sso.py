@@ -7,6 +7,7 @@ nothing about which addresses exist; a callback not started in the browser is re
 
 from __future__ import annotations
 
+import asyncio
 import html
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -211,3 +212,27 @@ def test_a_client_id_without_its_secret_is_refused(tmp_path: Path) -> None:
     [microsoft] = settings.identity_providers
     assert microsoft.issuer == "https://login.microsoftonline.com/contoso.example/v2.0"
     assert load_settings(base).identity_providers == ()
+
+
+@pytest.mark.parametrize("name", ["google", "microsoft"])
+async def test_a_callback_is_taken_once(idp_org: Org, provider: str, name: str) -> None:
+    """Two callbacks with the same state and code at once (a double submit, a replay): one
+    session opens; a later one is refused too."""
+    org = idp_org
+    await _user(provider, org.admin.email, email_verified=True)
+    async with browser(org.live) as client:
+        started = await client.get(f"/sso/{name}/initiate")
+        cookie = {"cookie": f"timebot_sso={started.cookies['timebot_sso']}"}
+        async with httpx.AsyncClient(timeout=30) as idp:
+            answered = await idp.post(started.headers["location"],
+                                      data={"sub": org.admin.email})
+        back = answered.headers["location"].removeprefix(org.live.base_url)
+    async with browser(org.live) as one, browser(org.live) as two:
+        answers = await asyncio.gather(one.get(back, headers=cookie),
+                                       two.get(back, headers=cookie))
+    assert sorted(answer.status_code for answer in answers) == [303, 403]
+    refused = next(answer for answer in answers if answer.status_code == 403)
+    assert "already used" in refused.text and "timebot_session" not in refused.cookies
+    async with browser(org.live) as later:
+        again = await later.get(back, headers=cookie)
+        assert again.status_code == 403 and "already used" in again.text

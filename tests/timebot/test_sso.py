@@ -151,3 +151,22 @@ async def test_a_callback_not_started_in_this_browser_is_refused(configured: Org
         assert "timebot_session" not in victim.cookies
         unknown = await victim.get("/sso/ffffffffffffffffffffffff/custom/initiate")
         assert unknown.status_code == 404
+
+
+async def test_a_completed_callback_cannot_be_replayed(configured: Org) -> None:
+    org = configured
+    async with browser(org.live) as client:
+        started = await client.get(f"/sso/{org.id}/custom/initiate")
+        flow_cookie = started.cookies["timebot_sso"]
+        async with httpx.AsyncClient(timeout=30) as idp:
+            answered = await idp.post(started.headers["location"],
+                                      data={"sub": org.admin.email})
+        back = answered.headers["location"].removeprefix(org.live.base_url)
+        first = await client.get(back)
+        assert first.status_code == 303 and first.headers["location"] == "/account"
+    # The same callback URL with the same flow cookie (a replay, the Back button): refused.
+    async with browser(org.live) as replay:
+        again = await replay.get(back, headers={"cookie": f"timebot_sso={flow_cookie}"})
+        assert again.status_code == 403, again.text
+        assert "already used" in again.text
+        assert "timebot_session" not in again.cookies

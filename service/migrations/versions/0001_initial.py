@@ -118,6 +118,14 @@ def upgrade() -> None:
     sa.Column('retired_ms', sa.BigInteger(), nullable=False),
     sa.PrimaryKeyConstraint('key_digest', name=op.f('pk_retired_keys'))
     )
+    op.create_table('used_sso_states',
+    sa.Column('state_digest', sa.String(length=64), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('state_digest', name=op.f('pk_used_sso_states'))
+    )
+    with op.batch_alter_table('used_sso_states', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_used_sso_states_expires_ms'), ['expires_ms'], unique=False)
+
     op.create_table('absence_types',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -1180,6 +1188,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_absence_types_organisation_id'))
 
     op.drop_table('absence_types')
+    with op.batch_alter_table('used_sso_states', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_used_sso_states_expires_ms'))
+
+    op.drop_table('used_sso_states')
     op.drop_table('retired_keys')
     with op.batch_alter_table('pending_signins', schema=None) as batch_op:
         batch_op.drop_index('ix_pending_signins_ip_created')
