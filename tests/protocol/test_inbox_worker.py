@@ -61,6 +61,8 @@ async def test_each_message_gets_its_outcome(inbox: Inbox) -> None:
         2: ("queued", "error: service down", None), 3: ("done", "did 3", None),
     }
     assert {row.processed_ms for row in await inbox.all() if row.status == "done"} == {NOW + 4}
+    assert await worker.run_once() == 0  # not due before its backoff
+    inbox.clock.advance(inbox_module.BACKOFF.delay_ms(1))
     assert await worker.run_once() == 1  # attempt 2 of 2: set aside
     assert (await outcomes(inbox))[2] == ("failed", "error: service down", None)
     assert await worker.run_once() == 0
