@@ -60,6 +60,15 @@ _TEMPORARY: tuple[type[BaseException], ...] = (
 )
 
 
+_STATEMENT_ERRORS = (
+    sql_errors.IntegrityError, sql_errors.DataError, sql_errors.ProgrammingError,
+    sql_errors.NotSupportedError,
+)
+"""Database errors about the statement or its data (possibly the row's own); any other one —
+a connection refused, a database not accepting connections, a serialization failure — is the
+database's state, temporary."""
+
+
 def is_temporary(error: BaseException) -> bool:
     """Does the error (or what it was raised from) say that something else than the row
     failed? Only explicit causes count (`raise … from`): an error raised while another was
@@ -69,7 +78,9 @@ def is_temporary(error: BaseException) -> bool:
     while current is not None and seen < 16:
         if isinstance(current, _TEMPORARY):
             return True
-        if isinstance(current, sql_errors.DBAPIError) and current.connection_invalidated:
+        if isinstance(current, sql_errors.DBAPIError) and (
+            current.connection_invalidated or not isinstance(current, _STATEMENT_ERRORS)
+        ):
             return True
         current = current.__cause__
         seen += 1
