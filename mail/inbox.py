@@ -25,12 +25,14 @@ from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import InboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records
+from timebot.state.retry import Backoff, after_failure, is_temporary
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.inbox")
 
 _MESSAGE_ID = re.compile(r"<\s*([^<>\s]+)\s*>")
 FLUSH_SECONDS = 0.25  # a processed message is marked done within about this (InboxWorker)
+BACKOFF = Backoff(2_000, 300_000)  # a failed message is tried again after 2 s, 4 s … 5 min
 
 
 def message_key(raw: bytes) -> str:
@@ -62,7 +64,8 @@ class InboundMessage:
 
 
 Processor = Callable[[InboundMessage], Awaitable[str]]
-"""Processes one message; returns a short outcome for the log. Raising means: try again."""
+"""Processes one message; returns a short outcome for the log. Raising means: try again (for as
+long as the cause is temporary, `timebot.state.retry.is_temporary`; a few times otherwise)."""
 
 
 class Inbox:
@@ -112,8 +115,9 @@ class Inbox:
 
 
 class InboxWorker(PollingWorker):
-    """Claims queued messages (a lease, so a crashed worker's messages are taken over) and runs
-    the processor on each; several workers in several processes never share a message."""
+    """Claims due messages (a lease, so a crashed worker's messages are taken over) and runs
+    the processor on each; several workers in several processes never share a message. A
+    message that failed is due again after its backoff (`_after_failure`)."""
 
     name = "inbox-worker"
 
@@ -150,6 +154,7 @@ class InboxWorker(PollingWorker):
             now_ms=clock.now_ms(),
             lease_ms=self.lease_ms,
             limit=self.batch,
+            due_column=InboxMessage.next_attempt_ms,
             order_column=InboxMessage.received_ms,
         )
         lanes: dict[str, list[Row[Any]]] = {}
@@ -185,19 +190,37 @@ class InboxWorker(PollingWorker):
         )
         try:
             outcome = await self.processor(message)
-        except Exception as error:  # a failed message is retried, then set aside
-            log.exception("inbox_processing_failed", id=row.id, attempts=row.attempts)
-            final = row.attempts >= self.max_attempts
-            await outcomes.add(
-                row.id,
-                status=FAILED if final else QUEUED,
-                outcome=f"error: {error}",
-                lease_owner=None,
-            )
+        except Exception as error:  # tried again later; set aside only for a cause of its own
+            await outcomes.add(row.id, **self._after_failure(row, error))
             return
         await outcomes.add(
             row.id, status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None
         )
+
+    def _after_failure(self, row: Row[Any], error: Exception) -> dict[str, Any]:
+        """While the cause is temporary (the service unreachable or answering 5xx, a database
+        error) the message is tried again with growing delays (2 s … 5 min), for as long as it
+        lasts: an outage loses no accepted mail. A cause of its own sets it aside after
+        `max_attempts` such failures."""
+        now = self.inbox.clock.now_ms()
+        temporary = is_temporary(error)
+        after = after_failure(attempts=row.attempts, failures=row.failures, temporary=temporary,
+                              now_ms=now, backoff=BACKOFF, max_failures=self.max_attempts)
+        if after.status == FAILED:
+            log.error("inbox_message_set_aside", id=row.id, attempts=row.attempts,
+                      failures=after.failures, reason=f"{type(error).__name__}: {error}",
+                      exc_info=error)
+        elif temporary:
+            log.warning("inbox_processing_deferred", id=row.id, attempts=row.attempts,
+                        reason=f"{type(error).__name__}: {error}",
+                        retry_in_ms=after.next_attempt_ms - now)
+        else:
+            log.exception("inbox_processing_failed", id=row.id, attempts=row.attempts,
+                          failures=after.failures, retry_in_ms=after.next_attempt_ms - now,
+                          exc_info=error)
+        return {"status": after.status, "outcome": f"error: {error}",
+                "next_attempt_ms": after.next_attempt_ms, "failures": after.failures,
+                "lease_owner": None}
 
 
 def _lane(row: Row[Any]) -> str:

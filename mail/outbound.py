@@ -1,9 +1,14 @@
 """Outbound mail: a durable outbox table, and a worker that hands each message to the relay
 (aiosmtplib: STARTTLS, SMTPS, AUTH) or, without a relay, to the local Maildir outbox.
 
-A message stays in the table until it is delivered: a relay outage loses nothing (retried with
-exponential backoff capped at an hour, for ever: no attempt count drops a message; one that
-keeps failing counts as "stuck" in /metrics), and a message is never sent twice by two
+A relay outage loses nothing: a temporary failure (no connection, a 4xx) is retried with
+exponential backoff capped at an hour, for as long as it lasts (a message that keeps failing
+counts as "stuck" in /metrics), and when the relay takes a message again the waiting ones go
+at once (their backoff is reset). A permanent refusal (a 5xx at MAIL FROM, RCPT or DATA: a
+wrong address, a message the relay will never take) ends the message: `failed`, with the
+relay's answer as its reason, logged and counted in /metrics (`timebot outbox failed` lists
+them). A message that fails for a reason of its own (its delivery raised something else) is
+retried a few times, then set aside the same way. A message is never sent twice by two
 processes (claimed with a short lease that a heartbeat renews while the worker holds it, so a
 killed worker's rows are taken over within seconds). A scheduled message may carry a
 `dedupe_key` so that it is enqueued once however many processes schedule it.
@@ -18,48 +23,45 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
 
-import aiosmtplib
 import structlog
-from sqlalchemy import Row, select
+from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.mime_writer import outgoing_message
+from mail.relay import DeliveryError, RelaySettings, SmtpRelay, relay_failure
 from plumbing.clock import Clock
+from timebot.queue_metrics import OUTBOX_FAILED_TOTAL
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
 from timebot.state.models import OutboxMessage
-from timebot.state.queue import DONE, QUEUED, FinishBatch, claim_records, finish_row
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_row
+from timebot.state.retry import AfterFailure, Backoff, after_failure, is_temporary
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("mail.outbound")
 
+__all__ = [  # the relay is here too for those that know the outbox by this module
+    "DeliveryError", "RelaySettings", "SmtpRelay", "relay_failure",
+]
+
 FIRST_RETRY_MS = 30_000
 MAX_RETRY_MS = 3_600_000
+BACKOFF = Backoff(FIRST_RETRY_MS, MAX_RETRY_MS)
+MAX_OWN_FAILURES = 5
+"""A message whose delivery fails this often for a reason of its own is set aside."""
 
 
-def retry_delay_ms(attempts: int, permanent: bool = False) -> int:
-    """After the `attempts`-th failed attempt: 30 s, 1, 2, 4, 8… minutes, at most an hour.
-    A permanent refusal (5xx: a wrong address, a relay refusing our credentials) waits the
-    hour at once: it is kept, for a person to notice (stuck), not dropped."""
-    if permanent:
-        return MAX_RETRY_MS
-    return int(min(FIRST_RETRY_MS * 2 ** max(0, min(attempts - 1, 20)), MAX_RETRY_MS))
+def retry_delay_ms(attempts: int) -> int:
+    """After the `attempts`-th failed attempt: 30 s, 1, 2, 4, 8… minutes, at most an hour."""
+    return BACKOFF.delay_ms(attempts)
 
 
 FLUSH_SECONDS = 1.0  # delivered rows are marked done at least this often (OutboxWorker)
-
-
-class DeliveryError(Exception):
-    def __init__(self, message: str, permanent: bool) -> None:
-        super().__init__(message)
-        self.permanent = permanent
 
 
 class Deliverer(Protocol):
@@ -72,65 +74,6 @@ class Deliverer(Protocol):
     async def deliver(
         self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *, key: str
     ) -> None: ...
-
-
-@dataclass(frozen=True)
-class RelaySettings:
-    host: str
-    port: int
-    implicit_tls: bool = False
-    username: str | None = None
-    password: str | None = None
-
-    @classmethod
-    def parse(cls, value: str) -> RelaySettings:
-        """`host:port`, `smtp://[user:pass@]host:port` (STARTTLS when offered) or `smtps://…`."""
-        text = value if "://" in value else f"smtp://{value}"
-        parts = urlsplit(text)
-        if parts.scheme not in ("smtp", "smtps") or not parts.hostname:
-            raise ValueError(f"TIMEBOT_SMTP_RELAY must be host:port or smtp[s]://…, not {value!r}")
-        implicit = parts.scheme == "smtps"
-        return cls(
-            host=parts.hostname,
-            port=parts.port or (465 if implicit else 25),
-            implicit_tls=implicit,
-            username=unquote(parts.username) if parts.username else None,
-            password=unquote(parts.password) if parts.password else None,
-        )
-
-
-class SmtpRelay:
-    idempotent = False  # a relay cannot tell a repeated message from a new one
-
-    def __init__(self, settings: RelaySettings, timeout: float = 30.0) -> None:
-        self.settings = settings
-        self.timeout = timeout
-
-    async def deliver(
-        self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *, key: str
-    ) -> None:
-        relay = self.settings
-        # The client object rather than aiosmtplib.send: receipts go out with a null
-        # envelope sender (MAIL FROM:<>), which send() refuses.
-        client = aiosmtplib.SMTP(
-            hostname=relay.host,
-            port=relay.port,
-            use_tls=relay.implicit_tls,
-            start_tls=None if not relay.implicit_tls else False,
-            username=relay.username,
-            password=relay.password,
-            timeout=self.timeout,
-        )
-        try:
-            async with client:
-                errors, _ = await client.sendmail(envelope_from, rcpt_tos, raw)
-        except aiosmtplib.SMTPResponseException as error:
-            raise DeliveryError(f"{error.code} {error.message}", error.code >= 500) from error
-        except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
-            raise DeliveryError(str(error), permanent=False) from error
-        refused = {rcpt: response for rcpt, response in errors.items()}
-        if refused:
-            raise DeliveryError(f"refused recipients: {refused}", permanent=False)
 
 
 class MaildirOutbox:
@@ -183,7 +126,10 @@ class MaildirOutbox:
     ) -> None:
         envelope = f"X-Timebot-Envelope-From: <{envelope_from}>\r\n".encode()
         envelope += f"X-Timebot-Envelope-To: {', '.join(rcpt_tos)}\r\n".encode()
-        await asyncio.to_thread(self._write, self.file_name(key), envelope + raw)
+        try:
+            await asyncio.to_thread(self._write, self.file_name(key), envelope + raw)
+        except OSError as error:  # a full disk, a permission: not the message's fault
+            raise DeliveryError(f"cannot write to the outbox: {error}", False) from error
 
 
 def new_message(
@@ -293,6 +239,11 @@ class OutboxWorker(PollingWorker):
         self.lease_ms = lease_ms
         self.batch = batch
         self.concurrency = concurrency
+        # Set when this worker left a message waiting out a temporary failure: its next
+        # delivery that goes through resumes the waiting ones (as does one of a message
+        # that had failed, whichever worker recorded that).
+        self.waiting_on_failures = False
+        self.failed_for_now = False  # in the batch under way
 
     async def run_once(self) -> int:
         """Deliver what is due, up to `concurrency` messages at a time (each Maildir delivery
@@ -301,8 +252,8 @@ class OutboxWorker(PollingWorker):
         together, each with its own delivery time: at the end of the batch, and after
         FLUSH_SECONDS of deliveries; a process that dies in between has them taken over and
         finds each file written. A relay delivery is recorded as attempted before its SMTP
-        exchange and as sent right after it. A failed delivery is recorded at once, to be
-        retried after `retry_delay_ms`."""
+        exchange and as sent right after it. A failed delivery is recorded at once (`_failed`):
+        retried after `retry_delay_ms`, or ended."""
         clock = self.outbox.clock
         sessions = self.outbox.sessions
         rows = await claim_records(
@@ -320,6 +271,11 @@ class OutboxWorker(PollingWorker):
         delivered = FinishBatch(sessions, OutboxMessage, self.owner, FLUSH_SECONDS)
         slots = asyncio.Semaphore(self.concurrency)
         idempotent = self.deliverer.idempotent
+        # A delivery went through after earlier failures, and none failed for now in this
+        # batch: the relay answers again, the rows waiting out a backoff are resumed.
+        failing_before = self.waiting_on_failures
+        resumed = [False]
+        self.failed_for_now = False
 
         async def deliver(row: Row[Any]) -> None:
             async with slots:
@@ -333,19 +289,11 @@ class OutboxWorker(PollingWorker):
                 try:
                     await self.deliverer.deliver(
                         row.raw, row.envelope_from, list(row.rcpt_tos), key=row.id)
-                except DeliveryError as error:
-                    delay = retry_delay_ms(row.attempts, error.permanent)
-                    log.warning("mail_delivery_failed", id=row.id, error=str(error),
-                                permanent=error.permanent, attempts=row.attempts,
-                                retry_in_ms=delay)
-                    await finish_row(
-                        sessions, OutboxMessage, row.id, self.owner,
-                        status=QUEUED,
-                        last_error=str(error),
-                        next_attempt_ms=clock.now_ms() + delay,
-                        lease_owner=None,
-                    )
+                except Exception as error:  # each row fails on its own
+                    await self._failed(row, error)
                     return
+                if failing_before or row.last_error is not None:
+                    resumed[0] = True
                 done = {"status": DONE, "sent_ms": clock.now_ms(), "lease_owner": None,
                         "last_error": None}
                 if idempotent:
@@ -357,9 +305,66 @@ class OutboxWorker(PollingWorker):
             try:
                 results = await asyncio.gather(*(deliver(row) for row in rows),
                                                return_exceptions=True)
-            finally:  # also when cancelled (stop) or a deliverer raised something else
+            finally:  # also when cancelled (stop) or recording an outcome failed
                 await delivered.flush()
+        if resumed[0] and not self.failed_for_now:
+            await self._resume_waiting()
         for result in results:
             if isinstance(result, BaseException):
                 raise result
         return len(rows)
+
+    async def _failed(self, row: Row[Any], error: Exception) -> None:
+        """Record a failed delivery: a temporary one is tried again after its backoff (for
+        as long as it lasts); a permanent refusal ends the message; another error (the
+        message's own) is tried again a few times, then ends it too."""
+        now = self.outbox.clock.now_ms()
+        if isinstance(error, DeliveryError):
+            temporary = not error.permanent
+            reason = str(error)
+        else:
+            temporary = is_temporary(error)
+            reason = f"{type(error).__name__}: {error}"
+        if isinstance(error, DeliveryError) and error.permanent:
+            outcome = AfterFailure(FAILED, now, row.failures)
+        else:
+            outcome = after_failure(attempts=row.attempts, failures=row.failures,
+                                    temporary=temporary, now_ms=now, backoff=BACKOFF,
+                                    max_failures=MAX_OWN_FAILURES)
+        if outcome.status == FAILED:
+            OUTBOX_FAILED_TOTAL.inc()
+            log.error("mail_delivery_failed_for_good", id=row.id, kind=row.kind,
+                      to=list(row.rcpt_tos), subject=row.subject, reason=reason,
+                      attempts=row.attempts)
+        else:
+            if temporary:
+                self.waiting_on_failures = self.failed_for_now = True
+            log.warning("mail_delivery_failed", id=row.id, error=reason, temporary=temporary,
+                        attempts=row.attempts, retry_in_ms=outcome.next_attempt_ms - now,
+                        exc_info=not isinstance(error, DeliveryError))
+        await finish_row(
+            self.outbox.sessions, OutboxMessage, row.id, self.owner,
+            status=outcome.status, last_error=reason, next_attempt_ms=outcome.next_attempt_ms,
+            failures=outcome.failures, lease_owner=None,
+        )
+
+    async def _resume_waiting(self) -> None:
+        """The relay took a message after failures: the messages waiting out a temporary
+        failure's backoff are due now (not up to an hour later). Only on that path: a
+        delivery after deliveries costs nothing more."""
+        self.waiting_on_failures = False
+        now = self.outbox.clock.now_ms()
+        async with unit_of_work(self.outbox.sessions) as session:
+            result: Any = await session.execute(_RESUME, {"now": now})
+        if result.rowcount:
+            log.info("mail_delivery_resumed", waiting=result.rowcount)
+            self.wake()
+
+
+_table: Any = OutboxMessage.__table__
+_RESUME = (
+    update(_table)
+    .where(_table.c.status == QUEUED, _table.c.next_attempt_ms > bindparam("now"),
+           _table.c.last_error.is_not(None), _table.c.failures == 0)
+    .values(next_attempt_ms=bindparam("now"))
+)

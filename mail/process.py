@@ -35,14 +35,13 @@ from mail.reading import ReadMessage, read_message
 from mail.receipt_sender import ReceiptSender
 from mail.receipts import Outcome
 from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_file_dnsfunc
-from timebot.errors import AccountInactive, ServiceUnavailable
+from timebot.errors import AccountInactive
 from timebot.read_batching import ReadBatcher
 from timebot.runtime import Runtime
 from timebot.state.db import unit_of_work
 
 log = structlog.get_logger("mail.process")
 
-UNAVAILABLE_PAUSE_SECONDS = 1.0
 OUTBOX_SOURCE = "outbox"
 """The inbox source of answers written at the local outbox page (timebot.outbox_page)."""
 
@@ -189,10 +188,6 @@ class MessageProcessor:
             outcome = await self.handlers[kind](self, mail)
         except AccountInactive:
             outcome = await self.answer(mail, receipts.account_inactive())
-        except ServiceUnavailable:
-            # the service is down or not up yet: pause so that retries do not burn out at once
-            await asyncio.sleep(UNAVAILABLE_PAUSE_SECONDS)
-            raise
         finally:
             self._verdicts.pop(id(inbound), None)
         log.info("mail_processed", id=inbound.id, kind=kind.value, outcome=outcome)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.graphql.name_arguments import plain_name
 from service.models import ApiKey, Organisation, Person, Role
 from service.models.person import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
 
@@ -29,7 +30,7 @@ def new_api_key() -> str:
 async def create_organisation(
     session: AsyncSession, name: str, admin_name: str, admin_email: str, now_ms: int
 ) -> NewOrganisation:
-    organisation = Organisation(name=name, created_ms=now_ms, sso={}, settings={})
+    organisation = Organisation(name=plain_name(name), created_ms=now_ms, sso={}, settings={})
     session.add(organisation)
     await session.flush()
     roles: dict[str, Role] = {}
@@ -40,7 +41,7 @@ async def create_organisation(
     await session.flush()
     admin = Person(
         organisation_id=organisation.id,
-        name=admin_name,
+        name=plain_name(admin_name),
         email=admin_email.strip().lower(),
         role_id=roles[ROLE_ADMIN].id,
         start_date_ms=now_ms,
@@ -107,7 +108,7 @@ async def add_person(
     ).one()
     person = Person(
         organisation_id=org_id,
-        name=name,
+        name=plain_name(name),  # e.g. from an identity provider's claims
         email=email.strip().lower(),
         role_id=role.id,
         start_date_ms=now_ms,

@@ -21,11 +21,16 @@ from service.embedded import EmbeddedService
 from service.models.account import ServiceMail
 from timebot.config import Settings
 from timebot.runtime import Runtime
+from timebot.state.queue import FAILED
+from timebot.state.retry import Backoff, after_failure
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("shell.account_upkeep")
 
 BATCH = 50
+MAIL_BACKOFF = Backoff(5_000, 300_000)
+MAIL_ATTEMPTS = 3
+"""A service mail row that cannot be made into a message this often is set aside."""
 
 
 class AccountUpkeep(PollingWorker):
@@ -43,24 +48,34 @@ class AccountUpkeep(PollingWorker):
         return await self.hand_over_mail() + await self.purge_due()
 
     async def hand_over_mail(self) -> int:
+        """Queue each due row in the outbox and mark it handed. A row that cannot be made into
+        a message (its own cause: e.g. a name with a line break, written before names refused
+        them) is tried again after a backoff, then set aside with its reason (`failed_ms`,
+        `last_error`), and the rows behind it go on. A failure to queue (the bot's database)
+        is not the row's: the pass stops and the next poll tries again."""
+        now = self.service.clock.now_ms()
         async with self.service.sessions() as session:
             rows = list(
                 await session.scalars(
                     select(ServiceMail)
-                    .where(ServiceMail.handed_ms.is_(None))
+                    .where(ServiceMail.handed_ms.is_(None), ServiceMail.next_attempt_ms <= now)
                     .order_by(ServiceMail.created_ms)
                     .limit(BATCH)
                 )
             )
         for row in rows:
-            message = new_message(
-                mail_from=self.settings.mail_from,
-                to=formataddr((row.to_name, row.to_address)),
-                subject=row.subject,
-                text=row.body,
-                mail_domain=self.settings.mail_domain,
-                headers={"Auto-Submitted": "auto-generated"},
-            )
+            try:
+                message = new_message(
+                    mail_from=self.settings.mail_from,
+                    to=formataddr((row.to_name, row.to_address)),
+                    subject=row.subject,
+                    text=row.body,
+                    mail_domain=self.settings.mail_domain,
+                    headers={"Auto-Submitted": "auto-generated"},
+                )
+            except Exception as error:  # the row's own: the others go on
+                await self._not_rendered(row, error)
+                continue
             await self.outbox.enqueue(
                 message,
                 kind="account",
@@ -74,6 +89,26 @@ class AccountUpkeep(PollingWorker):
                     .values(handed_ms=self.service.clock.now_ms())
                 )
         return len(rows)
+
+    async def _not_rendered(self, row: ServiceMail, error: Exception) -> None:
+        now = self.service.clock.now_ms()
+        reason = f"{type(error).__name__}: {error}"
+        outcome = after_failure(attempts=row.attempts + 1, failures=row.attempts,
+                                temporary=False, now_ms=now, backoff=MAIL_BACKOFF,
+                                max_failures=MAIL_ATTEMPTS)
+        values: dict[str, object] = {"attempts": outcome.failures, "last_error": reason,
+                                     "next_attempt_ms": outcome.next_attempt_ms}
+        if outcome.status == FAILED:
+            values.update(handed_ms=now, failed_ms=now)
+            log.error("service_mail_failed_for_good", id=row.id, organisation=row.organisation_id,
+                      to=row.to_address, subject=row.subject, reason=reason,
+                      attempts=outcome.failures)
+        else:
+            log.warning("service_mail_not_rendered", id=row.id, reason=reason,
+                        attempts=outcome.failures, retry_in_ms=outcome.next_attempt_ms - now)
+        async with unit_of_work(self.service.sessions) as session:
+            await session.execute(
+                update(ServiceMail).where(ServiceMail.id == row.id).values(values))
 
     async def purge_due(self) -> int:
         now = self.service.clock.now_ms()

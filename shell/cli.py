@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 import click
 
 from plumbing.clock import SYSTEM_CLOCK
+from shell.outbox_cli import outbox
+from shell.people_cli import people
 from shell.reminders_cli import reminders
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
@@ -267,64 +269,6 @@ def service_apikey(settings: Settings, email: str, org_id: str | None, reset: bo
     click.echo(_run(lambda: _with_service_session(settings, work)))
 
 
-@main.group()
-def people() -> None:
-    """Who timebot may act for, and with which key."""
-
-
-async def _with_directory(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
-    from shell.build import build_runtime
-
-    runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True).runtime
-    try:
-        await runtime.start(background=False)
-        return await work(runtime.directory)
-    finally:
-        await runtime.stop()
-
-
-@people.command("link")
-@click.option("--email", required=True, help="The person's e-mail address in the service.")
-@click.option("--apikey", required=True, help="The person's own GraphQL API key.")
-@click.pass_obj
-def people_link(settings: Settings, email: str, apikey: str) -> None:
-    """Link a person's own API key (checked with currentPerson, stored encrypted)."""
-    from timebot.errors import TimebotError
-
-    async def work(directory: Any) -> Any:
-        return await directory.link(email, apikey)
-
-    try:
-        entry = _run(lambda: _with_directory(settings, work))
-    except TimebotError as error:
-        raise click.ClickException(str(error)) from error
-    click.echo(f"linked {entry.email} ({entry.name}) of organisation {entry.organisation_id}")
-
-
-@people.command("list")
-@click.pass_obj
-def people_list(settings: Settings) -> None:
-    """Show every person of the organisations timebot serves and how timebot acts for them
-    (their own linked key, a provisioned one, or none yet) and their Slack identity; never
-    the keys."""
-    from timebot.people_listing import people_rows, render
-
-    async def work(directory: Any) -> Any:
-        return await people_rows(
-            directory, directory.client, embedded=settings.embedded,
-            own_address=settings.mail_from,
-        )
-
-    rows, warnings = _run(lambda: _with_directory(settings, work))
-    for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
-    if not rows:
-        click.echo("nobody yet: no organisation has people, and nobody is linked")
-        return
-    for line in render(rows):
-        click.echo(line.rstrip())
-
-
 @service.command("legacy-token")
 @click.option("--email", required=True, help="The person's e-mail address in the service.")
 @click.option("--org", "org_id", default=None, help="Organisation id, when EMAIL is in several.")
@@ -393,7 +337,9 @@ def service_purge(settings: Settings, org_id: str) -> None:
     click.echo(f"organisation {org_id}: deleted permanently")
 
 
-main.add_command(reminders)
+main.add_command(people)  # timebot people link|list (shell/people_cli.py)
+main.add_command(outbox)  # timebot outbox status|failed (shell/outbox_cli.py)
+main.add_command(reminders)  # timebot reminders preview|send (shell/reminders_cli.py)
 
 if __name__ == "__main__":
     sys.exit(main())

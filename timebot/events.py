@@ -6,6 +6,9 @@ dispatched by a worker to every subscriber: the ground's review dispatch (review
 by e-mail and DM), the mail half (reminders, owner notices) and the Slack half (outcomes,
 threads, owner notices). A subscriber that fails makes the event be dispatched again, to
 every subscriber: subscribers are idempotent (they send through the outbox with dedupe keys).
+It is dispatched again after a backoff, for as long as the cause is temporary (the service
+unreachable, a database error); an event that fails for a reason of its own is set aside after
+a few attempts, and the events behind it are dispatched meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from plumbing.db import unit_of_work
 from timebot.state.db import insert_ignoring
 from timebot.state.models import ReceivedEvent
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records
+from timebot.state.retry import Backoff, after_failure, is_temporary
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("timebot.events")
@@ -33,6 +37,7 @@ APPROVAL_REMINDER = "approvalReminder"
 TIMESHEET_REMINDER = "timesheetReminder"
 
 FLUSH_SECONDS = 0.5  # a dispatched event is marked done within about this (EventWorker)
+BACKOFF = Backoff(2_000, 300_000)  # a failed event is dispatched again after 2 s, 4 s … 5 min
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,7 @@ class EventWorker(PollingWorker):
             now_ms=self.store.clock.now_ms(),
             lease_ms=self.lease_ms,
             limit=20,
+            due_column=ReceivedEvent.next_attempt_ms,
             order_column=ReceivedEvent.received_ms,
         )
         if not rows:
@@ -153,14 +159,32 @@ class EventWorker(PollingWorker):
                 try:
                     await self.bus.dispatch(event)
                 except Exception as error:
-                    log.exception("event_dispatch_failed", delivery=row.delivery_id)
-                    await outcomes.add(
-                        row.id,
-                        status=FAILED if row.attempts >= self.max_attempts else QUEUED,
-                        outcome=f"error: {error}", lease_owner=None,
-                    )
+                    await outcomes.add(row.id, **self._after_failure(row, error))
                     continue
                 await outcomes.add(row.id, status=DONE, outcome="dispatched", lease_owner=None)
         finally:  # also when cancelled (stop): what was dispatched is recorded
             await outcomes.flush()
         return len(rows)
+
+    def _after_failure(self, row: Any, error: Exception) -> dict[str, Any]:
+        """A temporary cause (the service unreachable, a database error) is retried with
+        growing delays for as long as it lasts; a cause of the event's own sets it aside
+        (failed, the reason logged) after `max_attempts` such failures, and the events behind
+        it go on meanwhile."""
+        now = self.store.clock.now_ms()
+        temporary = is_temporary(error)
+        after = after_failure(attempts=row.attempts, failures=row.failures, temporary=temporary,
+                              now_ms=now, backoff=BACKOFF, max_failures=self.max_attempts)
+        reason = f"{type(error).__name__}: {error}"
+        if after.status == FAILED:
+            log.error("event_set_aside", delivery=row.delivery_id, kind=row.event,
+                      failures=after.failures, reason=reason, exc_info=error)
+        elif temporary:
+            log.warning("event_dispatch_deferred", delivery=row.delivery_id, reason=reason,
+                        retry_in_ms=after.next_attempt_ms - now)
+        else:
+            log.exception("event_dispatch_failed", delivery=row.delivery_id,
+                          failures=after.failures, retry_in_ms=after.next_attempt_ms - now)
+        return {"status": after.status, "outcome": f"error: {error}",
+                "next_attempt_ms": after.next_attempt_ms, "failures": after.failures,
+                "lease_owner": None}

@@ -1,6 +1,9 @@
-"""Gauges of the durable mail queues, read from the bot's database at each scrape of /metrics:
-how many rows wait (queued, or held by a worker), how old the oldest of them is, and how many
-outbound messages keep failing ("stuck": retried for ever, for a person to look at).
+"""Gauges of the durable queues, read from the bot's database at each scrape of /metrics:
+how many rows wait (queued, or held by a worker), how old the oldest of them is, how many
+outbound messages keep failing ("stuck": retried while the failure lasts, for a person to look
+at) and how many rows were set aside (failed: a relay's permanent refusal, a message or event
+that failed for a reason of its own; `timebot outbox failed` lists the outbox's). The counter
+of outbound messages that ended failed is counted where they end (every worker's, summed).
 
 Under `--workers N` the worker answering a scrape reads them just before: the most recent value
 of a live worker is the one reported (multiprocess_mode "livemostrecent"), once, not a sum."""
@@ -9,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from prometheus_client import Gauge
+from prometheus_client import Counter, Gauge
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
-from timebot.state.models import InboxMessage, OutboxMessage
-from timebot.state.queue import QUEUED, WORKING
+from timebot.state.models import InboxMessage, OutboxMessage, ReceivedEvent
+from timebot.state.queue import FAILED, QUEUED, WORKING
 
 STUCK_AFTER_ATTEMPTS = 6
 """An outbound message that failed this often (about half an hour of retries) is stuck."""
@@ -31,6 +34,15 @@ OUTBOX_STUCK = Gauge(
     "timebot_outbox_stuck",
     f"Outbound messages still undelivered after {STUCK_AFTER_ATTEMPTS} attempts or more",
     multiprocess_mode="livemostrecent")
+
+QUEUE_FAILED = Gauge(
+    "timebot_queue_failed",
+    "Rows set aside for good (outbox: refused permanently by the relay, or failing on their "
+    "own; inbox, events: failing on their own)", ["queue"],
+    multiprocess_mode="livemostrecent")
+OUTBOX_FAILED_TOTAL = Counter(
+    "timebot_outbox_failed",
+    "Outbound messages that ended failed (a permanent refusal, or failing on their own)")
 
 _WAITING = (QUEUED, WORKING)
 
@@ -59,3 +71,9 @@ async def update_queue_gauges(sessions: async_sessionmaker[AsyncSession], clock:
             )
         )
         OUTBOX_STUCK.set(int(stuck or 0))
+        failing: tuple[tuple[str, Any], ...] = (
+            ("outbox", OutboxMessage), ("inbox", InboxMessage), ("events", ReceivedEvent))
+        for queue, model in failing:
+            failed = await session.scalar(
+                select(func.count()).select_from(model).where(model.status == FAILED))
+            QUEUE_FAILED.labels(queue).set(int(failed or 0))

@@ -42,6 +42,7 @@ from service.graphql.documents import Documents, Prepared
 from service.graphql.fast_executor import fast_executor_class
 from service.graphql.fastpath import is_plain
 from service.graphql.limits import check_variables
+from service.graphql.name_arguments import checked_resolver
 from service.graphql.refusals import omitting_refusals
 from service.graphql.slicing import pause_if_due
 from service.models import AuditTrail, Organisation, Person
@@ -241,7 +242,7 @@ def wrap_resolvers(schema: GraphQLSchema) -> GraphQLSchema:
         for field_name, field in graphql_type.fields.items():
             label = f"{type_name}.{field_name}"
             if type_name == "Mutation" and field.resolve is not None:
-                field.resolve = _mutation_resolver(field.resolve, label)
+                field.resolve = _mutation_resolver(checked_resolver(field, field.resolve), label)
             elif field.resolve is not None and not is_plain(field.resolve):
                 field.resolve = _labelling_resolver(field.resolve, label)
     return schema

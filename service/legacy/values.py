@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from service.graphql.name_arguments import control_character_problem
 from service.legacy.errors import InvalidServiceRequest
 
 DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S"
@@ -54,6 +55,9 @@ def name_field(data: dict[str, Any], member: str) -> str:
         raise InvalidServiceRequest(f"{member}.name must not be empty")
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidServiceRequest(f"{member}.name is longer than {MAX_NAME_LENGTH} characters")
+    problem = control_character_problem(name)
+    if problem is not None:
+        raise InvalidServiceRequest(f"{member}.name {problem}")
     return name
 
 

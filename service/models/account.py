@@ -8,7 +8,7 @@ process that embeds the service hands each row to its outbound mail once.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, String, Text
+from sqlalchemy import BigInteger, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from service.models.base import Base, OrgScoped, id_column
@@ -30,5 +30,11 @@ class ServiceMail(OrgScoped, Base):
     subject: Mapped[str] = mapped_column(String(998))
     body: Mapped[str] = mapped_column(Text)
     created_ms: Mapped[int] = mapped_column(BigInteger)
-    # Set once the embedding process has put the message in its durable outbox.
+    # Set once the embedding process has put the message in its durable outbox, or has set it
+    # aside (failed_ms, last_error: it could not be made into a message, e.g. a name written
+    # before names refused control characters).
     handed_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True, index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    next_attempt_ms: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    failed_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -9,11 +9,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import delete, update
+from sqlalchemy.exc import OperationalError
 
 from mail import inbox as inbox_module
 from mail.inbox import InboundMessage, Inbox, InboxWorker
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
+from timebot.errors import ServiceUnavailable
 from timebot.state.models import InboxMessage
 
 NOW = 1_800_000_000_000
@@ -61,6 +63,8 @@ async def test_each_message_gets_its_outcome(inbox: Inbox) -> None:
         2: ("queued", "error: service down", None), 3: ("done", "did 3", None),
     }
     assert {row.processed_ms for row in await inbox.all() if row.status == "done"} == {NOW + 4}
+    assert await worker.run_once() == 0  # not due before its backoff
+    inbox.clock.advance(inbox_module.BACKOFF.delay_ms(1))
     assert await worker.run_once() == 1  # attempt 2 of 2: set aside
     assert (await outcomes(inbox))[2] == ("failed", "error: service down", None)
     assert await worker.run_once() == 0
@@ -124,3 +128,40 @@ async def test_outcomes_are_recorded_while_a_batch_goes_on(
     await InboxWorker(inbox, process).run_once()
     assert seen == [["working"] * 3, ["done", "working", "working"],
                     ["done", "done", "working"]]
+
+
+async def test_a_temporary_failure_is_retried_for_as_long_as_it_lasts(inbox: Inbox) -> None:
+    """The service unreachable, its database refusing: tried again after 2 s, 4 s … 5 min,
+    never set aside however long it lasts; the messages of other senders go meanwhile. A
+    failure of the message's own sets it aside after `max_attempts` of them."""
+    for number, rcpt in ((0, "a"), (1, "b"), (2, "c")):
+        await accept(inbox, number, f"approvals+{rcpt}@example.com")
+    outage = [12]
+    causes: list[Exception] = [
+        ServiceUnavailable("cannot reach the service"),
+        OperationalError("SELECT 1", {}, ConnectionRefusedError("refused")),
+    ]
+
+    async def process(message: InboundMessage) -> str:
+        if subject(message) == 0 and outage[0] > 0:
+            outage[0] -= 1
+            raise causes[outage[0] % 2]
+        if subject(message) == 2:
+            raise ValueError("a message no handler can read")
+        return "ok"
+
+    worker = InboxWorker(inbox, process, max_attempts=3)
+    delays = []
+    for _ in range(12):
+        await worker.run_once()
+        [first] = [row for row in await inbox.all() if b"Subject: 0" in row.raw]
+        assert (first.status, first.failures) == ("queued", 0)
+        delays.append(first.next_attempt_ms - inbox.clock.now_ms())
+        inbox.clock.advance(inbox_module.BACKOFF.max_ms)
+    assert delays[:4] == [2_000, 4_000, 8_000, 16_000] and delays[-1] == 300_000
+    await worker.run_once()
+    found = await outcomes(inbox)
+    assert found[0] == ("done", "ok", None) and found[1] == ("done", "ok", None)
+    assert found[2] == ("failed", "error: a message no handler can read", None)
+    [bad] = [row for row in await inbox.all() if b"Subject: 2" in row.raw]
+    assert (bad.failures, bad.attempts) == (3, 3)

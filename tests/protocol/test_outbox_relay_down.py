@@ -15,7 +15,7 @@ import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy import delete
 
-from mail.outbound import MAX_RETRY_MS, Outbox, OutboxWorker, RelaySettings, SmtpRelay
+from mail.outbound import Outbox, OutboxWorker, RelaySettings, SmtpRelay
 from plumbing.clock import Clock
 from tests.mail.reviews_support import (
     WEEK,
@@ -106,7 +106,7 @@ async def test_a_review_request_waits_out_a_relay_outage_and_goes_once(
 
 
 class DenyingRelay(FlakyRelay):
-    """A relay refusing permanently (554: e.g. it does not accept our credentials yet)."""
+    """A relay refusing permanently at DATA (554: e.g. it does not accept our credentials)."""
 
     async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
         if self.refusals > 0:
@@ -115,25 +115,26 @@ class DenyingRelay(FlakyRelay):
         return await super().handle_DATA(server, session, envelope)
 
 
-async def test_a_permanent_refusal_is_not_a_dead_end(state_db: StateDB) -> None:
-    """No attempt count and no 5xx drops a message: it waits the longest delay (counted as
-    stuck in /metrics) and goes once the relay takes it."""
+async def test_a_permanent_refusal_ends_the_message(state_db: StateDB) -> None:
+    """A 5xx to the message ends it (failed, with the relay's answer): it is not retried
+    every hour for ever, and the message behind it goes."""
     async with state_db.sessions() as session:
         await session.execute(delete(OutboxMessage))
         await session.commit()
     outbox = Outbox(state_db.sessions, Clock(frozen_ms=1_800_000_000_000))
-    relay = DenyingRelay(refusals=8)
+    relay = DenyingRelay(refusals=1)
     server, port = await start_relay(relay)
     try:
         await outbox.enqueue(message(1), kind="review", envelope_from="")
-        worker = OutboxWorker(outbox, SmtpRelay(RelaySettings.parse(f"127.0.0.1:{port}")))
-        await worker.run_once()
-        [row] = await outbox.messages()
-        assert (row.status, row.next_attempt_ms - outbox.clock.now_ms()) == (
-            "queued", MAX_RETRY_MS)
-        await drain([worker], outbox.clock, rounds=10)
+        outbox.clock.advance(1)
+        await outbox.enqueue(message(2), kind="review", envelope_from="")
+        worker = OutboxWorker(outbox, SmtpRelay(RelaySettings.parse(f"127.0.0.1:{port}")),
+                              concurrency=1)
+        await drain([worker], outbox.clock, rounds=5)
     finally:
         server.close()
-    [row] = await outbox.messages()
-    assert (row.status, row.attempts) == ("done", 9)
-    assert [message_from_bytes(raw)["Subject"] for raw in relay.received] == ["Review 1"]
+    rows = {row.subject: row for row in await outbox.messages()}
+    assert (rows["Review 1"].status, rows["Review 1"].attempts) == ("failed", 1)
+    assert rows["Review 1"].last_error == "554 5.7.1 Relay access denied"
+    assert rows["Review 2"].status == "done"
+    assert [message_from_bytes(raw)["Subject"] for raw in relay.received] == ["Review 2"]

@@ -69,6 +69,10 @@ class InboxMessage(StateBase):
     received_ms: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(12), default="queued")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # Failures of the message's own (not the service or a database being unreachable): after
+    # a few it is set aside (failed). `next_attempt_ms`: when a failed message is tried again.
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    next_attempt_ms: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     outcome: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -93,6 +97,8 @@ class OutboxMessage(StateBase):
     raw: Mapped[bytes] = mapped_column(LargeBinary)
     status: Mapped[str] = mapped_column(String(12), default="queued")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # Failures of the message's own (not a relay outage): after a few it is set aside (failed).
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
@@ -152,6 +158,9 @@ class ReceivedEvent(StateBase):
     received_ms: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(12), default="queued")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # As the inbox's: failures of the event's own, and when a failed event is tried again.
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    next_attempt_ms: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
     lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     outcome: Mapped[str | None] = mapped_column(Text, nullable=True)

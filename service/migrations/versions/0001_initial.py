@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 03:18:03.076907
+Create Date: 2026-11-26 14:11:54.482010
 """
 
 from collections.abc import Sequence
@@ -284,6 +284,10 @@ def upgrade() -> None:
     sa.Column('body', sa.Text(), nullable=False),
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
     sa.Column('handed_ms', sa.BigInteger(), nullable=True),
+    sa.Column('attempts', sa.Integer(), server_default='0', nullable=False),
+    sa.Column('next_attempt_ms', sa.BigInteger(), server_default='0', nullable=False),
+    sa.Column('failed_ms', sa.BigInteger(), nullable=True),
+    sa.Column('last_error', sa.Text(), nullable=True),
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_service_mail_organisation_id_organisations'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_service_mail'))

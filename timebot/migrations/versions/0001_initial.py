@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-24 02:48:58.348248
+Create Date: 2026-11-26 14:11:55.761159
 """
 
 from collections.abc import Sequence
@@ -54,6 +54,8 @@ def upgrade() -> None:
     sa.Column('received_ms', sa.BigInteger(), nullable=False),
     sa.Column('status', sa.String(length=12), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
+    sa.Column('failures', sa.Integer(), server_default='0', nullable=False),
+    sa.Column('next_attempt_ms', sa.BigInteger(), server_default='0', nullable=False),
     sa.Column('lease_owner', sa.String(length=64), nullable=True),
     sa.Column('lease_until_ms', sa.BigInteger(), nullable=True),
     sa.Column('outcome', sa.Text(), nullable=True),
@@ -100,6 +102,7 @@ def upgrade() -> None:
     sa.Column('raw', sa.LargeBinary(), nullable=False),
     sa.Column('status', sa.String(length=12), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
+    sa.Column('failures', sa.Integer(), server_default='0', nullable=False),
     sa.Column('next_attempt_ms', sa.BigInteger(), nullable=False),
     sa.Column('lease_owner', sa.String(length=64), nullable=True),
     sa.Column('lease_until_ms', sa.BigInteger(), nullable=True),
@@ -179,6 +182,8 @@ def upgrade() -> None:
     sa.Column('received_ms', sa.BigInteger(), nullable=False),
     sa.Column('status', sa.String(length=12), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
+    sa.Column('failures', sa.Integer(), server_default='0', nullable=False),
+    sa.Column('next_attempt_ms', sa.BigInteger(), server_default='0', nullable=False),
     sa.Column('lease_owner', sa.String(length=64), nullable=True),
     sa.Column('lease_until_ms', sa.BigInteger(), nullable=True),
     sa.Column('outcome', sa.Text(), nullable=True),
