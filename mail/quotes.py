@@ -36,11 +36,17 @@ import re
 import unicodedata
 
 from mail.quote_patterns import (
+    ADDRESS,
+    ATTRIBUTION_START,
     BEGIN_FORWARD,
+    DATE_LABEL,
     DECORATED,
+    FORWARD_SEPARATOR,
     FROM_LABEL,
     HEADER_LABEL,
+    LIST_FOOTER,
     MOBILE_SIGNATURE,
+    NOT_A_QUOTE,
     OWN_SENTENCE,
     QUOTED,
     RULE_LINE,
@@ -49,6 +55,7 @@ from mail.quote_patterns import (
     SINGLE_LINE_OUTLOOK_SENT,
     SINGLE_LINE_OUTLOOK_SUBJECT,
     STRONG_ATTRIBUTION,
+    TIME,
     WEAK_ATTRIBUTION,
 )
 
@@ -63,44 +70,66 @@ def normalise_text(text: str) -> str:
     return text.translate(_INVISIBLE).replace("\xa0", " ").replace("\u3000", " ")
 
 
+_LONGEST_ATTRIBUTION = 400  # characters: longer lines are never (part of) an attribution
+_QUOTE_MARKS = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+_URL = re.compile(r"(?:https?://|mailto:|www\.)[^\s<>()]{0,2000}", re.IGNORECASE)
+_LETTERS = re.compile(r"[^\W\d_]{2}")
+_LOWER_START = re.compile(r"^\s*[^\W\d_]")
+_UNDERSCORES = re.compile(r"^\s*_{2,}\s*$")
+
+
 def _is_blank(line: str) -> bool:
     return not line.strip()
+
+
+def _quoted(line: str) -> bool:
+    """A quote line: ">" first, unless arrows frame a link (">>> www.x.example <<<")."""
+    if not QUOTED.match(line):
+        return False
+    return len(line) > 300 or not NOT_A_QUOTE.match(line)
 
 
 def _attribution_at(
     lines: list[str], index: int, *, inner: bool = False
 ) -> tuple[int, int, bool] | None:
     """(line after it, further parts, strong) if an attribution starts at `index`, shortest
-    first. Up to three non-blank lines are joined; one blank line may split them, and a
+    first. Up to five non-blank lines are joined; one blank line may split them, and a
     continuation line may be quoted (clients that wrap the attribution and quote the wrapped
-    part). `inner`: the search starts inside another one's lines (quote marks allowed)."""
+    part: "On … <" / "mailto:…" / "> wrote:"). `inner`: the search starts inside another
+    one's lines (quote marks allowed). A weak attribution with the writer's address and a
+    time on its first line is a strong one."""
     if index >= len(lines) or _is_blank(lines[index]):
         return None
-    if QUOTED.match(lines[index]) and not inner:
+    if _quoted(lines[index]) and not inner:
         return None
     joined = ""
+    first = ""
     position = index
-    for part in range(3):
+    for part in range(5):
         if part:
             if position < len(lines) and _is_blank(lines[position]):
                 position += 1  # an attribution split by a blank line
-                if position < len(lines) and QUOTED.match(lines[position]):
+                if position < len(lines) and _quoted(lines[position]):
                     return None  # … but not a quote after a blank line
             if position >= len(lines) or _is_blank(lines[position]):
                 return None
         line = lines[position]
-        text = re.sub(r"^[ \t]*(?:>[ \t]?)+", "", line) if part or inner else line
+        if len(line) > _LONGEST_ATTRIBUTION:
+            return None
+        text = _QUOTE_MARKS.sub("", line) if part or inner else line
         joined = f"{joined} {text.strip()}".strip()
+        first = first or joined
         position += 1
-        if len(joined) > 400:
+        if len(joined) > _LONGEST_ATTRIBUTION:
             return None
         decorated = DECORATED.match(joined)
         candidate = decorated.group(1).rstrip(":") + ":" if decorated else joined
         if STRONG_ATTRIBUTION.match(candidate):
             return position, part, True
         if WEAK_ATTRIBUTION.match(candidate):
-            return position, part, False
-        if part and QUOTED.match(line):
+            strong = bool(ADDRESS.search(candidate) and TIME.search(first))
+            return position, part, strong
+        if part and _quoted(line):
             return None  # the quote itself is no attribution
     return None
 
@@ -128,6 +157,17 @@ def _attribution_span(lines: list[str], index: int) -> tuple[int, bool] | None:
     return end, strong
 
 
+def _own_head(line: str) -> str:
+    """The writer's words before an attribution that starts mid-line ("reply On … wrote:",
+    "text--- On … wrote:"), or ""."""
+    if len(line) > _LONGEST_ATTRIBUTION or STRONG_ATTRIBUTION.match(line):
+        return ""
+    for start in ATTRIBUTION_START.finditer(line):
+        if STRONG_ATTRIBUTION.match(line[start.start() :]):
+            return line[: start.start()].rstrip(" \t-\u2013\u2014")
+    return ""
+
+
 def _next_content(lines: list[str], index: int) -> int:
     while index < len(lines) and _is_blank(lines[index]):
         index += 1
@@ -135,10 +175,12 @@ def _next_content(lines: list[str], index: int) -> int:
 
 
 def _is_header_block(lines: list[str], index: int) -> bool:
-    """A "From:" line followed within a few lines by another mail header label."""
-    if not FROM_LABEL.match(lines[index]):
+    """A "From:" (or date: "Date:", "Message du :") line followed within a few lines by
+    another mail header label."""
+    line = lines[index]
+    if not (FROM_LABEL.match(line) or DATE_LABEL.match(line)):
         return False
-    return any(HEADER_LABEL.match(line) for line in lines[index + 1 : index + 6])
+    return any(HEADER_LABEL.match(later) for later in lines[index + 1 : index + 6])
 
 
 def _single_line_outlook(line: str) -> bool:
@@ -150,6 +192,50 @@ def _single_line_outlook(line: str) -> bool:
     )
 
 
+def _wrapped_quote_line(lines: list[str], index: int) -> bool:
+    """An unquoted line between two quote lines that is the quote's own line wrapped by a
+    client after quoting: a link's end (no words of its own), the rest of a parenthesis the
+    line above opened, or a line starting in lower case under a long quoted line."""
+    if not (0 < index < len(lines) - 1 and _quoted(lines[index - 1])):
+        return False
+    if not _quoted(lines[index + 1]):
+        return False
+    line, above = lines[index], _QUOTE_MARKS.sub("", lines[index - 1])
+    if len(line) > _LONGEST_ATTRIBUTION or len(above) > _LONGEST_ATTRIBUTION:
+        return False
+    if not _LETTERS.search(_URL.sub("", line)):
+        return True
+    if above.count("(") > above.count(")") or above.count("<") > above.count(">"):
+        return True
+    start = _LOWER_START.match(line)
+    return bool(start and start.group(0)[-1].islower() and len(above.strip()) >= 40)
+
+
+def _is_forward(line: str) -> bool:
+    return bool(FORWARD_SEPARATOR.match(line) or BEGIN_FORWARD.match(line))
+
+
+def _list_footer(lines: list[str], index: int) -> bool:
+    """A mailing list's footer: a rule of underscores, then "… mailing list"."""
+    if not _UNDERSCORES.match(lines[index]):
+        return False
+    after = _next_content(lines, index + 1)
+    return after < len(lines) and bool(LIST_FOOTER.match(lines[after]))
+
+
+def _ends_signature(lines: list[str], index: int) -> bool:
+    """What ends a signature's lines: history or a forwarded message."""
+    line = lines[index]
+    return bool(
+        _quoted(line)
+        or _attribution_span(lines, index)
+        or SEPARATOR.match(line)
+        or _is_forward(line)
+        or _is_header_block(lines, index)
+        or _single_line_outlook(line)
+    )
+
+
 def extract_reply(text: str) -> str:
     """The reply's own text (stripped), without quoted history or signatures."""
     lines = normalise_text(text).split("\n")
@@ -158,31 +244,34 @@ def extract_reply(text: str) -> str:
     while index < len(lines):
         line = lines[index]
         stripped = line.strip()
-        if QUOTED.match(line):
+        if _quoted(line):
             index += 1
             continue
         if SIGNATURE_SEPARATOR.match(line) or MOBILE_SIGNATURE.match(stripped):
             # the signature runs to the next quote (bottom-posting: more may follow) or the end
             index += 1
-            while index < len(lines) and not QUOTED.match(lines[index]):
-                if (
-                    _attribution_span(lines, index)
-                    or SEPARATOR.match(lines[index])
-                    or _is_header_block(lines, index)
-                    or _single_line_outlook(lines[index])
-                ):
-                    break
+            while index < len(lines) and not _ends_signature(lines, index):
                 index += 1
             continue
-        if SEPARATOR.match(line) or BEGIN_FORWARD.match(line):
+        if _is_forward(line):
+            # a message the writer forwards is their content: kept as it is
+            kept.extend(rest.rstrip() for rest in lines[index:])
+            break
+        if SEPARATOR.match(line) or _list_footer(lines, index):
             break
         if _is_header_block(lines, index) or _single_line_outlook(line):
             break
+        if _wrapped_quote_line(lines, index):
+            index += 1
+            continue
         span = _attribution_span(lines, index)
         if span is not None:
             end, strong = span
+            head = _own_head(line)
+            if head:
+                kept.append(head)
             after = _next_content(lines, end)
-            if after < len(lines) and QUOTED.match(lines[after]):
+            if after < len(lines) and _quoted(lines[after]):
                 index = after  # drop the attribution; the quote goes on the next rounds
                 continue
             if strong and any(not _is_blank(own) for own in kept):
@@ -190,6 +279,8 @@ def extract_reply(text: str) -> str:
             if strong:
                 index = end  # an attribution on top, the reply below it: drop the attribution
                 continue
+            if head:
+                kept.pop()
         kept.append(line.rstrip())
         index += 1
     # trailing horizontal rules (Outlook's "____" before its header block) and blank lines
