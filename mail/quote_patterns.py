@@ -14,6 +14,7 @@ import re
 __all__ = [
     "ADDRESS",
     "ATTRIBUTION_START",
+    "ATTRIBUTION_WORDS",
     "BEGIN_FORWARD",
     "DATE_LABEL",
     "DECORATED",
@@ -61,18 +62,19 @@ STRONG_ATTRIBUTION = re.compile(
       | vào\b.{3,300}\bđã\s+viết\s*:
       | (?:在|于).{1,300}写道\s*[\uff1a:]
       | .{1,300}のメッセージ\s*[\uff1a:]
-      | (?=.{0,80}\b(?:19|20)\d\d\b)(?=.{0,120}\b\d{1,2}[:.]\d\d\b)
+      | (?=.{0,80}(?<!\d)(?:19|20)\d\d(?!\d))(?=.{0,120}\b\d{1,2}[:.]\d\d\b)
             .{6,200}(?:<\s*[^<>\s@]+@[^<>\s]+>|\s[^<>\s@]+@[^<>\s]+\.\w+)\s*[\uff1a:]
     )\s*$""",
     re.IGNORECASE | re.VERBOSE,
 )
 # An attribution only when a quote follows: "… wrote:", "… skrev:", "… napisał(a):",
 # "… написал:", "… пишет:", "… пише:", "… написав:" and the words above.
+# (The look-ahead first: a line not ending with a colon fails at once.)
 WEAK_ATTRIBUTION = re.compile(
-    r"^.{1,300}(?:\bwrote|\bschrieb|\ba\s+[ée]crit|\bescribi[óo]|\bschreef|\bha\s+scritto"
-    r"|\bescreveu|\bgeschreven|\bskrev\b.{0,200}|\bnapisał(?:\(a\)|a)?"
-    r"|\bнаписал(?:\(а\)|а)?|\bпишет|\bпише|\bнаписав(?:\(ла\)|ла)?|写道|のメッセージ"
-    r"|\bkirjoitti|\bđã\s+viết)"
+    r"^(?=.{1,300}[\uff1a:]\s*$).{1,300}"
+    r"(?:\b(?:wrote|schrieb|a\s+[ée]crit|escribi[óo]|schreef|ha\s+scritto|escreveu|geschreven"
+    r"|skrev\b.{0,200}|napisał(?:\(a\)|a)?|написал(?:\(а\)|а)?|пишет|пише"
+    r"|написав(?:\(ла\)|ла)?|kirjoitti|đã\s+viết)|写道|のメッセージ)"
     r"\s*[\uff1a:]\s*$"
     # date first, the writer's address last, no colon: "2011/4/7 Nathan <n@example.com>"
     r"|^\s*(?:(?:19|20)\d\d[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.](?:19|20)\d\d)\b"
@@ -86,6 +88,13 @@ TIME = re.compile(r"\b\d{1,2}[:.]\d\d\b")
 # where an attribution may begin in the middle of a line ("reply On … wrote:")
 ATTRIBUTION_START = re.compile(
     r"(?:(?<=\s)|(?<=-))(?:on|le|am|el|op|il|em|den)\s", re.IGNORECASE
+)
+# One of these is in every attribution the two patterns above match (lower case): a line
+# without any is not tried against them.
+ATTRIBUTION_WORDS = (
+    "wrote", "sent", "schrieb", "crit", "escribi", "schreef", "geschreven", "scritto",
+    "escreveu", "skrev", "napisa", "написа", "пишет", "пише", "kirjoitti", "viết", "写道",
+    "のメッセージ", "@",
 )
 # "---- On … wrote ----" (Zoho and others): the attribution between dashes, colon optional
 DECORATED = re.compile(r"^\s*[-\u2013\u2014]{2,}\s*(.+?)\s*[-\u2013\u2014]{2,}\s*$")

@@ -38,6 +38,7 @@ import unicodedata
 from mail.quote_patterns import (
     ADDRESS,
     ATTRIBUTION_START,
+    ATTRIBUTION_WORDS,
     BEGIN_FORWARD,
     DATE_LABEL,
     DECORATED,
@@ -78,6 +79,47 @@ _LOWER_START = re.compile(r"^\s*[^\W\d_]")
 _UNDERSCORES = re.compile(r"^\s*_{2,}\s*$")
 
 
+_DASHES = ("-", "\u2013", "\u2014")
+_ENDINGS = (":", "\uff1a", ">", *_DASHES)
+
+
+def _ends_like_one(line: str) -> bool:
+    """Whether `line` ends as an attribution's last line may (a colon, the writer's address,
+    "wrote", the dashes of "---- On … wrote ----")."""
+    end = line.rstrip()
+    return end.endswith(_ENDINGS) or end[-5:].lower() == "wrote"
+
+
+class _Budget:
+    """What the attribution search knows of a reply's lines, and how many characters its
+    patterns may still look at: a multiple of the reply's size, far above what a real
+    reply needs, so that a hostile one costs time in proportion to its size whatever its
+    lines are (afterwards no line is taken for an attribution: quotes, history headers and
+    signatures are still recognised)."""
+
+    def __init__(self, lines: list[str], characters: int) -> None:
+        self.left = characters
+        # whether each line ends as an attribution may, has one of the words of one; the
+        # first line at or after each one that has such a word
+        self.ends = [_ends_like_one(line) for line in lines]
+        self.worded = [_has_attribution_word(line) for line in lines]
+        self.next_worded = [len(lines)] * (len(lines) + 1)
+        for index in range(len(lines) - 1, -1, -1):
+            worded = self.worded[index]
+            self.next_worded[index] = index if worded else self.next_worded[index + 1]
+
+    def spend(self, characters: int) -> bool:
+        self.left -= characters
+        return self.left >= 0
+
+
+def _has_attribution_word(line: str) -> bool:
+    if len(line) > _LONGEST_ATTRIBUTION:
+        return False
+    lower = line.lower()
+    return any(word in lower for word in ATTRIBUTION_WORDS)
+
+
 def _is_blank(line: str) -> bool:
     return not line.strip()
 
@@ -90,7 +132,7 @@ def _quoted(line: str) -> bool:
 
 
 def _attribution_at(
-    lines: list[str], index: int, *, inner: bool = False
+    lines: list[str], index: int, budget: _Budget, *, inner: bool = False
 ) -> tuple[int, int, bool] | None:
     """(line after it, further parts, strong) if an attribution starts at `index`, shortest
     first. Up to five non-blank lines are joined; one blank line may split them, and a
@@ -102,8 +144,11 @@ def _attribution_at(
         return None
     if _quoted(lines[index]) and not inner:
         return None
+    if budget.next_worded[index] > index + 8:
+        return None  # five parts and the blank lines between them: no word of one
     joined = ""
     first = ""
+    worded = False
     position = index
     for part in range(5):
         if part:
@@ -116,25 +161,30 @@ def _attribution_at(
         line = lines[position]
         if len(line) > _LONGEST_ATTRIBUTION:
             return None
-        text = _QUOTE_MARKS.sub("", line) if part or inner else line
+        text = _QUOTE_MARKS.sub("", line) if (part or inner) and _quoted(line) else line
         joined = f"{joined} {text.strip()}".strip()
         first = first or joined
+        worded = worded or budget.worded[position]
+        ends = budget.ends[position]
         position += 1
         if len(joined) > _LONGEST_ATTRIBUTION:
             return None
-        decorated = DECORATED.match(joined)
-        candidate = decorated.group(1).rstrip(":") + ":" if decorated else joined
-        if STRONG_ATTRIBUTION.match(candidate):
-            return position, part, True
-        if WEAK_ATTRIBUTION.match(candidate):
-            strong = bool(ADDRESS.search(candidate) and TIME.search(first))
-            return position, part, strong
+        if ends and worded and budget.spend(len(joined)):
+            decorated = DECORATED.match(joined) if joined.endswith(_DASHES) else None
+            candidate = decorated.group(1).rstrip(":") + ":" if decorated else joined
+            if STRONG_ATTRIBUTION.match(candidate):
+                return position, part, True
+            if WEAK_ATTRIBUTION.match(candidate):
+                strong = bool(ADDRESS.search(candidate) and TIME.search(first))
+                return position, part, strong
         if part and _quoted(line):
             return None  # the quote itself is no attribution
     return None
 
 
-def _attribution_span(lines: list[str], index: int) -> tuple[int, bool] | None:
+def _attribution_span(
+    lines: list[str], index: int, budget: _Budget
+) -> tuple[int, bool] | None:
     """(line after it, strong) if an attribution starts at `index` and `lines[index]` is
     part of it.
 
@@ -142,7 +192,7 @@ def _attribution_span(lines: list[str], index: int) -> tuple[int, bool] | None:
     sentence, or when the lines after it are an attribution by themselves ending at the
     same line (`Approve` above `On … wrote:`) — unless those only make a weak one and the
     whole is a strong one (`On … <` above `mia@x> wrote:`)."""
-    found = _attribution_at(lines, index)
+    found = _attribution_at(lines, index, budget)
     if found is None:
         return None
     end, parts, strong = found
@@ -151,18 +201,20 @@ def _attribution_span(lines: list[str], index: int) -> tuple[int, bool] | None:
     if OWN_SENTENCE.search(lines[index]):
         return None
     for later in range(index + 1, end):
-        sub = _attribution_at(lines, later, inner=True)
+        sub = _attribution_at(lines, later, budget, inner=True)
         if sub is not None and sub[0] == end and (sub[2] or not strong):
             return None
     return end, strong
 
 
-def _own_head(line: str) -> str:
+def _own_head(line: str, budget: _Budget) -> str:
     """The writer's words before an attribution that starts mid-line ("reply On … wrote:",
     "text--- On … wrote:"), or ""."""
     if len(line) > _LONGEST_ATTRIBUTION or STRONG_ATTRIBUTION.match(line):
         return ""
     for start in ATTRIBUTION_START.finditer(line):
+        if not budget.spend(len(line) - start.start()):
+            return ""
         if STRONG_ATTRIBUTION.match(line[start.start() :]):
             return line[: start.start()].rstrip(" \t-\u2013\u2014")
     return ""
@@ -223,12 +275,12 @@ def _list_footer(lines: list[str], index: int) -> bool:
     return after < len(lines) and bool(LIST_FOOTER.match(lines[after]))
 
 
-def _ends_signature(lines: list[str], index: int) -> bool:
+def _ends_signature(lines: list[str], index: int, budget: _Budget) -> bool:
     """What ends a signature's lines: history or a forwarded message."""
     line = lines[index]
     return bool(
         _quoted(line)
-        or _attribution_span(lines, index)
+        or _attribution_span(lines, index, budget)
         or SEPARATOR.match(line)
         or _is_forward(line)
         or _is_header_block(lines, index)
@@ -239,18 +291,23 @@ def _ends_signature(lines: list[str], index: int) -> bool:
 def extract_reply(text: str) -> str:
     """The reply's own text (stripped), without quoted history or signatures."""
     lines = normalise_text(text).split("\n")
+    budget = _Budget(lines, 2 * len(text) + 20_000)
     kept: list[str] = []
     index = 0
     while index < len(lines):
         line = lines[index]
         stripped = line.strip()
+        if not stripped:
+            kept.append("")
+            index += 1
+            continue
         if _quoted(line):
             index += 1
             continue
         if SIGNATURE_SEPARATOR.match(line) or MOBILE_SIGNATURE.match(stripped):
             # the signature runs to the next quote (bottom-posting: more may follow) or the end
             index += 1
-            while index < len(lines) and not _ends_signature(lines, index):
+            while index < len(lines) and not _ends_signature(lines, index, budget):
                 index += 1
             continue
         if _is_forward(line):
@@ -264,10 +321,10 @@ def extract_reply(text: str) -> str:
         if _wrapped_quote_line(lines, index):
             index += 1
             continue
-        span = _attribution_span(lines, index)
+        span = _attribution_span(lines, index, budget)
         if span is not None:
             end, strong = span
-            head = _own_head(line)
+            head = _own_head(line, budget)
             if head:
                 kept.append(head)
             after = _next_content(lines, end)
