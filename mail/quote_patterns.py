@@ -40,10 +40,12 @@ QUOTED = re.compile(r"^[ \t]*>")
 # ">>> >>> http://www.example.com <<<": arrows around a link, no quote
 NOT_A_QUOTE = re.compile(r"^[ \t]*>{2,}.{0,200}<{2,}[ \t]*$")
 
-# Attributions that can only be one: a whole (possibly joined) line. English, German (two
-# orders), French, Spanish, Dutch (two forms), Italian, Portuguese, Swedish/Norwegian/Danish
-# ("Den … skrev …:"), Polish ("W dniu … napisał(a):"), Chinese, Japanese, and date-first
-# headers ending with the writer's address ("2026-11-23 09:12 GMT+01:00 Mia <mia@x>:",
+# Attributions that can only be one: a whole (possibly joined) line. English ("On … wrote:",
+# "On … sent:", "On … <mia@x> wrote" without colon), German (two orders), French, Spanish,
+# Dutch (two forms), Italian ("Il …", "In data …"), Portuguese, Swedish/Norwegian/Danish
+# ("Den … skrev …:", "På … skrev …:"), Polish ("W dniu …", "Dnia … napisał(a):"), Vietnamese
+# ("Vào … đã viết:"), Chinese, Japanese, and date-first headers ending with the writer's
+# address ("2026-11-23 09:12 GMT+01:00 Mia <mia@x>:", "2026年11月23日(月) 9:12 Mia <mia@x>:",
 # Gmail's Russian "пн, 23 нояб. 2026 г. в 09:12, Mia <mia@x>:").
 STRONG_ATTRIBUTION = re.compile(
     r"""^\s*(?:

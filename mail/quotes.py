@@ -3,31 +3,46 @@
 `extract_reply(text)` works line by line over the text of `mail.reading` (which marks HTML
 quotes as "> " lines) and removes:
 
-- quoted lines (starting with ">", after optional spaces);
-- attribution lines before a quote, possibly wrapped over up to three lines (split by a
-  blank line, or with the wrapped part quoted), in the languages of people's clients (see
-  `mail.quote_patterns`): "On … wrote:", "Am … schrieb …:", "Le … a écrit :", "Den … skrev
-  …:", "W dniu … napisał(a):", "… написал:", "… пише:", date-first "2026-11-23 09:12 Mia
-  <mia@x>:", "---- On … wrote ----" and more. A line directly above the attribution stays
-  the writer's own unless it is part of it: the lines of a wrapped attribution together make
+- quoted lines (starting with ">", after optional spaces; not ">>> link <<<"), and the lines
+  of a quote its client wrapped after quoting it (an unquoted line between two quote lines
+  that is a link's end, the rest of a parenthesis opened above, or goes on in lower case
+  under a long quoted line);
+- attribution lines before a quote, possibly wrapped over up to five lines (split by a
+  blank line, or with the wrapped part quoted: "On … <" / "mailto:…" / "> wrote:"), in the
+  languages of people's clients (see `mail.quote_patterns`): "On … wrote:", "Am … schrieb
+  …:", "Le … a écrit :", "El … escribió:", "Op … schreef …:", "Il/In data … ha scritto:",
+  "Den/På … skrev …:", "W dniu/Dnia … napisał(a):", "… пользователь … написал:", "… пише:",
+  "… kirjoitti:", "Vào … đã viết:", "在 … 写道:", date-first "2026-11-23 09:12 Mia
+  <mia@x>:", "---- On … wrote ----" and more; a weak one ("… wrote:") with the writer's
+  address and a time is a strong one. A line directly above the attribution stays the
+  writer's own unless it is part of it: the lines of a wrapped attribution together make
   one pattern, and the writer's `Approve` or sentence above a complete attribution is not
-  part of it. A recognised attribution not followed by a quote (clients that do not quote
+  part of it; an attribution starting mid-line ("reply On … wrote:") leaves the words before
+  it. A recognised strong attribution not followed by a quote (clients that do not quote
   the history) cuts the rest of the message — unless nothing of the writer's own came
   before it: then only the attribution is dropped;
 - Outlook-style history, cut with everything after it: "-----Original Message-----" and its
   translations ("Ursprüngliche Nachricht", "Message d'origine", "Mensaje original",
-  "Oorspronkelijk bericht", "原始邮件", …), forwarded-message separators, and a
-  "From:" line followed within a few lines by "Sent:"/"Date:"/"To:"/"Subject:" lines (labels in
-  English, German, French, Spanish, Dutch, Swedish, Norwegian, Danish, Polish, Russian,
-  Ukrainian, Chinese);
+  "Oorspronkelijk bericht", "Oprindelig besked", "原始邮件", …), and a "From:" or date
+  ("Date:", "Message du :") line followed within a few lines by "Sent:"/"Date:"/"To:"/
+  "Subject:" lines (labels in English, German, French, Spanish, Dutch, Swedish, Norwegian,
+  Danish, Polish, Russian, Ukrainian, Chinese); a mailing list's footer;
 - signatures, from the "-- " separator or a line of the "Sent from my iPhone" family
-  (Outlook/Gmail/Yahoo mobile, Samsung, Android; and their German, French, Spanish, Dutch,
-  Scandinavian, Polish, Russian, Ukrainian, Finnish, Chinese and Japanese forms) up to the
-  next quote or history header (so text of a bottom-posted reply after a quoted block is
-  still read).
+  (Outlook/Gmail/Yahoo mobile, Samsung, Android, "Sent from <App>", a link after it; and
+  their German, French, Spanish, Dutch, Scandinavian, Polish, Russian, Ukrainian, Finnish,
+  Chinese and Japanese forms) up to the next quote, history header or forwarded message (so
+  text of a bottom-posted reply after a quoted block is still read).
 
-Bottom-posted and interleaved replies keep their own text: only quotes and their attributions
-are dropped, text below a quote stays.
+A forwarded message ("---------- Forwarded message ---------", "Begin forwarded message:"
+and translations) is the writer's content, not history: it is kept as it is, with the
+writer's text above it (as mailgun's talon reads it). Bottom-posted and interleaved replies
+keep their own text: only quotes and their attributions are dropped, text below a quote
+stays.
+
+The reader runs on every reply: its patterns are compiled once, none has nested unbounded
+repeats, the attribution search tries only lines that can end one and have one of its words,
+and the characters it hands its patterns are counted against a budget of twice the reply's
+size: a hostile body costs time in proportion to its size (tests/mail/test_reply_shapes.py).
 """
 
 from __future__ import annotations
