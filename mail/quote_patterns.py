@@ -49,7 +49,8 @@ NOT_A_QUOTE = re.compile(r"^[ \t]*>{2,}.{0,200}<{2,}[ \t]*$")
 # Gmail's Russian "пн, 23 нояб. 2026 г. в 09:12, Mia <mia@x>:").
 STRONG_ATTRIBUTION = re.compile(
     r"""^\s*(?:
-        on\b.{3,300}\b(?:wrote|sent)\s*:
+        on\b.{3,300}\bwrote\s*:
+      | on\b(?=.{0,300}(?:@|\d[:.]\d\d)).{3,300}\bsent\s*:
       | on\b.{3,300}@.{0,100}\bwrote\s*:?
       | am\b.{3,300}\bschrieb\b.{0,200}:
       | .{1,200}\bschrieb\s+am\b.{3,200}:

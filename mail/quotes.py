@@ -262,7 +262,8 @@ def _single_line_outlook(line: str) -> bool:
 def _wrapped_quote_line(lines: list[str], index: int) -> bool:
     """An unquoted line between two quote lines that is the quote's own line wrapped by a
     client after quoting: a link's end (no words of its own), the rest of a parenthesis the
-    line above opened, or a line starting in lower case under a long quoted line."""
+    line above opened, or a line starting in lower case under a quoted line as long as
+    clients wrap at (an answer typed between shorter quoted lines stays the writer's)."""
     if not (0 < index < len(lines) - 1 and _quoted(lines[index - 1])):
         return False
     if not _quoted(lines[index + 1]):
@@ -275,7 +276,7 @@ def _wrapped_quote_line(lines: list[str], index: int) -> bool:
     if above.count("(") > above.count(")") or above.count("<") > above.count(">"):
         return True
     start = _LOWER_START.match(line)
-    return bool(start and start.group(0)[-1].islower() and len(above.strip()) >= 40)
+    return bool(start and start.group(0)[-1].islower() and len(above.strip()) >= 60)
 
 
 def _is_forward(line: str) -> bool:
