@@ -40,9 +40,10 @@ keep their own text: only quotes and their attributions are dropped, text below 
 stays.
 
 The reader runs on every reply: its patterns are compiled once, none has nested unbounded
-repeats, the attribution search tries only lines that can end one and have one of its words,
-and the characters it hands its patterns are counted against a budget of twice the reply's
-size: a hostile body costs time in proportion to its size (tests/mail/test_reply_shapes.py).
+repeats, the attribution search tries only lines that can end one and have one of its
+words, and the characters it hands its patterns are counted against a budget of four times
+the reply's size: a hostile body costs time in proportion to its size
+(tests/mail/test_reply_shapes.py).
 """
 
 from __future__ import annotations
@@ -184,7 +185,7 @@ def _attribution_at(
         position += 1
         if len(joined) > _LONGEST_ATTRIBUTION:
             return None
-        if ends and worded and budget.spend(len(joined)):
+        if ends and worded and budget.spend(2 * len(joined)):  # the two patterns
             decorated = DECORATED.match(joined) if joined.endswith(_DASHES) else None
             candidate = decorated.group(1).rstrip(":") + ":" if decorated else joined
             if STRONG_ATTRIBUTION.match(candidate):
@@ -307,7 +308,7 @@ def _ends_signature(lines: list[str], index: int, budget: _Budget) -> bool:
 def extract_reply(text: str) -> str:
     """The reply's own text (stripped), without quoted history or signatures."""
     lines = normalise_text(text).split("\n")
-    budget = _Budget(lines, 2 * len(text) + 20_000)
+    budget = _Budget(lines, 4 * len(text) + 50_000)
     kept: list[str] = []
     index = 0
     while index < len(lines):
