@@ -310,6 +310,7 @@ def extract_reply(text: str) -> str:
     lines = normalise_text(text).split("\n")
     budget = _Budget(lines, 4 * len(text) + 50_000)
     kept: list[str] = []
+    own = False  # whether `kept` has a line of the writer's that is not blank
     index = 0
     while index < len(lines):
         line = lines[index]
@@ -330,6 +331,7 @@ def extract_reply(text: str) -> str:
         if _is_forward(line):
             # a message the writer forwards is their content: kept as it is
             kept.extend(rest.rstrip() for rest in lines[index:])
+            own = True
             break
         if SEPARATOR.match(line) or _list_footer(lines, index):
             break
@@ -344,11 +346,12 @@ def extract_reply(text: str) -> str:
             head = _own_head(line, budget)
             if head:
                 kept.append(head)
+                own = True
             after = _next_content(lines, end)
             if after < len(lines) and _quoted(lines[after]):
                 index = after  # drop the attribution; the quote goes on the next rounds
                 continue
-            if strong and any(not _is_blank(own) for own in kept):
+            if strong and own:
                 break  # history follows unquoted: nothing after this is the reply
             if strong:
                 index = end  # an attribution on top, the reply below it: drop the attribution
@@ -356,11 +359,11 @@ def extract_reply(text: str) -> str:
             if head:
                 kept.pop()
         kept.append(line.rstrip())
+        own = True
         index += 1
     # trailing horizontal rules (Outlook's "____" before its header block) and blank lines
     while kept and (_is_blank(kept[-1]) or RULE_LINE.match(kept[-1])):
         kept.pop()
-    while kept and _is_blank(kept[0]):
-        kept.pop(0)
-    result = "\n".join(kept)
+    first = next((at for at, line in enumerate(kept) if not _is_blank(line)), len(kept))
+    result = "\n".join(kept[first:])
     return re.sub(r"\n{3,}", "\n\n", result).strip()

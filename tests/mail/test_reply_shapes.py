@@ -65,6 +65,11 @@ def _hostile_bodies() -> Iterator[tuple[str, str]]:
     yield "dashes", ("-- " + "-" * 200 + " x " + "-" * 200 + "\n") * 2500
     yield "underscores", ("_" * 40 + "\n") * 6000
     yield "wrote-and-colons", ("x wrote y " * 4 + "z:\n") * 25000
+    # lines the reader keeps or skips one by one (work that grew with their square before)
+    yield "blank-lines", "\n" * MEGABYTE + "Approve"
+    yield "attributions-between-blanks", (
+        "On Mon, 5 Jan 2026 10:00 Mia <mia@x.example> wrote:\n" + "\n" * 30
+    ) * (MEGABYTE // 84)
     yield "letters-then-dot", ("Approve" * 50 + "\n" + "On Mon, Mia wrote:\n") * 2000
 
 
