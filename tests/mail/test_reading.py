@@ -179,12 +179,22 @@ QUOTED = "> Bob submitted his timesheet.\n> Reply approve or reject <reason>."
         f"From: Timebot Sent: Monday To: Anna Subject: Timesheet {ORIGINAL}",
         f"-------- Original message --------\nFrom: Timebot\nDate: 05/01/2026\n\n{ORIGINAL}",
         f"------------------ 原始邮件 ------------------\n发件人: Timebot\n\n{ORIGINAL}",
-        f"---------- Forwarded message ---------\nFrom: Timebot\n\n{ORIGINAL}",
-        f"Begin forwarded message:\n\nFrom: Timebot\n\n{ORIGINAL}",
     ],
 )
 def test_history_is_removed(history: str) -> None:
     assert extract_reply(f"Looks fine to me.\n\n{history}\n") == "Looks fine to me."
+
+
+@pytest.mark.parametrize(
+    "forward",
+    [
+        f"---------- Forwarded message ---------\nFrom: Timebot\n\n{ORIGINAL}",
+        f"Begin forwarded message:\n\nFrom: Timebot\n\n{ORIGINAL}",
+    ],
+)
+def test_a_forwarded_message_is_the_writers_content(forward: str) -> None:
+    # what the writer forwards is theirs to show (as talon reads it), not quoted history
+    assert extract_reply(f"Looks fine to me.\n\n{forward}\n") == f"Looks fine to me.\n\n{forward}"
 
 
 @pytest.mark.parametrize(
