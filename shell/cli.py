@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from plumbing.clock import SYSTEM_CLOCK
+from shell.cli_slack import slack
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
 
@@ -391,6 +392,8 @@ def service_purge(settings: Settings, org_id: str) -> None:
     _run(lambda: _with_service_session(settings, work))
     click.echo(f"organisation {org_id}: deleted permanently")
 
+
+main.add_command(slack)
 
 if __name__ == "__main__":
     sys.exit(main())
