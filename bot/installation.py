@@ -82,7 +82,12 @@ class WorkspaceGate(AsyncMiddleware):
     ) -> BoltResponse:
         body = req.body if isinstance(req.body, dict) else {}
         team_id, enterprise_id = req.context.team_id, req.context.enterprise_id
-        if not await self.workspace.admits(team_id, enterprise_id):
+        admitted = await self.workspace.admits(team_id, enterprise_id)
+        if admitted is None:  # nothing to compare with: nothing is done
+            log.warning("slack_team_unknown", team=team_id, kind=_kind(body),
+                        effect="ignored: auth.test has not answered with the token's team")
+            return BoltResponse(status=200, body="")
+        if not admitted:
             log.warning("slack_foreign_request", team=team_id, enterprise=enterprise_id,
                         kind=_kind(body), effect="ignored: not this workspace")
             return self._not_connected(req, body)

@@ -165,14 +165,15 @@ class Workspace:
         """Whether Slack may act for this organisation: installed, and its organisation."""
         return await self.active() and organisation_id == await self.organisation_id()
 
-    async def admits(self, team_id: str | None, enterprise_id: str | None) -> bool:
-        """Whether a request from (team, enterprise) comes from this workspace."""
+    async def admits(self, team_id: str | None, enterprise_id: str | None) -> bool | None:
+        """Whether a request from (team, enterprise) comes from this workspace; None when its
+        team is not known (auth.test never answered)."""
         record = await self.record()
         if record is None:
             await self.probe()
             record = await self.record()
         if record is None:
-            return False
+            return None
         if team_id:
             return team_id == record.team_id
         return bool(enterprise_id) and enterprise_id == record.enterprise_id

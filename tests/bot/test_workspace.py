@@ -15,7 +15,6 @@ import pytest
 import yaml
 
 from bot.installation import NOT_CONNECTED
-from tests.bot.fake_slack import TEAM_ID
 from tests.bot.harness import SlackHarness, SlackMember, start_slack_harness
 from tests.bot.signing import action_payload, command_fields, event_body
 from tests.bot.test_approvals import person_stages, submitted
