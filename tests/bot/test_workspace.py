@@ -117,6 +117,13 @@ async def test_another_organisations_reviews_never_reach_the_workspace(
     await asked_by_mail(b, b_approver, other.id)
     # Not looked up by e-mail, nothing posted: Slack is not asked about them at all.
     assert calls_about(w, b_owner, b_approver) == []
+    # Nor may they link their key through this workspace.
+    linked = await w.slack.view_submission(
+        user=b_approver.slack_id, callback_id="timebot_link",
+        values={"apikey": {"value": {"type": "plain_text_input",
+                                     "value": b_approver.member.apikey}}})
+    assert linked.status_code == 200
+    assert "another organisation" in linked.json()["errors"]["apikey"]
     # The first organisation's requests still go out.
     _owner, (approver,), _event, dms = await submitted(w, approvers=1)
     assert dms[0].args["channel"] == approver.slack_id
