@@ -150,8 +150,9 @@ async def test_requests_of_another_team_are_answered_not_acted_on(w: SlackHarnes
     assert calls_about(w, member) == []
     assert w.fake.calls_to("views.open") == []
     # The workspace's own team is still served, and still installed.
-    await w.slack.command("/timesheet", "status", user=member.slack_id)
-    await w.fake.wait_for("users.info", user=member.slack_id)
+    own = command_fields(w.fake, "/timesheet", "status", user=member.slack_id)
+    await w.slack.form(own)
+    await w.fake.wait_for("response_url", response_key=own["response_url"][-8:])
     assert "installed, serves organisation" in await slack_status(w)
 
 
