@@ -9,7 +9,6 @@
   a request from the workspace while it is uninstalled probes `auth.test` (a reinstall), and
   is dropped when that fails.
 - The `app_uninstalled` and `tokens_revoked` listeners.
-- `status_lines`: what `timebot slack status` prints.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -29,7 +27,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
-from bot.workspace import INSTALLATION_ERRORS, UNINSTALLED, Workspace, WorkspaceRecord
+from bot.workspace import INSTALLATION_ERRORS, UNINSTALLED, Workspace
 
 log = structlog.get_logger("timebot.slack.installation")
 
@@ -133,19 +131,3 @@ def register(app: AsyncApp, workspace: Workspace) -> None:
     app.event("app_uninstalled")(on_uninstalled)
     app.event("tokens_revoked")(on_tokens_revoked)
 
-
-def status_line(record: WorkspaceRecord) -> str:
-    serves = (f"serves organisation {record.organisation_id}" if record.organisation_id
-              else "serves no organisation yet")
-    if record.active:
-        return f"Slack: workspace {record.team_id} installed, {serves}"
-    since = datetime.fromtimestamp((record.uninstalled_ms or 0) / 1000, UTC)
-    return (f"Slack: uninstalled since {since:%Y-%m-%d %H:%M} UTC ({record.uninstalled_reason})"
-            f" — workspace {record.team_id}, {serves}; nothing is sent until it is installed "
-            "again")
-
-
-def status_lines(records: list[WorkspaceRecord]) -> list[str]:
-    if not records:
-        return ["Slack: no workspace known (SLACK_BOT_TOKEN unset, or Slack not reached yet)"]
-    return [status_line(record) for record in records]

@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from dataclasses import dataclass
 
 import structlog
 from slack_sdk.errors import SlackApiError
@@ -37,6 +36,7 @@ from timebot.directory import PeopleDirectory
 from timebot.errors import TimebotError
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import SlackWorkspace
+from timebot.state.slack_workspaces import WorkspaceRecord, record_of
 
 log = structlog.get_logger("timebot.slack.workspace")
 
@@ -51,32 +51,6 @@ PROBE_SECONDS = 900.0
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-@dataclass(frozen=True)
-class WorkspaceRecord:
-    team_id: str
-    enterprise_id: str | None
-    organisation_id: str | None
-    uninstalled_ms: int | None
-    uninstalled_reason: str | None
-
-    @property
-    def active(self) -> bool:
-        return self.uninstalled_ms is None
-
-
-def _record(row: SlackWorkspace) -> WorkspaceRecord:
-    return WorkspaceRecord(row.team_id, row.enterprise_id, row.organisation_id,
-                           row.uninstalled_ms, row.uninstalled_reason)
-
-
-async def workspace_records(
-    sessions: async_sessionmaker[AsyncSession],
-) -> list[WorkspaceRecord]:
-    async with sessions() as session:
-        rows = await session.scalars(select(SlackWorkspace).order_by(SlackWorkspace.team_id))
-        return [_record(row) for row in rows]
 
 
 class Workspace:
@@ -113,7 +87,7 @@ class Workspace:
         async with self.sessions() as session:
             row = (await session.scalars(select(SlackWorkspace).where(
                 SlackWorkspace.token_hash == self.token_hash))).first()
-        self._record, self._read_at = (_record(row) if row else None), now
+        self._record, self._read_at = (record_of(row) if row else None), now
         return self._record
 
     async def active(self) -> bool:

@@ -15,9 +15,8 @@ def slack() -> None:
 
 
 async def _status_lines(settings: Settings) -> list[str]:
-    from bot.installation import status_lines
-    from bot.workspace import workspace_records
     from timebot.state.db import create_engine, migrate, session_factory
+    from timebot.state.slack_workspaces import status_lines, workspace_records
 
     engine = create_engine(settings.database_url)
     try:

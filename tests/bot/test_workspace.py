@@ -21,7 +21,7 @@ from tests.bot.test_approvals import person_stages, submitted
 from tests.mail.reviews_support import org_events, outbox_rows, wait_for
 from tests.service.test_approvals_support import add_record, submit
 from tests.support import TEST_SECRET_KEY, new_org
-from tests.timebot.test_cli import cli_env, timebot
+from tests.timebot.test_cli import Run, cli_env, timebot
 from timebot.runtime import Runtime
 
 OTHER_TEAM = "T0ELSEWHERE"
@@ -44,14 +44,19 @@ def runtime_of(w: SlackHarness) -> Runtime:
     return w.live.app.state.runtime  # type: ignore[no-any-return]
 
 
-async def slack_status(w: SlackHarness) -> str:
+async def cli(w: SlackHarness, *args: str) -> Run:
+    """`timebot …` on the harness's databases, as the operator runs it beside the server."""
     settings = w.live.settings
     env = cli_env(settings.data_dir, TIMEBOT_SECRET_KEY=TEST_SECRET_KEY,
                   TIMEBOT_DATABASE_URL=settings.database_url,
                   TIMEBOT_SERVICE_DATABASE_URL=settings.service_database_url)
-    run = await timebot(env, "slack", "status")
+    run = await timebot(env, *args)
     assert run.code == 0, run.err
-    return run.out
+    return run
+
+
+async def slack_status(w: SlackHarness) -> str:
+    return (await cli(w, "slack", "status")).out
 
 
 async def asked_by_mail(w: SlackHarness, approver: SlackMember, org_id: str) -> None:
@@ -170,6 +175,7 @@ async def test_uninstalled_then_installed_again(w: SlackHarness) -> None:
         assert w.fake.calls == []  # no call at all: not even one Slack would refuse
         status = await slack_status(w)
         assert "Slack: uninstalled since" in status and "app_uninstalled" in status
+        assert "warning: Slack: uninstalled since" in (await cli(w, "people", "list")).err
     finally:
         await reinstall(w, known)
     assert "installed, serves organisation" in await slack_status(w)
