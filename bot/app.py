@@ -14,16 +14,23 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.dedup import SlackDeduplication
+from bot.installation import GatedClient, WorkspaceGate
+from bot.workspace import Workspace
 from timebot.runtime import Runtime
 
 log = logging.getLogger("timebot.slack")
 
 
-def web_client(token: str, base_url: str | None) -> AsyncWebClient:
-    """The Web API client; TIMEBOT_SLACK_API_URL (tests: a local fake) replaces Slack's."""
-    if base_url:
-        return AsyncWebClient(token=token, base_url=base_url.rstrip("/") + "/")
-    return AsyncWebClient(token=token)
+def web_client(token: str, base_url: str | None, workspace: Workspace | None = None
+               ) -> GatedClient:
+    """The Web API client, gated by the workspace's installation (bot.installation);
+    TIMEBOT_SLACK_API_URL (tests: a local fake) replaces Slack's."""
+    client = (GatedClient(token=token, base_url=base_url.rstrip("/") + "/") if base_url
+              else GatedClient(token=token))
+    client.workspace = workspace
+    if workspace is not None:
+        workspace.client = client
+    return client
 
 
 def keep_alive(client: AsyncWebClient) -> None:
@@ -42,7 +49,8 @@ async def close_keep_alive(client: AsyncWebClient) -> None:
 
 
 def slack_app(
-    runtime: Runtime, client: AsyncWebClient, signing_secret: str | None, *, socket_mode: bool
+    runtime: Runtime, client: AsyncWebClient, signing_secret: str | None, *, socket_mode: bool,
+    workspace: Workspace | None = None,
 ) -> AsyncApp:
     app = AsyncApp(
         client=client,
@@ -51,6 +59,8 @@ def slack_app(
         request_verification_enabled=not socket_mode,
         logger=log,
     )
+    if workspace is not None:  # another team's requests, or while uninstalled: not acted on
+        app.use(WorkspaceGate(workspace))
     # A retried request (slow ack), also after a restart, is taken once.
     app.use(SlackDeduplication(runtime.state_sessions, runtime.clock))
     return app

@@ -77,9 +77,11 @@ class ApproverNudges:
                  .get("approvalReminder") or {}).get("value")
         return int(value) if value else DEFAULT_REMIND_DAYS
 
-    async def run(self, now: int) -> int:
-        """Nudge (or send the digest to) every approver due at `now`; how many were sent."""
-        waiting = await self._waiting()
+    async def run(self, now: int, organisation_id: str) -> int:
+        """Nudge (or send the digest to) every approver of the workspace's organisation due at
+        `now`; how many were sent."""
+        waiting = [item for item in await self._waiting()
+                   if item.organisation_id == organisation_id]
         by_approver: dict[tuple[str, str], list[Waiting]] = {}
         for item in waiting:
             by_approver.setdefault((item.organisation_id, item.approver_id), []).append(item)

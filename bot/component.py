@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 from bot import (
     approvals,
     home,
+    installation,
     linking,
     nudge_preferences,
     owner_notices,
@@ -40,6 +41,7 @@ from bot.identity import Identity
 from bot.nudges import NudgesPart
 from bot.sender import SlackSender
 from bot.socket_mode import SocketMode
+from bot.workspace import Workspace
 from timebot.errors import ConfigError
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
@@ -73,14 +75,20 @@ def build_bot(
 ) -> SlackBot:
     """The bolt app with every part's listeners installed, and the review DMs registered as a
     channel of the ground's review dispatch."""
-    client = web_client(token, api_url)
-    app = slack_app(runtime, client, signing_secret, socket_mode=socket_mode)
+    workspace = Workspace(runtime.state_sessions, runtime.clock, runtime.directory, token,
+                          organisation_id)
+    client = web_client(token, api_url, workspace)
+    app = slack_app(runtime, client, signing_secret, socket_mode=socket_mode,
+                    workspace=workspace)
     deps = SlackDeps(
         runtime=runtime, web=client,
-        identity=Identity(client, runtime.directory, organisation_id),
-        sender=SlackSender(runtime.state_sessions, client, runtime.clock),
-        registry=CommandRegistry(), work_slots=asyncio.Semaphore(WORK_SLOTS),
+        identity=Identity(client, runtime.directory, workspace),
+        sender=SlackSender(runtime.state_sessions, client, runtime.clock,
+                           may_send=workspace.active),
+        registry=CommandRegistry(), workspace=workspace,
+        work_slots=asyncio.Semaphore(WORK_SLOTS),
     )
+    installation.register(app, workspace)
     slash_commands.register(app, deps)
     linking.register(app, deps)
     home_part = home.register(app, deps)
@@ -108,13 +116,19 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         socket_mode=socket_mode,
     )
     _BOTS[id(runtime)] = bot
-    client, sender = bot.deps.web, bot.deps.sender
+    client, sender, workspace = bot.deps.web, bot.deps.sender, bot.deps.workspace
+    probes: list[asyncio.Task[bool | None]] = []
 
     async def start(_runtime: Runtime) -> None:
         keep_alive(client)
         sender.worker.start()
+        # Learn the team (and notice a token installed again) without delaying the start.
+        probes.append(asyncio.create_task(workspace.probe(), name="slack-probe"))
 
     async def stop(_runtime: Runtime) -> None:
+        for probe in probes:
+            probe.cancel()
+        await asyncio.gather(*probes, return_exceptions=True)
         await sender.worker.stop()
         await close_keep_alive(client)
         _BOTS.pop(id(runtime), None)
@@ -123,6 +137,7 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
     runtime.on_stop.append(stop)
     # The nudge loop runs in one process at a time (timebot/state/singleton.py).
     runtime.singletons.add("slack-nudges", bot.nudges.start, bot.nudges.stop)
+    runtime.singletons.add("slack-workspace", workspace.start, workspace.stop)
     if settings.slack_app_token:
         # Connects after `start` and (stop hooks run in reverse) disconnects before `stop`.
         socket = SocketMode(bot.app, settings.slack_app_token)

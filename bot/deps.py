@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.commands import CommandRegistry
 from bot.identity import Identity
 from bot.sender import SlackSender
+from bot.workspace import Workspace
 from timebot.runtime import Runtime
 
 
@@ -24,6 +25,8 @@ class SlackDeps:
     identity: Identity
     sender: SlackSender
     registry: CommandRegistry
+    # The workspace: its team, the one organisation it serves, whether it is installed.
+    workspace: Workspace
     # The work after an ack, bounded: a burst queues here instead of crowding the event loop,
     # so acks stay fast (the response_url stays valid for 30 minutes).
     work_slots: asyncio.Semaphore

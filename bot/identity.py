@@ -4,6 +4,9 @@ The Slack profile (users.info, scope users:read.email) gives the e-mail and the 
 people directory gives the person and their OWN API key (linked once through the Slack modal or
 `timebot people link`, or provisioned by the embedded service). Every call the bot makes for a
 Slack user uses that key: never an administrator's on their behalf.
+
+Only people of the organisation the workspace serves (bot.workspace) are Slack users here: a
+person of another organisation is never looked up in the workspace nor linked through it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import update
 
+from bot.workspace import Workspace
 from timebot.directory import PeopleDirectory
 from timebot.errors import DirectoryError, NotLinked, UnknownPerson
 from timebot.state.db import unit_of_work
@@ -64,32 +68,26 @@ class Identity:
         self,
         client: AsyncWebClient,
         directory: PeopleDirectory,
-        organisation_id: str | None,
+        workspace: Workspace,
     ) -> None:
         self.client = client
         self.directory = directory
-        self._organisation_id = organisation_id
+        self.workspace = workspace
         self._profiles: dict[str, tuple[float, SlackProfile]] = {}
         self._by_person: dict[str, str] = {}
         self._people: dict[str, tuple[float, SlackPerson]] = {}
-        self._organisation: tuple[float, str] | None = None
 
     async def organisation_id(self) -> str:
-        """TIMEBOT_SLACK_ORGANISATION, or the only organisation served."""
-        if self._organisation_id is not None:
-            return self._organisation_id
-        if self._organisation is not None and self._organisation[0] > time.monotonic():
-            return self._organisation[1]
-        ids = await self.directory.organisation_ids()
-        if len(ids) == 1:
-            self._organisation = (time.monotonic() + PERSON_TTL_SECONDS, ids[0])
-        if len(ids) != 1:
+        """The organisation the workspace serves (TIMEBOT_SLACK_ORGANISATION, or the only one
+        served, recorded)."""
+        org_id = await self.workspace.organisation_id()
+        if org_id is None:
             raise NotIdentified(
                 "This workspace is not tied to one organisation yet: the administrator sets "
                 "TIMEBOT_SLACK_ORGANISATION.",
                 can_link=False,
             )
-        return ids[0]
+        return org_id
 
     async def profile(self, user_id: str) -> SlackProfile:
         cached = self._profiles.get(user_id)
@@ -159,7 +157,8 @@ class Identity:
         profile = await self.profile(user_id)
         if not profile.email:
             raise NotIdentified("Your Slack profile shows no e-mail address.", can_link=False)
-        await self.directory.link(profile.email, apikey.strip())
+        await self.directory.link(profile.email, apikey.strip(),
+                                  organisation_id=await self.organisation_id())
         self._people.pop(user_id, None)
         return await self.resolve(user_id)
 
@@ -173,13 +172,18 @@ class Identity:
 
     async def slack_user_for(self, person_id: str, email: str | None = None) -> str | None:
         """The Slack user of a person of the service: remembered, or found by e-mail
-        (users.lookupByEmail); None when they are not in the workspace."""
+        (users.lookupByEmail); None when they are not in the workspace, or of an organisation
+        it does not serve, or the app is uninstalled."""
+        if not await self.workspace.active():
+            return None
         known = self._by_person.get(person_id)
         if known is not None:
             return known
         try:
             entry = await self.directory.find_by_person_id(person_id)
         except DirectoryError:
+            return None
+        if not await self.workspace.serves(entry.organisation_id):
             return None
         if entry.slack_user_id:
             self._by_person[person_id] = entry.slack_user_id

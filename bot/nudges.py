@@ -56,11 +56,15 @@ class NudgesPart:
                 log.exception("nudge_tick_failed")
 
     async def tick(self) -> None:
+        """Nothing while the app is uninstalled or the workspace serves no organisation."""
+        organisation_id = await self.deps.workspace.organisation_id()
+        if organisation_id is None or not await self.deps.workspace.active():
+            return
         clock = self.deps.runtime.clock
-        await self.approvers.run(clock.now_ms())
+        await self.approvers.run(clock.now_ms(), organisation_id)
         now = clock.now_ms()
         await self._discover()  # staff are nudged once matched to a Slack user
-        await self.staff.run(now)
+        await self.staff.run(now, organisation_id)
 
     async def _discover(self) -> None:
         loop = asyncio.get_running_loop()

@@ -20,6 +20,8 @@ class OwnerNoticesPart:
     async def on_event(self, event: ServiceEvent) -> None:
         if event.event != APPROVAL_UPDATE or owner_notice(event.data, None) is None:
             return
+        if not await self.deps.workspace.serves(event.organisation_id):
+            return  # another organisation's owner, or uninstalled: not Slack's
         runtime = self.deps.runtime
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))

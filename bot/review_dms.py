@@ -32,7 +32,10 @@ class ReviewDMs:
         return await self.deps.sender.queued_with_key(dm_key(dedupe_key)) is not None
 
     async def review_request(self, request: ReviewRequest) -> bool:
-        """DM the approver; False when it was queued before or they are not in Slack."""
+        """DM the approver; False when it was queued before, they are not in Slack, or the
+        workspace does not serve their organisation (then Slack is not even asked)."""
+        if not await self.deps.workspace.serves(request.organisation_id):
+            return False
         user = await self.deps.identity.slack_user_for(request.approver_id)
         if user is None:
             return False

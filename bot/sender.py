@@ -16,7 +16,7 @@ import itertools
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.workspace import INSTALLATION_ERRORS, UNINSTALLED
 from plumbing.clock import Clock
 from plumbing.waiting import wait_for_event
 from timebot.state.db import insert_for, insert_ignoring, unit_of_work
@@ -42,6 +43,8 @@ UPDATE = "chat.update"
 FLUSH_SECONDS = 0.25
 RETRYABLE_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable",
                     "request_timeout"}
+# Kept for after a reinstall (bot.workspace); the worker claims nothing while uninstalled.
+HELD_ERRORS = INSTALLATION_ERRORS | {UNINSTALLED}
 
 
 def wall_ms() -> int:
@@ -115,10 +118,12 @@ class SlackSender:
         client: AsyncWebClient,
         clock: Clock,
         limits: RateLimits | None = None,
+        may_send: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
         self.sessions = sessions
         self.client = client
         self.clock = clock
+        self.may_send = may_send  # False while the app is uninstalled: nothing is claimed
         self.worker = SenderWorker(self, limits or RateLimits())
         self._seq = itertools.count()
 
@@ -256,6 +261,8 @@ class SenderWorker(PollingWorker):
         self._outcomes: list[tuple[str, dict[str, Any]]] = []
 
     async def run_once(self) -> int:
+        if self.sender.may_send is not None and not await self.sender.may_send():
+            return 0
         rows = await claim_rows(
             self.sender.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
             lease_ms=self.lease_ms, limit=self.batch, due_column=SlackOutgoing.next_attempt_ms,
@@ -342,7 +349,7 @@ class SenderWorker(PollingWorker):
                     log.info("slack_rate_limited", method=row.method, retry_after=retry_after)
                     self.pacer.pause(retry_after)
                     continue
-                if code in RETRYABLE_ERRORS or status >= 500:
+                if code in RETRYABLE_ERRORS or code in HELD_ERRORS or status >= 500:
                     await self._retry(row, f"{status} {code}")
                     return
                 log.warning("slack_call_refused", method=row.method, error=code)

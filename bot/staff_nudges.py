@@ -38,13 +38,14 @@ class StaffNudges:
         self.deps = deps
         self.preferences = NudgePreferences(deps.runtime.state_sessions)
 
-    async def run(self, now: int) -> int:
-        """Nudge everyone linked whose period ends today, from 16:00 local; how many were
-        sent."""
+    async def run(self, now: int, organisation_id: str) -> int:
+        """Nudge everyone linked of the workspace's organisation whose period ends today,
+        from 16:00 local; how many were sent."""
         period = week_of(now)
         async with self.deps.runtime.state_sessions() as session:
             links = list(await session.scalars(
-                select(PersonLink).where(PersonLink.slack_user_id.is_not(None))))
+                select(PersonLink).where(PersonLink.slack_user_id.is_not(None),
+                                         PersonLink.organisation_id == organisation_id)))
         sent = 0
         for link in links:
             user = str(link.slack_user_id)

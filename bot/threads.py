@@ -88,7 +88,8 @@ class ThreadsPart:
         await self._remember(str(data["addMessage"]["id"]), user)
 
     async def on_event(self, event: ServiceEvent) -> None:
-        if event.event != JOURNAL_MESSAGE:
+        if event.event != JOURNAL_MESSAGE or not await self.deps.workspace.serves(
+                event.organisation_id):
             return
         data = event.data
         message_id = str(data.get("messageId", ""))

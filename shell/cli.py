@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from plumbing.clock import SYSTEM_CLOCK
+from shell.cli_slack import slack
 from shell.outbox_cli import outbox
 from shell.people_cli import people
 from shell.reminders_cli import reminders
@@ -340,6 +341,7 @@ def service_purge(settings: Settings, org_id: str) -> None:
 main.add_command(people)  # timebot people link|list (shell/people_cli.py)
 main.add_command(outbox)  # timebot outbox status|failed (shell/outbox_cli.py)
 main.add_command(reminders)  # timebot reminders preview|send (shell/reminders_cli.py)
+main.add_command(slack)  # timebot slack status (shell/cli_slack.py)
 
 if __name__ == "__main__":
     sys.exit(main())

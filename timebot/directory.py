@@ -133,14 +133,20 @@ class PeopleDirectory:
         )
         return [str(data["currentOrganisation"]["id"])]
 
-    async def link(self, email: str, apikey: str) -> DirectoryEntry:
-        """Link a person's own key, after checking with the service that it is theirs."""
+    async def link(
+        self, email: str, apikey: str, *, organisation_id: str | None = None
+    ) -> DirectoryEntry:
+        """Link a person's own key, after checking with the service that it is theirs (and,
+        given `organisation_id`, of that organisation: a Slack workspace serves one)."""
         data = await self.client.execute(WHO_AM_I, apikey=apikey)
         person, organisation = data["currentPerson"], data["currentOrganisation"]
         if person["email"].strip().lower() != email.strip().lower():
             raise ServiceRequestError(
                 [f"that key belongs to {person['email']}, not to {email.strip().lower()}"]
             )
+        if organisation_id is not None and str(organisation["id"]) != organisation_id:
+            raise ServiceRequestError(
+                ["that key is of another organisation than the one this workspace serves"])
         return await self._store(
             str(organisation["id"]), person["id"], person["email"], person["name"], apikey,
             "linked",

@@ -15,6 +15,7 @@ from typing import Any
 from timebot.client import ServiceClient, operation
 from timebot.directory import DirectoryEntry, PeopleDirectory
 from timebot.errors import TimebotError
+from timebot.state.slack_workspaces import status_line, workspace_records
 
 ALL_PERSONS = operation(
     """query PeopleListing {
@@ -114,4 +115,7 @@ async def people_rows(
         if entry.organisation_id not in listed:
             rows.append(PersonRow(entry.organisation_id, entry.email, entry.name, entry.source,
                                   entry.slack_user_id or "-"))
+    for record in await workspace_records(directory.sessions):
+        if not record.active:  # the operator learns it here too
+            warnings.append(status_line(record))
     return rows, warnings

@@ -10,11 +10,14 @@ bot calls, records every call, and can be told to answer 429 with Retry-After.
     fake.rate_limit("chat.postMessage", times=2, retry_after=1)   # channel="U1": only there
     await fake.wait_for("chat.postMessage", refused=True)   # a call that was answered 429
     fake.enforce_channel_rate(1.0)            # 429 when a channel gets two posts within 1 s
+    fake.uninstall()                          # the app removed: every call answers
+    fake.install()                            #   token_revoked (still recorded) until this
     await fake.stop()
 
-`response_url`s for slash commands and actions point at `fake.response_url(...)`; what the bot
-posts there is recorded as method "response_url". `apps.connections.open` (app-level tokens
-only) answers `fake.socket_url`, which tests/bot/fake_socket_mode.py sets.
+`auth.test` answers the team `TEAM_ID`. `response_url`s for slash commands and actions point
+at `fake.response_url(...)`; what the bot posts there is recorded as method "response_url".
+`apps.connections.open` (app-level tokens only) answers `fake.socket_url`, which
+tests/bot/fake_socket_mode.py sets.
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ class FakeSlack:
     by_channel: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     # Socket Mode: what apps.connections.open answers (tests/bot/fake_socket_mode.py sets it).
     socket_url: str | None = None
+    # Uninstalled: the bot token is revoked, every Web API call is refused (and recorded).
+    uninstalled: bool = False
 
     @classmethod
     async def start(cls, port: int | None = None) -> FakeSlack:
@@ -128,6 +133,12 @@ class FakeSlack:
     def enforce_channel_rate(self, interval: float | None) -> None:
         """Answer 429 (Retry-After 1) to a post into a channel that had one < interval ago."""
         self._channel_interval = interval
+
+    def uninstall(self) -> None:
+        self.uninstalled = True
+
+    def install(self) -> None:
+        self.uninstalled = False
 
     def reset(self) -> None:
         self.calls.clear()
@@ -222,13 +233,15 @@ class FakeSlack:
                 return JSONResponse({"ok": False, "error": "invalid_auth"})
             return JSONResponse({"ok": True, "url": self.socket_url})
         await self._record(call)
+        if self.uninstalled:
+            return JSONResponse({"ok": False, "error": "token_revoked"})
         return JSONResponse(self._answer(method, args))
 
     def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
             return {"ok": True, "url": "https://timebot-test.slack.com/", "team": "Test",
                     "user": "timebot", "team_id": TEAM_ID, "user_id": BOT_USER_ID,
-                    "bot_id": "BBOT"}
+                    "bot_id": "BBOT", "is_enterprise_install": False}
         if method == "users.info":
             user = self.users.get(str(args.get("user")))
             if user is None:

@@ -209,6 +209,22 @@ class SlackClaim(StateBase):
     created_ms: Mapped[int] = mapped_column(BigInteger)
 
 
+class SlackWorkspace(StateBase):
+    """A Slack workspace (team) the bot is installed in (bot/workspace.py): the organisation it
+    serves, and since when it is uninstalled (app_uninstalled, tokens_revoked, a refused token;
+    None: installed). One row per installation: today the one of SLACK_BOT_TOKEN (its hash)."""
+
+    __tablename__ = "slack_workspaces"
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    enterprise_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    organisation_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    uninstalled_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    uninstalled_reason: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    updated_ms: Mapped[int] = mapped_column(BigInteger)
+
+
 class SlackReceived(StateBase):
     """A request from Slack already taken (an event's `event_id`, a click's action and
     trigger, a slash command's trigger_id): Slack retries a request whose ack was slow, and
