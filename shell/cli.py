@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from plumbing.clock import SYSTEM_CLOCK
+from shell.service_import import service_import
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
 
@@ -264,6 +265,9 @@ def service_apikey(settings: Settings, email: str, org_id: str | None, reset: bo
         return await ensure_api_key(session, persons[0], now)
 
     click.echo(_run(lambda: _with_service_session(settings, work)))
+
+
+service.add_command(service_import)
 
 
 @main.group()
