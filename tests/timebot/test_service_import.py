@@ -14,14 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support import (
-    LiveServer,
-    create_pg_database,
-    drop_pg_database,
-    pg_url,
-    start_live_server,
-    stop_live_server,
-)
+from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.support import LiveServer, start_live_server, stop_live_server
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 
 HEADER = "Name,E-mail,Role,Manager,Tags\n"
