@@ -20,6 +20,7 @@ from sqlalchemy import Table, delete, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import unit_of_work
+from plumbing.ids import new_id
 from service.errors import RuleViolation
 from service.models import AuditTrail, Organisation, Person, PersonManager, PersonTag, Role, Tag
 from service.models.person import ROLE_ADMIN
@@ -95,7 +96,8 @@ async def acting_admin(session: AsyncSession, org_id: str) -> str:
 
 
 class _Batch:
-    """One transaction's writes and their audit rows."""
+    """One transaction's writes and their audit rows (rows get their ids when made: the
+    batch is written by one flush)."""
 
     def __init__(self, session: AsyncSession, org_id: str, actor: str, now_ms: int) -> None:
         self.session, self.org_id, self.actor, self.now_ms = session, org_id, actor, now_ms
@@ -140,27 +142,29 @@ async def _make_tags(batch: _Batch, names: Sequence[str]) -> None:
         batch.note("addTag", {"name": name}, tag.id)
 
 
-async def _tag(batch: _Batch, person_id: str, tag_id: str) -> None:
-    relation = PersonTag(organisation_id=batch.org_id, tag_id=tag_id, person_id=person_id,
-                         start_ms=None)
+def _tag(batch: _Batch, person_id: str, tag_id: str) -> None:
+    relation = PersonTag(id=new_id(), organisation_id=batch.org_id, tag_id=tag_id,
+                         person_id=person_id, start_ms=None)
     batch.session.add(relation)
-    await batch.session.flush()
     batch.note("tagPerson", {"tagId": tag_id, "personId": person_id}, relation.id)
 
 
-async def _write_person(batch: _Batch, change: Change, tag_ids: dict[str, str]) -> None:
+def _add_person(batch: _Batch, change: Change, role: Role) -> str:
+    row = change.row
+    person = new_person(batch.org_id, row.name, row.email, role, batch.now_ms)
+    person.id = new_id()  # known before the flush of the batch's people
+    batch.session.add(person)
+    batch.note("addPerson", {"name": row.name, "email": row.email, "roleId": role.id},
+               person.id)
+    return person.id
+
+
+async def _write_person(
+    batch: _Batch, change: Change, person_id: str, tag_ids: dict[str, str]
+) -> None:
+    """An existing person's name, role and tags; a new person's tags."""
     row, session = change.row, batch.session
-    person_id = change.person_id
-    if person_id is None:
-        role = await session.get(Role, change.role.id)
-        assert role is not None
-        person = new_person(batch.org_id, row.name, row.email, role, batch.now_ms)
-        session.add(person)
-        await session.flush()
-        person_id = person.id
-        batch.note("addPerson", {"name": row.name, "email": row.email, "roleId": role.id},
-                   person_id)
-    else:
+    if change.kind == "update":
         if "name" in change.fields:
             await session.execute(update(Person).where(Person.id == person_id)
                                   .values(name=row.name))
@@ -179,7 +183,7 @@ async def _write_person(batch: _Batch, change: Change, tag_ids: dict[str, str]) 
                 await session.execute(delete(PersonTag).where(PersonTag.id == relation_id))
                 batch.note("untagPerson", {"tagId": tag_id, "personId": person_id}, relation_id)
     for key in change.tags_added:
-        await _tag(batch, person_id, tag_ids[key])
+        _tag(batch, person_id, tag_ids[key])
 
 
 async def _write_managers(batch: _Batch, change: Change, ids: dict[str, str]) -> None:
@@ -196,10 +200,10 @@ async def _write_managers(batch: _Batch, change: Change, ids: dict[str, str]) ->
             await batch.session.execute(delete(PersonManager)
                                         .where(PersonManager.id == relation.id))
     for email in change.managers_added:
-        relation = PersonManager(organisation_id=batch.org_id, manager_id=ids[email],
-                                 person_id=person_id, created_ms=batch.now_ms)
+        relation = PersonManager(id=new_id(), organisation_id=batch.org_id,
+                                 manager_id=ids[email], person_id=person_id,
+                                 created_ms=batch.now_ms)
         batch.session.add(relation)
-        await batch.session.flush()
         batch.note("makeManagerOfPerson", {"managerId": ids[email], "personId": person_id},
                    relation.id)
 
@@ -240,11 +244,19 @@ async def apply(
             tag_ids = await _tag_ids(session, org_id)
             present = await _ids_by_email(session, org_id, [c.row.email for c in chunk
                                                             if c.kind == "add"])
+            roles = {role.id: role for role in await session.scalars(
+                select(Role).where(Role.organisation_id == org_id))}
+            written: list[tuple[Change, str]] = []
             for change in chunk:
-                if change.kind == "add" and change.row.email in present:
+                if change.person_id is not None:
+                    written.append((change, change.person_id))
+                elif change.row.email in present:
                     skipped.append(change.row.email)  # added meanwhile: the next run compares
-                    continue
-                await _write_person(batch, change, tag_ids)
+                else:
+                    written.append((change, _add_person(batch, change, roles[change.role.id])))
+            await session.flush()  # the people, before what refers to them
+            for change, person_id in written:
+                await _write_person(batch, change, person_id, tag_ids)
             await batch.finish()
         progress(start + len(chunk))
     for start in range(0, len(managed), batch_size):
