@@ -113,22 +113,6 @@ def _pick(
     return Ambiguous(tuple(winners))
 
 
-def _path_score(
-    typed: Sequence[str], path: Sequence[str], fuzzy: bool = True
-) -> tuple[int, int] | None:
-    level, distance = 0, 0
-    for t, n in zip(typed, path, strict=True):
-        score = segment_score(t, n, fuzzy)
-        if score is None:
-            return None
-        level, distance = max(level, score[0]), distance + score[1]
-    return (level, distance)
-
-
-def _path_key(candidate: Candidate) -> str:
-    return "/".join(fold(s) for s in candidate.path)
-
-
 def target_index(candidates: Sequence[Candidate]) -> TargetIndex:
     """What `match_target` precomputes over `candidates`: build it once per catalogue."""
     return TargetIndex(candidates, fold)
