@@ -183,7 +183,8 @@ async def _write_person(
                 await session.execute(delete(PersonTag).where(PersonTag.id == relation_id))
                 batch.note("untagPerson", {"tagId": tag_id, "personId": person_id}, relation_id)
     for key in change.tags_added:
-        _tag(batch, person_id, tag_ids[key])
+        if key in tag_ids:  # else archived or deleted since the plan: the next run says so
+            _tag(batch, person_id, tag_ids[key])
 
 
 async def _write_managers(batch: _Batch, change: Change, ids: dict[str, str]) -> None:
