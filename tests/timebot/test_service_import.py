@@ -16,6 +16,7 @@ import pytest
 
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.support import LiveServer, start_live_server, stop_live_server
+from tests.timebot.signin_support import account, browser, sign_in
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 
 HEADER = "Name,E-mail,Role,Manager,Tags\n"
@@ -183,6 +184,10 @@ async def test_import_refuses_bad_rows_and_is_idempotent(setup: Setup) -> None:
     assert shown.code == 0, shown.err
     me = await setup.gql("{ currentPerson { email name } }", key=shown.out.strip())
     assert me["currentPerson"] == {"email": "cy@acme.example", "name": "Cy Senior"}
+    async with browser(setup.live) as client:
+        await sign_in(setup.live, client, "di@acme.example")
+        page, _ = await account(client)
+        assert "Di Coder" in page
 
 
 def _many(count: int) -> str:
