@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
@@ -113,9 +114,24 @@ def _pick(
     return Ambiguous(tuple(winners))
 
 
+#: the indexes of the last catalogues matched against: a person's catalogue is read again for
+#: each message, and is most often the one they had before (then its index is reused)
+_INDEXES: OrderedDict[tuple[Candidate, ...], TargetIndex] = OrderedDict()
+KEPT_INDEXES = 8
+
+
 def target_index(candidates: Sequence[Candidate]) -> TargetIndex:
-    """What `match_target` precomputes over `candidates`: build it once per catalogue."""
-    return TargetIndex(candidates, fold)
+    """What `match_target` precomputes over `candidates`, built once per catalogue (the same
+    candidates again find the index built for them while it is among the last few)."""
+    key = tuple(candidates)
+    found = _INDEXES.get(key)
+    if found is None:
+        found = _INDEXES[key] = TargetIndex(key, fold)
+        while len(_INDEXES) > KEPT_INDEXES:
+            _INDEXES.popitem(last=False)
+    else:
+        _INDEXES.move_to_end(key)
+    return found
 
 
 def match_target(

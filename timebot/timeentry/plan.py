@@ -83,8 +83,9 @@ class Catalogue:
 
     @cached_property
     def index(self) -> TargetIndex:
-        """What matching `@…` precomputes, once per catalogue (every entry of a message,
-        and of later messages while the catalogue is kept, reuses it)."""
+        """What matching `@…` precomputes, once per catalogue: every entry of a message
+        reuses it, and a later message whose catalogue is the same finds it again
+        (`matching.target_index` keeps the last few)."""
         return target_index(self.candidates)
 
     @cached_property
