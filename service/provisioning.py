@@ -92,6 +92,24 @@ async def persons_by_email(
     return list((await session.scalars(statement)).unique())
 
 
+def new_person(org_id: str, name: str, email: str, role: Role, now_ms: int,
+               color: str | None = None) -> Person:
+    """A person as addPerson makes one (no settings of their own, starting now); the caller
+    adds it to the session. `timebot service import` makes its people with it too."""
+    person = Person(
+        organisation_id=org_id,
+        name=name,
+        email=email,
+        role_id=role.id,
+        color=color,
+        start_date_ms=now_ms,
+        created_ms=now_ms,
+        settings={},
+    )
+    person.role = role
+    return person
+
+
 async def add_person(
     session: AsyncSession,
     org_id: str,
@@ -106,15 +124,8 @@ async def add_person(
             select(Role).where(Role.organisation_id == org_id, Role.kind == role_kind).limit(1)
         )
     ).one()
-    person = Person(
-        organisation_id=org_id,
-        name=plain_name(name),  # e.g. from an identity provider's claims
-        email=email.strip().lower(),
-        role_id=role.id,
-        start_date_ms=now_ms,
-        created_ms=now_ms,
-        settings={},
-    )
+    # plain_name: e.g. from an identity provider's claims
+    person = new_person(org_id, plain_name(name), email.strip().lower(), role, now_ms)
     session.add(person)
     await session.flush()
     return person, await ensure_api_key(session, person, now_ms)

@@ -15,6 +15,7 @@ from shell.cli_slack import slack
 from shell.outbox_cli import outbox
 from shell.people_cli import people
 from shell.reminders_cli import reminders
+from shell.service_import import service_import
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
 
@@ -268,6 +269,9 @@ def service_apikey(settings: Settings, email: str, org_id: str | None, reset: bo
         return await ensure_api_key(session, persons[0], now)
 
     click.echo(_run(lambda: _with_service_session(settings, work)))
+
+
+service.add_command(service_import)
 
 
 @service.command("legacy-token")

@@ -24,6 +24,7 @@ from service.person_checks import (
     person_by_id,
     require_admin,
 )
+from service.provisioning import new_person
 from service.structure import check_unique_ids
 
 mutation = MutationType()
@@ -73,17 +74,7 @@ async def resolve_add_person(
     await check_email_free(context, email)
     await rate_limit.count_durable(context.session, rate_limit.ADDING_PEOPLE, context.org_id,
                                    context.person.id, context.now_ms)
-    person = Person(
-        organisation_id=context.org_id,
-        name=name,
-        email=email,
-        role_id=role.id,
-        color=color,
-        start_date_ms=context.now_ms,
-        created_ms=context.now_ms,
-        settings={},
-    )
-    person.role = role
+    person = new_person(context.org_id, name, email, role, context.now_ms, color)
     context.session.add(person)
     await context.session.flush()
     return person

@@ -3,6 +3,8 @@
 Each typed segment matches a name exactly, by prefix, or (failing both) fuzzily, within a
 small edit distance; the best level wins if exactly one candidate reaches it, otherwise the
 candidates at that level are `Ambiguous` (buttons in Slack, a list in the mail receipt).
+`segment_score` is the rule; `match_target` applies it through a `TargetIndex`
+(`target_index.py`: sorted names, RapidFuzz for the typos), built once per catalogue.
 """
 
 from __future__ import annotations
@@ -10,9 +12,14 @@ from __future__ import annotations
 import difflib
 import functools
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
+
+from rapidfuzz.distance import OSA
+
+from timebot.grammar.target_index import Hit, TargetIndex, allowed_typos
 
 T = TypeVar("T")
 
@@ -68,21 +75,10 @@ def fold(text: str) -> str:
 
 def edit_distance(a: str, b: str) -> int:
     """Optimal string alignment distance (insert, delete, substitute, swap neighbours)."""
-    previous2: list[int] = []
-    previous = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        current = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                current[j] = min(current[j], previous2[j - 2] + 1)
-        previous2, previous = previous, current
-    return previous[len(b)]
+    return int(OSA.distance(a, b))
 
 
-def _allowed_typos(typed: str) -> int:
-    return 0 if len(typed) < 3 else 1 if len(typed) < 6 else 2
+_allowed_typos = allowed_typos
 
 
 def segment_score(typed: str, name: str, fuzzy: bool = True) -> tuple[int, int] | None:
@@ -118,26 +114,30 @@ def _pick(
     return Ambiguous(tuple(winners))
 
 
-def _path_score(
-    typed: Sequence[str], path: Sequence[str], fuzzy: bool = True
-) -> tuple[int, int] | None:
-    level, distance = 0, 0
-    for t, n in zip(typed, path, strict=True):
-        score = segment_score(t, n, fuzzy)
-        if score is None:
-            return None
-        level, distance = max(level, score[0]), distance + score[1]
-    return (level, distance)
+#: the indexes of the last catalogues matched against: a person's catalogue is read again for
+#: each message, and is most often the one they had before (then its index is reused)
+_INDEXES: OrderedDict[tuple[Candidate, ...], TargetIndex] = OrderedDict()
+KEPT_INDEXES = 8
 
 
-def _path_key(candidate: Candidate) -> str:
-    return "/".join(fold(s) for s in candidate.path)
+def target_index(candidates: Sequence[Candidate]) -> TargetIndex:
+    """What `match_target` precomputes over `candidates`, built once per catalogue (the same
+    candidates again find the index built for them while it is among the last few)."""
+    key = tuple(candidates)
+    found = _INDEXES.get(key)
+    if found is None:
+        found = _INDEXES[key] = TargetIndex(key, fold)
+        while len(_INDEXES) > KEPT_INDEXES:
+            _INDEXES.popitem(last=False)
+    else:
+        _INDEXES.move_to_end(key)
+    return found
 
 
 def match_target(
-    path: Sequence[str], candidates: Sequence[Candidate]
+    path: Sequence[str], candidates: Sequence[Candidate] | TargetIndex
 ) -> Match[Candidate] | Ambiguous[Candidate] | NoMatch[Candidate]:
-    """The candidate that `@a/b/c` names.
+    """The candidate that `@a/b/c` names (`candidates`: a list, or its `target_index`).
 
     Segments are matched one to one against candidates with as many segments; if none
     matches, against the last segments of longer paths (so `@website` finds Acme/Website).
@@ -145,41 +145,37 @@ def match_target(
     typed = tuple(path)
     if not typed:
         return NoMatch()
+    index = candidates if isinstance(candidates, TargetIndex) else target_index(candidates)
+    folded = tuple(fold(s) for s in typed)
+    cache: dict[tuple[str, bool], list[Hit]] = {}
     # Each pass first without typos: when anything matches exactly or by prefix, no fuzzy
-    # match can win (its level is worse), so the costly edit distances are skipped.
-    picked: Match[Candidate] | Ambiguous[Candidate] | None = None
+    # match can win (its level is worse), so the typo pass is skipped.
     for tail, fuzzy in ((False, False), (False, True), (True, False), (True, True)):
-        scored = [
-            (score, c)
-            for c in candidates
-            if (len(c.path) > len(typed) if tail else len(c.path) == len(typed))
-            and (score := _path_score(typed, c.path[-len(typed) :], fuzzy)) is not None
-        ]
-        picked = _pick(scored, _path_key)
+        picked = _pick_numbers(index, index.scored(folded, len(typed), tail, fuzzy, cache))
         if picked is not None:
-            break
-    if picked is not None:
-        return picked
-    # "@acme/xyzzy": the tasks of what the leading segments name
+            return picked
+    # "@acme/xyzzy": the tasks of what the leading segments name, closest first
     for known in range(len(typed) - 1, 0, -1):
-        siblings = [
-            c
-            for c in candidates
-            if len(c.path) == len(typed) and _path_score(typed[:known], c.path[:known])
-        ]
+        siblings = sorted(c for _, c in index.scored(folded[:known], len(typed), False, True,
+                                                     cache))
         if siblings:
-            last = fold(typed[-1])
-            siblings.sort(
-                key=lambda c: (
-                    -difflib.SequenceMatcher(None, last, fold(c.path[-1])).ratio(),
-                    _path_key(c),
-                )
-            )
-            return NoMatch(tuple(siblings[:MAX_SUGGESTIONS]))
-    names = {_path_key(c): c for c in candidates}
-    typed_key = "/".join(fold(s) for s in typed)
-    close = difflib.get_close_matches(typed_key, list(names), n=MAX_SUGGESTIONS, cutoff=0.5)
-    return NoMatch(tuple(names[name] for name in close))
+            closest = index.closest_last(folded[-1], siblings, MAX_SUGGESTIONS)
+            return NoMatch(tuple(index.candidates[c] for c in closest))
+    return NoMatch(tuple(index.close_matches("/".join(folded), MAX_SUGGESTIONS, 0.5)))
+
+
+def _pick_numbers(
+    index: TargetIndex, scored: list[tuple[tuple[int, int], int]]
+) -> Match[Candidate] | Ambiguous[Candidate] | None:
+    """`_pick` over candidate numbers, ordered by the index's path keys."""
+    if not scored:
+        return None
+    best = min(score for score, _ in scored)
+    winners = sorted((c for score, c in scored if score == best),
+                     key=lambda c: (index.keys[c], c))
+    if len(winners) == 1:
+        return Match(index.candidates[winners[0]], _HOWS[best[0]])
+    return Ambiguous(tuple(index.candidates[c] for c in winners))
 
 
 def match_absence(

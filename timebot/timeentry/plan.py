@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
+from functools import cached_property
 
 from timebot.errors import AccountInactive
 from timebot.grammar import (
@@ -28,8 +29,10 @@ from timebot.grammar import (
     match_absence,
     match_target,
 )
+from timebot.grammar.matching import target_index
 from timebot.grammar.model import MS_PER_HOUR
 from timebot.grammar.render import format_target
+from timebot.grammar.target_index import TargetIndex
 
 WORKING_DAY_MS = 8 * MS_PER_HOUR
 
@@ -78,8 +81,22 @@ class Catalogue:
     def candidates(self) -> list[Candidate]:
         return [t.candidate for t in self.targets]
 
+    @cached_property
+    def index(self) -> TargetIndex:
+        """What matching `@…` precomputes, once per catalogue: every entry of a message
+        reuses it, and a later message whose catalogue is the same finds it again
+        (`matching.target_index` keeps the last few)."""
+        return target_index(self.candidates)
+
+    @cached_property
+    def _by_candidate(self) -> dict[Candidate, Target]:
+        found: dict[Candidate, Target] = {}
+        for target in self.targets:
+            found.setdefault(target.candidate, target)
+        return found
+
     def target(self, candidate: Candidate) -> Target:
-        return next(t for t in self.targets if t.candidate == candidate)
+        return self._by_candidate[candidate]
 
     def absence(self, absence_id: str) -> AbsenceRow:
         return next(a for a in self.absences if a.id == absence_id)
@@ -188,7 +205,7 @@ def plan_entry(entry: ParsedEntry, catalogue: Catalogue) -> RecordPlan | Unresol
     end_ms = entry.start_ms + duration_ms if entry.is_range else None
     if entry.target is not None:
         typed = format_target(entry.target)
-        found = match_target(entry.target, catalogue.candidates)
+        found = match_target(entry.target, catalogue.index)
         if isinstance(found, Ambiguous):
             choices = tuple(
                 Choice("/".join(c.path), describe(replace(entry, target=c.path)))
