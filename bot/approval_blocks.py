@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.values import BadValue, ident, json_list, whole
 from timebot.summary import TimesheetSummary, hours
 
 APPROVE = "timebot_approve"
@@ -35,8 +36,12 @@ class Request:
 
     @classmethod
     def decode(cls, value: str) -> Request:
-        s, g, t, p, a, b = json.loads(value)
-        return cls(str(s), int(g), str(t), str(p), int(a), int(b))
+        """The request a button names, or BadValue when the value is not one `encode` wrote."""
+        s, g, t, p, a, b = json_list(value, (6,))
+        start, end = whole(a), whole(b)
+        if end <= start:
+            raise BadValue("the period ends before it starts")
+        return cls(ident(s), whole(g), ident(t, empty=True), ident(p), start, end)
 
 
 def decision_buttons(request: Request) -> list[dict[str, Any]]:
