@@ -35,6 +35,7 @@ from bot.approval_blocks import (
 )
 from bot.deps import SlackDeps
 from bot.identity import SlackPerson
+from bot.mrkdwn import escape
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_of
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
@@ -65,7 +66,7 @@ def outcome_for(
     """What a request message (of `ref_stage`, shown to `approver_id`) becomes after the event,
     or None when it still waits for that approver."""
     status = status_word(data.get("status"))
-    by = (data.get("by") or {}).get("name") or "someone"
+    by = escape((data.get("by") or {}).get("name") or "someone")
     at = slack_time(now_ms)
     action = data.get("action")
     if status == "approved":
@@ -73,7 +74,7 @@ def outcome_for(
             return f"Approved automatically at {at}"
         return f"Approved by {by} at {at}"
     if status == "rejected":
-        reason = (data.get("comment") or "").strip()
+        reason = escape((data.get("comment") or "").strip())
         return f"Rejected by {by} at {at}" + (f": {reason}" if reason else "")
     if status in ("draft", "open", None) or action in ("withdrawn", "reopened"):
         return f"No longer waiting for approval ({action or status}) since {at}"
@@ -105,7 +106,7 @@ def refusal_reason(state: dict[str, Any] | None, request: Request, person_id: st
     if int(state.get("currentStage") or 0) != request.stage:
         return "This stage was already decided; the timesheet has moved on."
     if person_id not in {p.get("id") for p in pending}:
-        names = ", ".join(str(p.get("name")) for p in pending) or "nobody"
+        names = ", ".join(escape(p.get("name")) for p in pending) or "nobody"
         return f"You are not an approver of this stage: it waits for {names}."
     return "The service refused the decision."
 
@@ -205,7 +206,7 @@ class ApprovalsPart:
             reason = refusal_reason(state, request, person.person_id)
             if reason == "The service refused the decision." and isinstance(
                     error, ServiceRequestError):
-                reason = "; ".join(error.messages)
+                reason = escape("; ".join(error.messages))
             return reason
         except TimebotError:
             await self._release(claim)

@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from bot.approval_blocks import period_text
 from bot.deps import SlackDeps
+from bot.mrkdwn import escape
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
 from timebot.errors import PermissionRefused, ServiceRequestError
@@ -69,7 +70,7 @@ class SubmitNowPart:
                 SUBMIT, {"person": person.person_id, "start": int(start), "end": int(end)},
                 apikey=person.apikey)
         except (PermissionRefused, ServiceRequestError) as error:
-            await ephemeral(self.deps.web, channel, user_id, f"Not submitted: {error}")
+            await ephemeral(self.deps.web, channel, user_id, f"Not submitted: {escape(error)}")
             return
         text = f"Submitted your timesheet for {period_text(int(start), int(end))}."
         row = await self._nudge_message(body, user_id, channel, key)
