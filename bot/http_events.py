@@ -25,7 +25,6 @@ from typing import Any
 import structlog
 from slack_bolt.adapter.starlette.async_handler import to_starlette_response
 from slack_bolt.async_app import AsyncApp, AsyncBoltRequest
-from slack_bolt.request.internals import parse_body
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
@@ -89,17 +88,21 @@ def check_shape(body: Any) -> dict[str, Any]:
     return body
 
 
-def parse(raw: bytes, content_type: str | None) -> dict[str, Any]:
-    """The body as bolt will parse it, or Malformed."""
+def bolt_request(raw: bytes, request: Request) -> AsyncBoltRequest:
+    """The request as bolt parses it (once), its body checked; or Malformed."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         raise Malformed("body is not UTF-8") from error
     try:
-        parsed = parse_body(text, content_type)
+        parsed = AsyncBoltRequest(body=text, query=request.query_params,  # type: ignore[arg-type]
+                                  headers=request.headers)  # type: ignore[arg-type]
     except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
         raise Malformed(f"body is not JSON: {type(error).__name__}") from error
-    return check_shape(parsed)
+    except Exception as error:  # bolt's context building on a shape it did not expect
+        raise Malformed(f"{type(error).__name__}: {error}"[:200]) from error
+    check_shape(parsed.body)
+    return parsed
 
 
 async def read_bounded(request: Request) -> bytes | None:
@@ -133,21 +136,14 @@ def events_endpoint(
                 time.time()):
             return JSONResponse({"error": "invalid request"}, status_code=401)
         try:
-            body = parse(raw, request.headers.get("content-type"))
-            bolt_request = AsyncBoltRequest(
-                body=raw.decode("utf-8"), query=request.query_params,  # type: ignore[arg-type]
-                headers=request.headers)  # type: ignore[arg-type]
+            parsed = bolt_request(raw, request)
         except Malformed as error:
             log.warning("slack_request_malformed", reason=str(error), size=len(raw))
             return Response("malformed request", status_code=400)
-        except Exception as error:  # bolt's context building on a shape it did not expect
-            log.warning("slack_request_malformed", reason=f"{type(error).__name__}: {error}",
-                        size=len(raw))
-            return Response("malformed request", status_code=400)
-        if body.get("type") == "app_rate_limited":
-            log.warning("slack_app_rate_limited", team=body.get("team_id"),
-                        minute=body.get("minute_rate_limited"))
+        if parsed.body.get("type") == "app_rate_limited":
+            log.warning("slack_app_rate_limited", team=parsed.body.get("team_id"),
+                        minute=parsed.body.get("minute_rate_limited"))
             return Response(status_code=200)
-        return to_starlette_response(await app.async_dispatch(bolt_request))
+        return to_starlette_response(await app.async_dispatch(parsed))
 
     return events
