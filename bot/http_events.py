@@ -78,6 +78,13 @@ def check_shape(body: Any) -> dict[str, Any]:
             raise Malformed(f"{name} is not a list of objects")
     if not body.get("type") and not body.get("command") and not body.get("ssl_check"):
         raise Malformed("neither a type nor a command")
+    view = body.get("view")
+    if isinstance(view, dict):
+        for name in ("id", "type", "callback_id", "private_metadata"):
+            if name in view and not isinstance(view[name], str | None):
+                raise Malformed(f"view.{name} is not a string")
+        check_state(view.get("state"), "view.state")
+    check_state(body.get("state"), "state")
     event = body.get("event")
     if body.get("type") == "event_callback" and not isinstance(event, dict):
         raise Malformed("an event_callback without an event")
@@ -86,6 +93,18 @@ def check_shape(body: Any) -> dict[str, Any]:
             if name in event and not isinstance(event[name], str | None):
                 raise Malformed(f"event.{name} is not a string")
     return body
+
+
+def check_state(state: Any, where: str) -> None:
+    """A view's state as Slack sends it: {values: {block_id: {action_id: {…}}}}."""
+    if state is None:
+        return
+    values = state.get("values") if isinstance(state, dict) else None
+    if not isinstance(state, dict) or not isinstance(values, dict | None) or any(
+            not isinstance(block, dict) or any(not isinstance(element, dict)
+                                               for element in block.values())
+            for block in (values or {}).values()):
+        raise Malformed(f"{where} is not a view state")
 
 
 def bolt_request(raw: bytes, request: Request) -> AsyncBoltRequest:

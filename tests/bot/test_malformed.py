@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.bot.harness import SlackHarness
-from tests.bot.signing import sign
+from tests.bot.signing import sign, view_submission_payload
 
 FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
@@ -73,3 +73,21 @@ async def test_app_rate_limited_is_answered_200(h: SlackHarness) -> None:
                        "minute_rate_limited": 1518467820, "api_app_id": "A0TIMEBOT"}).encode()
     response = await h.slack.post(body, JSON)
     assert response.status_code == 200
+
+
+GARBAGE_STATES: list[object] = [[1], "x", {"values": [1]}, {"values": {"reason": [1]}},
+                                {"values": {"reason": {"value": "x"}}},
+                                {"values": {"entry": {"value": {"value": 5}}}},
+                                {"values": {"apikey": {"value": None}}}]
+
+
+@pytest.mark.parametrize("callback", ["timebot_reject_reason", "timebot_link",
+                                      "timebot_time_edit_view"])
+async def test_a_modal_submission_of_any_shape_is_answered_without_a_500(
+    h: SlackHarness, callback: str
+) -> None:
+    for state in GARBAGE_STATES:
+        payload = view_submission_payload(user="UNOBODY", callback_id=callback, values={})
+        payload["view"]["state"] = state
+        response = await h.slack.interactive(payload)
+        assert response.status_code < 500, (callback, state, response.text[:300])
