@@ -79,8 +79,8 @@ class SenderWorker(PollingWorker):
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush_when_needed())
         room = self.batch - self._in_hand
-        if room <= 0:
-            return 0  # a lane's end wakes the loop
+        if self._in_hand and room < self.batch // 2:
+            return 0  # claimed again once half is done (a claim per batch, not per row)
         rows = await claim_rows(
             self.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
             lease_ms=self.lease_ms, limit=room, due_column=SlackOutgoing.next_attempt_ms,
@@ -108,7 +108,8 @@ class SenderWorker(PollingWorker):
                 finally:
                     self._in_hand -= 1
             del self._lanes[channel]  # checked empty with no await since: nothing joins it
-        self.wake()  # rows left unclaimed for want of room may be taken now
+        if self._in_hand <= self.batch // 2:
+            self.wake()  # rows left unclaimed for want of room may be taken now
 
     async def stop(self) -> None:
         """Claim nothing more; rows claimed and not tried go back to the queue at once (no

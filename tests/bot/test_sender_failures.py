@@ -160,3 +160,19 @@ async def test_a_row_failing_every_time_is_failed_after_its_attempts(
     assert failed.attempts == 2 and "502" in str(failed.last_error)
     assert len(fake.failed) == 2
     assert await started.pending() == 0
+
+
+async def test_a_hung_call_does_not_stall_a_backlog_larger_than_a_batch(
+    started: SlackSender, fake: FakeSlack
+) -> None:
+    """Rows over the batch are claimed as lanes finish, around the one that hangs."""
+    started.worker.batch = 3
+    held = fake.hold("chat.postMessage", channel="UHUNG")
+    await started.post_many([("UHUNG", "stuck", None, "s")] + [
+        (f"U{n}", f"m{n}", None, f"m{n}") for n in range(12)])
+    started.worker.start()
+    await held.arrived.wait()
+    await fake.wait_for("chat.postMessage", count=12)
+    assert texts(fake, "UHUNG") == []
+    held.release()
+    await until_row(started, "stuck", DONE)
