@@ -216,7 +216,8 @@ def measure_ack(seconds: float, worker_counts: list[int]
 
 
 async def measure_sender(count: int, rate: float) -> float:
-    from bot.sender import RateLimits, SlackSender
+    from bot.pacing import RateLimits
+    from bot.sender import SlackSender
     from plumbing.clock import SYSTEM_CLOCK
     from timebot.state.db import create_engine, migrate, session_factory
 

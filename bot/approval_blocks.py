@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.mrkdwn import escape
+from bot.values import BadValue, ident, json_list, whole
 from timebot.summary import TimesheetSummary, hours
 
 APPROVE = "timebot_approve"
@@ -35,8 +37,12 @@ class Request:
 
     @classmethod
     def decode(cls, value: str) -> Request:
-        s, g, t, p, a, b = json.loads(value)
-        return cls(str(s), int(g), str(t), str(p), int(a), int(b))
+        """The request a button names, or BadValue when the value is not one `encode` wrote."""
+        s, g, t, p, a, b = json_list(value, (6,))
+        start, end = whole(a), whole(b)
+        if end <= start:
+            raise BadValue("the period ends before it starts")
+        return cls(ident(s), whole(g), ident(t, empty=True), ident(p), start, end)
 
 
 def decision_buttons(request: Request) -> list[dict[str, Any]]:
@@ -91,10 +97,10 @@ def summary_text(summary: TimesheetSummary) -> str:
             f"{day:%a %d} {hours(ms)}" for day, ms in summary.by_day))
     if summary.by_project:
         lines.append("*By project:* " + ", ".join(
-            f"{name} {hours(ms)}" for name, ms in summary.by_project))
+            f"{escape(name)} {hours(ms)}" for name, ms in summary.by_project))
     if summary.absences:
         lines.append("*Absences:* " + ", ".join(
-            f"{name} {hours(ms)}" for name, ms in summary.absences))
+            f"{escape(name)} {hours(ms)}" for name, ms in summary.absences))
     if summary.changed_since_rejection:
         lines.append(
             f"*Changed since the rejection:* {summary.added} added, {summary.modified} "
@@ -107,6 +113,7 @@ def request_blocks(
     request: Request, person_name: str, stage_text: str, summary: str
 ) -> tuple[str, list[dict[str, Any]]]:
     period = period_text(request.start_ms, request.end_ms)
+    person_name = escape(person_name)
     text = f"{person_name} submitted the timesheet for {period}: waiting for your approval"
     return text, [
         {"type": "section", "text": {"type": "mrkdwn", "text": (
@@ -119,7 +126,9 @@ def request_blocks(
 def outcome_blocks(
     person_name: str, start_ms: int, end_ms: int, outcome: str
 ) -> tuple[str, list[dict[str, Any]]]:
+    """`outcome` is mrkdwn already (outcome_for escapes the names and the comment in it)."""
     period = period_text(start_ms, end_ms)
+    person_name = escape(person_name)
     text = f"Timesheet of {person_name} for {period}: {outcome}"
     return text, [{"type": "section", "text": {"type": "mrkdwn", "text": (
         f"Timesheet of *{person_name}* for *{period}*\n{outcome}")}}]
@@ -146,6 +155,7 @@ def pending_blocks(items: Sequence[tuple[Request, str, str]]) -> list[dict[str, 
     blocks: list[dict[str, Any]] = []
     for request, person_name, total in items:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*{person_name}* - {period_text(request.start_ms, request.end_ms)} - {total}")}})
+            f"*{escape(person_name)}* - {period_text(request.start_ms, request.end_ms)}"
+            f" - {total}")}})
         blocks.append({"type": "actions", "elements": decision_buttons(request)})
     return blocks

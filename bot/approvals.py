@@ -14,7 +14,6 @@ person may not decide) are pure functions here; Slack and GraphQL calls sit in `
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -36,7 +35,9 @@ from bot.approval_blocks import (
 )
 from bot.deps import SlackDeps
 from bot.identity import SlackPerson
-from bot.replies import ephemeral, person_or_prompt
+from bot.mrkdwn import escape
+from bot.replies import action_channel, ephemeral, person_or_prompt
+from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_of
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.reviews import round_mark
@@ -65,7 +66,7 @@ def outcome_for(
     """What a request message (of `ref_stage`, shown to `approver_id`) becomes after the event,
     or None when it still waits for that approver."""
     status = status_word(data.get("status"))
-    by = (data.get("by") or {}).get("name") or "someone"
+    by = escape((data.get("by") or {}).get("name") or "someone")
     at = slack_time(now_ms)
     action = data.get("action")
     if status == "approved":
@@ -73,7 +74,7 @@ def outcome_for(
             return f"Approved automatically at {at}"
         return f"Approved by {by} at {at}"
     if status == "rejected":
-        reason = (data.get("comment") or "").strip()
+        reason = escape((data.get("comment") or "").strip())
         return f"Rejected by {by} at {at}" + (f": {reason}" if reason else "")
     if status in ("draft", "open", None) or action in ("withdrawn", "reopened"):
         return f"No longer waiting for approval ({action or status}) since {at}"
@@ -105,7 +106,7 @@ def refusal_reason(state: dict[str, Any] | None, request: Request, person_id: st
     if int(state.get("currentStage") or 0) != request.stage:
         return "This stage was already decided; the timesheet has moved on."
     if person_id not in {p.get("id") for p in pending}:
-        names = ", ".join(str(p.get("name")) for p in pending) or "nobody"
+        names = ", ".join(escape(p.get("name")) for p in pending) or "nobody"
         return f"You are not an approver of this stage: it waits for {names}."
     return "The service refused the decision."
 
@@ -171,11 +172,14 @@ class ApprovalsPart:
 
     async def _state(self, organisation_id: str, request: Request) -> dict[str, Any] | None:
         key = await self.deps.runtime.directory.integration_key(organisation_id)
-        data = await self.deps.runtime.client.execute(
-            APPROVAL_STATE,
-            {"person": request.person_id, "start": request.start_ms, "end": request.end_ms},
-            apikey=key,
-        )
+        try:
+            data = await self.deps.runtime.client.execute(
+                APPROVAL_STATE,
+                {"person": request.person_id, "start": request.start_ms, "end": request.end_ms},
+                apikey=key,
+            )
+        except (PermissionRefused, ServiceRequestError):  # a person this org does not have
+            return None
         state: dict[str, Any] | None = data.get("getApprovalState")
         return state
 
@@ -202,18 +206,31 @@ class ApprovalsPart:
             reason = refusal_reason(state, request, person.person_id)
             if reason == "The service refused the decision." and isinstance(
                     error, ServiceRequestError):
-                reason = "; ".join(error.messages)
+                reason = escape("; ".join(error.messages))
             return reason
         except TimebotError:
             await self._release(claim)
             raise
         return None
 
+    async def _request(self, body: dict[str, Any], user_id: str, channel: str
+                       ) -> Request | None:
+        """The request the clicked button names, or None after telling the user it is not
+        one timebot can read."""
+        try:
+            return Request.decode(action_value(body))
+        except BadValue as error:
+            log.warning("slack_button_unreadable", user=user_id, error=str(error))
+            await ephemeral(self.deps.web, channel, user_id, BAD_BUTTON)
+            return None
+
     async def on_approve(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
         user_id = str((body.get("user") or {}).get("id", ""))
-        channel = str((body.get("channel") or {}).get("id", "")) or user_id
-        request = Request.decode(str(body["actions"][0].get("value", "")))
+        channel = action_channel(body)
+        request = await self._request(body, user_id, channel)
+        if request is None:
+            return
         person = await person_or_prompt(self.deps, user_id, channel)
         if person is None:
             return
@@ -226,8 +243,10 @@ class ApprovalsPart:
     async def on_reject(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
         user_id = str((body.get("user") or {}).get("id", ""))
-        channel = str((body.get("channel") or {}).get("id", "")) or user_id
-        request = Request.decode(str(body["actions"][0].get("value", "")))
+        channel = action_channel(body)
+        request = await self._request(body, user_id, channel)
+        if request is None:
+            return
         person = await person_or_prompt(self.deps, user_id, channel)
         if person is None:
             return
@@ -256,10 +275,17 @@ class ApprovalsPart:
         if not reason:
             await ack(response_action="errors", errors={"reason": "A reason is required."})
             return
-        meta = json.loads(str(view.get("private_metadata") or "{}"))
-        request = Request.decode(str(meta["request"]))
         user_id = str((body.get("user") or {}).get("id", ""))
-        channel = str(meta.get("channel") or user_id)
+        try:
+            meta = json_of(str(view.get("private_metadata") or ""))
+            if not isinstance(meta, dict):
+                raise BadValue("not an object")
+            request = Request.decode(str(meta.get("request") or ""))
+            channel = ident(meta.get("channel") or user_id)
+        except BadValue as error:
+            log.warning("slack_view_unreadable", user=user_id, error=str(error))
+            await ack(response_action="errors", errors={"reason": BAD_BUTTON[:150]})
+            return
         try:
             person = await self.deps.identity.resolve(user_id)
         except Exception as error:  # NotIdentified, or Slack/service unreachable

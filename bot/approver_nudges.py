@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from bot.approval_blocks import Request, decision_buttons, parse_ref, period_text, slack_time
 from bot.deps import SlackDeps
+from bot.mrkdwn import escape
 from bot.nudge_preferences import NudgePreferences, nudge_controls
 from bot.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
 from timebot.notify.periods import DAY_MS, local_date, zone
@@ -119,8 +120,8 @@ class ApproverNudges:
 
     async def _nudge(self, item: Waiting, count: int) -> None:
         period = period_text(item.request.start_ms, item.request.end_ms)
-        text = (f"Reminder: the timesheet of {item.person_name} for {period} has waited for "
-                f"your approval since {slack_time(item.since_ms)}.")
+        text = (f"Reminder: the timesheet of {escape(item.person_name)} for {period} has waited"
+                f" for your approval since {slack_time(item.since_ms)}.")
         blocks: list[dict[str, Any]] = [
             {"type": "section", "text": {"type": "mrkdwn", "text": text}},
             {"type": "actions", "block_id": "decision",
@@ -143,7 +144,8 @@ class ApproverNudges:
             {"type": "section", "text": {"type": "mrkdwn", "text": lines[0]}}]
         for item in items:
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
-                f"{item.person_name} - {period_text(item.request.start_ms, item.request.end_ms)}"
+                f"{escape(item.person_name)} - "
+                f"{period_text(item.request.start_ms, item.request.end_ms)}"
                 f" - since {slack_time(item.since_ms)}")}})
             blocks.append({"type": "actions", "elements": decision_buttons(item.request)})
         blocks.append(nudge_controls())

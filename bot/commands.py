@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.identity import SlackPerson
+from bot.mrkdwn import escape
 
 if TYPE_CHECKING:
     from timebot.runtime import Runtime
@@ -59,9 +60,11 @@ class CommandContext:
     async def respond(
         self, text: str, blocks: Sequence[Mapping[str, Any]] | None = None
     ) -> None:
-        """An ephemeral reply to the caller (only they see it)."""
+        """An ephemeral reply to the caller (only they see it). `text` is plain: the ground's
+        texts (entries, names, the service's messages) and the usage lines (`<n>`) are shown
+        as typed; `blocks` are the caller's, escaped where they build them."""
         await self._respond(
-            text=text, blocks=list(blocks) if blocks else None, response_type="ephemeral",
+            text=escape(text), blocks=list(blocks) if blocks else None, response_type="ephemeral",
             replace_original=False,
         )
 

@@ -14,10 +14,7 @@ import asyncio
 from dataclasses import dataclass
 
 import structlog
-from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bot import (
@@ -37,6 +34,7 @@ from bot import (
 from bot.app import close_keep_alive, keep_alive, slack_app, web_client
 from bot.commands import CommandRegistry
 from bot.deps import SlackDeps
+from bot.http_events import events_endpoint
 from bot.identity import Identity
 from bot.nudges import NudgesPart
 from bot.sender import SlackSender
@@ -144,10 +142,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         runtime.on_start.append(socket.start)
         runtime.on_stop.append(socket.stop)
     else:
-        http_handler = AsyncSlackRequestHandler(bot.app)
-
-        async def events(request: Request) -> Response:
-            return await http_handler.handle(request)
-
-        routes.append(Route("/slack/events", events, methods=["POST"]))
+        # Malformed bodies answered 400 before bolt parses them (bot/http_events.py).
+        assert settings.slack_signing_secret is not None  # checked above
+        routes.append(Route("/slack/events", events_endpoint(
+            bot.app, settings.slack_signing_secret), methods=["POST"]))
     log.info("slack_installed", mode="socket" if socket_mode else "http")

@@ -17,6 +17,7 @@ from bot.approval_blocks import Request, pending_blocks, period_text, status_wor
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.linking import link_prompt
+from bot.mrkdwn import escape
 from timebot.errors import TimebotError
 from timebot.notify.periods import days_of, week_of
 from timebot.summary import hours
@@ -96,7 +97,7 @@ def home_view(
     ]
     if time_off:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
-            "*Time off:* " + "; ".join(time_off))}})
+            "*Time off:* " + "; ".join(escape(line) for line in time_off))}})
     if pending:
         blocks.append({"type": "divider"})
         blocks.append({"type": "header", "text": {"type": "plain_text",

@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from bot.commands import CommandContext
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified
+from bot.mrkdwn import escape
 from timebot.errors import InvalidCredentials, ServiceRequestError
 
 LINK_CALLBACK = "timebot_link"
@@ -19,7 +20,7 @@ LINK_ACTION = "timebot_link_open"
 
 def link_prompt(message: str, can_link: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": message}}
+        {"type": "section", "text": {"type": "mrkdwn", "text": escape(message)}}
     ]
     if can_link:
         blocks.append({

@@ -14,6 +14,7 @@ from bot.commands import CommandContext
 from bot.deps import SlackDeps
 from bot.nudge_schedule import snooze_until
 from bot.replies import action_channel, ephemeral, person_or_prompt
+from bot.values import action_value
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackNudgePreference
 
@@ -89,7 +90,7 @@ class NudgeSettingsPart:
     async def on_snooze(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
         user_id = str((body.get("user") or {}).get("id", ""))
-        choice = str(body["actions"][0].get("value", "1h"))
+        choice = action_value(body) or "1h"
         person = await person_or_prompt(self.deps, user_id, action_channel(body))
         if person is None:
             return

@@ -9,6 +9,7 @@ once however often the event is dispatched.
 from __future__ import annotations
 
 from bot.deps import SlackDeps
+from bot.mrkdwn import escape
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
@@ -32,7 +33,9 @@ class OwnerNoticesPart:
         user = await self.deps.identity.slack_user_for(owner.person_id, owner.email)
         if user is None:
             return
-        await self.deps.sender.post(user, notice.text(), key=owner_notice_key(event.delivery_id))
+        # The notice's text is plain (mail's too): its names and reason are escaped here.
+        await self.deps.sender.post(user, escape(notice.text()),
+                                    key=owner_notice_key(event.delivery_id))
 
 
 def register(deps: SlackDeps) -> OwnerNoticesPart:

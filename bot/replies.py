@@ -10,6 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.linking import link_prompt
+from bot.mrkdwn import escape
 
 
 async def ephemeral(
@@ -28,7 +29,7 @@ async def person_or_prompt(
         return await deps.identity.resolve(user_id)
     except NotIdentified as refusal:
         await ephemeral(
-            deps.web, channel_id or user_id, user_id, refusal.message,
+            deps.web, channel_id or user_id, user_id, escape(refusal.message),
             link_prompt(refusal.message, refusal.can_link),
         )
         return None

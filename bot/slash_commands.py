@@ -15,6 +15,7 @@ from bot.commands import CommandContext
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified
 from bot.linking import link_command, link_prompt, link_view
+from bot.mrkdwn import escape
 from timebot.errors import InvalidCredentials, TimebotError
 
 log = logging.getLogger("timebot.slack")
@@ -45,12 +46,13 @@ class SlashCommands:
             person = await deps.identity.resolve(user_id)
         except NotIdentified as refusal:
             await respond(
-                text=refusal.message, blocks=link_prompt(refusal.message, refusal.can_link),
+                text=escape(refusal.message), blocks=link_prompt(refusal.message, refusal.can_link),
                 response_type="ephemeral",
             )
             return
         if found is None:
-            await respond(text=deps.registry.help_text(command), response_type="ephemeral")
+            await respond(text=escape(deps.registry.help_text(command)),
+                          response_type="ephemeral")
             return
         subcommand, handler, args = found
         context = CommandContext(
@@ -61,11 +63,12 @@ class SlashCommands:
             await handler(context)
         except InvalidCredentials as error:
             deps.identity.forget(user_id)
-            await respond(text=f"Your key was refused ({error}): `/timesheet link` it again.",
+            await respond(text=f"Your key was refused ({escape(error)}): "
+                               "`/timesheet link` it again.",
                           response_type="ephemeral")
         except TimebotError as error:
             log.warning("command failed: %s %s: %s", command, subcommand, error)
-            await respond(text=f"That did not work: {error}", response_type="ephemeral")
+            await respond(text=f"That did not work: {escape(error)}", response_type="ephemeral")
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> SlashCommands:

@@ -6,13 +6,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import structlog
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from bot.approval_blocks import period_text
 from bot.deps import SlackDeps
+from bot.mrkdwn import escape
 from bot.replies import action_channel, ephemeral, person_or_prompt
+from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
 from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.state.models import SlackOutgoing
+
+log = structlog.get_logger("timebot.slack.submit_now")
 
 SUBMIT_NOW = "timebot_submit_now"
 SUBMIT = """
@@ -34,6 +39,15 @@ def submit_blocks(text: str, start_ms: int, end_ms: int, key: str) -> list[dict[
     ]
 
 
+def submit_value(value: str) -> tuple[int, int, str | None]:
+    """The period and the DM's dedupe key a "Submit now" button carries, or BadValue."""
+    items = json_list(value, (2, 3))
+    start, end = whole(items[0]), whole(items[1])
+    if end <= start:
+        raise BadValue("the period ends before it starts")
+    return start, end, ident(items[2], limit=300) if len(items) > 2 else None
+
+
 class SubmitNowPart:
     def __init__(self, deps: SlackDeps) -> None:
         self.deps = deps
@@ -45,15 +59,18 @@ class SubmitNowPart:
         person = await person_or_prompt(self.deps, user_id, channel)
         if person is None:
             return
-        value = json.loads(str(body["actions"][0].get("value", "[0,0]")))
-        start, end = value[0], value[1]
-        key = str(value[2]) if len(value) > 2 else None
+        try:
+            start, end, key = submit_value(action_value(body))
+        except BadValue as error:
+            log.warning("slack_button_unreadable", user=user_id, error=str(error))
+            await ephemeral(self.deps.web, channel, user_id, BAD_BUTTON)
+            return
         try:
             await self.deps.runtime.client.execute(
                 SUBMIT, {"person": person.person_id, "start": int(start), "end": int(end)},
                 apikey=person.apikey)
         except (PermissionRefused, ServiceRequestError) as error:
-            await ephemeral(self.deps.web, channel, user_id, f"Not submitted: {error}")
+            await ephemeral(self.deps.web, channel, user_id, f"Not submitted: {escape(error)}")
             return
         text = f"Submitted your timesheet for {period_text(int(start), int(end))}."
         row = await self._nudge_message(body, user_id, channel, key)

@@ -10,6 +10,7 @@ from typing import Any
 from bot.approval_blocks import period_text
 from bot.commands import CommandContext
 from bot.deps import SlackDeps
+from bot.mrkdwn import escape
 from bot.nudge_schedule import to_remind
 from bot.submit_now import submit_blocks
 from timebot.notify.periods import local_date, previous_week, week_of
@@ -66,7 +67,7 @@ class TeamReminders:
             if user is None:
                 continue
             in_slack.append(str(person.get("name")))
-            text = (f"{context.person.name} reminds you to submit your timesheet for "
+            text = (f"{escape(context.person.name)} reminds you to submit your timesheet for "
                     f"{period}.")
             key = f"remind:{person['id']}:{start}:{today}"
             messages.append((user, text, submit_blocks(text, start, end, key), key))

@@ -17,6 +17,7 @@ from slack_bolt.async_app import AsyncApp
 from sqlalchemy.exc import IntegrityError
 
 from bot.deps import SlackDeps
+from bot.mrkdwn import escape
 from bot.replies import ephemeral, person_or_prompt
 from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.events import ServiceEvent
@@ -34,7 +35,7 @@ mutation Add($content: SvcMessageContent!, $ref: SvcReferenceInput!) {
 
 
 def journal_text(author: str | None, content: str) -> str:
-    return f"*{author or 'Someone'}* wrote in the Journal:\n{content}"
+    return f"*{escape(author or 'Someone')}* wrote in the Journal:\n{escape(content)}"
 
 
 class ThreadsPart:
@@ -83,7 +84,7 @@ class ThreadsPart:
                 apikey=person.apikey)
         except (PermissionRefused, ServiceRequestError) as error:
             await ephemeral(self.deps.web, channel, user,
-                            f"Not added to the timesheet's Journal: {error}")
+                            f"Not added to the timesheet's Journal: {escape(error)}")
             return
         await self._remember(str(data["addMessage"]["id"]), user)
 

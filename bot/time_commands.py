@@ -22,6 +22,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from bot.commands import CommandContext, CommandRegistry
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
+from bot.mrkdwn import escape
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
 from timebot.timeentry.texts import HELP
 
@@ -51,7 +52,8 @@ def quick(runtime: Runtime) -> QuickTime:
 
 
 def _section(text: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}
+    """A section showing the ground's `text` (entries, names: escaped) as typed."""
+    return {"type": "section", "text": {"type": "mrkdwn", "text": escape(text[:2900])}}
 
 
 def _button(text: str, action_id: str, value: str, style: str | None = None
@@ -215,7 +217,7 @@ class TimeButtons:
         if person is None:
             return
         text = await quick(self.deps.runtime).undo_record(who_of(person), self._value(body))
-        await respond(text=text, response_type="ephemeral", replace_original=True)
+        await respond(text=escape(text), response_type="ephemeral", replace_original=True)
 
     async def on_edit(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
                        ) -> None:
@@ -241,7 +243,7 @@ class TimeButtons:
         result = await quick(self.deps.runtime).log(who_of(person), self._value(body),
                                                     source="slack")
         text, blocks = log_blocks(result)
-        await respond(text=text, blocks=blocks, response_type="ephemeral",
+        await respond(text=escape(text), blocks=blocks, response_type="ephemeral",
                       replace_original=True)
 
     async def on_edit_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
@@ -261,7 +263,7 @@ class TimeButtons:
             await ack(response_action="errors", errors={"entry": message[:150]})
             return
         await ack()
-        await self.deps.sender.post(user_id, message, key=None)
+        await self.deps.sender.post(user_id, escape(message), key=None)
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> TimeButtons:

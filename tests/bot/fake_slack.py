@@ -12,6 +12,11 @@ bot calls, records every call, and can be told to answer 429 with Retry-After.
     fake.enforce_channel_rate(1.0)            # 429 when a channel gets two posts within 1 s
     fake.uninstall()                          # the app removed: every call answers
     fake.install()                            #   token_revoked (still recorded) until this
+    hold = fake.hold("chat.postMessage", channel="U1")   # U1's next post waits …
+    await hold.arrived.wait(); hold.release()             # … until the test lets it through
+    fake.fail("chat.postMessage", channel="U2", error="channel_not_found")  # or status=503,
+                            # body="<html>" (not JSON), status=0 (the connection drops), times=N
+    fake.clock = virtual.now                  # the times calls are recorded (and paced) at
     await fake.stop()
 
 `auth.test` answers the team `TEAM_ID`. `response_url`s for slash commands and actions point
@@ -27,6 +32,7 @@ import itertools
 import json
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -48,6 +54,36 @@ class Call:
     method: str
     args: dict[str, Any]
     at: float
+
+
+@dataclass
+class Hold:
+    """Calls of `method` (into `channel`, if given) wait at the fake until `release()`; the
+    first `times` of them (they are recorded when they go on)."""
+
+    method: str
+    channel: str | None
+    times: int
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    _released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def release(self) -> None:
+        self._released.set()
+
+
+@dataclass
+class Failure:
+    """The next `times` calls of `method` (into `channel`, if given, whose args include
+    `match`) answered `status` with Slack's `{"ok": false, "error": error}`, or with `body`
+    as it is (e.g. not JSON)."""
+
+    method: str
+    channel: str | None
+    status: int
+    error: str | None
+    body: str | None
+    times: int
+    match: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -80,6 +116,11 @@ class FakeSlack:
     socket_url: str | None = None
     # Uninstalled: the bot token is revoked, every Web API call is refused (and recorded).
     uninstalled: bool = False
+    # When a call arrived (Call.at, the channel rate): a test may hand its own clock.
+    clock: Callable[[], float] = time.monotonic
+    holds: list[Hold] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    failed: list[Call] = field(default_factory=list)
 
     @classmethod
     async def start(cls, port: int | None = None) -> FakeSlack:
@@ -130,6 +171,16 @@ class FakeSlack:
         with Retry-After."""
         self._limited[method] = [times, retry_after, channel]
 
+    def hold(self, method: str, channel: str | None = None, times: int = 1) -> Hold:
+        held = Hold(method, channel, times)
+        self.holds.append(held)
+        return held
+
+    def fail(self, method: str, *, channel: str | None = None, status: int = 200,
+             error: str | None = None, body: str | None = None, times: int = 1,
+             **match: Any) -> None:
+        self.failures.append(Failure(method, channel, status, error, body, times, match))
+
     def enforce_channel_rate(self, interval: float | None) -> None:
         """Answer 429 (Retry-After 1) to a post into a channel that had one < interval ago."""
         self._channel_interval = interval
@@ -144,16 +195,23 @@ class FakeSlack:
         self.calls.clear()
         self.rate_limited.clear()
         self._limited.clear()
+        for held in self.holds:
+            held.release()
+        self.holds.clear()
+        self.failures.clear()
+        self.failed.clear()
+        self.clock = time.monotonic
 
     def calls_to(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
 
     async def wait_for(self, method: str, count: int = 1, seconds: float = 20.0, *,
-                       refused: bool = False, **match: Any) -> list[Call]:
+                       refused: bool = False, failed: bool = False, **match: Any
+                       ) -> list[Call]:
         """Wait until `count` calls of `method` (whose args include `match`) were made; with
-        `refused`, calls that were answered 429."""
+        `refused`, calls that were answered 429; with `failed`, those answered by `fail`."""
         def found() -> list[Call]:
-            calls = self.rate_limited if refused else self.calls
+            calls = self.rate_limited if refused else self.failed if failed else self.calls
             return [c for c in calls if c.method == method
                     and all(c.args.get(k) == v for k, v in match.items())]
 
@@ -210,7 +268,30 @@ class FakeSlack:
     async def _api(self, request: Request) -> Response:
         method = request.path_params["method"]
         args = await self._args(request)
-        call = Call(method, args, time.monotonic())
+        for held in self.holds:
+            if held.times > 0 and held.method == method and held.channel in (
+                    None, args.get("channel")):
+                held.times -= 1
+                held.arrived.set()
+                await held._released.wait()
+                break
+        for failure in self.failures:
+            if failure.times > 0 and failure.method == method and failure.channel in (
+                    None, args.get("channel")) and all(
+                    args.get(k) == v for k, v in failure.match.items()):
+                failure.times -= 1
+                self.failed.append(Call(method, args, self.clock()))
+                async with self._changed:
+                    self._changed.notify_all()
+                if failure.status == 0:  # the connection drops in the middle of the answer
+                    return Response(b'{"ok": tr', headers={"content-length": "100"},
+                                    media_type="application/json")
+                if failure.body is not None:
+                    return Response(failure.body, status_code=failure.status,
+                                    media_type="text/html")
+                return JSONResponse({"ok": False, "error": failure.error},
+                                    status_code=failure.status)
+        call = Call(method, args, self.clock())
         limited = self._limited.get(method)
         if limited and limited[0] > 0 and limited[2] in (None, args.get("channel")):
             limited[0] -= 1

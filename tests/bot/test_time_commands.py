@@ -229,3 +229,17 @@ async def test_time_offers_only_what_the_person_may_use(world: World) -> None:
     finally:
         await link(org, "unassignProjectFromPerson", "personId", org.admin.id, "projectId",
                    ids["alps"])
+
+
+async def test_an_entry_with_slack_markup_is_shown_as_typed(world: World) -> None:
+    """A description is data: `<!channel>` or a disguised link in it is escaped in the answer
+    and its blocks, in `/time list`, and in the usage lines (`<n>`)."""
+    world.live.clock.set(NOW_MS)
+    user, _member = await world.user("Mal Markup")
+    answer = await world.run("/time", "1h @acme/web <!channel> <https://evil|click> & co", user)
+    listing = await world.run("/time", "list", user)
+    for shown in (answer, listing):
+        dumped = json.dumps(shown, ensure_ascii=False)
+        assert "&lt;!channel&gt; &lt;https://evil|click&gt; &amp; co" in dumped
+        assert "<!channel>" not in dumped and "<https://evil|click>" not in dumped
+    assert "`/time edit &lt;n&gt; &lt;entry&gt;`" in listing["text"]
