@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Mount, Route, request_response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from plumbing.peers import is_local_request
 from service.errors import ServiceError
 from service.graphql.execution import Executor
 from service.graphql.limits import MAX_BODY_BYTES
@@ -151,6 +152,7 @@ def exchange_of(scope: Scope, config: SigninConfig) -> WebExchange:
         config=config,
         client_ip=str(client[0]) if client else "",
         user_agent=user_agent,
+        local=is_local_request(scope),
         cookies=parse_cookies("; ".join(cookies)),
         csrf_offered=csrf,
     )
