@@ -7,7 +7,8 @@ this machine (a loopback peer, no forwarding header), 404 to anyone else, and it
 exists only in the demo. Clients elsewhere are a browser behind `X-Forwarded-For` over real
 HTTP (uvicorn takes the loopback proxy's word: the peer is then 203.0.113.7), one on loopback
 whose `Forwarded` header names another client, and the app driven with another peer in its
-ASGI scope (`httpx.ASGITransport(client=…)`)."""
+ASGI scope (`httpx.ASGITransport(client=…)`); and a local browser that reached the server under
+another site's name (DNS rebinding: its Host header is not a loopback name)."""
 
 from __future__ import annotations
 
@@ -67,15 +68,18 @@ async def demo_org(demo: LiveServer, http: httpx.AsyncClient) -> Org:
 
 
 def elsewhere(live: LiveServer) -> list[httpx.AsyncClient]:
-    """Clients that are not on this machine, each its own way."""
+    """Clients that are not on this machine, each its own way; and a page of another site
+    in the local browser, its name re-pointed at 127.0.0.1 (DNS rebinding)."""
     return [
+        httpx.AsyncClient(base_url=live.base_url, timeout=30,
+                          headers={"host": f"rebound.example:{live.settings.http_port}"}),
         httpx.AsyncClient(base_url=live.base_url, timeout=30,
                           headers={"x-forwarded-for": "203.0.113.7"}),
         httpx.AsyncClient(base_url=live.base_url, timeout=30,
                           headers={"forwarded": "for=203.0.113.8"}),
         httpx.AsyncClient(
             transport=httpx.ASGITransport(app=live.app, client=("203.0.113.5", 40000)),
-            base_url="http://timebot.example", timeout=30,
+            base_url=live.base_url, timeout=30,
         ),
     ]
 
@@ -195,6 +199,9 @@ async def test_outside_the_demo_the_outbox_is_read_only_and_local(org: Org) -> N
         assert "Answer as" not in page.text and "/reply" not in page.text
         answer = await local.post(f"/outbox/{key}/reply", data={"body": "approve"})
         assert answer.status_code == 404
+        port = org.live.settings.http_port
+        for host in (f"localhost:{port}", f"[::1]:{port}", f"demo.localhost:{port}"):
+            assert (await local.get("/outbox", headers={"host": host})).status_code == 200
     for client in elsewhere(org.live):
         async with client:
             for path in ("/outbox", f"/outbox/{key}"):

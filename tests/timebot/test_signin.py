@@ -167,15 +167,17 @@ async def test_demo_server_answers_the_code_and_https_makes_the_cookie_secure(
             page = await request_code(client, org.admin.email)
             assert 'id="debug-pin"' in page.text
         # The code is the demo's convenience for the person at this machine: a client
-        # elsewhere (behind X-Forwarded-For over HTTP, or another peer in the ASGI scope)
-        # reads it in the mail, as outside the demo.
+        # elsewhere (behind X-Forwarded-For over HTTP, or another peer in the ASGI scope), or
+        # another site's page in the local browser, reads it in the mail, as outside the demo.
         remote = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=live.app, client=("203.0.113.5", 40000)),
-            base_url="http://timebot.example", timeout=30,
+            base_url=live.base_url, timeout=30,
         )
-        member = await org.add_member("Rex Remote", "admin")  # 4 requests: within its limit
-        for client in (browser(live), remote):
+        rebound = httpx.AsyncClient(base_url=live.base_url, timeout=30,
+                                    headers={"host": "rebound.example"})  # DNS rebinding
+        for client in (browser(live), remote, rebound):
             async with client:
+                member = await org.add_member("Rex Remote", "admin")  # within its rate limit
                 body = await gql(client, REQUEST, {"e": member.email})
                 assert body["data"]["requestSignin"]["debugPin"] is None, body
                 page = await request_code(client, member.email)
