@@ -3,8 +3,8 @@
 (in the demo) an answer form.
 
 The mail there holds sign-in codes and one-click links: every endpoint answers only a client
-on this machine (`plumbing.peers.is_local_request`: a loopback peer, no forwarding header)
-and 404 to anyone else, as if it did not exist.
+on this machine (`plumbing.peers.is_local_request`: a loopback peer, no forwarding header, a
+loopback name in Host) and 404 to anyone else, as if it did not exist.
 
 The answer form, and `POST /outbox/<key>/reply`, exist only in the demo (`timebot serve
 --demo`, TIMEBOT_DEMO): an answer is a reply "from" the message's recipient, written by
