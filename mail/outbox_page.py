@@ -1,10 +1,19 @@
 """GET /outbox: the local Maildir outbox (only mounted when no relay is configured), so that
-`make run` shows the whole loop: the list of messages timebot sent, each one readable, and an
-answer form. An answer is a real MIME reply (From the message's recipient, To its Reply-To,
-In-Reply-To / References, `Re:` subject, the original quoted) put into the durable inbox
-exactly as the SMTP listener does after DATA (`Inbox.accept`, then the inbox worker is woken),
-so it takes the real inbound path. Its inbox source is "outbox": it was written on this
-server by whoever can reach /outbox (a local demo), not received from a mail server.
+`make run` shows the whole loop: the list of messages timebot sent, each one readable, and
+(in the demo) an answer form.
+
+The mail there holds sign-in codes and one-click links: every endpoint answers only a client
+on this machine (`plumbing.peers.is_local_request`: a loopback peer, no forwarding header, a
+loopback name in Host) and 404 to anyone else, as if it did not exist.
+
+The answer form, and `POST /outbox/<key>/reply`, exist only in the demo (`timebot serve
+--demo`, TIMEBOT_DEMO): an answer is a reply "from" the message's recipient, written by
+whoever sits at the page, that the mail path counts as authenticated (mail.process). It is a
+real MIME reply (From the message's recipient, To its Reply-To, In-Reply-To / References,
+`Re:` subject, the original quoted) put into the durable inbox exactly as the SMTP listener
+does after DATA (`Inbox.accept`, then the inbox worker is woken), so it takes the real inbound
+path. Its inbox source is "outbox": written on this server at the page, not received from a
+mail server.
 """
 
 from __future__ import annotations
@@ -20,11 +29,12 @@ from typing import Any
 
 import structlog
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from mail.outbox_html import SANDBOX, html_of
 from mail.reviews import MailContext
+from plumbing.peers import is_local_request
 
 log = structlog.get_logger("mail.outbox_page")
 
@@ -82,6 +92,7 @@ class OutboxPage:
         self.ctx = ctx
         self.runtime = ctx.runtime
         self.path = ctx.runtime.settings.outbox_dir
+        self.answers = ctx.runtime.settings.demo  # the answer form: the demo's alone
 
     def _maildir(self) -> mailbox.Maildir:
         for folder in ("tmp", "new", "cur"):
@@ -122,7 +133,9 @@ class OutboxPage:
         items.sort(key=lambda item: (-item["sort"], item["key"]))
         return items
 
-    async def index(self, _request: Request) -> Response:
+    async def index(self, request: Request) -> Response:
+        if not is_local_request(request.scope):
+            return _not_found()
         items = await asyncio.to_thread(self._listing)
         return HTMLResponse(
             self.ctx.templates.page("outbox", messages=items, path=str(self.path)),
@@ -130,6 +143,8 @@ class OutboxPage:
         )
 
     async def show(self, request: Request) -> Response:
+        if not is_local_request(request.scope):
+            return _not_found()
         key = request.path_params["key"]
         message = await asyncio.to_thread(self._read, key)
         if message is None:
@@ -147,6 +162,7 @@ class OutboxPage:
                 html=html_of(message),
                 sandbox=SANDBOX,
                 reply_to=reply_to,
+                answers=self.answers,
                 answer_from=first_address(str(message.get("To") or "")),
                 notice=notice,
             ),
@@ -154,6 +170,8 @@ class OutboxPage:
         )
 
     async def reply(self, request: Request) -> Response:
+        if not (self.answers and is_local_request(request.scope)):
+            return _not_found()
         key = request.path_params["key"]
         message = await asyncio.to_thread(self._read, key)
         if message is None:
@@ -166,14 +184,24 @@ class OutboxPage:
                                 status_code=400)
         raw = compose_answer(message, body, sender=sender,
                              mail_domain=self.runtime.settings.mail_domain)
-        new = await self.ctx.mail.inbox.accept(raw, sender, [recipient], "outbox")
+        # Its Authentication-Results header is the page's note, never a mail server's word.
+        new = await self.ctx.mail.inbox.accept(
+            raw, sender, [recipient], "outbox", headers_trusted=False
+        )
         log.info("outbox_answer_accepted", new=new, to=recipient)
         self.ctx.mail.wake_inbox()
         return RedirectResponse(f"/outbox/{key}?sent=1", status_code=303)
 
     def routes(self) -> list[BaseRoute]:
-        return [
+        routes: list[BaseRoute] = [
             Route("/outbox", self.index, methods=["GET"]),
             Route("/outbox/{key}", self.show, methods=["GET"]),
-            Route("/outbox/{key}/reply", self.reply, methods=["POST"]),
         ]
+        if self.answers:
+            routes.append(Route("/outbox/{key}/reply", self.reply, methods=["POST"]))
+        return routes
+
+
+def _not_found() -> Response:
+    """What the router answers for a path it does not know."""
+    return PlainTextResponse("Not Found", status_code=404)

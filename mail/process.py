@@ -127,10 +127,13 @@ class MessageProcessor:
         return known
 
     async def _authenticate(self, mail: InboundMail) -> SenderVerdict:
-        """An answer written at GET /outbox counts as authenticated: that page exists only
-        without a relay (a local demo, `make run`), where there is no mail server to vouch
-        for anyone and the page is the demo's own mail client. Never trust a header for it."""
-        if mail.inbound.source == OUTBOX_SOURCE and not self.settings.smtp_relay:
+        """An answer written at GET /outbox counts as authenticated in the demo alone
+        (`--demo` without a relay, `make run`), where there is no mail server to vouch for
+        anyone and the page, served only to this machine, is the demo's own mail client.
+        Outside the demo the page writes no answer, and one left in the inbox by an earlier
+        demo run is mail like any other. Never trust a header for it."""
+        if (mail.inbound.source == OUTBOX_SOURCE and self.settings.demo
+                and not self.settings.smtp_relay):
             return SenderVerdict(True, "local-outbox", None, "written at the local outbox page")
         try:
             dnsfunc = self._dkim.dnsfunc()

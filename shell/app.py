@@ -18,6 +18,7 @@ from plumbing.clock import SYSTEM_CLOCK, Clock
 from shell.assembly import install_components
 from shell.build import build_runtime
 from shell.health import liveness, readiness
+from shell.response_headers import ResponseHeaders
 from timebot.config import Settings
 from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
 from timebot.webhook_consumer import webhook_route
@@ -63,12 +64,19 @@ def create_app(
             gc.unfreeze()  # collectable again once the app stops (tests start many)
             await runtime.stop()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = _App(routes=routes, lifespan=lifespan)
     app.state.runtime = runtime
     app.state.service = service
     app.state.mail = built.mail
     app.add_middleware(_MetricsMiddleware)
     return app
+
+
+class _App(Starlette):
+    """Starlette, with `ResponseHeaders` outside even its error handling: a 500 carries them."""
+
+    def build_middleware_stack(self) -> Any:
+        return ResponseHeaders(super().build_middleware_stack())
 
 
 class _MetricsMiddleware:

@@ -128,6 +128,7 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
     server = DrainFirstServer(uvicorn.Config(
         app, host=settings.http_host, port=settings.http_port,
         log_level=settings.log_level.lower(), log_config=None, timeout_graceful_shutdown=5,
+        server_header=False,  # no `server: uvicorn` naming the software
     ), app.state.runtime)
     server.run()
     if not server.started:

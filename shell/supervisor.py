@@ -169,7 +169,7 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
     app = create_app(settings, listen_sockets=sockets)
     server = DrainFirstServer(uvicorn.Config(
         app, log_level=settings.log_level.lower(), log_config=None,
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=5, server_header=False,  # as shell.cli's: no `server` header
     ), app.state.runtime)
     server.run(sockets=[sockets["http"]])
     if not server.started:

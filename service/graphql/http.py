@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, request_response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from plumbing.peers import is_local_request
 from service.errors import ServiceError
 from service.graphql.execution import Executor
 from service.graphql.limits import MAX_BODY_BYTES
@@ -151,6 +152,7 @@ def exchange_of(scope: Scope, config: SigninConfig) -> WebExchange:
         config=config,
         client_ip=str(client[0]) if client else "",
         user_agent=user_agent,
+        local=is_local_request(scope),
         cookies=parse_cookies("; ".join(cookies)),
         csrf_offered=csrf,
     )
@@ -178,11 +180,33 @@ async def _send_json(
     await send({"type": "http.response.body", "body": body})
 
 
+IDE_ASSET_MISSING = (
+    "The GraphQL IDE has not been built: in a checkout run `make ide` (part of `make run`).\n"
+)
+
+
+class _IdeAssets:
+    """The IDE's script, styles and Monaco workers from IDE_DIR (built by `make ide`; looked
+    for at each request, so that a later `make ide` needs no restart). Before the build: 404
+    with the hint (StaticFiles alone raises on a missing directory: a 500)."""
+
+    def __init__(self) -> None:
+        self._files: StaticFiles | None = None
+        self._directory: Path | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        directory = IDE_DIR
+        if not directory.is_dir():
+            response: Response = PlainTextResponse(IDE_ASSET_MISSING, status_code=404)
+            await response(scope, receive, send)
+            return
+        if self._files is None or self._directory != directory:
+            self._files, self._directory = StaticFiles(directory=directory), directory
+        await self._files(scope, receive, send)
+
+
 def graphql_routes(executor: Executor) -> list[BaseRoute]:
-    # The IDE's script, styles and Monaco workers (built by `make ide`; mounted even before
-    # the build so that a later `make ide` needs no restart).
-    ide_assets = StaticFiles(directory=IDE_DIR, check_dir=False)
     return [
         Route("/graphql", _GraphQLEndpoint(executor), methods=["GET", "POST"]),
-        Mount("/graphql-ide", app=ide_assets, name="ide"),
+        Mount("/graphql-ide", app=_IdeAssets(), name="ide"),
     ]

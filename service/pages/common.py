@@ -14,6 +14,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from plumbing.peers import is_local_request
 from service.embedded import EmbeddedService
 from service.errors import ServiceError
 from service.graphql.execution import GraphQLResponse
@@ -59,6 +60,7 @@ class PageContext:
             config=self.service.executor.signin,
             client_ip=request.client.host if request.client else "",
             user_agent=request.headers.get("user-agent", ""),
+            local=is_local_request(request.scope),
             cookies=dict(request.cookies),
             csrf_offered=csrf,
         )

@@ -65,7 +65,8 @@ async def resolve_request_signin(
     web.mail_waiting = True  # handed to the outbox as soon as the request commits
     return {
         "expire": requested.expires_ms,
-        "debugPin": requested.pin if web.config.demo else None,
+        # The demo's code, to a browser on this machine alone: anyone else reads it in mail.
+        "debugPin": requested.pin if web.config.demo and web.local else None,
     }
 
 

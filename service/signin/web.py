@@ -40,6 +40,7 @@ class SigninConfig:
     """One per process (the embedded service's)."""
 
     demo: bool = False  # `timebot serve --demo`: requestSignin answers the code (debugPin)
+    # to a client on this machine
     secure_cookies: bool = False  # the public URL is https
     public_url: str = ""  # for links in sign-in mail
     mail_hooks: list[Callable[[], None]] = field(default_factory=list)
@@ -74,6 +75,9 @@ class WebExchange:
     config: SigninConfig
     client_ip: str
     user_agent: str = ""
+    # From this machine (plumbing.peers.is_local_request): only such a client is shown the
+    # demo's sign-in code (debugPin).
+    local: bool = False
     cookies: dict[str, str] = field(default_factory=dict)
     set_cookies: list[str] = field(default_factory=list)
     csrf_offered: str | None = None

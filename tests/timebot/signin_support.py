@@ -35,6 +35,14 @@ def browser(live: LiveServer, ip: str | None = None) -> httpx.AsyncClient:
     )
 
 
+def local_browser(live: LiveServer) -> httpx.AsyncClient:
+    """A browser on the server's own machine: loopback, no forwarding header."""
+    return httpx.AsyncClient(
+        base_url=live.base_url, timeout=30, follow_redirects=False,
+        headers={"user-agent": "signin-test"},
+    )
+
+
 def codes_sent_to(outbox: Path, address: str) -> list[str]:
     found: list[str] = []
     if not outbox.exists():

@@ -16,6 +16,7 @@ from tests.timebot.signin_support import (
     codes_sent_to,
     csrf_of,
     gql,
+    local_browser,
     new_ip,
     request_code,
     sign_in,
@@ -147,7 +148,7 @@ async def test_demo_server_answers_the_code_and_https_makes_the_cookie_secure(
     try:
         async with httpx.AsyncClient(timeout=30) as plain:
             org = await new_org(live, plain)
-        async with browser(live) as client:
+        async with local_browser(live) as client:
             requested = await client.post(
                 "/graphql", json={"query": REQUEST, "variables": {"e": org.admin.email}}
             )
@@ -165,6 +166,23 @@ async def test_demo_server_answers_the_code_and_https_makes_the_cookie_secure(
             assert "timebot_session=" in cookie and "; Secure" in cookie
             page = await request_code(client, org.admin.email)
             assert 'id="debug-pin"' in page.text
+        # The code is the demo's convenience for the person at this machine: a client
+        # elsewhere (behind X-Forwarded-For over HTTP, or another peer in the ASGI scope), or
+        # another site's page in the local browser, reads it in the mail, as outside the demo.
+        remote = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=live.app, client=("203.0.113.5", 40000)),
+            base_url=live.base_url, timeout=30,
+        )
+        rebound = httpx.AsyncClient(base_url=live.base_url, timeout=30,
+                                    headers={"host": "rebound.example"})  # DNS rebinding
+        for client in (browser(live), remote, rebound):
+            async with client:
+                member = await org.add_member("Rex Remote", "admin")  # within its rate limit
+                body = await gql(client, REQUEST, {"e": member.email})
+                assert body["data"]["requestSignin"]["debugPin"] is None, body
+                page = await request_code(client, member.email)
+                assert page.status_code == 200 and "6-digit code" in page.text
+                assert "debug-pin" not in page.text
     finally:
         await stop_live_server(live)
 
