@@ -12,6 +12,7 @@ import click
 
 from plumbing.clock import SYSTEM_CLOCK
 from shell.cli_slack import slack
+from shell.embedded_db import embedded_sessions
 from shell.outbox_cli import outbox
 from shell.people_cli import people
 from shell.reminders_cli import reminders
@@ -31,20 +32,10 @@ def _print_json(value: Any) -> None:
 
 
 async def _with_service_session(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
-    from plumbing.db import create_engine, session_factory, unit_of_work
-    from service.db import migrate
+    from plumbing.db import unit_of_work
 
-    if not settings.embedded:
-        raise click.ClickException(
-            "TIMEBOT_SERVICE_URL points at a hosted service; this command manages the embedded one"
-        )
-    engine = create_engine(settings.service_database_url)
-    try:
-        await migrate(engine)
-        async with unit_of_work(session_factory(engine)) as session:
-            return await work(session)
-    finally:
-        await engine.dispose()
+    async with embedded_sessions(settings) as sessions, unit_of_work(sessions) as session:
+        return await work(session)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

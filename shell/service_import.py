@@ -77,20 +77,13 @@ def _read(file: Path) -> str:
 async def _import(
     settings: Settings, org_id: str, rows: Any, refused: Any, dry_run: bool, batch_size: int
 ) -> int:
-    from plumbing.db import create_engine, session_factory, unit_of_work
-    from service.db import migrate
+    from plumbing.db import unit_of_work
     from service.errors import ServiceError
     from service.people_import_plan import plan
     from service.people_import_store import apply, load_existing, steps
+    from shell.embedded_db import embedded_sessions
 
-    if not settings.embedded:
-        raise click.ClickException(
-            "TIMEBOT_SERVICE_URL points at a hosted service; this command manages the embedded one"
-        )
-    engine = create_engine(settings.service_database_url)
-    try:
-        await migrate(engine)
-        sessions = session_factory(engine)
+    async with embedded_sessions(settings) as sessions:
         try:
             async with unit_of_work(sessions) as session:
                 planned = plan(rows, await load_existing(session, org_id), refused)
@@ -121,8 +114,6 @@ async def _import(
         click.echo(f"added {counts['added'] - skipped}, updated {counts['updated']}, "
                    f"unchanged {counts['unchanged']}, refused {counts['refused']}")
         return len(planned.refusals)
-    finally:
-        await engine.dispose()
 
 
 def _listing(planned: Any) -> list[str]:
