@@ -5,7 +5,8 @@ also those of the people they manage, an admin all (service/timerecords_access.p
 queries silently return only the visible records; get/edit/delete of an invisible one is
 refused. Every write passes through the approval-workflow bridge
 (service/rules/timesheet_edits.py). Editing a record is in time_record_edits.py, the setting
-"Record time on these plannings" in time_record_plannings.py.
+"Record time on these plannings" in settings_registry.py (service/timerecords_rules.py
+applies it).
 """
 
 from __future__ import annotations
