@@ -82,7 +82,7 @@ def whole(low: int, high: int, problem: str) -> Callable[[Any], Any]:
 
 def one_of(*allowed: Any) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
-        if value not in allowed:
+        if not any(type(value) is type(a) and value == a for a in allowed):  # True is not 1
             raise ValueError(f"must be one of {', '.join(map(str, allowed))}, got {value!r}")
         return value
 

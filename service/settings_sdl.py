@@ -36,7 +36,8 @@ def _group_type(group: str) -> str:
 
 def _mutation(setting: Setting, level: str) -> str:
     own_id = "" if level == "organisation" else "id: SvcId!, "
-    return (f"  {json.dumps(setting.description)}\n  {setting.mutation(level)}({own_id}{setting.name}: {setting.argument}): "
+    return (f"  {json.dumps(setting.description)}\n"
+            f"  {setting.mutation(level)}({own_id}{setting.name}: {setting.argument}): "
             f"{entity_type(level)}!\n")
 
 

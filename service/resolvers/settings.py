@@ -55,7 +55,7 @@ class Holder:
 
 
 def _spaced(name: str) -> str:
-    return "".join(f" {c.lower()}" if c.isupper() else c for c in name)
+    return "".join(f" {c.lower()}" if c.isupper() else c for c in name).strip()
 
 
 async def _load(context: RequestContext, refs: list[Reference]) -> dict[str, Any]:
@@ -77,7 +77,7 @@ def _references(setting: Setting, value: Any) -> list[Reference]:
 async def _validated(context: RequestContext, setting: Setting, level: str, value: Any) -> Any:
     if value is None:
         if level in setting.required:
-            raise BadInput(setting.name, f"the {level} needs a{_spaced(setting.name)}")
+            raise BadInput(setting.name, f"the {level} needs a {_spaced(setting.name)}")
         return None
     if isinstance(value, list) and len(value) > MAX_ITEMS:
         raise BadInput(setting.name, f"has more than {MAX_ITEMS} items")
@@ -99,7 +99,7 @@ async def _editable(context: RequestContext, setting: Setting, level: str,
                     entity_id: str | None) -> Any:
     own_edit = setting.self_edit and level == "person"
     if not context.is_admin and not own_edit:
-        raise PermissionDenied(f"only an administrator may change the{_spaced(setting.group)}")
+        raise PermissionDenied(f"only an administrator may change the {_spaced(setting.group)}")
     if level == "organisation":
         return context.organisation
     entity = await get_in_org(context.session, ENTITIES[level], context.org_id, entity_id,
