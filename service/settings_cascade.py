@@ -64,14 +64,15 @@ def own(entity: Any, level: str, read: Read) -> Resolved | None:
                              "name": entity.name}])
 
 
-def set_json(entity: Any, key: str, value: Any) -> None:
-    """Set (or with None, clear) one setting; JSON columns need a new dict to be saved."""
-    settings = dict(entity.settings or {})
+def set_json(entity: Any, key: str, value: Any, column: str = "settings") -> None:
+    """Set (or with None, clear) one key of a JSON column; JSON columns are replaced, never
+    mutated in place, so that the change is flushed."""
+    stored = dict(getattr(entity, column) or {})
     if value is None:
-        settings.pop(key, None)
+        stored.pop(key, None)
     else:
-        settings[key] = value
-    entity.settings = settings
+        stored[key] = value
+    setattr(entity, column, stored)
 
 
 def store(entity: Any, level: str, setting: Setting, value: Any) -> None:
