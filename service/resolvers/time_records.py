@@ -17,6 +17,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 
 from service.allowances import check_records_balance
+from service.entry_settings import check_lock, entry_value
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -136,6 +137,8 @@ async def resolve_add_time_record(
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime,
                                 projects)
+    check_lock(await entry_value(context.session, context.organisation, person, projects,
+                                 "lockDate"), startTime)
     await guard_time_record_change(context, person.id, startTime)
     record = new_record(context, person, startTime, endTime, duration, task, absence, projects)
     await insert_records(context, [record])
