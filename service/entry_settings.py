@@ -35,11 +35,20 @@ def _source(resolved: Resolved) -> str:
 
 
 def check_lock(lock: Resolved, start_ms: int) -> None:
-    """Time before the lock date (`lockDate`) is neither recorded nor moved there."""
+    """Time before the lock date (`lockDate`) is neither recorded, changed nor moved there."""
     if lock.value is not None and start_ms < lock.value:
         day = datetime.fromtimestamp(lock.value / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
         raise RuleViolation(f"The timesheet settings lock time before {day} (lockDate of "
-                            f"{_source(lock)}): nothing before it may be recorded")
+                            f"{_source(lock)}): nothing before it may be recorded or changed")
+
+
+async def check_unlocked(session: AsyncSession, organisation: Organisation, person: Person,
+                         projects: Sequence[Project], *starts: int | None) -> None:
+    """RuleViolation when an entry starting at any of `starts` lies in locked time."""
+    lock = await entry_value(session, organisation, person, projects, "lockDate")
+    for start in starts:
+        if start is not None:
+            check_lock(lock, start)
 
 
 def check_comment(force: Resolved, comment: str | None) -> None:

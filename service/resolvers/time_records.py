@@ -17,7 +17,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 
 from service.allowances import check_records_balance
-from service.entry_settings import check_lock, entry_value
+from service.entry_settings import check_unlocked
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -137,8 +137,7 @@ async def resolve_add_time_record(
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime,
                                 projects)
-    check_lock(await entry_value(context.session, context.organisation, person, projects,
-                                 "lockDate"), startTime)
+    await check_unlocked(context.session, context.organisation, person, projects, startTime)
     await guard_time_record_change(context, person.id, startTime)
     record = new_record(context, person, startTime, endTime, duration, task, absence, projects)
     await insert_records(context, [record])
@@ -158,6 +157,8 @@ async def resolve_delete_time_records(
     records = list({record.id: record for record in found}.values())
     for record in records:
         await require_edit_access(context, record.person_id, record.start_ms)
+        await check_unlocked(context.session, context.organisation, record.person,
+                             record.projects, record.start_ms)
     await delete_records(context, records)
     return records
 
@@ -212,8 +213,12 @@ async def resolve_clone_time_records(
                              projects=[p for source in sources for p in source.projects],
                              absences=[source.absence for source in sources])
     if replaceExisting:
-        existing = (await context.session.scalars(window(targetStartTime, targetEndTime))).unique()
-        await delete_records(context, list(existing))
+        existing = list(
+            (await context.session.scalars(window(targetStartTime, targetEndTime))).unique())
+        for record in existing:
+            await check_unlocked(context.session, context.organisation, person, record.projects,
+                                 record.start_ms)
+        await delete_records(context, existing)
     clones = [
         new_record(
             context,
@@ -231,6 +236,8 @@ async def resolve_clone_time_records(
         for source in sources
     ]
     for clone in clones:
+        await check_unlocked(context.session, context.organisation, person, clone.projects,
+                             clone.start_ms)
         await guard_time_record_change(context, person.id, clone.start_ms)
     await insert_records(context, clones)
     await check_records_balance(context.session, context.organisation, context.now_ms, clones)

@@ -1,6 +1,6 @@
 """The time settings that shape time entry, enforced through POST /graphql: `lockDate` on
-addTimeRecord (a project's own value beats the owner's) and `forceComment` on
-editTimeRecordComment; each refusal names the setting."""
+adding, editing, moving, deleting and cloning time records (a project's own value beats the
+owner's) and `forceComment` on editTimeRecordComment; each refusal names the setting."""
 
 from __future__ import annotations
 
@@ -53,3 +53,34 @@ async def test_force_comment_keeps_a_comment(org: Org) -> None:
     await org.admin.gql("mutation($id: SvcId!) { editPersonTimeSettingsForceComment(id: $id,"
                         " forceComment: false) { id } }", {"id": bob.id})
     assert await bob.gql(COMMENT, {"id": record, "c": ""})
+
+
+async def test_locked_time_is_not_changed(org: Org) -> None:
+    bob = await org.add_member("Bob")
+    early, late = MONDAY + 9 * HOUR_MS, MONDAY + 3 * DAY_MS + 9 * HOUR_MS
+    ids = [(await bob.gql(ADD, {"p": bob.id, "s": start, "pr": []}))["addTimeRecord"]["id"]
+           for start in (early, late)]
+    await org.admin.gql("mutation { editOrganisationTimeSettingsLockDate("
+                        f"lockDate: {MONDAY + 2 * DAY_MS}) {{ id }} }}")
+    refusals = [
+        ("mutation($id: SvcId!) { editTimeRecordDuration(id: $id, duration: 60000) { id } }",
+         {"id": ids[0]}),
+        ("mutation($id: SvcId!, $s: SvcTimestamp) { editTimeRecordStartTime(id: $id,"
+         " startTime: $s) { id } }", {"id": ids[1], "s": early}),
+        ("mutation($ids: [SvcId!]!) { deleteTimeRecords(ids: $ids) { id } }", {"ids": ids}),
+        ("mutation($p: SvcId!, $a: SvcTimestamp!, $b: SvcTimestamp!, $c: SvcTimestamp!,"
+         " $d: SvcTimestamp!) { cloneTimeRecords(personId: $p, sourceStartTime: $a,"
+         " sourceEndTime: $b, targetStartTime: $c, targetEndTime: $d) { id } }",
+         {"p": bob.id, "a": MONDAY + 3 * DAY_MS, "b": MONDAY + 4 * DAY_MS,
+          "c": MONDAY - 4 * DAY_MS, "d": MONDAY - 3 * DAY_MS}),
+    ]
+    for query, variables in refusals:
+        message = await bob.gql.error(query, variables)
+        assert "(lockDate of organisation" in message, query
+    records = await bob.gql("query($p: SvcId!) { getTimeRecords(filter: [{personId: $p}]) {"
+                            " id duration startTime { ts } } }", {"p": bob.id})
+    assert sorted((r["id"], r["duration"], r["startTime"]["ts"])
+                  for r in records["getTimeRecords"]) == sorted(
+        [(ids[0], 3_600_000, early), (ids[1], 3_600_000, late)])
+    assert await bob.gql("mutation($id: SvcId!) { editTimeRecordDuration(id: $id,"
+                         " duration: 60000) { id } }", {"id": ids[1]})
