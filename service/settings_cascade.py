@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Organisation, Person, PersonTag, Tag
 from service.read_memo import memo
-from service.settings_registry import Setting
+from service.settings_registry import BY_NAME, LOCALISATION, Setting
 
 COLLECTIONS = {"organisation": "organisations", "tag": "tags", "person": "persons",
                "project": "projects"}
@@ -152,3 +153,15 @@ async def effective(session: AsyncSession, organisation: Organisation, level: st
     if level == "tag":
         return first(own(entity, level, read), account, default=setting.default)
     return first(account, default=setting.default)
+
+
+async def person_zone(session: AsyncSession, organisation: Organisation,
+                      person: Person) -> ZoneInfo:
+    """The time zone the person's days are counted in (their `localisation.timeZone`: person,
+    else their deepest tag, else the account); UTC for a name no longer known."""
+    setting = BY_NAME[(LOCALISATION, "timeZone")]
+    name = (await for_person(session, organisation, person, reader(setting))).value
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
