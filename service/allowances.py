@@ -11,16 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from fractions import Fraction
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import RuleViolation
-from service.models import AbsenceType, Organisation, Person, PersonTag, Tag, TimeRecord
+from service.models import AbsenceType, Organisation, Person, TimeRecord
 from service.models.time_off import AbsenceAccrual, AbsenceQuota
 from service.rules.time_off import (
     Accrual,
@@ -32,16 +31,9 @@ from service.rules.time_off import (
     ledger,
     overdraws,
 )
+from service.settings_cascade import person_tags, person_zone
 
 DAY_MS = 86_400_000
-
-
-def zone_of(person: Person, organisation: Organisation) -> tzinfo:
-    name = person.timezone or organisation.timezone
-    try:
-        return ZoneInfo(name) if name else UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
 
 
 def local_day(ms: int, zone: tzinfo) -> date:
@@ -109,16 +101,8 @@ async def applicable_quotas(
     type_ids: Collection[str] | None = None,
 ) -> Applicable:
     """The allowances that apply to the person (per type, the most specific level)."""
-    tags = list(
-        (
-            await session.scalars(
-                select(Tag)
-                .join(PersonTag, PersonTag.tag_id == Tag.id)
-                .where(PersonTag.organisation_id == organisation.id,
-                       PersonTag.person_id == person.id, Tag.archived.is_(False))
-            )
-        ).unique()
-    )
+    tags = [tag for tag in await person_tags(session, organisation.id, person.id)
+            if not tag.archived]
     tag_ids = [tag.id for tag in tags]
     statement = select(AbsenceQuota).where(
         AbsenceQuota.organisation_id == organisation.id,
@@ -177,7 +161,7 @@ async def quota_ledger(
     quota: AbsenceQuota,
     as_of: date,
 ) -> tuple[Ledger, Allowance]:
-    zone = zone_of(person, organisation)
+    zone = await person_zone(session, organisation, person)
     allowance = allowance_of(quota, zone)
     records = await absence_records(session, organisation.id, person.id,
                                     quota.absence_type_id, quota.start_ms - DAY_MS)
@@ -220,7 +204,7 @@ async def check_balance(
         .order_by(AbsenceQuota.id)
         .with_for_update()
     )
-    zone = zone_of(person, organisation)
+    zone = await person_zone(session, organisation, person)
     since = min(quota.start_ms for quota in applicable.quotas) - DAY_MS
     records = await absence_records(session, organisation.id, person.id, absence.id, since)
     after = [(s, d) for _i, s, d in records]

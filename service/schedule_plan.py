@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,16 +24,10 @@ from service.models.schedule import (
 )
 from service.rules import holidays as hol
 from service.rules import schedules as rules
+from service.settings_cascade import person_zone
 
 PUBLIC_HOLIDAYS = "publicHolidays"
 MAX_DAYS = 366
-
-
-def _zone(name: str | None) -> ZoneInfo:
-    try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
 
 
 def local_days(start_ms: int, end_ms: int, zone: ZoneInfo) -> list[tuple[date, int]]:
@@ -62,7 +56,7 @@ async def plan_person(
     session: AsyncSession, organisation: Organisation, person: Person,
     start_ms: int, end_ms: int,
 ) -> list[rules.PlannedDay]:
-    zone = _zone(person.timezone or organisation.timezone)
+    zone = await person_zone(session, organisation, person)
     days = local_days(start_ms, end_ms, zone)
     tags = [t for t in await cfg.person_tags(session, organisation.id, person.id)
             if not t.archived]
@@ -129,7 +123,7 @@ async def check_in_schedule(
         allowed = setting.value is not False
     if allowed:
         return
-    zone = _zone(person.timezone or organisation.timezone)
+    zone = await person_zone(session, organisation, person)
     day = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()
     midnight = int(datetime(day.year, day.month, day.day, tzinfo=zone).timestamp() * 1000)
     planned = await plan_person(session, organisation, person, midnight, midnight + 1)

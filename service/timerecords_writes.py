@@ -14,6 +14,7 @@ from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
 from service.as_loaded import Columns, attach_written
+from service.entry_settings import check_unlocked
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
 from service.models import AbsenceType, Person, Project, ProjectCategory, Task, TimeRecord
@@ -137,7 +138,10 @@ async def projects_by_ids(
 async def guard_edit(
     context: RequestContext, record: TimeRecord, *, new_start: int | None = None
 ) -> None:
-    """Ask the approval workflow first: the old start, and the new start when it moves."""
+    """Ask the lock date and the approval workflow first: the old start, and the new start
+    when it moves."""
+    await check_unlocked(context.session, context.organisation, record.person, record.projects,
+                         record.start_ms, new_start)
     await guard_time_record_change(context, record.person_id, record.start_ms)
     if new_start is not None and new_start != record.start_ms:
         await guard_time_record_change(context, record.person_id, new_start)

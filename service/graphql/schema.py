@@ -1,4 +1,5 @@
-"""Builds the executable schema: every SDL file of service/schema, every resolver module's
+"""Builds the executable schema: every SDL file of service/schema and the settings' SDL
+(`service/settings_sdl.py`), every resolver module's
 BINDABLES (service/resolvers/*.py), and the scalars."""
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from graphql import GraphQLSchema
 
 import service.resolvers
 from service.graphql.scalars import BINDABLES as SCALARS
+from service.settings_sdl import settings_sdl
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 
 
 def type_defs() -> str:
-    return load_schema_from_path(str(SCHEMA_DIR))
+    return load_schema_from_path(str(SCHEMA_DIR)) + "\n" + settings_sdl()
 
 
 def resolver_bindables() -> list[Any]:

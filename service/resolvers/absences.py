@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, func, select
@@ -25,6 +24,7 @@ from service.graphql.filters import Condition, filter_clause
 from service.lookup import get_in_org, get_many_in_org
 from service.models import AbsenceType, Person, TimeRecord
 from service.models.records import ABSENCE_UNIT_HOUR
+from service.settings_cascade import person_zone
 
 HOUR_MS = 3_600_000
 WORKING_DAY_MS = 8 * HOUR_MS
@@ -117,13 +117,6 @@ async def resolve_count_absence_types(
     return int(await context.session.scalar(statement) or 0)
 
 
-def _timezone(name: str | None) -> tzinfo:
-    try:
-        return ZoneInfo(name) if name else UTC
-    except (ZoneInfoNotFoundError, ValueError):
-        return UTC
-
-
 def consumed(unit: str, records: Sequence[tuple[int, int]], zone: tzinfo) -> float:
     """Amount consumed by (start_ms, duration_ms) records, in `unit` (see module docstring)."""
     if unit == ABSENCE_UNIT_HOUR:
@@ -162,7 +155,7 @@ async def resolve_get_absence_consumed(
         )
     )
     records = [(int(start), int(duration)) for start, duration in rows]
-    zone = _timezone(person.timezone or context.organisation.timezone)
+    zone = await person_zone(context.session, context.organisation, person)
     return round(consumed(absence.unit, records, zone), 6)
 
 

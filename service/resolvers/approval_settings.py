@@ -1,7 +1,6 @@
-"""The approval workflow's settings: each account's, tag's and person's approval stages and
-timesheet settings (approval reminder, who may edit, auto-submit, work schedules), edited by
-administrators; `SvcOrganisation`, `SvcPerson` and `SvcTag` show them with where they come
-from."""
+"""The approval workflow's stages at account, tag and person level, edited by administrators;
+`SvcOrganisation`, `SvcPerson` and `SvcTag` show them with where they come from. (The other
+timesheet settings are rows of `service/settings_registry.py`.)"""
 
 from __future__ import annotations
 
@@ -116,66 +115,10 @@ async def resolve_edit_tag_stages(
     return tag
 
 
-def _reminder_days(value: int | None) -> int | None:
-    if value is not None and not 0 <= value <= 365:
-        raise BadInput("approvalReminder", "must be a number of days from 0 (off) to 365")
-    return value
-
-
-def _auto_submit_days(value: int | None) -> int | None:
-    if value is not None and not 0 <= value <= 365:
-        raise BadInput("autoSubmit", "must be a number of days from 0 to 365 (null: off)")
-    return value
-
-
-async def _set_on(
-    context: RequestContext, target: str, entity_id: str | None, key: str, value: Any
-) -> Any:
-    require_admin(context, "change the timesheet settings")
-    entity: Organisation | Person | Tag
-    if target == "organisation":
-        entity = context.organisation
-    elif target == "person":
-        entity = await get_in_org(context.session, Person, context.org_id, entity_id, "id",
-                                  "person")
-    else:
-        entity = await get_in_org(context.session, Tag, context.org_id, entity_id, "id", "tag")
-    cfg.set_value(entity, key, value)
-    return entity
-
-
-def _bind_setting(name: str, target: str, key: str, argument: str, check: Any = None) -> None:
-    async def resolver(_root: Any, info: Any, id: str | None = None, **kwargs: Any) -> Any:
-        value = kwargs.get(argument)
-        if check is not None:
-            value = check(value)
-        return await _set_on(info.context, target, id, key, value)
-
-    mutation.set_field(name, resolver)
-
-
-for _target, _cap in (("organisation", "Organisation"), ("tag", "Tag"), ("person", "Person")):
-    _bind_setting(f"edit{_cap}TimeSettingsApprovalReminder", _target, cfg.APPROVAL_REMINDER,
-                  "approvalReminder", _reminder_days)
-    _bind_setting(f"edit{_cap}TimeSettingsOwnerOrAdminOnly", _target, cfg.OWNER_OR_ADMIN_ONLY,
-                  "ownerOrAdminOnly")
-    _bind_setting(f"edit{_cap}TimeSettingsOnlyAdminEditsOthers", _target,
-                  cfg.ONLY_ADMIN_EDITS_OTHERS, "onlyAdminEditsOthers")
-    _bind_setting(f"edit{_cap}TimeSettingsAutoSubmit", _target, cfg.AUTO_SUBMIT, "autoSubmit",
-                  _auto_submit_days)
-
-
 @organisation_type.field("approvalStages")
 async def resolve_org_stages(organisation: Organisation, info: Any) -> Any:
     return await _stages_value(
         info.context, cfg.own(organisation, "organisations", cfg.APPROVAL_STAGES)
-    )
-
-
-@organisation_type.field("timeSettings")
-async def resolve_org_time_settings(organisation: Organisation, _info: Any) -> Any:
-    return cfg.time_settings(
-        lambda key: cfg.as_attribute(cfg.own(organisation, "organisations", key))
     )
 
 
@@ -194,17 +137,6 @@ async def resolve_person_stages(person: Person, info: Any) -> Any:
                                                                 cfg.APPROVAL_STAGES))
 
 
-@person_type.field("timeSettings")
-async def resolve_person_time_settings(person: Person, info: Any) -> Any:
-    context: RequestContext = info.context
-    values = {
-        key: cfg.as_attribute(await _person_resolved(context, person, key, private=False))
-        for key in (cfg.APPROVAL_REMINDER, cfg.OWNER_OR_ADMIN_ONLY, cfg.ONLY_ADMIN_EDITS_OTHERS,
-                    cfg.AUTO_SUBMIT, *cfg.SCHEDULE_SETTINGS)
-    }
-    return cfg.time_settings(lambda key: values[key])
-
-
 def _tag_resolved(context: RequestContext, tag: Tag, key: str) -> cfg.Resolved:
     own = cfg.own(tag, "tags", key)
     if own.value is not None:
@@ -216,12 +148,6 @@ def _tag_resolved(context: RequestContext, tag: Tag, key: str) -> cfg.Resolved:
 async def resolve_tag_stages(tag: Tag, info: Any) -> Any:
     context: RequestContext = info.context
     return await _stages_value(context, _tag_resolved(context, tag, cfg.APPROVAL_STAGES))
-
-
-@tag_type.field("timeSettings")
-async def resolve_tag_time_settings(tag: Tag, info: Any) -> Any:
-    context: RequestContext = info.context
-    return cfg.time_settings(lambda key: cfg.as_attribute(_tag_resolved(context, tag, key)))
 
 
 BINDABLES = [mutation, organisation_type, person_type, tag_type, stage_type_scalar]

@@ -23,6 +23,7 @@ from ariadne import MutationType, ObjectType, QueryType
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person
+from service.settings_cascade import set_json
 from service.signin.sso import SECRET_MASK
 from service.structure import require_admin
 
@@ -66,13 +67,7 @@ async def resolve_edit_organisation_color(
 
 
 def _store_sso(organisation: Organisation, key: str, value: dict[str, Any] | None) -> None:
-    """JSON columns are replaced, never mutated in place, so that the change is flushed."""
-    settings = dict(organisation.sso or {})
-    if value is None:
-        settings.pop(key, None)
-    else:
-        settings[key] = value
-    organisation.sso = settings
+    set_json(organisation, key, value, column="sso")
 
 
 def _flag(value: Any, argument: str) -> bool:

@@ -1,6 +1,5 @@
-"""The time settings that use work schedules (edited by admins, inherited person > tag >
-organisation, stored like the other time settings) and a person's planned days
-(extension fields `scheduledDays` / `expectedTime`)."""
+"""A person's planned days (extension fields `scheduledDays` / `expectedTime`). The time
+settings that use work schedules are rows of `service/settings_registry.py`."""
 
 from __future__ import annotations
 
@@ -8,40 +7,16 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType
 
-from service.approvals import settings as cfg
 from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
-from service.lookup import get_in_org
-from service.models import Person, Tag
+from service.models import Person
 from service.models.schedule import ScheduleType
 from service.rules import schedules as rules
 from service.schedule_plan import plan_person
-from service.structure import require_admin
 
 mutation = MutationType()
 person_type = ObjectType("SvcPerson")
 scheduled_day = ObjectType("SvcScheduledDay")
-
-
-def _bind(name: str, target: str, key: str) -> None:
-    async def resolver(_root: Any, info: Any, id: str | None = None, **kwargs: Any) -> Any:
-        context: RequestContext = info.context
-        require_admin(context, "change the timesheet settings")
-        entity: Any = context.organisation
-        if target == "Person":
-            entity = await get_in_org(context.session, Person, context.org_id, id, "id",
-                                      "person")
-        elif target == "Tag":
-            entity = await get_in_org(context.session, Tag, context.org_id, id, "id", "tag")
-        cfg.set_value(entity, key, kwargs.get(key))
-        return entity
-
-    mutation.set_field(name, resolver)
-
-
-for _target in ("Organisation", "Tag", "Person"):
-    for _key in cfg.SCHEDULE_SETTINGS:
-        _bind(f"edit{_target}TimeSettings{_key[0].upper()}{_key[1:]}", _target, _key)
 
 
 async def _planned(context: RequestContext, person: Person, start: int,

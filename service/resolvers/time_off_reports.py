@@ -27,7 +27,6 @@ from service.allowances import (
     day_start_ms,
     local_day,
     quota_ledger,
-    zone_of,
 )
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
@@ -37,6 +36,7 @@ from service.models import AbsenceType, Person, PersonTag, TimeRecord
 from service.models.approval import STATUS_DRAFT, Timesheet
 from service.models.time_off import AbsenceQuota
 from service.rules.time_off import HOUR_MS, WORKING_DAY_MS
+from service.settings_cascade import person_zone
 
 query = QueryType()
 
@@ -61,7 +61,8 @@ async def resolve_get_quota_consumed(
         raise PermissionDenied("you may not see this person's allowances")
     quotas = await get_many_in_org(context.session, AbsenceQuota, context.org_id,
                                    list(absenceQuotaIds), "absenceQuotaIds", "allowance")
-    today = local_day(context.now_ms, zone_of(person, context.organisation))
+    today = local_day(context.now_ms, await person_zone(context.session, context.organisation,
+                                                         person))
     consumed: list[float] = []
     for quota in quotas:
         book, allowance = await quota_ledger(context.session, context.organisation, person,
@@ -124,7 +125,7 @@ async def resolve_get_quota_report(
     entries: list[dict[str, Any]] = []
     types: dict[str, AbsenceType] = {}
     for person in persons:
-        zone = zone_of(person, context.organisation)
+        zone = await person_zone(context.session, context.organisation, person)
         first, last = local_day(startTime, zone), local_day(endTime - 1, zone)
         applicable = await applicable_quotas(context.session, context.organisation, person,
                                              type_ids)

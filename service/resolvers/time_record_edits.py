@@ -11,6 +11,7 @@ from typing import Any
 from ariadne import MutationType
 
 from service.allowances import check_records_balance
+from service.entry_settings import check_comment, entry_value
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.item_access import check_owner_access
@@ -137,6 +138,8 @@ async def resolve_edit_comment(
 ) -> TimeRecord:
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
+    check_comment(await entry_value(context.session, context.organisation, record.person,
+                                    record.projects, "forceComment"), comment)
     await guard_edit(context, record)
     record.comment = comment
     return await mark_modified(context, record)

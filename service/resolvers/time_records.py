@@ -5,7 +5,8 @@ also those of the people they manage, an admin all (service/timerecords_access.p
 queries silently return only the visible records; get/edit/delete of an invisible one is
 refused. Every write passes through the approval-workflow bridge
 (service/rules/timesheet_edits.py). Editing a record is in time_record_edits.py, the setting
-"Record time on these plannings" in time_record_plannings.py.
+"Record time on these plannings" in settings_registry.py (service/timerecords_rules.py
+applies it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 
 from service.allowances import check_records_balance
+from service.entry_settings import check_unlocked
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -135,6 +137,7 @@ async def resolve_add_time_record(
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime,
                                 projects)
+    await check_unlocked(context.session, context.organisation, person, projects, startTime)
     await guard_time_record_change(context, person.id, startTime)
     record = new_record(context, person, startTime, endTime, duration, task, absence, projects)
     await insert_records(context, [record])
@@ -154,6 +157,8 @@ async def resolve_delete_time_records(
     records = list({record.id: record for record in found}.values())
     for record in records:
         await require_edit_access(context, record.person_id, record.start_ms)
+        await check_unlocked(context.session, context.organisation, record.person,
+                             record.projects, record.start_ms)
     await delete_records(context, records)
     return records
 
@@ -208,8 +213,12 @@ async def resolve_clone_time_records(
                              projects=[p for source in sources for p in source.projects],
                              absences=[source.absence for source in sources])
     if replaceExisting:
-        existing = (await context.session.scalars(window(targetStartTime, targetEndTime))).unique()
-        await delete_records(context, list(existing))
+        existing = list(
+            (await context.session.scalars(window(targetStartTime, targetEndTime))).unique())
+        for record in existing:
+            await check_unlocked(context.session, context.organisation, person, record.projects,
+                                 record.start_ms)
+        await delete_records(context, existing)
     clones = [
         new_record(
             context,
@@ -227,6 +236,8 @@ async def resolve_clone_time_records(
         for source in sources
     ]
     for clone in clones:
+        await check_unlocked(context.session, context.organisation, person, clone.projects,
+                             clone.start_ms)
         await guard_time_record_change(context, person.id, clone.start_ms)
     await insert_records(context, clones)
     await check_records_balance(context.session, context.organisation, context.now_ms, clones)
