@@ -6,18 +6,18 @@ approver has not approved."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, delete, exists, insert, or_, select
+from sqlalchemy import Table, and_, bindparam, delete, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from plumbing.db import unit_of_work, write_rows
+from plumbing.db import insert_ignoring, unit_of_work, write_rows
 from plumbing.ids import new_id
 from service.models.approval import STATUS_SUBMITTED, Approval, PendingApproval, Timesheet
 
 _PENDING = cast(Table, PendingApproval.__table__)
-_INSERT = insert(_PENDING)
+# A row already there (a rebuild at start in another process) is left as it is.
+_ONCE = ("timesheet_id", "submit_id", "round", "stage", "approver_id")
 # The timesheet's own rows (its previous round or submission) and those of the owner's
 # timesheets no longer submitted: what the owner's earlier submissions left.
 _DELETE_STALE = delete(_PENDING).where(
@@ -88,7 +88,7 @@ async def record_pending(session: AsyncSession, timesheet: Timesheet) -> None:
     })
     rows = rows_of(timesheet)
     if rows:
-        await write_rows(session, _INSERT, rows)
+        await write_rows(session, insert_ignoring(session, _PENDING, _ONCE), rows)
 
 
 async def waiting_for(session: AsyncSession, org_id: str, approver_id: str) -> list[Timesheet]:
@@ -123,13 +123,10 @@ async def rebuild_missing(
     done, after = 0, ""
     while True:
         async with unit_of_work(sessions) as session:
-            found: Iterable[Timesheet] = list(
-                await session.scalars(_MISSING, {"p_after": after, "p_limit": batch})
-            )
+            found = list(await session.scalars(_MISSING, {"p_after": after, "p_limit": batch}))
             rows = [row for timesheet in found for row in rows_of(timesheet)]
             if rows:
-                await write_rows(session, _INSERT, rows)
-        found = list(found)
+                await write_rows(session, insert_ignoring(session, _PENDING, _ONCE), rows)
         if not found:
             return done
         done += len(found)

@@ -209,11 +209,14 @@ class PendingApproval(OrgScoped, Base):
     __table_args__ = (
         Index("ix_pending_approvals_approver", "organisation_id", "approver_id"),
         Index("ix_pending_approvals_owner", "organisation_id", "owner_id"),
+        # Written once however many processes rebuild at once (ON CONFLICT DO NOTHING).
+        UniqueConstraint("timesheet_id", "submit_id", "round", "stage", "approver_id",
+                         name="uq_pending_approvals_once"),
     )
 
     id: Mapped[str] = id_column()
     timesheet_id: Mapped[str] = mapped_column(
-        String(24), ForeignKey("timesheets.id", ondelete="CASCADE"), index=True
+        String(24), ForeignKey("timesheets.id", ondelete="CASCADE")
     )
     owner_id: Mapped[str] = mapped_column(String(24))
     submit_id: Mapped[str] = mapped_column(String(24))

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 14:50:10.338567
+Create Date: 2026-11-26 15:01:12.588854
 """
 
 from collections.abc import Sequence
@@ -865,13 +865,13 @@ def upgrade() -> None:
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_pending_approvals_organisation_id_organisations'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['timesheet_id'], ['timesheets.id'], name=op.f('fk_pending_approvals_timesheet_id_timesheets'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_pending_approvals'))
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_pending_approvals')),
+    sa.UniqueConstraint('timesheet_id', 'submit_id', 'round', 'stage', 'approver_id', name='uq_pending_approvals_once')
     )
     with op.batch_alter_table('pending_approvals', schema=None) as batch_op:
         batch_op.create_index('ix_pending_approvals_approver', ['organisation_id', 'approver_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_pending_approvals_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index('ix_pending_approvals_owner', ['organisation_id', 'owner_id'], unique=False)
-        batch_op.create_index(batch_op.f('ix_pending_approvals_timesheet_id'), ['timesheet_id'], unique=False)
 
     op.create_table('rate_splits',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -995,7 +995,6 @@ def downgrade() -> None:
 
     op.drop_table('rate_splits')
     with op.batch_alter_table('pending_approvals', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_pending_approvals_timesheet_id'))
         batch_op.drop_index('ix_pending_approvals_owner')
         batch_op.drop_index(batch_op.f('ix_pending_approvals_organisation_id'))
         batch_op.drop_index('ix_pending_approvals_approver')
