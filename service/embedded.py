@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from plumbing.clock import SYSTEM_CLOCK, Clock
 from plumbing.db import create_engine, is_sqlite, session_factory
+from service.approvals.pending import rebuild_missing
 from service.approvals.reminders import approval_sweeps
 from service.db import migrate
 from service.graphql.execution import Executor
@@ -54,6 +55,9 @@ class EmbeddedService:
 
     async def start(self) -> None:
         await migrate(self.engine)
+        # Who may act on what, for submitted timesheets that have no row (a database filled
+        # before the table existed): bounded by what is submitted, in short transactions.
+        await rebuild_missing(self.sessions)
         await self.webhooks.start()
 
     async def stop(self) -> None:

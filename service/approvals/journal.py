@@ -3,7 +3,7 @@ Auto-submitted, Auto-approved; each tagged with its stage and threaded on its ti
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, insert
@@ -108,3 +108,22 @@ async def write_entry(
         [(timesheet.person_id, "person"), *((p, "person") for p in mention_person_ids)],
     )
     return message_id
+
+
+async def write_messages(
+    session: AsyncSession, org_id: str,
+    messages: Sequence[tuple[dict[str, Any], Iterable[tuple[str, str]]]],
+) -> None:
+    """Messages (their columns but the organisation's) with their mentions, written at once:
+    one INSERT of the messages, one of the mentions."""
+    if not messages:
+        return
+    await write_rows(session, _INSERT_MESSAGE, [
+        {"organisation_id": org_id, "thread_id": None, "reply_to_id": None,
+         "is_pinned": False, "kind": None, "stage": None, **columns}
+        for columns, _mentions in messages
+    ])
+    mentions = [row for columns, named in messages
+                for row in _mention_rows(org_id, columns["id"], named, 0)]
+    if mentions:
+        await write_rows(session, _INSERT_MENTION, mentions)

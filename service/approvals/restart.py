@@ -9,6 +9,7 @@ from service.approvals.actor import Actor, period_label, stage_label
 from service.approvals.content import load_content, resolve_stages
 from service.approvals.locks import lock_timesheet
 from service.approvals.notify import notify
+from service.approvals.pending import record_pending
 from service.approvals.progress import finish_approved
 from service.approvals.records import record_event
 from service.approvals.state import current_pending, submit_event
@@ -36,6 +37,7 @@ async def restart(actor: Actor, timesheet: Timesheet) -> None:
     timesheet.updated_ms = actor.now_ms
     await record_event(timesheet, "restart", STATUS_SUBMITTED, 0, actor, submit_id=event.id,
                        system_action="restartAfterApproverEdit")
+    await record_pending(session, timesheet)
     period = period_label(timesheet.start_ms, timesheet.end_ms)
     if not any(not stage.skipped for stage in resolved):
         await finish_approved(actor, timesheet, event, automatic=True)

@@ -18,6 +18,7 @@ from service.approvals.actor import MAX_PERIOD_MS, STATUS_WORDS, Actor, period_l
 from service.approvals.content import load_content, resolve_stages
 from service.approvals.locks import lock_timesheet
 from service.approvals.notify import notify
+from service.approvals.pending import record_pending
 from service.approvals.progress import advance, carry_over, finish_approved
 from service.approvals.records import add_submit_event
 from service.approvals.state import approvals_of, current_pending
@@ -216,6 +217,7 @@ async def submit(
     )
     event = _start_submission(actor, timesheet, resolved, content, changes, auto=auto)
     await session.flush()
+    await record_pending(session, timesheet)
 
     period = period_label(start_ms, end_ms)
     by = "" if auto else f" by {actor.name}"

@@ -192,3 +192,34 @@ class WebhookDelivery(OrgScoped, Base):
     created_ms: Mapped[int] = mapped_column(BigInteger)
     delivered_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class PendingApproval(OrgScoped, Base):
+    """Who may act on a submission: one row per (stage, approver) of a submission's round,
+    written when the round's stages are resolved (submit, auto-submit, the restart after an
+    approver's edit). A row waits for its approver while the timesheet is still submitted with
+    that submit id, round and current stage, and the approver has not approved that stage: the
+    read of "what waits for me" (service/approvals/pending.py) joins the timesheet and the
+    approvals on the row's index, so approving, rejecting or moving on writes nothing here.
+    The rows of the owner's timesheets no longer submitted go at the owner's next submission.
+    Approvers are resolved at submission and kept in `Timesheet.stages`: a change of settings
+    or people does not change who approves a submission already made, nor these rows."""
+
+    __tablename__ = "pending_approvals"
+    __table_args__ = (
+        Index("ix_pending_approvals_approver", "organisation_id", "approver_id"),
+        Index("ix_pending_approvals_owner", "organisation_id", "owner_id"),
+        # Written once however many processes rebuild at once (ON CONFLICT DO NOTHING).
+        UniqueConstraint("timesheet_id", "submit_id", "round", "stage", "approver_id",
+                         name="uq_pending_approvals_once"),
+    )
+
+    id: Mapped[str] = id_column()
+    timesheet_id: Mapped[str] = mapped_column(
+        String(24), ForeignKey("timesheets.id", ondelete="CASCADE")
+    )
+    owner_id: Mapped[str] = mapped_column(String(24))
+    submit_id: Mapped[str] = mapped_column(String(24))
+    round: Mapped[int] = mapped_column(Integer)
+    stage: Mapped[int] = mapped_column(Integer)
+    approver_id: Mapped[str] = mapped_column(String(24))

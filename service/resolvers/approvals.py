@@ -9,23 +9,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from ariadne import MutationType, QueryType
-from sqlalchemy import select
 
 from plumbing.ids import new_id
 from service.approvals import journal
+from service.approvals import overview as ov
 from service.approvals import stages as st
 from service.approvals.actor import period_label
-from service.approvals.content import load_content
 from service.approvals.decide import approve, reject
 from service.approvals.locks import Submission, lock_submission
+from service.approvals.pending import waiting_for
 from service.approvals.state import (
     PeriodState,
     approvals_detail,
-    approvals_of,
     current_pending,
     people,
     period_state,
-    timesheet_for_period,
 )
 from service.approvals.submit import submit
 from service.errors import BadInput, NotFound, PermissionDenied
@@ -37,11 +35,10 @@ from service.models.approval import (
     STATUS_DRAFT,
     STATUS_SUBMITTED,
     ApprovalEvent,
-    JournalMessage,
     Timesheet,
 )
 from service.timesheet_access import caller_actor, can_view_timesheet, person_summary
-from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue
+from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
 
 query = QueryType()
 mutation = MutationType()
@@ -125,35 +122,45 @@ async def resolve_approval_state(
     return await state_of(context, timesheet, read)
 
 
+async def _listed(
+    context: RequestContext, timesheets: Sequence[Timesheet], states: dict[str, PeriodState]
+) -> list[dict[str, Any]]:
+    """SvcApprovalState of each timesheet with its owner, period and total: the persons named
+    and the totals read once for all of them."""
+    found = await people(context.session, context.org_id, ov.named_in(timesheets, states))
+    # Held for the request: `state_of` then finds every person in the session.
+    context.loaded_ahead.extend(found.values())
+    totals = await ov.totals_of_timesheets(context.session, context.org_id, timesheets)
+    result = []
+    for timesheet in timesheets:
+        state = await state_of(context, timesheet, states[timesheet.id])
+        result.append({
+            **state,
+            "person": person_summary(found.get(timesheet.person_id)),
+            "startTime": timesheet.start_ms,
+            "endTime": timesheet.end_ms,
+            "totalDuration": float(totals.get(timesheet.id, 0)),
+        })
+    return result
+
+
 @query.field("getPendingApprovals")
 async def resolve_pending(_root: Any, info: Any, showAll: bool | None = None
                           ) -> list[dict[str, Any]]:
+    """What waits for the caller (one indexed read: approvals/pending.py); with showAll, also
+    every submitted timesheet of the organisation the caller may see."""
     context: RequestContext = info.context
-    rows = await context.session.scalars(
-        select(Timesheet)
-        .where(Timesheet.organisation_id == context.org_id,
-               Timesheet.status == STATUS_SUBMITTED)
-        .order_by(Timesheet.start_ms, Timesheet.id)
-    )
-    result = []
-    for timesheet in rows:
-        approvals = await approvals_of(context.session, timesheet)
-        mine = context.person.id in current_pending(timesheet, approvals)
-        if not mine and not (showAll and await can_view_timesheet(context, timesheet)):
-            continue
-        state = await state_of(context, timesheet)
-        owner = await context.session.get(Person, timesheet.person_id)
-        _content, total = await load_content(context.session, context.org_id,
-                                             timesheet.person_id, timesheet.start_ms,
-                                             timesheet.end_ms)
-        result.append({
-            **state,
-            "person": person_summary(owner),
-            "startTime": timesheet.start_ms,
-            "endTime": timesheet.end_ms,
-            "totalDuration": float(total),
-        })
-    return result
+    if not showAll:
+        mine = await waiting_for(context.session, context.org_id, context.person.id)
+        return await _listed(context, mine, await ov.period_states(context.session, mine))
+    submitted = await ov.submitted_of_org(context.session, context.org_id)
+    states = await ov.period_states(context.session, submitted)
+    chosen = [
+        timesheet for timesheet in submitted
+        if context.person.id in current_pending(timesheet, ov.given(states[timesheet.id]))
+        or await can_view_timesheet(context, timesheet)
+    ]
+    return await _listed(context, chosen, states)
 
 
 @query.field("getTeamApprovalStates")
@@ -162,19 +169,30 @@ async def resolve_team_states(
 ) -> list[dict[str, Any]]:
     context: RequestContext = info.context
     _check_period(startTime, endTime)
-    persons = await get_many_in_org(context.session, Person, context.org_id, personIds,
+    session = context.session
+    persons = await get_many_in_org(session, Person, context.org_id, personIds,
                                     "personIds", "person")
-    result = []
+    sheets = await ov.timesheets_for_period(session, context.org_id, [p.id for p in persons],
+                                            startTime, endTime)
+    visible = []
     for person in persons:
-        timesheet = await timesheet_for_period(context.session, context.org_id, person.id,
-                                               startTime, endTime)
-        if not await context.can_access_person_data(person.id) and not (
+        timesheet = sheets.get(person.id)
+        if await context.can_access_person_data(person.id) or (
             timesheet is not None and await can_view_timesheet(context, timesheet)
         ):
-            continue
-        state = await state_of(context, timesheet)
-        _content, total = await load_content(context.session, context.org_id, person.id,
-                                             startTime, endTime)
+            visible.append(person)
+    shown = [sheets[p.id] for p in visible if p.id in sheets]
+    states = await ov.period_states(session, shown)
+    found = await people(session, context.org_id, ov.named_in(shown, states))
+    context.loaded_ahead.extend(found.values())
+    contents = await ov.content_by_person(session, context.org_id, [p.id for p in visible],
+                                          startTime, endTime)
+    result = []
+    for person in visible:
+        timesheet = sheets.get(person.id)
+        state = await state_of(context, timesheet,
+                               states[timesheet.id] if timesheet is not None else None)
+        total = contents.get(person.id, (0, 0))[1]
         result.append({**state, "person": person_summary(person), "totalDuration": float(total)})
     return result
 
@@ -246,37 +264,36 @@ async def resolve_send_reminder(
         ):
             raise PermissionDenied("you may remind only the people you manage")
     period = period_label(startTime, endTime)
+    # Read in a few statements for everyone (the transaction holds the write lock).
+    sheets = await ov.timesheets_for_period(context.session, context.org_id,
+                                            [p.id for p in persons], startTime, endTime)
+    contents = await ov.content_by_person(context.session, context.org_id,
+                                          [p.id for p in persons], startTime, endTime)
+    events: list[dict[str, Any]] = []
+    messages: list[tuple[dict[str, Any], list[tuple[str, str]]]] = []
     for person in persons:
-        timesheet = await timesheet_for_period(context.session, context.org_id, person.id,
-                                               startTime, endTime)
+        timesheet = sheets.get(person.id)
         status = timesheet.status if timesheet is not None else STATUS_DRAFT
         if status in (STATUS_SUBMITTED, STATUS_APPROVED):
             continue
-        content, total = await load_content(context.session, context.org_id, person.id,
-                                            startTime, endTime)
-        await enqueue(
-            context.session, context.org_id, EVENT_TIMESHEET_REMINDER,
-            {
-                "person": {"id": person.id, "name": person.name, "email": person.email},
-                "startTime": startTime,
-                "endTime": endTime,
-                "status": status,
-                "entries": len(content),
-                "totalDuration": total,
-                "by": {"id": context.person.id, "name": context.person.name},
-            },
-            context.now_ms,
-        )
-        message = JournalMessage(
-            organisation_id=context.org_id, author_id=context.person.id,
-            date_ms=context.now_ms, type="message",
-            content=f"Reminder: please submit your timesheet for {period}",
-            reference_id=person.id, reference_type="person",
-        )
-        message.id = new_id()
-        context.session.add(message)
-        journal.add_mentions(context.session, context.org_id, message.id,
-                             [(person.id, "person")])
+        entries, total = contents.get(person.id, (0, 0))
+        events.append({
+            "person": {"id": person.id, "name": person.name, "email": person.email},
+            "startTime": startTime,
+            "endTime": endTime,
+            "status": status,
+            "entries": entries,
+            "totalDuration": total,
+            "by": {"id": context.person.id, "name": context.person.name},
+        })
+        messages.append(({
+            "id": new_id(), "author_id": context.person.id, "date_ms": context.now_ms,
+            "type": "message", "content": f"Reminder: please submit your timesheet for {period}",
+            "reference_id": person.id, "reference_type": "person",
+        }, [(person.id, "person")]))
+    await enqueue_many(context.session, context.org_id, EVENT_TIMESHEET_REMINDER, events,
+                       context.now_ms)
+    await journal.write_messages(context.session, context.org_id, messages)
     context.after_commit.append(KICK)
     return True
 

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections.abc import Sequence
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, insert, select
@@ -72,36 +73,48 @@ async def enqueue(
     session: AsyncSession, org_id: str, event: str, data: dict[str, Any], now_ms: int
 ) -> list[str]:
     """Queue the event for every active webhook of the organisation that subscribes to it."""
+    return await enqueue_many(session, org_id, event, [data], now_ms)
+
+
+async def enqueue_many(
+    session: AsyncSession, org_id: str, event: str, datas: Sequence[dict[str, Any]],
+    now_ms: int,
+) -> list[str]:
+    """`enqueue` of several events of one kind, in order: the webhooks read once, the
+    deliveries written by one statement."""
+    if not datas:
+        return []
     webhooks = await session.execute(_WEBHOOKS_OF_ORG, {"webhooks_org": org_id})
     rows: list[dict[str, Any]] = []
     for webhook_id, active, events in webhooks:
         if not subscribed(active, events, event):
             continue
-        delivery_id = new_id()
-        body = json.dumps(
-            {
+        for data in datas:
+            delivery_id = new_id()
+            body = json.dumps(
+                {
+                    "id": delivery_id,
+                    "event": event,
+                    "organisationId": org_id,
+                    "timestamp": now_ms,
+                    "data": data,
+                },
+                separators=(",", ":"),
+                sort_keys=True,
+            )
+            rows.append({
                 "id": delivery_id,
+                "organisation_id": org_id,
+                "webhook_id": webhook_id,
                 "event": event,
-                "organisationId": org_id,
-                "timestamp": now_ms,
-                "data": data,
-            },
-            separators=(",", ":"),
-            sort_keys=True,
-        )
-        rows.append({
-            "id": delivery_id,
-            "organisation_id": org_id,
-            "webhook_id": webhook_id,
-            "event": event,
-            "body": body,
-            "status": DELIVERY_PENDING,
-            "attempts": 0,
-            "next_attempt_ms": now_ms,
-            "created_ms": now_ms,
-            "delivered_ms": None,
-            "last_error": None,
-        })
+                "body": body,
+                "status": DELIVERY_PENDING,
+                "attempts": 0,
+                "next_attempt_ms": now_ms,
+                "created_ms": now_ms,
+                "delivered_ms": None,
+                "last_error": None,
+            })
     if rows:
         await write_rows(session, _INSERT_DELIVERY, rows)
     return [row["id"] for row in rows]

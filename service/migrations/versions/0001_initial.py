@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 14:11:54.482010
+Create Date: 2026-11-26 15:01:12.588854
 """
 
 from collections.abc import Sequence
@@ -854,6 +854,25 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_approvals_submit_id'), ['submit_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_approvals_timesheet_id'), ['timesheet_id'], unique=False)
 
+    op.create_table('pending_approvals',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('timesheet_id', sa.String(length=24), nullable=False),
+    sa.Column('owner_id', sa.String(length=24), nullable=False),
+    sa.Column('submit_id', sa.String(length=24), nullable=False),
+    sa.Column('round', sa.Integer(), nullable=False),
+    sa.Column('stage', sa.Integer(), nullable=False),
+    sa.Column('approver_id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_pending_approvals_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['timesheet_id'], ['timesheets.id'], name=op.f('fk_pending_approvals_timesheet_id_timesheets'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_pending_approvals')),
+    sa.UniqueConstraint('timesheet_id', 'submit_id', 'round', 'stage', 'approver_id', name='uq_pending_approvals_once')
+    )
+    with op.batch_alter_table('pending_approvals', schema=None) as batch_op:
+        batch_op.create_index('ix_pending_approvals_approver', ['organisation_id', 'approver_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_pending_approvals_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index('ix_pending_approvals_owner', ['organisation_id', 'owner_id'], unique=False)
+
     op.create_table('rate_splits',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('rate_id', sa.String(length=24), nullable=False),
@@ -975,6 +994,12 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_rate_splits_organisation_id'))
 
     op.drop_table('rate_splits')
+    with op.batch_alter_table('pending_approvals', schema=None) as batch_op:
+        batch_op.drop_index('ix_pending_approvals_owner')
+        batch_op.drop_index(batch_op.f('ix_pending_approvals_organisation_id'))
+        batch_op.drop_index('ix_pending_approvals_approver')
+
+    op.drop_table('pending_approvals')
     with op.batch_alter_table('approvals', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_approvals_timesheet_id'))
         batch_op.drop_index(batch_op.f('ix_approvals_submit_id'))

@@ -1,0 +1,145 @@
+"""Approval states of many timesheets or people at once, in a bounded number of statements
+(the pending list, the team's states, the reminders): each read covers every timesheet or
+person asked for, in chunks of `CHUNK` ids, instead of a query per timesheet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.approvals.actor import MAX_PERIOD_MS
+from service.approvals.state import PeriodState
+from service.models import TimeRecord
+from service.models.approval import STATUS_SUBMITTED, Approval, ApprovalEvent, Timesheet
+
+# Ids per IN list: far below SQLite's and PostgreSQL's limits on parameters.
+CHUNK = 500
+
+
+def chunks(ids: Iterable[str]) -> Iterator[list[str]]:
+    ordered = sorted(set(ids))
+    for start in range(0, len(ordered), CHUNK):
+        yield ordered[start:start + CHUNK]
+
+
+async def submitted_of_org(session: AsyncSession, org_id: str) -> list[Timesheet]:
+    """Every submitted timesheet of the organisation, by period."""
+    return list(await session.scalars(
+        select(Timesheet)
+        .where(Timesheet.organisation_id == org_id, Timesheet.status == STATUS_SUBMITTED)
+        .order_by(Timesheet.start_ms, Timesheet.id)
+    ))
+
+
+async def period_states(
+    session: AsyncSession, timesheets: Sequence[Timesheet]
+) -> dict[str, PeriodState]:
+    """{timesheet id: its state as `period_state` reads it}: the submit event's author and the
+    current round's approvals (`approvals_detail`), two statements for all of them."""
+    by_submit = {t.submit_id: t for t in timesheets if t.submit_id is not None}
+    authors: dict[str, str | None] = {}
+    details: dict[str, dict[int, list[tuple[str, int]]]] = {t.id: {} for t in timesheets}
+    for ids in chunks(by_submit):
+        for event_id, by_id in await session.execute(
+            select(ApprovalEvent.id, ApprovalEvent.by_id).where(ApprovalEvent.id.in_(ids))
+        ):
+            authors[event_id] = by_id
+        for submit_id, round_, stage, approver, ts_ms in await session.execute(
+            select(Approval.submit_id, Approval.round, Approval.stage, Approval.approver_id,
+                   Approval.ts_ms)
+            .where(Approval.submit_id.in_(ids))
+            .order_by(Approval.ts_ms, Approval.id)
+        ):
+            timesheet = by_submit[submit_id]
+            if round_ == timesheet.round:
+                details[timesheet.id].setdefault(stage, []).append((approver, ts_ms))
+    return {
+        t.id: PeriodState(t, authors.get(t.submit_id) if t.submit_id else None, details[t.id])
+        for t in timesheets
+    }
+
+
+def given(state: PeriodState) -> dict[int, set[str]]:
+    """{stage: approver ids} of the state's approvals (what `approvals_of` gives)."""
+    return {stage: {a for a, _ts in rows} for stage, rows in state.detail.items()}
+
+
+async def totals_of_timesheets(
+    session: AsyncSession, org_id: str, timesheets: Sequence[Timesheet]
+) -> dict[str, int]:
+    """{timesheet id: total duration of its content} (what `load_content` totals)."""
+    totals: dict[str, int] = {}
+    for ids in chunks(t.id for t in timesheets):
+        for timesheet_id, total in await session.execute(
+            select(Timesheet.id, func.sum(TimeRecord.duration_ms))
+            .join(TimeRecord, and_(
+                TimeRecord.organisation_id == Timesheet.organisation_id,
+                TimeRecord.person_id == Timesheet.person_id,
+                TimeRecord.start_ms >= Timesheet.start_ms,
+                TimeRecord.start_ms < Timesheet.end_ms,
+            ))
+            .where(Timesheet.organisation_id == org_id, Timesheet.id.in_(ids))
+            .group_by(Timesheet.id)
+        ):
+            totals[timesheet_id] = int(total or 0)
+    return totals
+
+
+async def content_by_person(
+    session: AsyncSession, org_id: str, person_ids: Iterable[str], start_ms: int, end_ms: int
+) -> dict[str, tuple[int, int]]:
+    """{person id: (records, total duration)} of the period (what `load_content` counts)."""
+    found: dict[str, tuple[int, int]] = {}
+    for ids in chunks(person_ids):
+        for person_id, count, total in await session.execute(
+            select(TimeRecord.person_id, func.count(TimeRecord.id),
+                   func.sum(TimeRecord.duration_ms))
+            .where(TimeRecord.organisation_id == org_id, TimeRecord.person_id.in_(ids),
+                   TimeRecord.start_ms >= start_ms, TimeRecord.start_ms < end_ms)
+            .group_by(TimeRecord.person_id)
+        ):
+            found[person_id] = (int(count), int(total or 0))
+    return found
+
+
+async def timesheets_for_period(
+    session: AsyncSession, org_id: str, person_ids: Iterable[str], start_ms: int, end_ms: int
+) -> dict[str, Timesheet]:
+    """{person id: what `state.timesheet_for_period` gives for them}: the timesheet with
+    exactly these bounds, else the latest updated one overlapping them."""
+    overlapping: dict[str, list[Timesheet]] = {}
+    for ids in chunks(person_ids):
+        for timesheet in await session.scalars(
+            select(Timesheet)
+            .where(
+                Timesheet.organisation_id == org_id,
+                Timesheet.person_id.in_(ids),
+                Timesheet.start_ms < end_ms,
+                Timesheet.start_ms > start_ms - MAX_PERIOD_MS,
+                Timesheet.end_ms > start_ms,
+            )
+            .order_by(Timesheet.updated_ms.desc())
+        ):
+            overlapping.setdefault(timesheet.person_id, []).append(timesheet)
+    chosen: dict[str, Timesheet] = {}
+    for person_id, rows in overlapping.items():
+        chosen[person_id] = next(
+            (t for t in rows if t.start_ms == start_ms and t.end_ms == end_ms), rows[0]
+        )
+    return chosen
+
+
+def named_in(timesheets: Iterable[Timesheet], states: dict[str, PeriodState]) -> set[str]:
+    """Every person a state of these timesheets names: owners, approvers, submitters."""
+    ids: set[str] = set()
+    for timesheet in timesheets:
+        ids.add(timesheet.person_id)
+        for stage in timesheet.stages or []:
+            ids.update(stage.get("approvers") or [])
+        state: Any = states.get(timesheet.id)
+        if state is not None and state.submitted_by:
+            ids.add(state.submitted_by)
+    return ids
