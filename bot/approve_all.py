@@ -66,7 +66,7 @@ def approve_all_button(requests: list[Request]) -> dict[str, Any]:
         "confirm": {
             "title": {"type": "plain_text", "text": "Approve all?"},
             "text": {"type": "mrkdwn",
-                     "text": f"Approve the {count} {noun} listed in this message?"},
+                     "text": f"Approve the {count} {noun} listed here?"},
             "confirm": {"type": "plain_text", "text": f"Approve {count}"},
             "deny": {"type": "plain_text", "text": "Cancel"},
             "style": "primary",

@@ -40,7 +40,8 @@ from tests.service.test_approvals_support import (
     state,
     submit,
 )
-from tests.support import HOUR_MS, Member, Org, new_org, start_live_server, stop_live_server
+from tests.support import DAY_MS, HOUR_MS, Member, Org, new_org, start_live_server, stop_live_server
+from timebot.state.digests import MailDigest
 from timebot.state.models import InboxMessage, MailReply, OutboxMessage
 from timebot.tokens import REPLY_LOCAL_PREFIX, verify_token
 
@@ -99,7 +100,7 @@ async def digest_of_three(world: MailWorld, org: Org) -> Digest:
         events.append(str((await submit(owner, owner))["submitId"]))
     clock = world.live.clock
     hour = clock.now_ms() // HOUR_MS % 24
-    shift = (10 - hour) * HOUR_MS if hour < 8 else 0  # a digest goes from 08:00 (UTC here)
+    shift = (10 - hour) % 24 * HOUR_MS  # to 10:00 or a little after: a digest goes from 08:00
     clock.advance(shift)
     try:
         ctx = component_of(world.runtime).ctx
@@ -284,3 +285,31 @@ async def test_a_retry_after_a_crash_decides_nothing_twice(
         assert await approvers_of(org, owner) == [digest.approver.id]
 
 
+
+
+async def test_an_expired_digest_decides_nothing_and_is_pruned(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    digest = await digest_of_three(world, org)
+    later = 31 * DAY_MS + HOUR_MS
+    world.live.clock.advance(later)
+    try:
+        raw = answer(world, digest, "approve all")
+        await send(world, raw, tmp_path)
+        receipt = await receipt_for(world, raw)
+        assert receipt.first_line == "Nothing changed" and "expired" in receipt.text
+        assert await statuses(org, digest) == ["s", "s", "s"]
+        # The next digest stores its list and removes the expired one.
+        hour = world.live.clock.now_ms() // HOUR_MS % 24
+        shift = (10 - hour) % 24 * HOUR_MS
+        world.live.clock.advance(shift)
+        later += shift
+        assert await send_digest(component_of(world.runtime).ctx, org.id, digest.approver.id)
+        async with world.runtime.state_sessions() as session:
+            kept = list(await session.scalars(
+                select(MailDigest).where(MailDigest.approver_id == digest.approver.id)))
+        assert len(kept) == 1 and kept[0].id != verify_token(
+            world.live.settings.secret_key, "digest-reply", digest.token,
+            now_ms=world.live.clock.now_ms() - later).event_id
+    finally:
+        world.live.clock.advance(-later)

@@ -2,7 +2,7 @@
 order, so that a reply to it ("approve all", "approve 1 3", "reject 2 <reason>") and the
 digest's reply token (which signs only the digest's id) name the same timesheets. Written
 before the digest is queued; kept while its reply address lives (`KEEP_MS`), then pruned
-(an approver's older digests are removed whenever a new one is stored)."""
+(every expired digest is removed whenever a new one is stored)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ class MailDigest(StateBase):
 
     id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
     organisation_id: Mapped[str] = mapped_column(String(64))
-    approver_id: Mapped[str] = mapped_column(String(64), index=True)
+    approver_id: Mapped[str] = mapped_column(String(64))
     items: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
-    created_ms: Mapped[int] = mapped_column(BigInteger)
+    created_ms: Mapped[int] = mapped_column(BigInteger, index=True)
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,10 @@ async def store_digest(
     sessions: async_sessionmaker[AsyncSession], organisation_id: str, approver_id: str,
     items: list[DigestItem], now_ms: int,
 ) -> str:
-    """A new digest's id (24 hex), its items stored; the approver's expired digests pruned."""
+    """A new digest's id (24 hex), its items stored; expired digests pruned."""
     digest_id = new_id()
     async with unit_of_work(sessions) as session:
-        await session.execute(delete(MailDigest).where(
-            MailDigest.approver_id == approver_id, MailDigest.created_ms < now_ms - KEEP_MS
-        ))
+        await session.execute(delete(MailDigest).where(MailDigest.created_ms < now_ms - KEEP_MS))
         session.add(MailDigest(id=digest_id, organisation_id=organisation_id,
                                approver_id=approver_id,
                                items=[item.as_json() for item in items], created_ms=now_ms))

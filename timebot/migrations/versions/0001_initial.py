@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 14:55:59.864418
+Create Date: 2026-11-26 15:12:08.321998
 """
 
 from collections.abc import Sequence
@@ -75,7 +75,7 @@ def upgrade() -> None:
     sa.PrimaryKeyConstraint('id', name=op.f('pk_mail_digests'))
     )
     with op.batch_alter_table('mail_digests', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_mail_digests_approver_id'), ['approver_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_mail_digests_created_ms'), ['created_ms'], unique=False)
 
     op.create_table('mail_error_receipts',
     sa.Column('sender', sa.String(length=320), nullable=False),
@@ -348,7 +348,7 @@ def downgrade() -> None:
     op.drop_table('mail_replies')
     op.drop_table('mail_error_receipts')
     with op.batch_alter_table('mail_digests', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_mail_digests_approver_id'))
+        batch_op.drop_index(batch_op.f('ix_mail_digests_created_ms'))
 
     op.drop_table('mail_digests')
     with op.batch_alter_table('inbox_messages', schema=None) as batch_op:
