@@ -144,13 +144,11 @@ async def process_digest_reply(
     await _record(runtime, mail.key, org_id, token.event_id, token.approver_id, 0, "digest", "")
     integration = await runtime.directory.integration_key(org_id)
     states = await asyncio.gather(*(
-        processor.reads.execute(STATE_QUERY, _period(digest.items[entry.number - 1]),
-                                apikey=integration)
+        _read_state(processor, digest.items[entry.number - 1], integration)
         for entry in plan.items
     ))
     results = []
-    for entry, data in zip(plan.items, states, strict=True):
-        state = StateView.parse(data.get("getApprovalState") or {})
+    for entry, state in zip(plan.items, states, strict=True):
         item = digest.items[entry.number - 1]
         outcome = await _decide_item(processor, mail, approver, org_id, integration, entry,
                                      item, state, token.expires_at_ms)
@@ -163,8 +161,19 @@ async def process_digest_reply(
                                   record=_finish(mail.key, outcome.code))
 
 
-def _period(item: DigestItem) -> dict[str, object]:
-    return {"p": item.person_id, "s": item.start_ms, "e": item.end_ms}
+async def _read_state(processor: Replier, item: DigestItem, integration: str) -> StateView:
+    """The item's approval state now; a person or period the service no longer has reads as
+    nothing waiting (the item is then reported as no longer yours)."""
+    try:
+        data = await processor.reads.execute(
+            STATE_QUERY, {"p": item.person_id, "s": item.start_ms, "e": item.end_ms},
+            apikey=integration,
+        )
+    except AccountInactive:
+        raise
+    except (ServiceRequestError, PermissionRefused):
+        data = {}
+    return StateView.parse(data.get("getApprovalState") or {})
 
 
 async def _decide_item(

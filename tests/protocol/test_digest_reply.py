@@ -36,6 +36,7 @@ from tests.service.test_approvals_support import (
     add_record,
     approve,
     manage,
+    reject,
     set_stages,
     state,
     submit,
@@ -313,3 +314,21 @@ async def test_an_expired_digest_decides_nothing_and_is_pruned(
             now_ms=world.live.clock.now_ms() - later).event_id
     finally:
         world.live.clock.advance(-later)
+
+
+async def test_an_item_no_longer_waiting_for_the_approver_is_reported(
+    world: MailWorld, org: Org, tmp_path: Path
+) -> None:
+    digest = await digest_of_three(world, org)
+    # Dan's timesheet was rejected by an administrator and resubmitted since: the digest's
+    # item is out of date (a new review request asks for the new submission).
+    dan = digest.owners[2]
+    await reject(org.admin, digest.events[2], 0, "fix Tuesday")
+    resubmitted = await submit(dan, dan)
+    assert resubmitted["submitId"] != digest.events[2]
+    raw = answer(world, digest, "approve all")
+    await send(world, raw, tmp_path)
+    receipt = await receipt_for(world, raw)
+    assert [line.split(":")[0] for line in item_lines(receipt.text)] == [
+        "1. approved", "2. approved", "3. no longer yours"]
+    assert await statuses(org, digest) == ["a", "a", "s"]
