@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import select
 
 from bot.approval_blocks import Request, decision_buttons, parse_ref, period_text, slack_time
+from bot.approve_all import MAX_ITEMS, approve_all_button
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from bot.nudge_preferences import NudgePreferences, nudge_controls
@@ -139,7 +140,12 @@ class ApproverNudges:
         )
 
     async def _digest(self, user: str, items: list[Waiting], key: str) -> None:
-        lines = [f"*{len(items)} timesheet(s) wait for your approval:*"]
+        # Slack takes 50 blocks: the header, two per item, "Approve all" and the controls.
+        shown = items[:min(23, MAX_ITEMS)]
+        lines = [f"*{len(items)} timesheet(s) wait for your approval:*" if shown == items else
+                 f"*{len(items)} timesheet(s) wait for your approval (the first "
+                 f"{len(shown)} here):*"]
+        items = shown
         blocks: list[dict[str, Any]] = [
             {"type": "section", "text": {"type": "mrkdwn", "text": lines[0]}}]
         for item in items:
@@ -148,5 +154,7 @@ class ApproverNudges:
                 f"{period_text(item.request.start_ms, item.request.end_ms)}"
                 f" - since {slack_time(item.since_ms)}")}})
             blocks.append({"type": "actions", "elements": decision_buttons(item.request)})
+        if len(items) > 1:
+            blocks.append(approve_all_button([item.request for item in items]))
         blocks.append(nudge_controls())
-        await self.deps.sender.post(user, lines[0].strip("*"), blocks[:50], key=key)
+        await self.deps.sender.post(user, lines[0].strip("*"), blocks, key=key)

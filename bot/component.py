@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 
 from bot import (
     approvals,
+    approve_all,
     home,
     installation,
     linking,
@@ -90,7 +91,8 @@ def build_bot(
     slash_commands.register(app, deps)
     linking.register(app, deps)
     home_part = home.register(app, deps)
-    approvals.register(app, deps, refresh_home=home_part.publish)
+    approvals_part = approvals.register(app, deps, refresh_home=home_part.publish)
+    approve_all.register(app, deps, approvals_part)
     review_dms.register(deps, reviews)
     threads.register(app, deps)
     nudge_preferences.register(app, deps)

@@ -14,6 +14,7 @@ import structlog
 from slack_bolt.async_app import AsyncApp
 
 from bot.approval_blocks import Request, pending_blocks, period_text, status_word
+from bot.approve_all import approve_all_button
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.linking import link_prompt
@@ -102,7 +103,11 @@ def home_view(
         blocks.append({"type": "divider"})
         blocks.append({"type": "header", "text": {"type": "plain_text",
                                                   "text": f"Waiting for you ({len(pending)})"}})
-        blocks.extend(pending_blocks(pending[:40]))
+        # Slack takes 100 blocks: two per request, and "Approve all" names exactly those shown
+        shown = pending[:min(40, (100 - len(blocks) - 1) // 2)]
+        blocks.extend(pending_blocks(shown))
+        if len(shown) > 1:
+            blocks.append(approve_all_button([request for request, _name, _total in shown]))
     return {"type": "home", "blocks": blocks[:100]}
 
 

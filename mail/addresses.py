@@ -13,6 +13,7 @@ from enum import Enum
 
 from timebot.tokens import (
     REPLY_LOCAL_PREFIX,
+    REPLY_PURPOSES,
     TokenExpired,
     TokenMalformed,
     TokenTampered,
@@ -70,12 +71,14 @@ def classify_recipient(
 
 def reply_token_check(secret_key: str, now_ms: Callable[[], int]) -> TokenCheck:
     def is_genuine(token: str) -> bool:
-        try:
-            verify_token(secret_key, "reply", token, now_ms=now_ms())
-        except TokenExpired:
+        for purpose in REPLY_PURPOSES:  # a review's reply address, or a digest's
+            try:
+                verify_token(secret_key, purpose, token, now_ms=now_ms())
+            except TokenExpired:
+                return True
+            except (TokenMalformed, TokenTampered):
+                continue
             return True
-        except (TokenMalformed, TokenTampered):
-            return False
-        return True
+        return False
 
     return is_genuine

@@ -11,6 +11,8 @@ let it through, a reply goes through, in order:
    be anyone's: no backscatter); an authenticated stranger (someone else's reply address) gets
    one plain refusal without the token, at most one an hour (mail.receipt_sender). Every
    receipt goes through `Replier.answer`, which withholds it from an unauthenticated sender;
+   A reply to a daily digest (its token's purpose is "digest-reply") goes from here to
+   mail.digest_reply, which decides the digest's items one by one as below;
 3. the decision on the reply's own text (mail.decide);
 4. for a decision (a comment needs none), the approval state, read with the integration key:
    the token's submission must still be the current one, its stage the current stage, the
@@ -36,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mail import receipts
 from mail.approval_state import StateView, after_approval, judge
 from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
+from mail.digest_reply import process_digest_reply
 from mail.handling import InboundMail, Replier
 from mail.receipts import TimesheetInfo
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
@@ -44,7 +47,9 @@ from timebot.runtime import Runtime
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailReply
 from timebot.tokens import (
+    REPLY_PURPOSES,
     ApprovalToken,
+    Purpose,
     TokenError,
     TokenExpired,
     TokenMissing,
@@ -87,18 +92,25 @@ MESSAGES_QUERY = (
 
 
 def _find_token(mail: InboundMail, secret_key: str, domain: str, now_ms: int
-                ) -> tuple[str, ApprovalToken]:
-    """The first candidate that verifies (envelope recipients first); raise the first error."""
+                ) -> tuple[str, ApprovalToken, Purpose]:
+    """The first candidate that verifies (envelope recipients first) as a review's reply token
+    or a digest's; raise the first error."""
     envelope = [] if mail.inbound.source == "imap" else [
         ("to", address) for address in mail.inbound.rcpt_tos
     ]
     candidates = find_token_candidates([*envelope, *mail.read.headers], domain)
     first_error: TokenError | None = None
     for candidate in candidates:
-        try:
-            return candidate, verify_token(secret_key, "reply", candidate, now_ms=now_ms)
-        except TokenError as error:
-            first_error = first_error or error
+        for purpose in REPLY_PURPOSES:
+            try:
+                verified = verify_token(secret_key, purpose, candidate, now_ms=now_ms)
+            except TokenExpired as error:  # genuine: what it was for is known
+                first_error = error if not isinstance(first_error, TokenExpired) else first_error
+                break
+            except TokenError as error:  # tampered under one purpose may be the other's
+                first_error = first_error or error
+                continue
+            return candidate, verified, purpose
     if first_error is not None:
         raise first_error
     raise TokenMissing("the message carries no reply token of ours")
@@ -112,7 +124,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     if prior is not None and prior.outcome is not None:
         return f"already processed: {prior.outcome}"
     try:
-        token_text, token = _find_token(
+        token_text, token, purpose = _find_token(
             mail, settings.secret_key, settings.mail_domain, runtime.clock.now_ms()
         )
     except TokenExpired as expired:
@@ -142,6 +154,8 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         log.info("sender_not_verified", id=mail.inbound.id, sender=sender,
                  reason=_short(verdict.reason))
         return f"sender-not-verified; no receipt: {_short(verdict.reason, 200)}"
+    if purpose == "digest-reply":
+        return await process_digest_reply(processor, mail, token_text, token, approver)
 
     decision = decide(mail.read.text)
     org_id = approver.organisation_id

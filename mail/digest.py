@@ -4,6 +4,11 @@ Reject links. What waits is read with the approver's own key (getPendingApproval
 decided timesheet is never listed. Nothing waiting: no mail that day (checked again on the
 scheduler's next ticks, so something arriving later that day is still sent that day).
 The dedupe key (person, local date) makes it one e-mail a day across processes.
+
+The items are numbered, and stored (timebot.state.digests) before the mail is queued: its
+Reply-To carries a "digest-reply" token naming that stored list, so that a reply "approve all",
+"approve 1 3" or "reject 2 <reason>" decides exactly what this digest listed
+(mail.digest_reply).
 """
 
 from __future__ import annotations
@@ -16,11 +21,20 @@ from zoneinfo import ZoneInfo
 import structlog
 from sqlalchemy import select
 
-from mail.reviews import MailContext, already_queued, build_message, prefs_url, review_links
+from mail.reviews import (
+    REPLY_TTL_MS,
+    MailContext,
+    already_queued,
+    build_message,
+    prefs_url,
+    review_links,
+)
 from timebot.client import operation
 from timebot.notify.approvals import DIGEST, period_label, person_info, time_zone_of
 from timebot.runtime import Runtime
+from timebot.state.digests import DigestItem, forget_digest, store_digest
 from timebot.state.models import NotificationPreference
+from timebot.tokens import make_token
 
 log = structlog.get_logger("mail.digest")
 
@@ -107,6 +121,10 @@ async def digest_plan(ctx: MailContext, organisation_id: str, person_id: str) ->
             "stage_count": len(entry.get("stageDetails") or []) or 1,
             "approve_url": links.approve_url,
             "reject_url": links.reject_url,
+            "listed": DigestItem(
+                str(entry["submitId"]), stage, str(entry["person"]["id"]),
+                str(entry["person"]["name"]), start, end, zone,
+            ),
         })
     if not items:
         return DigestPlan(person, "nothing waits for them")
@@ -117,17 +135,27 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
     plan = await digest_plan(ctx, organisation_id, person_id)
     if plan.why_not or plan.person is None:
         return 0
-    settings = ctx.runtime.settings
-    now = ctx.runtime.clock.now_ms()
+    runtime = ctx.runtime
+    settings = runtime.settings
+    now = runtime.clock.now_ms()
+    digest_id = await store_digest(
+        runtime.state_sessions, organisation_id, person_id,
+        [item["listed"] for item in plan.items], now,
+    )
+    reply_token = make_token(settings.secret_key, "digest-reply", event_id=digest_id,
+                             approver_id=person_id, stage=0, expires_at_ms=now + REPLY_TTL_MS)
     rendered = ctx.templates.mail(
         "digest", approver_name=plan.person["name"], items=plan.items, mode=DIGEST,
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
-    message = build_message(settings, rendered, to=str(plan.person["email"]))
+    message = build_message(settings, rendered, to=str(plan.person["email"]),
+                            reply_token=reply_token)
     queued = await ctx.mail.outbox.enqueue(
         message, kind="digest", envelope_from=settings.mail_from, dedupe_key=plan.dedupe_key
     )
-    if queued:
+    if not queued:  # another process queued today's digest: this list names nothing sent
+        await forget_digest(runtime.state_sessions, digest_id)
+    else:
         ctx.mail.outbox_worker.wake()
         log.info("digest_queued", person=person_id, items=len(plan.items))
     return int(queued)

@@ -241,7 +241,7 @@ def receipt_text(outcome: Outcome) -> str:
 def receipt_html(outcome: Outcome) -> str:
     parts = [
         f"<p><strong>{html.escape(outcome.verdict.value)}</strong></p>",
-        f"<p>{html.escape(outcome.why)}</p>",
+        "<p>" + "<br>".join(html.escape(line) for line in outcome.why.splitlines()) + "</p>",
     ]
     if outcome.reason:
         reason = "<br>".join(html.escape(line) for line in outcome.reason.splitlines())

@@ -15,6 +15,8 @@ MAC length per purpose:
 - "reply": 5 bytes (40 bits), so that `approvals+<token>` stays within the 64 octets RFC 5321
   allows for a local part (53 + 10 = 63). A reply is only applied when its sender is also
   authenticated as the approver (mail.sender_auth), so the token is not the only gate.
+- "digest-reply": the same, for the Reply-To of a daily digest; its "event id" is the digest's
+  id (timebot.state.digests: the items it listed, in order) and its stage is 0.
 - links: 12 bytes (96 bits), 64 characters; a link is a bearer credential. ("submit-link" and
   "prefs-link" are web.links' Submit now and notification-preference links: their "event
   id" packs the period (`pack_period`), resp. names the organisation.)
@@ -41,14 +43,18 @@ from typing import Literal
 
 from timebot.errors import TimebotError
 
-Purpose = Literal["reply", "approve-link", "reject-link", "submit-link", "prefs-link"]
+Purpose = Literal[
+    "reply", "digest-reply", "approve-link", "reject-link", "submit-link", "prefs-link"
+]
 PURPOSES: tuple[Purpose, ...] = (
-    "reply", "approve-link", "reject-link", "submit-link", "prefs-link"
+    "reply", "digest-reply", "approve-link", "reject-link", "submit-link", "prefs-link"
 )
+REPLY_PURPOSES: tuple[Purpose, ...] = ("reply", "digest-reply")
 
 REPLY_LOCAL_PREFIX = "approvals+"
 _MAC_BYTES: dict[str, int] = {
-    "reply": 5, "approve-link": 12, "reject-link": 12, "submit-link": 12, "prefs-link": 12,
+    "reply": 5, "digest-reply": 5, "approve-link": 12, "reject-link": 12, "submit-link": 12,
+    "prefs-link": 12,
 }
 _PAYLOAD_BYTES = 1 + 12 + 12 + 3
 _HOUR_MS = 3_600_000

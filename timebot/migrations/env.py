@@ -7,6 +7,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import create_engine, pool
 
+import timebot.state.digests
 import timebot.state.models
 from timebot.state.db import VERSION_TABLE
 from timebot.state.models import StateBase

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 14:11:54.482010
+Create Date: 2026-11-26 15:12:08.321998
 """
 
 from collections.abc import Sequence
@@ -65,6 +65,17 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('inbox_messages', schema=None) as batch_op:
         batch_op.create_index('ix_inbox_messages_status', ['status', 'received_ms'], unique=False)
+
+    op.create_table('mail_digests',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=64), nullable=False),
+    sa.Column('approver_id', sa.String(length=64), nullable=False),
+    sa.Column('items', sa.JSON(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_mail_digests'))
+    )
+    with op.batch_alter_table('mail_digests', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_mail_digests_created_ms'), ['created_ms'], unique=False)
 
     op.create_table('mail_error_receipts',
     sa.Column('sender', sa.String(length=320), nullable=False),
@@ -336,6 +347,10 @@ def downgrade() -> None:
     op.drop_table('notification_preferences')
     op.drop_table('mail_replies')
     op.drop_table('mail_error_receipts')
+    with op.batch_alter_table('mail_digests', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_mail_digests_created_ms'))
+
+    op.drop_table('mail_digests')
     with op.batch_alter_table('inbox_messages', schema=None) as batch_op:
         batch_op.drop_index('ix_inbox_messages_status')
 
