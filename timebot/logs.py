@@ -71,6 +71,9 @@ def configure_logging(level: str = "INFO") -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
+    # Python's warnings (a coroutine never awaited when a request is cut off at shutdown …)
+    # are events like any other: one JSON line, not a bare line on stderr.
+    logging.captureWarnings(True)
     quiet = max(logging.getLevelName(level), logging.WARNING) if level != "DEBUG" else logging.DEBUG
     for name in CHATTY:
         logging.getLogger(name).setLevel(quiet)
