@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 14:11:54.482010
+Create Date: 2026-11-26 14:57:03.407335
 """
 
 from collections.abc import Sequence
@@ -24,11 +24,16 @@ def upgrade() -> None:
     sa.Column('person_id', sa.String(length=24), nullable=False),
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
-    sa.PrimaryKeyConstraint('key', name=op.f('pk_api_keys')),
-    sa.UniqueConstraint('person_id', name=op.f('uq_api_keys_person_id'))
+    sa.Column('kind', sa.String(length=16), server_default='account', nullable=False),
+    sa.Column('hint', sa.String(length=16), nullable=True),
+    sa.Column('expire_ms', sa.BigInteger(), nullable=True),
+    sa.Column('revoked_ms', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('key', name=op.f('pk_api_keys'))
     )
     with op.batch_alter_table('api_keys', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_api_keys_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_api_keys_person_id'), ['person_id'], unique=False)
+        batch_op.create_index('uq_api_keys_account_person', ['person_id'], unique=True, sqlite_where=sa.text("kind = 'account'"), postgresql_where=sa.text("kind = 'account'"))
 
     op.create_table('browser_sessions',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -1218,6 +1223,8 @@ def downgrade() -> None:
 
     op.drop_table('browser_sessions')
     with op.batch_alter_table('api_keys', schema=None) as batch_op:
+        batch_op.drop_index('uq_api_keys_account_person', sqlite_where=sa.text("kind = 'account'"), postgresql_where=sa.text("kind = 'account'"))
+        batch_op.drop_index(batch_op.f('ix_api_keys_person_id'))
         batch_op.drop_index(batch_op.f('ix_api_keys_organisation_id'))
 
     op.drop_table('api_keys')
