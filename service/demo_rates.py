@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Person, Project, Role
 from service.models.budget import Budget
-from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit, RoleAuthorisation
+from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit
 from service.rates_store import BILLING_RATES
 
 CURRENCY = "EUR"
@@ -54,5 +54,7 @@ async def seed_demo_rates(
                cost_currency=CURRENCY, quantity=400, created_ms=start_ms),
     ])
     if manager_role is not None:
-        session.add(RoleAuthorisation(organisation_id=org_id, role_id=manager_role.id,
-                                      name=BILLING_RATES, view=["all"], manage=[]))
+        manager_role.authorisations = {
+            **(manager_role.authorisations or {}),
+            BILLING_RATES: {"view": ["all"], "manage": []},
+        }

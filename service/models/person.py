@@ -22,6 +22,9 @@ ROLE_ADMIN = "admin"
 ROLE_MANAGER = "manager"
 ROLE_EMPLOYEE = "employee"
 ROLE_KINDS = (ROLE_ADMIN, ROLE_MANAGER, ROLE_EMPLOYEE)
+# A role made with addRole: no rights but its authorisations (service/permissions.py), and
+# its people's records seen as an employee's are (their own, and the people they manage).
+ROLE_CUSTOM = "custom"
 
 # The person setting that marks an integration's own person (timebot's, in the embedded
 # deployment): archived so that it is in no list and no workflow, yet its key answers.
@@ -37,6 +40,9 @@ class Role(OrgScoped, Base):
     kind: Mapped[str] = mapped_column(String(16), default=ROLE_EMPLOYEE)
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     color: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The role's permissions beyond its kind's defaults (service/permissions.py), by name:
+    # {"billingRates": {"view": ["all"], "manage": []}}. Read with the key by authentication.
+    authorisations: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class Person(OrgScoped, Base):

@@ -16,6 +16,7 @@ from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from service import permissions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.item_access import AVAILABILITY_KEY, access_defaults, accessible_ids
@@ -28,7 +29,9 @@ from service.models.access import (
     ProjectAccess,
 )
 from service.rules.access import SWITCHES
-from service.structure import descendants, parent_map, raw_relation, require_admin
+from service.structure import descendants, parent_map, raw_relation
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -47,7 +50,7 @@ def _bind_switch(switch: str, operation: str) -> None:
     @mutation.field(operation)
     async def resolve_switch(_root: Any, info: Any, available: bool) -> Organisation:
         context: RequestContext = info.context
-        require_admin(context, "change what is shown by default")
+        require_permission(context, "change what is shown by default")
         organisation = context.organisation
         settings = dict(organisation.settings or {})
         settings[AVAILABILITY_KEY] = {
@@ -142,7 +145,7 @@ def _bind_link(link: Link) -> None:
     @mutation.field(link.assign)
     async def resolve_assign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
         context: RequestContext = info.context
-        require_admin(context, "edit who has access")
+        require_permission(context, "edit who has access")
         session = context.session
         member, item = await _load(context, link, kwargs)
         if getattr(member, "archived", False) and link.member_argument == "personId":
@@ -171,7 +174,7 @@ def _bind_link(link: Link) -> None:
     @mutation.field(link.unassign)
     async def resolve_unassign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
         context: RequestContext = info.context
-        require_admin(context, "edit who has access")
+        require_permission(context, "edit who has access")
         session = context.session
         member, item = await _load(context, link, kwargs)
         row = (await session.scalars(select(link.row_model).where(*_where(link, member, item)))

@@ -12,6 +12,7 @@ from ariadne import MutationType, ObjectType, ScalarType
 from graphql import GraphQLError
 from sqlalchemy import select
 
+from service import permissions
 from service.approvals import settings as cfg
 from service.approvals import stages as st
 from service.approvals.state import people
@@ -19,7 +20,8 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag
-from service.structure import require_admin
+
+require_permission = permissions.requirer(permissions.APPROVALS)
 
 mutation = MutationType()
 organisation_type = ObjectType("SvcOrganisation")
@@ -88,7 +90,7 @@ async def resolve_edit_organisation_stages(
     _root: Any, info: Any, stages: Sequence[Mapping[str, Any] | None] | None = None
 ) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context, "configure the approval workflow")
+    require_permission(context, "configure the approval workflow")
     parsed = await _validated_stages(context, stages)
     cfg.set_value(context.organisation, cfg.APPROVAL_STAGES, parsed or None)
     return context.organisation
@@ -99,7 +101,7 @@ async def resolve_edit_person_stages(
     _root: Any, info: Any, id: str, stages: Sequence[Mapping[str, Any] | None] | None = None
 ) -> Person:
     context: RequestContext = info.context
-    require_admin(context, "configure the approval workflow")
+    require_permission(context, "configure the approval workflow")
     person = await get_in_org(context.session, Person, context.org_id, id, "id", "person")
     cfg.set_value(person, cfg.APPROVAL_STAGES, await _validated_stages(context, stages))
     return person
@@ -110,7 +112,7 @@ async def resolve_edit_tag_stages(
     _root: Any, info: Any, id: str, stages: Sequence[Mapping[str, Any] | None] | None = None
 ) -> Tag:
     context: RequestContext = info.context
-    require_admin(context, "configure the approval workflow")
+    require_permission(context, "configure the approval workflow")
     tag = await get_in_org(context.session, Tag, context.org_id, id, "id", "tag")
     cfg.set_value(tag, cfg.APPROVAL_STAGES, await _validated_stages(context, stages))
     return tag
@@ -131,7 +133,7 @@ def _auto_submit_days(value: int | None) -> int | None:
 async def _set_on(
     context: RequestContext, target: str, entity_id: str | None, key: str, value: Any
 ) -> Any:
-    require_admin(context, "change the timesheet settings")
+    require_permission(context, "change the timesheet settings")
     entity: Organisation | Person | Tag
     if target == "organisation":
         entity = context.organisation

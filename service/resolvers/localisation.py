@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ariadne import MutationType, ObjectType, ScalarType
 from graphql import GraphQLError
 
+from service import permissions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -58,8 +59,7 @@ def resolve_person_localisation(person: Person, info: Any) -> dict[str, Any]:
 
 
 def _require_admin(context: RequestContext) -> None:
-    if not context.is_admin:
-        raise PermissionDenied("only an administrator may change the organisation's settings")
+    permissions.require(context, permissions.SETTINGS, "change the organisation's settings")
 
 
 @mutation.field("editOrganisationLocalisationTimeZone")

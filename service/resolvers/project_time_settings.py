@@ -8,11 +8,13 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType
 
+from service import permissions
 from service.approvals import settings as cfg
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Project
-from service.structure import require_admin
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 mutation = MutationType()
 project_type = ObjectType("SvcProject")
@@ -21,7 +23,7 @@ project_type = ObjectType("SvcProject")
 def _bind(key: str) -> None:
     async def resolver(_root: Any, info: Any, id: str, **kwargs: Any) -> Project:
         context: RequestContext = info.context
-        require_admin(context, "change a project's timesheet settings")
+        require_permission(context, "change a project's timesheet settings")
         project = await get_in_org(context.session, Project, context.org_id, id, "id", "project")
         cfg.set_value(project, key, kwargs.get(key))
         return project

@@ -8,6 +8,7 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType
 
+from service import permissions
 from service.approvals import settings as cfg
 from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
@@ -16,7 +17,8 @@ from service.models import Person, Tag
 from service.models.schedule import ScheduleType
 from service.rules import schedules as rules
 from service.schedule_plan import plan_person
-from service.structure import require_admin
+
+require_permission = permissions.requirer(permissions.APPROVALS)
 
 mutation = MutationType()
 person_type = ObjectType("SvcPerson")
@@ -26,7 +28,7 @@ scheduled_day = ObjectType("SvcScheduledDay")
 def _bind(name: str, target: str, key: str) -> None:
     async def resolver(_root: Any, info: Any, id: str | None = None, **kwargs: Any) -> Any:
         context: RequestContext = info.context
-        require_admin(context, "change the timesheet settings")
+        require_permission(context, "change the timesheet settings")
         entity: Any = context.organisation
         if target == "Person":
             entity = await get_in_org(context.session, Person, context.org_id, id, "id",

@@ -8,7 +8,7 @@ from typing import Any
 
 from ariadne import MutationType
 
-from service.errors import PermissionDenied
+from service import permissions
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag, TaskCategory
@@ -18,8 +18,7 @@ mutation = MutationType()
 
 
 def _require_admin(context: RequestContext) -> None:
-    if not context.is_admin:
-        raise PermissionDenied("only an administrator may do this")
+    permissions.require(context, permissions.TASKS, "edit plannings")
 
 
 async def _task_categories(

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 14:57:03.407335
+Create Date: 2026-11-26 15:03:34.746838
 """
 
 from collections.abc import Sequence
@@ -259,6 +259,7 @@ def upgrade() -> None:
     sa.Column('kind', sa.String(length=16), nullable=False),
     sa.Column('archived', sa.Boolean(), nullable=False),
     sa.Column('color', sa.String(length=32), nullable=True),
+    sa.Column('authorisations', sa.JSON(), nullable=False),
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_roles_organisation_id_organisations'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_roles'))
@@ -398,21 +399,6 @@ def upgrade() -> None:
     with op.batch_alter_table('projects', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_projects_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_projects_parent_id'), ['parent_id'], unique=False)
-
-    op.create_table('role_authorisations',
-    sa.Column('id', sa.String(length=24), nullable=False),
-    sa.Column('role_id', sa.String(length=24), nullable=False),
-    sa.Column('name', sa.String(length=64), nullable=False),
-    sa.Column('view', sa.JSON(), nullable=False),
-    sa.Column('manage', sa.JSON(), nullable=False),
-    sa.Column('organisation_id', sa.String(length=24), nullable=False),
-    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_role_authorisations_organisation_id_organisations'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['role_id'], ['roles.id'], name=op.f('fk_role_authorisations_role_id_roles'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_role_authorisations')),
-    sa.UniqueConstraint('role_id', 'name', name='uq_role_authorisations_role_name')
-    )
-    with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_role_authorisations_organisation_id'), ['organisation_id'], unique=False)
 
     op.create_table('schedule_timeline',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -1113,10 +1099,6 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_schedule_timeline_organisation_id'))
 
     op.drop_table('schedule_timeline')
-    with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_role_authorisations_organisation_id'))
-
-    op.drop_table('role_authorisations')
     with op.batch_alter_table('projects', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_projects_parent_id'))
         batch_op.drop_index(batch_op.f('ix_projects_organisation_id'))
