@@ -141,11 +141,21 @@ def _relation(link: Link, row: Any, member: Any, item: Any) -> dict[str, Any]:
     return raw_relation(row.id, member.id, link.source_key, item.id, link.target_key)
 
 
+# Who has access to an item is edited with the permission of the item's kind.
+_ITEM_PERMISSIONS = {"absenceTypeId": permissions.SETTINGS,
+                     "expenseTypeId": permissions.EXPENSES}
+
+
+def _require_for(context: RequestContext, link: Link) -> None:
+    permissions.require(context, _ITEM_PERMISSIONS.get(link.item_argument, permissions.PROJECTS),
+                        "edit who has access")
+
+
 def _bind_link(link: Link) -> None:
     @mutation.field(link.assign)
     async def resolve_assign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
         context: RequestContext = info.context
-        require_permission(context, "edit who has access")
+        _require_for(context, link)
         session = context.session
         member, item = await _load(context, link, kwargs)
         if getattr(member, "archived", False) and link.member_argument == "personId":
@@ -174,7 +184,7 @@ def _bind_link(link: Link) -> None:
     @mutation.field(link.unassign)
     async def resolve_unassign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
         context: RequestContext = info.context
-        require_permission(context, "edit who has access")
+        _require_for(context, link)
         session = context.session
         member, item = await _load(context, link, kwargs)
         row = (await session.scalars(select(link.row_model).where(*_where(link, member, item)))

@@ -129,6 +129,12 @@ def resolve_global_authorisations(_root: Any, info: Any) -> list[dict[str, Any]]
 # -- mutations -------------------------------------------------------------------------------
 
 
+def _name(name: str) -> str:
+    if not name.strip():
+        raise BadInput("name", "must not be blank")
+    return name.strip()
+
+
 async def _check_room(context: RequestContext) -> None:
     count = await context.session.scalar(
         select(func.count()).select_from(Role).where(Role.organisation_id == context.org_id))
@@ -145,7 +151,7 @@ async def resolve_add_role(
     require_admin(context, "add roles")
     parsed = _parse_authorisations(authorisations)
     await _check_room(context)
-    role = Role(organisation_id=context.org_id, name=name.strip(), kind=ROLE_CUSTOM,
+    role = Role(organisation_id=context.org_id, name=_name(name), kind=ROLE_CUSTOM,
                 archived=False, color=color, authorisations=parsed)
     context.session.add(role)
     await context.session.flush()
@@ -158,7 +164,7 @@ async def resolve_duplicate_role(_root: Any, info: Any, id: str, name: str) -> R
     require_admin(context, "duplicate roles")
     original = await _role(context, id)
     await _check_room(context)
-    role = Role(organisation_id=context.org_id, name=name.strip(), kind=original.kind,
+    role = Role(organisation_id=context.org_id, name=_name(name), kind=original.kind,
                 archived=False, color=original.color,
                 authorisations=dict(original.authorisations or {}))
     context.session.add(role)
@@ -171,7 +177,7 @@ async def resolve_edit_role_name(_root: Any, info: Any, id: str, name: str) -> R
     context: RequestContext = info.context
     require_admin(context, "edit roles")
     role = await _role(context, id, for_update=True)
-    role.name = name.strip()
+    role.name = _name(name)
     return role
 
 

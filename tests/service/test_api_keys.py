@@ -3,13 +3,14 @@ revokeApiKey), currentSession, validateLegacyApiKey; on SQLite and PostgreSQL.""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
 from plumbing.db import unit_of_work
 from service.models import ApiKey, AuditTrail
-from tests.support import DAY_MS, Org
+from tests.support import DAY_MS, Org, start_live_server, stop_live_server
 from tests.timebot.signin_support import account, browser, gql, sign_in
 
 CREATE = "mutation($e: SvcTimestamp) { createApiKey(expire: $e) { key expire { ts } revoked } }"
@@ -139,3 +140,25 @@ async def test_validate_legacy_api_key(org: Org) -> None:
             AuditTrail.organisation_id == org.id,
             AuditTrail.operation_name == "validateLegacyApiKey")))
     assert trail and all(token not in str(t.arguments) for t in trail)
+
+
+async def test_a_revoked_key_is_refused_by_another_server_on_the_same_database(
+    org: Org, tmp_path: Path
+) -> None:
+    """Two services on one database (two replicas): a key revoked through one is refused by
+    the other at its next request (authentication reads the key's row every time)."""
+    live = org.live
+    data_dir = live.settings.data_dir if live.backend == "sqlite" else tmp_path
+    other = await start_live_server(live.backend, data_dir, reuse_databases=live.databases)
+    other.databases = []  # the first server drops them
+    try:
+        bob = await org.add_member("Bob")
+        key = await _create(bob.gql)
+        there = org.gql_for(key)
+        there.url = other.graphql_url
+        assert (await there(ME))["currentPerson"]["id"] == bob.id
+        assert (await there(ME))["currentPerson"]["id"] == bob.id
+        await bob.gql(REVOKE, {"k": key})  # through the first server
+        assert await there.error(ME) == "APIKeyError:InvalidKey"
+    finally:
+        await stop_live_server(other)

@@ -70,7 +70,8 @@ async def test_role_operations_and_their_audit(org: Org) -> None:
     assert [r["archived"] for r in archived["archiveRoles"]] == [True, True]
     assert (await org.admin.gql("{ countRoles }"))["countRoles"] == 3
     assert (await org.admin.gql("{ countRoles(archived: true) }"))["countRoles"] == 5
-    filtered = await org.admin.gql('{ getRoles(filter: [{name: "accounts 2"}], archived: true) { id } }')
+    filtered = await org.admin.gql(
+        '{ getRoles(filter: [{name: "accounts 2"}], archived: true) { id } }')
     assert filtered["getRoles"] == [{"id": copy["id"]}]
     # An archived role is given to nobody.
     message = await org.admin.gql.error(ADD_PERSON, {"n": "Al", "e": "al@example.com", "r": rid})
@@ -101,7 +102,8 @@ async def test_built_in_roles_stay(org: Org) -> None:
         message = await org.admin.gql.error(
             f'mutation {{ archiveRole(id: "{roles[name]}") {{ id }} }}')
         assert "only active" in message
-    message = await org.admin.gql.error(f'mutation {{ deleteRole(id: "{roles["Admin"]}") {{ id }} }}')
+    message = await org.admin.gql.error(
+        f'mutation {{ deleteRole(id: "{roles["Admin"]}") {{ id }} }}')
     assert "1 person holds it" in message
 
 
@@ -197,3 +199,21 @@ async def test_granted_permissions_open_exactly_their_operations(org: Org) -> No
     await org.admin.gql(EDIT_AUTH, {"id": rid, "a": [{"name": "audit", "view": ["all"]}]})
     seen = {t["person"]["id"] for t in (await pat.gql(trail))["getAuditTrails"]}
     assert org.admin.id in seen
+
+
+async def test_access_lists_follow_the_items_permission(org: Org) -> None:
+    """Who has access to an expense type is the expenses permission's; to a project, the
+    projects permission's."""
+    _rid, clerk = await _custom(org, "Cy", [{"name": "expenses", "manage": ["all"]}])
+    expense_type = (await org.admin.gql('mutation { addExpenseType(name: "Taxi") { id } }'))[
+        "addExpenseType"]["id"]
+    project = (await org.admin.gql(ADD_PROJECT))["addProject"]["id"]
+    assign_type = ("mutation($p: SvcId!, $t: SvcId!) { assignExpenseTypeToPerson(personId: $p, "
+                   "expenseTypeId: $t) { signature } }")
+    assign_project = ("mutation($p: SvcId!, $t: SvcId!) { assignProjectToPerson(personId: $p, "
+                      "projectId: $t) { signature } }")
+    done = await clerk.gql(assign_type, {"p": clerk.id, "t": expense_type})
+    assert done["assignExpenseTypeToPerson"]["signature"]
+    assert await clerk.gql.denied(assign_project, {"p": clerk.id, "t": project}) == [
+        "Mutation.assignProjectToPerson"]
+    assert (await org.admin.gql(assign_project, {"p": clerk.id, "t": project}))
