@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbing.db import insert_ignoring
 from service.models import ApiKey, Organisation, Person, Role
 from service.models.account import RetiredKey, ServiceMail
-from service.models.person import ROLE_ADMIN
+from service.models.person import KEY_INTEGRATION, ROLE_ADMIN
 
 GRACE_MS = 7 * 86_400_000
 
@@ -125,11 +125,15 @@ async def purge_organisation(session: AsyncSession, org_id: str, now_ms: int) ->
             f"organisation {org_id} is not scheduled for deletion; an administrator schedules "
             "it first (scheduleOrganisationDeletion)"
         )
-    keys = (await session.scalars(select(ApiKey.key).where(ApiKey.organisation_id == org_id))).all()
-    for key in keys:
+    keys = (await session.execute(
+        select(ApiKey.key, ApiKey.kind).where(ApiKey.organisation_id == org_id)
+    )).all()
+    for key, kind in keys:
+        # An integration key is stored as its digest already.
+        digest = key if kind == KEY_INTEGRATION else key_digest(key)
         await session.execute(
             insert_ignoring(session, RetiredKey, ("key_digest",)),
-            {"key_digest": key_digest(key), "retired_ms": now_ms},
+            {"key_digest": digest, "retired_ms": now_ms},
         )
     await session.execute(delete(ApiKey).where(ApiKey.organisation_id == org_id))
     # Rows that point at the organisation's own rows are removed by their cascades; the

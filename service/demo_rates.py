@@ -1,5 +1,6 @@
-"""The demo organisation's billing and cost rates, a budget and the managers' view of rates
-(called once from service/demo.py), so that `make run` shows amounts in reports."""
+"""The demo organisation's billing and cost rates, a budget, the managers' view of rates and a
+custom role, Accountant (rates, expenses, reports; held by nobody yet), called once from
+service/demo.py, so that `make run` shows amounts in reports and a role with permissions."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Person, Project, Role
 from service.models.budget import Budget
-from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit, RoleAuthorisation
+from service.models.person import ROLE_CUSTOM
+from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit
+from service.permissions import EXPENSES, REPORTS
 from service.rates_store import BILLING_RATES
 
 CURRENCY = "EUR"
@@ -54,5 +57,12 @@ async def seed_demo_rates(
                cost_currency=CURRENCY, quantity=400, created_ms=start_ms),
     ])
     if manager_role is not None:
-        session.add(RoleAuthorisation(organisation_id=org_id, role_id=manager_role.id,
-                                      name=BILLING_RATES, view=["all"], manage=[]))
+        manager_role.authorisations = {
+            **(manager_role.authorisations or {}),
+            BILLING_RATES: {"view": ["all"], "manage": []},
+        }
+    everything = {"view": ["all"], "manage": ["all"]}
+    session.add(Role(organisation_id=org_id, name="Accountant", kind=ROLE_CUSTOM,
+                     archived=False, color="#2e7d32",
+                     authorisations={BILLING_RATES: everything, EXPENSES: everything,
+                                     REPORTS: {"view": ["all"], "manage": []}}))

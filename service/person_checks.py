@@ -4,8 +4,11 @@ organisation that keeps at least one active administrator."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy import func, select
 
+from service import permissions
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -14,19 +17,35 @@ from service.models.person import ROLE_ADMIN
 
 
 def require_admin(context: RequestContext, what: str = "edit people") -> None:
-    """People are added, edited, archived and deleted by administrators."""
-    if not context.is_admin:
+    """People are added, edited, archived and deleted with the people permission
+    (administrators have it)."""
+    permissions.require(context, permissions.PEOPLE, what)
+
+
+def guard_administrators(context: RequestContext, persons: Iterable[Person],
+                         what: str = "edit an administrator") -> None:
+    """Only an administrator edits an administrator (their e-mail is their sign-in) or gives
+    the administrator's role: the people permission alone is not every permission."""
+    if context.is_admin:
+        return
+    if any(p.role.kind == ROLE_ADMIN for p in persons):
         raise PermissionDenied(f"only an administrator may {what}")
 
 
 async def person_by_id(context: RequestContext, person_id: str, argument: str = "id") -> Person:
-    return await get_in_org(context.session, Person, context.org_id, person_id, argument, "person")
+    """A person to change (guarded: see guard_administrators)."""
+    person = await get_in_org(context.session, Person, context.org_id, person_id, argument,
+                              "person")
+    guard_administrators(context, [person])
+    return person
 
 
 async def active_role_by_id(
     context: RequestContext, role_id: str, argument: str = "roleId"
 ) -> Role:
     role = await get_in_org(context.session, Role, context.org_id, role_id, argument, "role")
+    if role.kind == ROLE_ADMIN and not context.is_admin:
+        raise PermissionDenied("only an administrator may give the administrator's role")
     if role.archived:
         raise BadInput(argument, f"the role {role.name!r} is archived")
     return role

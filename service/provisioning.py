@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.graphql.name_arguments import plain_name
 from service.models import ApiKey, Organisation, Person, Role
-from service.models.person import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
+from service.models.person import KEY_ACCOUNT, ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
 
 DEFAULT_ROLES = (("Admin", ROLE_ADMIN), ("Manager", ROLE_MANAGER), ("Employee", ROLE_EMPLOYEE))
 
@@ -57,7 +57,8 @@ async def create_organisation(
 async def ensure_api_key(session: AsyncSession, person: Person, now_ms: int) -> str:
     """The person's one API key, created on first need."""
     existing = (
-        await session.scalars(select(ApiKey).where(ApiKey.person_id == person.id))
+        await session.scalars(select(ApiKey).where(ApiKey.person_id == person.id,
+                                      ApiKey.kind == KEY_ACCOUNT))
     ).one_or_none()
     if existing is not None:
         return existing.key
@@ -75,7 +76,8 @@ async def ensure_api_key(session: AsyncSession, person: Person, now_ms: int) -> 
 async def reset_api_key(session: AsyncSession, person: Person, now_ms: int) -> str:
     """Revoke the person's key and issue a new one."""
     existing = (
-        await session.scalars(select(ApiKey).where(ApiKey.person_id == person.id))
+        await session.scalars(select(ApiKey).where(ApiKey.person_id == person.id,
+                                      ApiKey.kind == KEY_ACCOUNT))
     ).one_or_none()
     if existing is not None:
         await session.delete(existing)

@@ -13,44 +13,23 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service import permissions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.models import Organisation, PersonTag, Project, ProjectTag, Tag
-from service.models.rates import Rate, RoleAuthorisation
+from service.models.rates import Rate
 from service.rules import rates as rules
 
-# The role authorisation that grants the Billing rates permission (editRoleAuthorisations):
-# a non-empty `view` lets the role see rates and amounts, a non-empty `manage` edit them too.
-BILLING_RATES = "billingRates"
-KNOWN_AUTHORISATIONS = (BILLING_RATES,)
-
+# The Billing rates permission (service/permissions.py): view lets the role see rates and
+# amounts, manage edit them too; administrators always.
+BILLING_RATES = permissions.BILLING_RATES
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
-_VIEW, _MANAGE = "_rates_view", "_rates_manage"
 
 
 async def _rates_rights(context: RequestContext) -> tuple[bool, bool]:
-    """(may view, may edit) rates: administrators always; other roles through the role's
-    billingRates authorisation. Read once per request."""
-    cached = getattr(context, _VIEW, None)
-    if cached is not None:
-        return bool(cached), bool(getattr(context, _MANAGE))
-    if context.is_admin:
-        view = manage = True
-    else:
-        found = (
-            await context.session.scalars(
-                select(RoleAuthorisation).where(
-                    RoleAuthorisation.organisation_id == context.org_id,
-                    RoleAuthorisation.role_id == context.person.role_id,
-                    RoleAuthorisation.name == BILLING_RATES,
-                )
-            )
-        ).first()
-        manage = bool(found and found.manage)
-        view = manage or bool(found and found.view)
-    setattr(context, _VIEW, view)
-    setattr(context, _MANAGE, manage)
-    return view, manage
+    """(may view, may edit) rates, from the caller's role (read with the key)."""
+    return (permissions.has(context, BILLING_RATES, permissions.VIEW),
+            permissions.has(context, BILLING_RATES, permissions.MANAGE))
 
 
 async def may_view_rates(context: RequestContext) -> bool:

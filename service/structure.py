@@ -125,10 +125,11 @@ ListingBuilder = Callable[[RequestContext, dict[str, Any]], Awaitable[Any]]
 
 
 def bind_listing(
-    query: QueryType, id_column: Any, build: ListingBuilder, *, get: str, count: str, ids: str
+    query: QueryType, id_column: Any, build: ListingBuilder, *, get: str, count: str,
+    ids: str | None
 ) -> None:
-    """getXs, countXs and filterXIds: the same arguments (turned into one SELECT by `build`),
-    returning the rows, their number, or their ids."""
+    """getXs, countXs and filterXIds (when the schema has it): the same arguments (turned
+    into one SELECT by `build`), returning the rows, their number, or their ids."""
 
     async def get_all(_root: Any, info: Any, **args: Any) -> list[Any]:
         context: RequestContext = info.context
@@ -149,7 +150,8 @@ def bind_listing(
 
     query.set_field(get, get_all)
     query.set_field(count, count_all)
-    query.set_field(ids, filter_ids)
+    if ids is not None:
+        query.set_field(ids, filter_ids)
 
 
 ArchiveSetter = Callable[[RequestContext, Sequence[str], str, bool, bool], Awaitable[list[Any]]]

@@ -1,12 +1,17 @@
 """From an `apikey` header to the organisation and person it authenticates. An archived
 person's key is refused as an unknown one (`APIKeyError:InvalidKey`), from the row the one
-statement already reads (no statement more), except an integration's own person's."""
+statement already reads (no statement more), except an integration's own person's.
+
+The one statement finds either kind of key (`service/models/person.py`): the account key as
+offered, an integration key by the SHA-256 digest of what is offered. Nothing is cached: a
+revoked or expired integration key is refused by the next request, in every process."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import cast
 
-from sqlalchemy import Table, and_, bindparam, exists, select
+from sqlalchemy import Table, and_, bindparam, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.account_life import is_retired_key
@@ -19,6 +24,7 @@ from service.errors import (
     InvalidKey,
 )
 from service.models import ApiKey, Organisation, Person, PersonTag, Role
+from service.models.person import KEY_ACCOUNT, KEY_INTEGRATION
 
 _KEYS = cast(Table, ApiKey.__table__)
 _ORGANISATIONS = cast(Table, Organisation.__table__)
@@ -43,6 +49,9 @@ _BY_KEY = (
             _TAGS.c.person_id == _PERSONS.c.id,
         )
         .label("tagged"),
+        _KEYS.c.kind,
+        _KEYS.c.expire_ms,
+        _KEYS.c.revoked_ms,
         *_ORGANISATION.labelled,
         *_PERSON.labelled,
         *_ROLE.labelled,
@@ -55,22 +64,40 @@ _BY_KEY = (
              _PERSONS.c.organisation_id == _ORGANISATIONS.c.id),
     )
     .outerjoin(_ROLES, _ROLES.c.id == _PERSONS.c.role_id)
-    .where(_KEYS.c.key == bindparam("apikey"))
+    .where(
+        or_(
+            and_(_KEYS.c.key == bindparam("apikey"), _KEYS.c.kind == KEY_ACCOUNT),
+            and_(_KEYS.c.key == bindparam("digest"), _KEYS.c.kind == KEY_INTEGRATION),
+        )
+    )
 )
-_AT_PERSON = 2 + _ORGANISATION.width
+_AT_ORGANISATION = 5
+_AT_PERSON = _AT_ORGANISATION + _ORGANISATION.width
 _AT_ROLE = _AT_PERSON + _PERSON.width
 
 
-async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organisation, Person]:
-    """One round trip: the key with its organisation and person (either may be gone)."""
+def key_digest(apikey: str) -> str:
+    """How an integration key is stored."""
+    return hashlib.sha256(apikey.encode("utf-8")).hexdigest()
+
+
+async def authenticate(
+    session: AsyncSession, apikey: str | None, now_ms: int
+) -> tuple[Organisation, Person, str]:
+    """One round trip: the key with its organisation and person (either may be gone), and
+    the key's kind."""
     if not apikey:
         raise InvalidKey()
-    row = (await session.execute(_BY_KEY, {"apikey": apikey.strip()})).first()
+    offered = apikey.strip()
+    row = (await session.execute(_BY_KEY, {"apikey": offered,
+                                           "digest": key_digest(offered)})).first()
     if row is None:
         if await is_retired_key(session, apikey.strip()):
             raise CantFindLinkedOrganisation()  # its organisation was purged
         raise InvalidKey()
-    organisation = _ORGANISATION.build(session, row, 2)
+    if row.revoked_ms is not None or (row.expire_ms is not None and row.expire_ms <= now_ms):
+        raise InvalidKey()
+    organisation = _ORGANISATION.build(session, row, _AT_ORGANISATION)
     if organisation is None:
         raise CantFindLinkedOrganisation()
     if row[_AT_PERSON] is None:
@@ -84,4 +111,4 @@ async def authenticate(session: AsyncSession, apikey: str | None) -> tuple[Organ
         raise AccountInactive()
     if not row.tagged:
         remember_untagged(session, organisation.id, person.id)
-    return organisation, person
+    return organisation, person, row.kind

@@ -27,6 +27,9 @@ class RequestContext:
     now_ms: int
     # Set by a mutation resolver that changed nothing (e.g. delete with check: true).
     skip_audit: bool = False
+    # Set by a mutation whose arguments hold a secret (revokeApiKey): what its audit row keeps
+    # instead of them.
+    audit_arguments: dict[str, Any] | None = None
     # False when the request's only field is a mutation: it runs in the request's transaction
     # without a SAVEPOINT, and `mutation_failed` then asks for a rollback instead of a commit.
     mutation_savepoint: bool = True
@@ -43,6 +46,8 @@ class RequestContext:
     web: WebExchange | None = None
     signed_in: SignedIn | None = None
     anonymous: bool = False
+    # The request came with an integration key (createApiKey): it may not make or revoke keys.
+    integration_key: bool = False
     # Writes that must stay even though the mutation failed (a wrong sign-in code is
     # counted): run after the rollback, then committed.
     failure_writes: list[Callable[[AsyncSession], Awaitable[None]]] = field(

@@ -16,6 +16,7 @@ from service.errors import ApiKeyError, CsrfRefused, InvalidKey
 from service.graphql.auth import authenticate
 from service.graphql.documents import Prepared
 from service.models import Organisation, Person
+from service.models.person import KEY_INTEGRATION
 from service.signin.sessions import SignedIn, by_token
 from service.signin.web import WebExchange
 
@@ -29,6 +30,8 @@ class Identity:
     organisation: Organisation
     person: Person
     signed_in: SignedIn | None = None
+    # Authenticated by an integration key (createApiKey), not the person's own key.
+    integration_key: bool = False
 
 
 def has_credentials(apikey: str | None, web: WebExchange | None) -> bool:
@@ -65,8 +68,8 @@ async def identify(
     """The request's person (raising the ServiceError that refuses it). A key wins over a
     cookie; a session is not refused for an inactive subscription."""
     if apikey and apikey.strip():
-        organisation, person = await authenticate(session, apikey)
-        return Identity(organisation, person)
+        organisation, person, kind = await authenticate(session, apikey, now_ms)
+        return Identity(organisation, person, integration_key=kind == KEY_INTEGRATION)
     if web is not None and web.session_csrf_ok:
         signed_in = await by_token(session, web.session_token, now_ms)
         return Identity(signed_in.organisation, signed_in.person, signed_in)

@@ -171,6 +171,7 @@ class Executor:
                 web=web,
                 signed_in=identity.signed_in if identity else None,
                 anonymous=anonymous,
+                integration_key=bool(identity and identity.integration_key),
             )
             result = execute(
                 self.schema,
@@ -287,6 +288,7 @@ async def _run_mutation(next_: Any, root: Any, info: Any, args: dict[str, Any]) 
     committed when the mutation fails: two statements and a nested transaction less)."""
     context: RequestContext = info.context
     context.skip_audit = False
+    context.audit_arguments = None
     if not context.mutation_savepoint:
         try:
             return await _mutate(next_, root, info, args)
@@ -314,7 +316,9 @@ async def _mutate(next_: Any, root: Any, info: Any, args: dict[str, Any]) -> Any
                 "operation_name": info.field_name,
                 "person_id": context.person.id,
                 "timestamp_ms": context.clock.now_ms(),
-                "arguments": _as_json(args),
+                "arguments": _as_json(
+                    args if context.audit_arguments is None else context.audit_arguments
+                ),
                 "response_id": ids[0] if ids else None,
                 "response_ids": ids,
             },

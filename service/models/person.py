@@ -12,6 +12,7 @@ from sqlalchemy import (
     Index,
     String,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -21,6 +22,9 @@ ROLE_ADMIN = "admin"
 ROLE_MANAGER = "manager"
 ROLE_EMPLOYEE = "employee"
 ROLE_KINDS = (ROLE_ADMIN, ROLE_MANAGER, ROLE_EMPLOYEE)
+# A role made with addRole: no rights but its authorisations (service/permissions.py), and
+# its people's records seen as an employee's are (their own, and the people they manage).
+ROLE_CUSTOM = "custom"
 
 # The person setting that marks an integration's own person (timebot's, in the embedded
 # deployment): archived so that it is in no list and no workflow, yet its key answers.
@@ -36,6 +40,9 @@ class Role(OrgScoped, Base):
     kind: Mapped[str] = mapped_column(String(16), default=ROLE_EMPLOYEE)
     archived: Mapped[bool] = mapped_column(Boolean, default=False)
     color: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # The role's permissions beyond its kind's defaults (service/permissions.py), by name:
+    # {"billingRates": {"view": ["all"], "manage": []}}. Read with the key by authentication.
+    authorisations: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
 
 
 class Person(OrgScoped, Base):
@@ -67,16 +74,37 @@ class Person(OrgScoped, Base):
         return not self.archived or bool((self.settings or {}).get(INTEGRATION_SETTING))
 
 
+# The kinds of GraphQL keys: the person's one key of the user menu ("Your API key", the
+# account page), stored as issued and shown again; and the extra keys a person makes for
+# integrations (createApiKey), stored as the SHA-256 digest of the key, never shown again.
+KEY_ACCOUNT = "account"
+KEY_INTEGRATION = "integration"
+
+
 class ApiKey(Base):
-    """One GraphQL key per person. No foreign keys on purpose: a key outlives a deleted
-    person or organisation so that the service can say which one is gone."""
+    """GraphQL keys: exactly one `account` key per person, any number of `integration` keys.
+    No foreign keys on purpose: a key outlives a deleted person or organisation so that the
+    service can say which one is gone. Authentication reads this row on every request (no
+    cache): a revoked or expired key is refused from the next request on, in every process."""
 
     __tablename__ = "api_keys"
+    __table_args__ = (
+        Index("uq_api_keys_account_person", "person_id", unique=True,
+              sqlite_where=text("kind = 'account'"),
+              postgresql_where=text("kind = 'account'")),
+    )
 
+    # The key itself (account) or its SHA-256 hex digest (integration).
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
-    person_id: Mapped[str] = mapped_column(String(24), unique=True)
+    person_id: Mapped[str] = mapped_column(String(24), index=True)
     organisation_id: Mapped[str] = mapped_column(String(24), index=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+    kind: Mapped[str] = mapped_column(String(16), default=KEY_ACCOUNT,
+                                      server_default=KEY_ACCOUNT)
+    # What getApiKeys shows of an integration key: its first characters and an ellipsis.
+    hint: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    expire_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    revoked_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class PersonManager(OrgScoped, Base):

@@ -1,5 +1,5 @@
-"""Billing and cost rates (SvcBilling / SvcCost) at the four levels, their split rows, the
-roles' authorisations (the Billing rates permission) and project budgets' amounts.
+"""Billing and cost rates (SvcBilling / SvcCost) at the four levels, their split rows and
+project budgets' amounts. (The Billing rates permission is a role's: service/permissions.py.)
 
 A rate belongs to exactly one of: the organisation (no entity column set), a tag, a project or
 a person; deleting that entity deletes its rates. Amounts are integers in the currency's
@@ -97,16 +97,3 @@ class RateSplit(OrgScoped, Base):
     position: Mapped[int] = mapped_column(Integer, default=0)
 
     rate: Mapped[Rate] = relationship(back_populates="splits")
-
-
-class RoleAuthorisation(OrgScoped, Base):
-    """One named permission of a role (editRoleAuthorisations): `view` / `manage` targets."""
-
-    __tablename__ = "role_authorisations"
-    __table_args__ = (UniqueConstraint("role_id", "name", name="uq_role_authorisations_role_name"),)
-
-    id: Mapped[str] = id_column()
-    role_id: Mapped[str] = mapped_column(String(24), ForeignKey("roles.id", ondelete="CASCADE"))
-    name: Mapped[str] = mapped_column(String(64))
-    view: Mapped[list[str]] = mapped_column(JSON, default=list)
-    manage: Mapped[list[str]] = mapped_column(JSON, default=list)

@@ -14,6 +14,7 @@ from ariadne import MutationType, ObjectType, ScalarType
 from graphql import GraphQLError
 
 from plumbing.db import insert_ignoring
+from service import permissions
 from service.allowances import accrual_row
 from service.errors import BadInput
 from service.graphql.context import RequestContext
@@ -21,7 +22,8 @@ from service.lookup import get_in_org
 from service.models import AbsenceType
 from service.models.time_off import AbsenceAccrual
 from service.rules.time_off import DAY_OPTIONS, PERIODICITIES, start_day_problem
-from service.structure import require_admin
+
+require_permission = permissions.requirer(permissions.SETTINGS)
 
 MAX_QUANTITY = 10_000
 
@@ -64,7 +66,7 @@ async def resolve_accrual(item: AbsenceType, info: Any) -> dict[str, Any]:
 
 
 async def _accrual_for_edit(context: RequestContext, id: str) -> tuple[AbsenceType, AbsenceAccrual]:
-    require_admin(context, "edit the accrual of absence types")
+    require_permission(context, "edit the accrual of absence types")
     item = await get_in_org(context.session, AbsenceType, context.org_id, id, "id", "absence type")
     row = await accrual_row(context.session, context.org_id, item.id)
     if row is None:

@@ -13,13 +13,15 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
+from service import permissions
 from service.allowances import applicable_quotas
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import AbsenceType, Organisation, Person, Tag
 from service.models.time_off import AbsenceQuota
-from service.structure import require_admin
+
+require_permission = permissions.requirer(permissions.PEOPLE)
 
 mutation = MutationType()
 quota_type = ObjectType("SvcAbsenceQuota")
@@ -112,14 +114,14 @@ async def _add_quota(
 @mutation.field("addOrganisationAbsenceQuota")
 async def resolve_add_organisation_quota(_root: Any, info: Any, **args: Any) -> AbsenceQuota:
     context: RequestContext = info.context
-    require_admin(context, "add allowances")
+    require_permission(context, "add allowances")
     return await _add_quota(context, {}, **args)
 
 
 @mutation.field("addTagAbsenceQuota")
 async def resolve_add_tag_quota(_root: Any, info: Any, tagId: str, **args: Any) -> AbsenceQuota:
     context: RequestContext = info.context
-    require_admin(context, "add allowances")
+    require_permission(context, "add allowances")
     tag = await get_in_org(context.session, Tag, context.org_id, tagId, "tagId", "tag")
     return await _add_quota(context, {"tag_id": tag.id}, **args)
 
@@ -129,7 +131,7 @@ async def resolve_add_person_quota(
     _root: Any, info: Any, personId: str, **args: Any
 ) -> AbsenceQuota:
     context: RequestContext = info.context
-    require_admin(context, "add allowances")
+    require_permission(context, "add allowances")
     person = await get_in_org(context.session, Person, context.org_id, personId, "personId",
                               "person")
     return await _add_quota(context, {"person_id": person.id}, **args)
@@ -139,7 +141,7 @@ async def _load_quota(
     context: RequestContext, id: str, argument: str = "id",
     person_id: str | None = None, tag_id: str | None = None, organisation: bool = False,
 ) -> AbsenceQuota:
-    require_admin(context, "edit allowances")
+    require_permission(context, "edit allowances")
     quota = await get_in_org(context.session, AbsenceQuota, context.org_id, id, argument,
                              "allowance")
     if person_id is not None and quota.person_id != person_id:
@@ -171,7 +173,7 @@ async def resolve_delete_tag_quota(
     _root: Any, info: Any, tagId: str, absenceQuotaId: str
 ) -> AbsenceQuota:
     context: RequestContext = info.context
-    require_admin(context, "edit allowances")
+    require_permission(context, "edit allowances")
     tag = await get_in_org(context.session, Tag, context.org_id, tagId, "tagId", "tag")
     return await _delete(context, await _load_quota(context, absenceQuotaId, "absenceQuotaId",
                                                     tag_id=tag.id))
@@ -182,7 +184,7 @@ async def resolve_delete_person_quota(
     _root: Any, info: Any, personId: str, absenceQuotaId: str
 ) -> AbsenceQuota:
     context: RequestContext = info.context
-    require_admin(context, "edit allowances")
+    require_permission(context, "edit allowances")
     person = await get_in_org(context.session, Person, context.org_id, personId, "personId",
                               "person")
     return await _delete(context, await _load_quota(context, absenceQuotaId, "absenceQuotaId",

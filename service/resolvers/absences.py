@@ -18,6 +18,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, func, select
 
+from service import permissions
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import Condition, filter_clause
@@ -40,8 +41,7 @@ def resolve_involve_costs(item: AbsenceType, _info: Any) -> bool:
 
 
 def _require_admin(context: RequestContext) -> None:
-    if not context.is_admin:
-        raise PermissionDenied("only an administrator may edit absence types")
+    permissions.require(context, permissions.SETTINGS, "edit absence types")
 
 
 def _like(value: str) -> str:

@@ -16,6 +16,7 @@ from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from service import permissions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.item_access import AVAILABILITY_KEY, access_defaults, accessible_ids
@@ -28,7 +29,9 @@ from service.models.access import (
     ProjectAccess,
 )
 from service.rules.access import SWITCHES
-from service.structure import descendants, parent_map, raw_relation, require_admin
+from service.structure import descendants, parent_map, raw_relation
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -47,7 +50,7 @@ def _bind_switch(switch: str, operation: str) -> None:
     @mutation.field(operation)
     async def resolve_switch(_root: Any, info: Any, available: bool) -> Organisation:
         context: RequestContext = info.context
-        require_admin(context, "change what is shown by default")
+        require_permission(context, "change what is shown by default")
         organisation = context.organisation
         settings = dict(organisation.settings or {})
         settings[AVAILABILITY_KEY] = {
@@ -138,11 +141,21 @@ def _relation(link: Link, row: Any, member: Any, item: Any) -> dict[str, Any]:
     return raw_relation(row.id, member.id, link.source_key, item.id, link.target_key)
 
 
+# Who has access to an item is edited with the permission of the item's kind.
+_ITEM_PERMISSIONS = {"absenceTypeId": permissions.SETTINGS,
+                     "expenseTypeId": permissions.EXPENSES}
+
+
+def _require_for(context: RequestContext, link: Link) -> None:
+    permissions.require(context, _ITEM_PERMISSIONS.get(link.item_argument, permissions.PROJECTS),
+                        "edit who has access")
+
+
 def _bind_link(link: Link) -> None:
     @mutation.field(link.assign)
     async def resolve_assign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
         context: RequestContext = info.context
-        require_admin(context, "edit who has access")
+        _require_for(context, link)
         session = context.session
         member, item = await _load(context, link, kwargs)
         if getattr(member, "archived", False) and link.member_argument == "personId":
@@ -171,7 +184,7 @@ def _bind_link(link: Link) -> None:
     @mutation.field(link.unassign)
     async def resolve_unassign(_root: Any, info: Any, **kwargs: Any) -> dict[str, Any]:
         context: RequestContext = info.context
-        require_admin(context, "edit who has access")
+        _require_for(context, link)
         session = context.session
         member, item = await _load(context, link, kwargs)
         row = (await session.scalars(select(link.row_model).where(*_where(link, member, item)))

@@ -11,6 +11,7 @@ from ariadne import MutationType, ObjectType, ScalarType
 from graphql import GraphQLError
 from sqlalchemy import select
 
+from service import permissions
 from service.approvals import settings as cfg
 from service.approvals import stages as st
 from service.approvals.state import people
@@ -18,9 +19,9 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag
-from service.structure import require_admin
 
 mutation = MutationType()
+require_permission = permissions.requirer(permissions.APPROVALS)
 organisation_type = ObjectType("SvcOrganisation")
 person_type = ObjectType("SvcPerson")
 tag_type = ObjectType("SvcTag")
@@ -87,7 +88,7 @@ async def resolve_edit_organisation_stages(
     _root: Any, info: Any, stages: Sequence[Mapping[str, Any] | None] | None = None
 ) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context, "configure the approval workflow")
+    require_permission(context, "configure the approval workflow")
     parsed = await _validated_stages(context, stages)
     cfg.set_value(context.organisation, cfg.APPROVAL_STAGES, parsed or None)
     return context.organisation
@@ -98,7 +99,7 @@ async def resolve_edit_person_stages(
     _root: Any, info: Any, id: str, stages: Sequence[Mapping[str, Any] | None] | None = None
 ) -> Person:
     context: RequestContext = info.context
-    require_admin(context, "configure the approval workflow")
+    require_permission(context, "configure the approval workflow")
     person = await get_in_org(context.session, Person, context.org_id, id, "id", "person")
     cfg.set_value(person, cfg.APPROVAL_STAGES, await _validated_stages(context, stages))
     return person
@@ -109,7 +110,7 @@ async def resolve_edit_tag_stages(
     _root: Any, info: Any, id: str, stages: Sequence[Mapping[str, Any] | None] | None = None
 ) -> Tag:
     context: RequestContext = info.context
-    require_admin(context, "configure the approval workflow")
+    require_permission(context, "configure the approval workflow")
     tag = await get_in_org(context.session, Tag, context.org_id, id, "id", "tag")
     cfg.set_value(tag, cfg.APPROVAL_STAGES, await _validated_stages(context, stages))
     return tag

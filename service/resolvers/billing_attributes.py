@@ -1,36 +1,29 @@
 """Reading rates: the SvcBilling / SvcCost fields, the `billings` / `costs` attributes of
 organisations, tags, projects and persons (the entity's own rates, else the ones it inherits,
-with `path` naming where they come from), and the roles' authorisations
-(`SvcRole.authorisations`, `editRoleAuthorisations`) that grant the Billing rates permission.
-Without that permission the rate fields are refused (omitted, listed in permissionsErrors).
+with `path` naming where they come from). Without the Billing rates permission
+(service/permissions.py) the rate fields are refused (omitted, listed in permissionsErrors).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ariadne import MutationType, ObjectType
-from sqlalchemy import delete, select
+from ariadne import ObjectType
+from sqlalchemy import select
 
-from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
-from service.lookup import get_in_org
-from service.models import Person, Project, Role, Tag
-from service.models.rates import RATE_BILLING, RATE_COST, Rate, RoleAuthorisation
+from service.models import Person, Project, Tag
+from service.models.rates import RATE_BILLING, RATE_COST, Rate
 from service.rates_store import (
-    KNOWN_AUTHORISATIONS,
     collection_of,
     load_book,
     require_view_rates,
 )
 from service.rules import rates as rules
-from service.structure import require_admin
 
-mutation = MutationType()
 billing_type = ObjectType("SvcBilling")
 cost_type = ObjectType("SvcCost")
-role_type = ObjectType("SvcRole")
 
 _MODELS: dict[str, Any] = {rules.TAGS: Tag, rules.PROJECTS: Project, rules.PERSONS: Person}
 _REFERENCE_TYPES = {
@@ -142,74 +135,9 @@ for _bindable in (billing_type, cost_type):
     _bindable.set_field("tagSplit", _split_resolver(rules.SPLIT_TAGS, "tag", Tag))
 
 
-# -- role authorisations --------------------------------------------------------------------
-
-
-async def _authorisations(context: RequestContext, role_id: str) -> list[RoleAuthorisation]:
-    rows = await context.session.scalars(
-        select(RoleAuthorisation)
-        .where(RoleAuthorisation.organisation_id == context.org_id,
-               RoleAuthorisation.role_id == role_id)
-        .order_by(RoleAuthorisation.name)
-    )
-    return list(rows)
-
-
-@role_type.field("authorisations")
-async def resolve_role_authorisations(role: Role, info: Any) -> list[dict[str, Any]]:
-    return [
-        {"name": a.name, "targets": None, "view": list(a.view), "manage": list(a.manage)}
-        for a in await _authorisations(info.context, role.id)
-    ]
-
-
-def _targets(value: Any, argument: str) -> list[str]:
-    if value is None:
-        return []
-    if not all(isinstance(item, str) and item.strip() for item in value):
-        raise BadInput(argument, "must list non-empty strings")
-    return [item.strip() for item in value]
-
-
-@mutation.field("editRoleAuthorisations")
-async def resolve_edit_role_authorisations(
-    _root: Any, info: Any, id: str, authorisations: list[dict[str, Any] | None]
-) -> Role:
-    """Replaces the role's authorisations. Known: billingRates (view: see rates and amounts;
-    manage: edit them too). Administrators have every permission whatever their role says."""
-    context: RequestContext = info.context
-    require_admin(context, "edit roles")
-    # Locked: two concurrent replacements run one after the other.
-    role = await get_in_org(context.session, Role, context.org_id, id, "id", "role",
-                            for_update=True)
-    parsed: dict[str, tuple[list[str], list[str]]] = {}
-    for index, item in enumerate(authorisations):
-        where = f"authorisations[{index}]"
-        if item is None:
-            raise BadInput(where, "must not be null")
-        name = str(item.get("name") or "").strip()
-        if name not in KNOWN_AUTHORISATIONS:
-            raise BadInput(f"{where}.name",
-                           f"unknown permission {name!r}; known: {', '.join(KNOWN_AUTHORISATIONS)}")
-        if name in parsed:
-            raise BadInput(f"{where}.name", f"{name!r} is listed twice")
-        parsed[name] = (_targets(item.get("view"), f"{where}.view"),
-                        _targets(item.get("manage"), f"{where}.manage"))
-    await context.session.execute(
-        delete(RoleAuthorisation).where(RoleAuthorisation.organisation_id == context.org_id,
-                                        RoleAuthorisation.role_id == role.id)
-    )
-    for name, (view, manage) in parsed.items():
-        context.session.add(RoleAuthorisation(organisation_id=context.org_id, role_id=role.id,
-                                              name=name, view=view, manage=manage))
-    return role
-
-
 BINDABLES = [
-    mutation,
     billing_type,
     cost_type,
-    role_type,
     _bind_attributes("SvcOrganisation", rules.ORGANISATIONS),
     _bind_attributes("SvcTag", rules.TAGS),
     _bind_attributes("SvcProject", rules.PROJECTS),

@@ -8,13 +8,16 @@ from typing import Any
 from ariadne import MutationType, QueryType
 from sqlalchemy import func, select
 
+from service import permissions
 from service.errors import RuleViolation
 from service.expense_lookup import expense_type_in_org
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
 from service.lookup import get_many_in_org
 from service.models import ExpenseRecord, ExpenseType
-from service.structure import active_clause, check_unique_ids, name_contains, require_admin
+from service.structure import active_clause, check_unique_ids, name_contains
+
+require_permission = permissions.requirer(permissions.EXPENSES)
 
 query = QueryType()
 mutation = MutationType()
@@ -66,7 +69,7 @@ async def resolve_add_expense_type(
     _root: Any, info: Any, name: str, color: str | None = None
 ) -> ExpenseType:
     context: RequestContext = info.context
-    require_admin(context, "edit expense types")
+    require_permission(context, "edit expense types")
     created = ExpenseType(organisation_id=context.org_id, name=name, color=color)
     context.session.add(created)
     await context.session.flush()
@@ -76,7 +79,7 @@ async def resolve_add_expense_type(
 @mutation.field("duplicateExpenseType")
 async def resolve_duplicate_expense_type(_root: Any, info: Any, id: str, name: str) -> ExpenseType:
     context: RequestContext = info.context
-    require_admin(context, "edit expense types")
+    require_permission(context, "edit expense types")
     original = await expense_type_in_org(context, id)
     created = ExpenseType(organisation_id=context.org_id, name=name, color=original.color)
     context.session.add(created)
@@ -87,7 +90,7 @@ async def resolve_duplicate_expense_type(_root: Any, info: Any, id: str, name: s
 async def _set_types_archived(
     context: RequestContext, ids: list[str], argument: str, value: bool
 ) -> list[ExpenseType]:
-    require_admin(context, "edit expense types")
+    require_permission(context, "edit expense types")
     if argument == "ids":
         check_unique_ids(ids, "ids")
     types = await get_many_in_org(
@@ -124,7 +127,7 @@ async def resolve_unarchive_expense_types(
 async def resolve_delete_expense_type(_root: Any, info: Any, id: str) -> ExpenseType:
     """Refused while expense records use the type: archive it instead."""
     context: RequestContext = info.context
-    require_admin(context, "edit expense types")
+    require_permission(context, "edit expense types")
     found = await expense_type_in_org(context, id)
     used = int(
         await context.session.scalar(
@@ -149,7 +152,7 @@ async def resolve_delete_expense_type(_root: Any, info: Any, id: str) -> Expense
 @mutation.field("editExpenseTypeName")
 async def resolve_edit_expense_type_name(_root: Any, info: Any, id: str, name: str) -> ExpenseType:
     context: RequestContext = info.context
-    require_admin(context, "edit expense types")
+    require_permission(context, "edit expense types")
     found = await expense_type_in_org(context, id)
     found.name = name
     return found
@@ -160,7 +163,7 @@ async def resolve_edit_expense_type_color(
     _root: Any, info: Any, id: str, color: str | None = None
 ) -> ExpenseType:
     context: RequestContext = info.context
-    require_admin(context, "edit expense types")
+    require_permission(context, "edit expense types")
     found = await expense_type_in_org(context, id)
     found.color = color
     return found

@@ -13,7 +13,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 
 from plumbing.ids import new_id
-from service import rate_limit
+from service import permissions, rate_limit
 from service.approvals import settings as cfg
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
@@ -21,7 +21,8 @@ from service.lookup import get_in_org
 from service.models import Organisation, Person, Tag
 from service.rules import holidays as hol
 from service.schedule_plan import PUBLIC_HOLIDAYS
-from service.structure import require_admin
+
+require_permission = permissions.requirer(permissions.SETTINGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -100,7 +101,7 @@ Entity = Organisation | Tag | Person
 
 
 async def _entity(context: RequestContext, target: str, entity_id: str | None) -> Entity:
-    require_admin(context, "edit public holidays")
+    require_permission(context, "edit public holidays")
     if target == "Person":
         return await get_in_org(context.session, Person, context.org_id, entity_id, "id",
                                 "person")

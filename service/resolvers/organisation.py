@@ -20,12 +20,14 @@ from urllib.parse import urlsplit
 
 from ariadne import MutationType, ObjectType, QueryType
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person
 from service.settings_cascade import set_json
 from service.signin.sso import SECRET_MASK
-from service.structure import require_admin
+
+require_permission = permissions.requirer(permissions.SETTINGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -51,7 +53,7 @@ async def resolve_current_person(_root: Any, info: Any) -> Person:
 @mutation.field("editOrganisationName")
 async def resolve_edit_organisation_name(_root: Any, info: Any, name: str) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context, "do this")
+    require_permission(context, "do this")
     context.organisation.name = name
     return context.organisation
 
@@ -61,7 +63,7 @@ async def resolve_edit_organisation_color(
     _root: Any, info: Any, color: str | None = None
 ) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context, "do this")
+    require_permission(context, "do this")
     context.organisation.color = color
     return context.organisation
 
@@ -80,7 +82,7 @@ def _flag(value: Any, argument: str) -> bool:
 async def resolve_edit_google_sso(_root: Any, info: Any, google: dict[str, Any]) -> Organisation:
     """Only the fields given change (the settings screen autosaves one field at a time)."""
     context: RequestContext = info.context
-    require_admin(context, "do this")
+    require_permission(context, "do this")
     current = _google(context.organisation)
     if google.get("ssoOnly") is not None:
         current["ssoOnly"] = _flag(google["ssoOnly"], "google.ssoOnly")
@@ -104,7 +106,7 @@ async def resolve_edit_microsoft_sso(
     _root: Any, info: Any, microsoft: dict[str, Any]
 ) -> Organisation:
     context: RequestContext = info.context
-    require_admin(context, "do this")
+    require_permission(context, "do this")
     _store_sso(
         context.organisation,
         "microsoft",
@@ -130,7 +132,7 @@ async def resolve_edit_custom_sso(
 ) -> Organisation:
     """Custom OpenID Connect provider; null clears it. `clientSecret` is write-only."""
     context: RequestContext = info.context
-    require_admin(context, "do this")
+    require_permission(context, "do this")
     if customSSO is None:
         _store_sso(context.organisation, "custom", None)
         return context.organisation
@@ -186,7 +188,7 @@ def _google(organisation: Organisation) -> dict[str, Any]:
 
 @organisation_type.field("sso")
 def resolve_sso(organisation: Organisation, info: Any) -> dict[str, Any]:
-    require_admin(info.context, "do this")
+    require_permission(info.context, "do this")
     microsoft = (organisation.sso or {}).get("microsoft") or {}
     return {
         "google": _google(organisation),
@@ -196,7 +198,7 @@ def resolve_sso(organisation: Organisation, info: Any) -> dict[str, Any]:
 
 @organisation_type.field("customSSO")
 def resolve_custom_sso(organisation: Organisation, info: Any) -> dict[str, Any] | None:
-    require_admin(info.context, "do this")
+    require_permission(info.context, "do this")
     stored = (organisation.sso or {}).get("custom")
     if not stored:
         return None

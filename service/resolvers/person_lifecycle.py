@@ -20,6 +20,7 @@ from service.person_checks import (
     active_role_by_id,
     check_email_free,
     ensure_an_admin_remains,
+    guard_administrators,
     is_active_admin,
     person_by_id,
     require_admin,
@@ -190,6 +191,7 @@ async def _set_archived(
     persons = await get_many_in_org(
         context.session, Person, context.org_id, ids, argument, "person"
     )
+    guard_administrators(context, persons)
     if value:
         leaving = {p.id for p in persons if is_active_admin(p)}
         if leaving:

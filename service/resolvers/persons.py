@@ -1,5 +1,5 @@
-"""People and roles, read: a person, the people matching filters (their number, their ids),
-and the roles. Everyone in the organisation may read them.
+"""People, read: a person, the people matching filters (their number, their ids).
+Everyone in the organisation may read them (the roles: roles.py).
 
 Adding, duplicating, archiving and deleting people are in person_lifecycle.py, editing a
 person's details in person_details.py, people managers in person_managers.py.
@@ -17,7 +17,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
 from service.lookup import get_in_org
-from service.models import Person, PersonTag, Role
+from service.models import Person, PersonTag
 from service.structure import active_clause, name_contains
 from service.timerecords_query import tag_subtree
 
@@ -96,26 +96,6 @@ async def resolve_filter_person_ids(
         .with_only_columns(Person.id)
         .order_by(func.lower(Person.name), Person.id)
     )
-    return list(await context.session.scalars(statement))
-
-
-@query.field("getRoles")
-async def resolve_get_roles(
-    _root: Any, info: Any, filter: Any = None, archived: bool | None = None
-) -> list[Role]:
-    context: RequestContext = info.context
-    conditions = {
-        "id": lambda value: Role.id == value,
-        "name": lambda value: name_contains(Role.name, value),
-        "archived": lambda value: Role.archived.is_(bool(value)),
-    }
-    statement = select(Role).where(
-        Role.organisation_id == context.org_id, filter_clause(filter, conditions)
-    )
-    active = active_clause(Role.archived, archived)
-    if active is not None:
-        statement = statement.where(active)
-    statement = statement.order_by(Role.name, Role.id)
     return list(await context.session.scalars(statement))
 
 

@@ -9,11 +9,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import func, select
 
+from service import permissions
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.models import Project, ProjectCategory
 from service.project_lookup import project_category_by_id
-from service.structure import categories_by_name, require_admin
+from service.structure import categories_by_name
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -43,7 +46,7 @@ def _check_level_names(level_names: Sequence[str | None] | None) -> list[str]:
 @mutation.field("addProjectCategory")
 async def resolve_add_project_category(_root: Any, info: Any, name: str) -> ProjectCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = ProjectCategory(organisation_id=context.org_id, name=name, level_names=[])
     context.session.add(category)
     await context.session.flush()
@@ -53,7 +56,7 @@ async def resolve_add_project_category(_root: Any, info: Any, name: str) -> Proj
 @mutation.field("deleteProjectCategory")
 async def resolve_delete_project_category(_root: Any, info: Any, id: str) -> ProjectCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await project_category_by_id(context, id)
     used = await context.session.scalar(
         select(func.count()).select_from(Project).where(
@@ -74,7 +77,7 @@ async def resolve_edit_project_category_name(
     _root: Any, info: Any, id: str, name: str
 ) -> ProjectCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await project_category_by_id(context, id)
     category.name = name
     return category
@@ -85,7 +88,7 @@ async def resolve_edit_project_category_level_names(
     _root: Any, info: Any, id: str, levelNames: list[str | None] | None = None
 ) -> ProjectCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await project_category_by_id(context, id)
     category.level_names = _check_level_names(levelNames)
     return category

@@ -10,6 +10,7 @@ from ariadne import MutationType
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service import permissions
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
@@ -22,7 +23,9 @@ from service.models import (
     time_record_projects,
 )
 from service.project_lookup import project_by_id
-from service.structure import check_unique_ids, require_admin
+from service.structure import check_unique_ids
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 mutation = MutationType()
 
@@ -88,7 +91,7 @@ async def resolve_delete_project(
     _root: Any, info: Any, id: str, check: bool | None = None
 ) -> Project:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     project = await project_by_id(context, id)
     await _references(context.session, context.org_id, [project])
     if check:
@@ -101,7 +104,7 @@ async def resolve_delete_project(
 @mutation.field("deleteProjects")
 async def resolve_delete_projects(_root: Any, info: Any, ids: list[str]) -> list[Project]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     check_unique_ids(ids, "ids")
     projects = await get_many_in_org(context.session, Project, context.org_id, ids, "ids",
                                      "project")

@@ -9,13 +9,16 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete, func, select
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, Project, ProjectManager, Role
 from service.models.person import ROLE_ADMIN, ROLE_MANAGER
 from service.project_lookup import project_by_id
-from service.structure import raw_relation, require_admin
+from service.structure import raw_relation
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -66,7 +69,7 @@ async def resolve_make_manager_of_project(
     _root: Any, info: Any, managerId: str, projectId: str
 ) -> dict[str, Any]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     person = await get_in_org(session, Person, org_id, managerId, "managerId", "person")
     if person.archived:
@@ -91,7 +94,7 @@ async def resolve_remove_manager_of_project(
     _root: Any, info: Any, managerId: str, projectId: str
 ) -> dict[str, Any]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     person = await get_in_org(session, Person, org_id, managerId, "managerId", "person")
     project = await project_by_id(context, projectId, "projectId")
@@ -112,7 +115,7 @@ async def resolve_remove_manager_of_project(
 @mutation.field("resetManagedProjects")
 async def resolve_reset_managed_projects(_root: Any, info: Any, managerId: str) -> Person:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     person = await get_in_org(context.session, Person, context.org_id, managerId, "managerId",
                               "person")
     await context.session.execute(

@@ -8,10 +8,13 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
+from service import permissions
 from service.graphql.context import RequestContext
 from service.models import Project
 from service.project_lookup import project_by_id
-from service.structure import check_new_parent, children_map, descendants, parent_map, require_admin
+from service.structure import check_new_parent, children_map, descendants, parent_map
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 mutation = MutationType()
 project_type = ObjectType("SvcProject")
@@ -31,7 +34,7 @@ async def resolve_edit_project_parent(
 ) -> Project:
     """Moves the project (and its subtree) under another parent; levels follow."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     project = await project_by_id(context, id)
     parent = await project_by_id(context, parentId, "parentId") if parentId is not None else None

@@ -16,6 +16,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, func, select
 
+from service import permissions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
@@ -33,8 +34,9 @@ from service.structure import (
     descendants,
     name_contains,
     parent_map,
-    require_admin,
 )
+
+require_permission = permissions.requirer(permissions.PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -104,7 +106,7 @@ async def _project_select(
 async def _set_archived(
     context: RequestContext, ids: Sequence[str], argument: str, archived: bool, subtree: bool
 ) -> list[Project]:
-    require_admin(context)
+    require_permission(context)
     check_unique_ids(list(ids), argument)
     projects = await get_many_in_org(
         context.session, Project, context.org_id, list(ids), argument, "project"
@@ -159,7 +161,7 @@ async def resolve_add_project(
     parentId: str | None = None, color: str | None = None,
 ) -> Project:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     parent = await project_by_id(context, parentId, "parentId") if parentId is not None else None
     if parent is not None and parent.archived:
@@ -194,7 +196,7 @@ async def resolve_duplicate_project(
     """A copy of the project (category, color, availability, managers, tags), under the same
     parent or under `parentId`."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     source = await project_by_id(context, id)
     if parentId is not None:

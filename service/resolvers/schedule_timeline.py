@@ -8,6 +8,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, select
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -19,7 +20,9 @@ from service.models.schedule import (
     ScheduleTimelineEntry,
     ScheduleType,
 )
-from service.structure import raw_relation, require_admin
+from service.structure import raw_relation
+
+require_permission = permissions.requirer(permissions.SETTINGS)
 
 mutation = MutationType()
 organisation_type = ObjectType("SvcOrganisation")
@@ -62,7 +65,7 @@ async def _entry(context: RequestContext, kind: str, target_id: str,
 async def assign(context: RequestContext, kind: str, target_id: str | None, type_id: str,
                  start_ms: int | None) -> dict[str, Any]:
     """Puts the type on the target's timeline from `start_ms`, or moves its start."""
-    require_admin(context, "assign work schedules")
+    require_permission(context, "assign work schedules")
     target = await _target(context, kind, target_id)
     schedule = await get_in_org(
         context.session, ScheduleType, context.org_id, type_id, "scheduleTypeId", "schedule type"
@@ -83,7 +86,7 @@ async def assign(context: RequestContext, kind: str, target_id: str | None, type
 
 async def unassign(context: RequestContext, kind: str, target_id: str | None,
                    type_id: str) -> dict[str, Any]:
-    require_admin(context, "assign work schedules")
+    require_permission(context, "assign work schedules")
     target = await _target(context, kind, target_id)
     schedule = await get_in_org(
         context.session, ScheduleType, context.org_id, type_id, "scheduleTypeId", "schedule type"
@@ -98,7 +101,7 @@ async def unassign(context: RequestContext, kind: str, target_id: str | None,
 
 
 async def reset(context: RequestContext, kind: str, target_id: str | None) -> Any:
-    require_admin(context, "assign work schedules")
+    require_permission(context, "assign work schedules")
     target = await _target(context, kind, target_id)
     await context.session.execute(delete(ScheduleTimelineEntry).where(
         ScheduleTimelineEntry.organisation_id == context.org_id,

@@ -9,13 +9,16 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, delete, func, select
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.filters import Condition, filter_clause
 from service.lookup import get_in_org, get_many_in_org
 from service.models.schedule import ScheduleTimelineEntry, ScheduleType
 from service.rules import schedules as rules
-from service.structure import name_contains, require_admin
+from service.structure import name_contains
+
+require_permission = permissions.requirer(permissions.SETTINGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -97,15 +100,15 @@ def _name(value: str) -> str:
     return name
 
 
-def _require_admin(context: RequestContext) -> None:
-    require_admin(context, "edit work schedules")
+def _require_permission(context: RequestContext) -> None:
+    require_permission(context, "edit work schedules")
 
 
 @mutation.field("addScheduleType")
 async def resolve_add(_root: Any, info: Any, name: str, calendarStartTime: int,
                       color: str | None = None) -> ScheduleType:
     context: RequestContext = info.context
-    _require_admin(context)
+    _require_permission(context)
     item = ScheduleType(organisation_id=context.org_id, name=_name(name), color=color,
                         archived=False, calendar_start_ms=calendarStartTime, length=7,
                         days=[rules.EMPTY_DAY.as_json() for _ in range(7)])
@@ -116,7 +119,7 @@ async def resolve_add(_root: Any, info: Any, name: str, calendarStartTime: int,
 
 async def _edit(info: Any, id: str, change: Callable[[ScheduleType], None]) -> ScheduleType:
     context: RequestContext = info.context
-    _require_admin(context)
+    _require_permission(context)
     item = await load(context, id, for_update=True)
     change(item)
     await context.session.flush()
@@ -215,7 +218,7 @@ async def resolve_all_wfh(_root: Any, info: Any, id: str, wfh: bool) -> Schedule
 @mutation.field("duplicateScheduleType")
 async def resolve_duplicate(_root: Any, info: Any, id: str, name: str) -> ScheduleType:
     context: RequestContext = info.context
-    _require_admin(context)
+    _require_permission(context)
     source = await load(context, id)
     copy = ScheduleType(organisation_id=context.org_id, name=_name(name), color=source.color,
                         archived=False, calendar_start_ms=source.calendar_start_ms,
@@ -230,7 +233,7 @@ async def resolve_delete(_root: Any, info: Any, id: str) -> ScheduleType:
     """Deletes the type and its timeline entries (the days they covered fall back to the
     next entry in force)."""
     context: RequestContext = info.context
-    _require_admin(context)
+    _require_permission(context)
     item = await load(context, id, for_update=True)
     await context.session.execute(delete(ScheduleTimelineEntry).where(
         ScheduleTimelineEntry.organisation_id == context.org_id,
@@ -243,7 +246,7 @@ async def resolve_delete(_root: Any, info: Any, id: str) -> ScheduleType:
 async def _set_archived(info: Any, ids: Sequence[str], argument: str,
                         archived: bool) -> list[ScheduleType]:
     context: RequestContext = info.context
-    _require_admin(context)
+    _require_permission(context)
     items = await get_many_in_org(context.session, ScheduleType, context.org_id, list(ids),
                                   argument, "schedule type")
     for item in items:

@@ -17,6 +17,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
+from service import permissions
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -95,16 +96,28 @@ async def _validated(context: RequestContext, setting: Setting, level: str, valu
     return value
 
 
+def edit_permission(setting: Setting, level: str) -> str:
+    """The permission of the catalogue (service/permissions.py) that governs editing a
+    setting: localisation is the organisation's settings; time settings are the approval
+    workflow's, a project's its projects', the plannings rule its tasks'."""
+    if setting.group != "TimeSettings":
+        return permissions.SETTINGS
+    if setting.name == "taskCategories":
+        return permissions.TASKS
+    return permissions.PROJECTS if level == "project" else permissions.APPROVALS
+
+
 async def _editable(context: RequestContext, setting: Setting, level: str,
                     entity_id: str | None) -> Any:
+    allowed = permissions.has(context, edit_permission(setting, level))
     own_edit = setting.self_edit and level == "person"
-    if not context.is_admin and not own_edit:
+    if not allowed and not own_edit:
         raise PermissionDenied(f"only an administrator may change the {_spaced(setting.group)}")
     if level == "organisation":
         return context.organisation
     entity = await get_in_org(context.session, ENTITIES[level], context.org_id, entity_id,
                               "id", level)
-    if not context.is_admin and entity.id != context.person.id:
+    if not allowed and entity.id != context.person.id:
         raise PermissionDenied("only the person or an administrator may change this")
     return entity
 

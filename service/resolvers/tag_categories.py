@@ -9,11 +9,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import func, select
 
+from service import permissions
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.models import Tag, TagCategory
-from service.structure import categories_by_name, require_admin
+from service.structure import categories_by_name
 from service.tag_lookup import tag_category_in_org
+
+require_permission = permissions.requirer(permissions.TAGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -43,7 +46,7 @@ def resolve_category_level_names(category: TagCategory, _info: Any) -> list[str]
 @mutation.field("addTagCategory")
 async def resolve_add_tag_category(_root: Any, info: Any, name: str) -> TagCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = TagCategory(organisation_id=context.org_id, name=name, level_names=[])
     context.session.add(category)
     await context.session.flush()
@@ -53,7 +56,7 @@ async def resolve_add_tag_category(_root: Any, info: Any, name: str) -> TagCateg
 @mutation.field("deleteTagCategory")
 async def resolve_delete_tag_category(_root: Any, info: Any, id: str) -> TagCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await tag_category_in_org(context, id, "id")
     used = await context.session.scalar(
         select(func.count()).select_from(Tag).where(Tag.category_id == category.id)
@@ -70,7 +73,7 @@ async def resolve_delete_tag_category(_root: Any, info: Any, id: str) -> TagCate
 @mutation.field("editTagCategoryName")
 async def resolve_edit_tag_category_name(_root: Any, info: Any, id: str, name: str) -> TagCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await tag_category_in_org(context, id, "id")
     category.name = name
     return category
@@ -81,7 +84,7 @@ async def resolve_edit_tag_category_level_names(
     _root: Any, info: Any, id: str, levelNames: list[str | None] | None = None
 ) -> TagCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await tag_category_in_org(context, id, "id")
     category.level_names = _check_level_names(levelNames)
     return category

@@ -8,12 +8,15 @@ from typing import Any
 from ariadne import MutationType
 from sqlalchemy import delete, select
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, PersonTag, Project, ProjectTag, Tag
-from service.structure import raw_relation, require_admin
+from service.structure import raw_relation
 from service.tag_lookup import tag_in_org
+
+require_permission = permissions.requirer(permissions.TAGS)
 
 mutation = MutationType()
 
@@ -40,7 +43,7 @@ async def resolve_tag_person(
     """The person carries the tag (from `startTime` on, when given); tagging again moves the
     start."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     tag = await _active_tag(context, tagId)
     person = await get_in_org(session, Person, org_id, personId, "personId", "person")
@@ -62,7 +65,7 @@ async def resolve_untag_person(
     _root: Any, info: Any, tagId: str, personId: str
 ) -> dict[str, Any]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     tag = await tag_in_org(context, tagId, "tagId")
     person = await get_in_org(session, Person, context.org_id, personId, "personId", "person")
@@ -81,7 +84,7 @@ async def resolve_untag_person(
 @mutation.field("resetTaggedPersons")
 async def resolve_reset_tagged_persons(_root: Any, info: Any, tagId: str) -> Tag:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     tag = await tag_in_org(context, tagId, "tagId")
     await context.session.execute(delete(PersonTag).where(PersonTag.tag_id == tag.id))
     return tag
@@ -92,7 +95,7 @@ async def resolve_tag_project(
     _root: Any, info: Any, tagId: str, projectId: str, startTime: int | None = None
 ) -> dict[str, Any]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     tag = await _active_tag(context, tagId)
     project = await get_in_org(session, Project, org_id, projectId, "projectId", "project")
@@ -116,7 +119,7 @@ async def resolve_untag_project(
     _root: Any, info: Any, tagId: str, projectId: str
 ) -> dict[str, Any]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     tag = await tag_in_org(context, tagId, "tagId")
     project = await get_in_org(session, Project, context.org_id, projectId, "projectId",
@@ -138,7 +141,7 @@ async def resolve_untag_project(
 @mutation.field("resetTaggedProjects")
 async def resolve_reset_tagged_projects(_root: Any, info: Any, tagId: str) -> Tag:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     tag = await tag_in_org(context, tagId, "tagId")
     await context.session.execute(delete(ProjectTag).where(ProjectTag.tag_id == tag.id))
     return tag

@@ -9,6 +9,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, delete, func, select
 
+from service import permissions
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
@@ -24,9 +25,10 @@ from service.structure import (
     descendants,
     name_contains,
     parent_map,
-    require_admin,
 )
 from service.tag_lookup import default_tag_category, tag_category_in_org, tag_in_org
+
+require_permission = permissions.requirer(permissions.TAGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -70,7 +72,7 @@ async def _tag_select(
 async def _set_archived(
     context: RequestContext, ids: Sequence[str], argument: str, archived: bool, subtree: bool
 ) -> list[Tag]:
-    require_admin(context)
+    require_permission(context)
     session = context.session
     check_unique_ids(list(ids), argument)
     tags = await get_many_in_org(session, Tag, context.org_id, list(ids), argument, "tag")
@@ -151,7 +153,7 @@ async def resolve_add_tag(
 ) -> Tag:
     """A subtag (parentId) lives in its parent's category; level = depth."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     parent = await tag_in_org(context, parentId, "parentId") if parentId is not None else None
     if categoryId is not None:
@@ -183,7 +185,7 @@ async def resolve_add_tag(
 async def resolve_delete_tag(_root: Any, info: Any, id: str, check: bool | None = None) -> Tag:
     """Refused while the tag has subtags; its taggings go with it."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     tag = await tag_in_org(context, id)
     if check:
         child = await context.session.scalar(select(Tag.id).where(Tag.parent_id == tag.id))
@@ -198,7 +200,7 @@ async def resolve_delete_tag(_root: Any, info: Any, id: str, check: bool | None 
 @mutation.field("deleteTags")
 async def resolve_delete_tags(_root: Any, info: Any, ids: list[str]) -> list[Tag]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     check_unique_ids(ids, "ids")
     tags = await get_many_in_org(context.session, Tag, context.org_id, ids, "ids", "tag")
     await _delete_tags(context, tags)
@@ -210,7 +212,7 @@ bind_archiving(mutation, _set_archived, "Tag")
 
 @mutation.field("editTagName")
 async def resolve_edit_tag_name(_root: Any, info: Any, id: str, name: str) -> Tag:
-    require_admin(info.context)
+    require_permission(info.context)
     tag = await tag_in_org(info.context, id)
     tag.name = name
     return tag
@@ -218,7 +220,7 @@ async def resolve_edit_tag_name(_root: Any, info: Any, id: str, name: str) -> Ta
 
 @mutation.field("editTagColor")
 async def resolve_edit_tag_color(_root: Any, info: Any, id: str, color: str | None = None) -> Tag:
-    require_admin(info.context)
+    require_permission(info.context)
     tag = await tag_in_org(info.context, id)
     tag.color = color
     return tag
@@ -229,7 +231,7 @@ async def resolve_edit_tag_parent(
     _root: Any, info: Any, id: str, parentId: str | None = None
 ) -> Tag:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     tag = await tag_in_org(context, id)
     parent = await tag_in_org(context, parentId, "parentId") if parentId is not None else None

@@ -8,13 +8,16 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import Task, TaskStatus
-from service.structure import check_unique_ids, require_admin
+from service.structure import check_unique_ids
 from service.task_lookup import status_by_id, task_by_id
 from service.task_statuses import check_capacity, next_position
+
+require_permission = permissions.requirer(permissions.TASKS)
 
 mutation = MutationType()
 status_type = ObjectType("SvcStatus")
@@ -34,7 +37,7 @@ async def resolve_status_task_ids(status: TaskStatus, info: Any) -> list[str]:
 @mutation.field("editTaskStatus")
 async def resolve_edit_task_status(_root: Any, info: Any, id: str, statusId: str) -> Task:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     task = await task_by_id(context, id)
     status = await status_by_id(context, statusId)
@@ -57,7 +60,7 @@ async def resolve_move_tasks_to_status(
     """Moves tasks into a status, then orders the status's tasks: `orderedTaskIds` first, in
     that order, the others after them in their previous order."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     check_unique_ids(taskIds, "taskIds")
     check_unique_ids(orderedTaskIds, "orderedTaskIds")

@@ -12,10 +12,11 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete, func, select
 
+from service import permissions
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.models import Task, TaskCategory, TaskStatus
-from service.structure import categories_by_name, check_unique_ids, require_admin
+from service.structure import categories_by_name, check_unique_ids
 from service.task_lookup import category_by_id, status_by_id
 from service.task_statuses import (
     active_count,
@@ -23,6 +24,8 @@ from service.task_statuses import (
     new_category,
     parse_status_color,
 )
+
+require_permission = permissions.requirer(permissions.TASKS)
 
 query = QueryType()
 mutation = MutationType()
@@ -65,14 +68,14 @@ def resolve_status_category(status: TaskStatus, _info: Any) -> str:
 async def resolve_add_task_category(_root: Any, info: Any, name: str) -> TaskCategory:
     """A new category starts with the statuses To do, In progress, Done."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     return await new_category(context.session, context.org_id, name)
 
 
 @mutation.field("deleteTaskCategory")
 async def resolve_delete_task_category(_root: Any, info: Any, id: str) -> TaskCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     category = await category_by_id(context, id, "id")
     used = await session.scalar(
@@ -93,7 +96,7 @@ async def resolve_edit_task_category_name(
     _root: Any, info: Any, id: str, name: str
 ) -> TaskCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await category_by_id(context, id, "id")
     category.name = name
     return category
@@ -105,7 +108,7 @@ async def resolve_edit_category_task_move(
 ) -> TaskStatus:
     """Sets the category's task-move behavior; returns the category's first status."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await category_by_id(context, categoryId, "categoryId")
     if taskMove < 0:
         raise BadInput("taskMove", "must not be negative")
@@ -121,7 +124,7 @@ async def resolve_add_task_category_status(
     _root: Any, info: Any, categoryId: str, name: str
 ) -> TaskStatus:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     category = await category_by_id(context, categoryId, "categoryId")
     statuses = await category_statuses(session, category.id)
@@ -142,7 +145,7 @@ async def resolve_delete_task_category_status(
 ) -> TaskStatus:
     """Refused while active tasks are in the status; archived ones move to the first other."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     category = await category_by_id(context, categoryId, "categoryId")
     status = await status_by_id(context, statusId)
@@ -169,7 +172,7 @@ async def resolve_edit_task_category_status_order(
     _root: Any, info: Any, id: str, statusIds: list[str]
 ) -> TaskCategory:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     category = await category_by_id(context, id, "id")
     statuses = {s.id: s for s in await category_statuses(context.session, category.id)}
     check_unique_ids(statusIds, "statusIds")
@@ -189,7 +192,7 @@ async def resolve_edit_task_category_status_name(
     _root: Any, info: Any, statusId: str, name: str
 ) -> TaskStatus:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     status = await status_by_id(context, statusId)
     if not name.strip():
         raise BadInput("name", "must not be empty")
@@ -204,7 +207,7 @@ async def resolve_edit_task_category_status_color(
     _root: Any, info: Any, statusId: str, color: str
 ) -> TaskStatus:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     status = await status_by_id(context, statusId)
     status.color = parse_status_color(color)
     return status
@@ -216,7 +219,7 @@ async def resolve_edit_task_category_status_max(
 ) -> TaskStatus:
     """Null removes the limit; a limit below the tasks the status holds now is refused."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     status = await status_by_id(context, statusId)
     if maxConcurrentTasks is not None:
         if maxConcurrentTasks < 1:

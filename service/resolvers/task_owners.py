@@ -8,12 +8,15 @@ from typing import Any
 from ariadne import MutationType
 from sqlalchemy import delete, select
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, Project, Task, TaskOwner
-from service.structure import raw_relation, require_admin
+from service.structure import raw_relation
 from service.task_lookup import task_by_id
+
+require_permission = permissions.requirer(permissions.TASKS)
 
 mutation = MutationType()
 
@@ -28,7 +31,7 @@ async def resolve_assign_owner_of_task(
 ) -> dict[str, Any]:
     """Makes the person the one owner of the task (replacing any previous owner)."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     task = await task_by_id(context, taskId, "taskId")
     person = await get_in_org(session, Person, org_id, personId, "personId", "person")
@@ -53,7 +56,7 @@ async def resolve_unassign_owner_of_task(
     _root: Any, info: Any, taskId: str, personId: str
 ) -> dict[str, Any]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     task = await task_by_id(context, taskId, "taskId")
     person = await get_in_org(session, Person, context.org_id, personId, "personId", "person")
@@ -76,7 +79,7 @@ async def resolve_unassign_owner_of_task(
 @mutation.field("resetTaskOwner")
 async def resolve_reset_task_owner(_root: Any, info: Any, taskId: str) -> Task:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     task = await task_by_id(context, taskId, "taskId")
     await context.session.execute(
         delete(TaskOwner).where(TaskOwner.task_id == task.id, TaskOwner.potential.is_(False))
@@ -90,7 +93,7 @@ async def resolve_assign_task_to_project(
 ) -> dict[str, Any]:
     """Plans the task on a project (a task is planned on at most one project)."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     task = await task_by_id(context, taskId, "taskId")
     project = await get_in_org(context.session, Project, context.org_id, projectId, "projectId",
                                "project")
@@ -103,7 +106,7 @@ async def resolve_unassign_task_from_project(
     _root: Any, info: Any, taskId: str, projectId: str
 ) -> dict[str, Any]:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     task = await task_by_id(context, taskId, "taskId")
     project = await get_in_org(context.session, Project, context.org_id, projectId, "projectId",
                                "project")

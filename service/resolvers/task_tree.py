@@ -9,6 +9,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, select
 
+from service import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
@@ -19,9 +20,10 @@ from service.structure import (
     children_map,
     descendants,
     parent_map,
-    require_admin,
 )
 from service.task_lookup import task_by_id
+
+require_permission = permissions.requirer(permissions.TASKS)
 
 mutation = MutationType()
 task_type = ObjectType("SvcTask")
@@ -72,7 +74,7 @@ async def resolve_edit_task_parent(
     _root: Any, info: Any, id: str, parentId: str | None = None
 ) -> Task:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     task = await task_by_id(context, id)
     parent = await task_by_id(context, parentId, "parentId") if parentId is not None else None
@@ -94,7 +96,7 @@ async def resolve_edit_task_dependencies(
 ) -> Task:
     """Replaces the tasks this task depends on; refuses itself and dependency cycles."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     task = await task_by_id(context, id)
     if None in dependencyIds:

@@ -17,6 +17,7 @@ from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service import permissions
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
@@ -38,7 +39,6 @@ from service.structure import (
     descendants,
     name_contains,
     parent_map,
-    require_admin,
 )
 from service.task_lookup import category_by_id, status_by_id, task_by_id
 from service.task_statuses import (
@@ -47,6 +47,8 @@ from service.task_statuses import (
     default_task_category,
     next_position,
 )
+
+require_permission = permissions.requirer(permissions.TASKS)
 
 query = QueryType()
 mutation = MutationType()
@@ -143,7 +145,7 @@ async def _references(session: AsyncSession, tasks: Sequence[Task]) -> None:
 async def _set_archived(
     context: RequestContext, ids: Sequence[str], argument: str, archived: bool, subtree: bool
 ) -> list[Task]:
-    require_admin(context)
+    require_permission(context)
     session = context.session
     check_unique_ids(list(ids), argument)
     tasks = await get_many_in_org(session, Task, context.org_id, list(ids), argument, "task")
@@ -223,7 +225,7 @@ async def resolve_add_task(
     parentId: str | None = None, color: str | None = None, statusId: str | None = None,
 ) -> Task:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session, org_id = context.session, context.org_id
     parent = await task_by_id(context, parentId, "parentId") if parentId is not None else None
     status = await status_by_id(context, statusId) if statusId is not None else None
@@ -264,7 +266,7 @@ async def resolve_add_task(
 @mutation.field("deleteTask")
 async def resolve_delete_task(_root: Any, info: Any, id: str, check: bool | None = None) -> Task:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     session = context.session
     task = await task_by_id(context, id)
     await _references(session, [task])
@@ -286,7 +288,7 @@ bind_archiving(mutation, _set_archived, "Task")
 
 @mutation.field("editTaskName")
 async def resolve_edit_task_name(_root: Any, info: Any, id: str, name: str) -> Task:
-    require_admin(info.context)
+    require_permission(info.context)
     task = await task_by_id(info.context, id)
     task.name = name
     return task
@@ -294,7 +296,7 @@ async def resolve_edit_task_name(_root: Any, info: Any, id: str, name: str) -> T
 
 @mutation.field("editTaskColor")
 async def resolve_edit_task_color(_root: Any, info: Any, id: str, color: str | None = None) -> Task:
-    require_admin(info.context)
+    require_permission(info.context)
     task = await task_by_id(info.context, id)
     task.color = color
     return task
@@ -304,7 +306,7 @@ async def resolve_edit_task_color(_root: Any, info: Any, id: str, color: str | N
 async def resolve_edit_task_period(_root: Any, info: Any, id: str, **kwargs: Any) -> Task:
     """Sets the arguments given (null clears); the others keep their value."""
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     task = await task_by_id(context, id)
     start = kwargs["startTime"] if "startTime" in kwargs else task.start_ms
     end = kwargs["endTime"] if "endTime" in kwargs else task.end_ms
@@ -321,7 +323,7 @@ async def resolve_edit_task_duration(
     _root: Any, info: Any, id: str, effort: float | None = None
 ) -> Task:
     context: RequestContext = info.context
-    require_admin(context)
+    require_permission(context)
     task = await task_by_id(context, id)
     _check_effort(effort)
     task.effort = effort

@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
-from service.errors import BadInput, PermissionDenied
+from service import permissions
+from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Organisation
@@ -23,8 +24,7 @@ integrations_type = ObjectType("SvcIntegrations")
 
 
 def require_admin(context: RequestContext) -> None:
-    if not context.is_admin:
-        raise PermissionDenied("only an administrator may manage webhooks")
+    permissions.require(context, permissions.SETTINGS, "manage webhooks")
 
 
 def _name(name: str) -> str:

@@ -104,6 +104,7 @@ async def test_only_an_admin_schedules_and_every_admin_is_told_once(org: Org) ->
 
 async def test_the_grace_period_ends_and_the_keys_say_the_organisation_is_gone(org: Org) -> None:
     employee = await org.add_member("Eve Staff")
+    integration = (await employee.gql("mutation { createApiKey { key } }"))["createApiKey"]["key"]
     await org.admin.gql(SCHEDULE)
     org.live.clock.offset_ms += GRACE_MS - 60_000
     cancelled = await org.admin.gql(CANCEL)  # a minute before the end: still cancellable
@@ -121,6 +122,10 @@ async def test_the_grace_period_ends_and_the_keys_say_the_organisation_is_gone(o
         await asyncio.sleep(0.2)
     assert body["errors"] == [{"message": "APIKeyError:CantFindLinkedOrganisation"}]
     assert (await org.admin.gql.body("{ currentPerson { id } }"))["errors"] == [
+        {"message": "APIKeyError:CantFindLinkedOrganisation"}
+    ]
+    # An integration key (stored as its digest) is retired with the others.
+    assert (await org.gql_for(integration).body("{ currentPerson { id } }"))["errors"] == [
         {"message": "APIKeyError:CantFindLinkedOrganisation"}
     ]
     unknown = await org.gql_for("0" * 40).body("{ currentPerson { id } }")

@@ -35,7 +35,7 @@ async def test_authentication_loads_what_the_orm_loads(org: Org) -> None:
         statements.append(args[2])
 
     async with service.sessions() as session:
-        organisation, person = await authenticate(session, member.apikey)
+        organisation, person, _kind = await authenticate(session, member.apikey, 0)
         assert (_columns(organisation), _columns(person), _columns(person.role)) == expected
         event.listen(service.engine.sync_engine, "before_cursor_execute", count)
         try:
@@ -58,7 +58,7 @@ async def test_an_object_already_in_the_session_is_kept(org: Org) -> None:
         person = await session.get(Person, member.id)
         assert person is not None
         person.name = "Changed, not flushed"
-        _organisation, authenticated = await authenticate(session, member.apikey)
+        _organisation, authenticated, _kind = await authenticate(session, member.apikey, 0)
         assert authenticated is person
         # Flushed first (autoflush, as before an ORM read), not overwritten by the row.
         assert person.name == "Changed, not flushed"
@@ -71,7 +71,7 @@ async def test_an_expired_object_is_filled_in_from_the_row(org: Org) -> None:
         person = await session.get(Person, member.id)
         assert person is not None
         session.expire(person)
-        _organisation, authenticated = await authenticate(session, member.apikey)
+        _organisation, authenticated, _kind = await authenticate(session, member.apikey, 0)
         assert authenticated is person
         assert not inspect(person).expired_attributes
         assert person.name == "Eve"

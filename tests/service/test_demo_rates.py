@@ -36,3 +36,8 @@ async def test_demo_rates_reach_the_report(live: LiveServer, http: httpx.AsyncCl
     assert rows and all(r["quantities"]["hours"] > 0 for r in rows)
     assert sum(r["quantities"]["hourBilling"] for r in rows) > 0
     assert all(r["quantities"]["hourCost"] > 0 for r in rows)
+    # The demo has a custom role with permissions from the catalogue.
+    roles = await gql("query { getRoles { name authorisations { name view manage } } }")
+    accountant = next(r for r in roles["getRoles"] if r["name"] == "Accountant")
+    assert {a["name"] for a in accountant["authorisations"]} == {
+        "billingRates", "expenses", "reports"}

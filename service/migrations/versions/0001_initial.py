@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 15:01:12.588854
+Create Date: 2026-11-26 14:11:54.482010
 """
 
 from collections.abc import Sequence
@@ -24,11 +24,16 @@ def upgrade() -> None:
     sa.Column('person_id', sa.String(length=24), nullable=False),
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
-    sa.PrimaryKeyConstraint('key', name=op.f('pk_api_keys')),
-    sa.UniqueConstraint('person_id', name=op.f('uq_api_keys_person_id'))
+    sa.Column('kind', sa.String(length=16), server_default='account', nullable=False),
+    sa.Column('hint', sa.String(length=16), nullable=True),
+    sa.Column('expire_ms', sa.BigInteger(), nullable=True),
+    sa.Column('revoked_ms', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('key', name=op.f('pk_api_keys'))
     )
     with op.batch_alter_table('api_keys', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_api_keys_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_api_keys_person_id'), ['person_id'], unique=False)
+        batch_op.create_index('uq_api_keys_account_person', ['person_id'], unique=True, sqlite_where=sa.text("kind = 'account'"), postgresql_where=sa.text("kind = 'account'"))
 
     op.create_table('browser_sessions',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -254,6 +259,7 @@ def upgrade() -> None:
     sa.Column('kind', sa.String(length=16), nullable=False),
     sa.Column('archived', sa.Boolean(), nullable=False),
     sa.Column('color', sa.String(length=32), nullable=True),
+    sa.Column('authorisations', sa.JSON(), nullable=False),
     sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_roles_organisation_id_organisations'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_roles'))
@@ -393,21 +399,6 @@ def upgrade() -> None:
     with op.batch_alter_table('projects', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_projects_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_projects_parent_id'), ['parent_id'], unique=False)
-
-    op.create_table('role_authorisations',
-    sa.Column('id', sa.String(length=24), nullable=False),
-    sa.Column('role_id', sa.String(length=24), nullable=False),
-    sa.Column('name', sa.String(length=64), nullable=False),
-    sa.Column('view', sa.JSON(), nullable=False),
-    sa.Column('manage', sa.JSON(), nullable=False),
-    sa.Column('organisation_id', sa.String(length=24), nullable=False),
-    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_role_authorisations_organisation_id_organisations'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['role_id'], ['roles.id'], name=op.f('fk_role_authorisations_role_id_roles'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_role_authorisations')),
-    sa.UniqueConstraint('role_id', 'name', name='uq_role_authorisations_role_name')
-    )
-    with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_role_authorisations_organisation_id'), ['organisation_id'], unique=False)
 
     op.create_table('schedule_timeline',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -1133,10 +1124,6 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_schedule_timeline_organisation_id'))
 
     op.drop_table('schedule_timeline')
-    with op.batch_alter_table('role_authorisations', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_role_authorisations_organisation_id'))
-
-    op.drop_table('role_authorisations')
     with op.batch_alter_table('projects', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_projects_parent_id'))
         batch_op.drop_index(batch_op.f('ix_projects_organisation_id'))
@@ -1243,6 +1230,8 @@ def downgrade() -> None:
 
     op.drop_table('browser_sessions')
     with op.batch_alter_table('api_keys', schema=None) as batch_op:
+        batch_op.drop_index('uq_api_keys_account_person', sqlite_where=sa.text("kind = 'account'"), postgresql_where=sa.text("kind = 'account'"))
+        batch_op.drop_index(batch_op.f('ix_api_keys_person_id'))
         batch_op.drop_index(batch_op.f('ix_api_keys_organisation_id'))
 
     op.drop_table('api_keys')
