@@ -64,8 +64,12 @@ class SenderWorker(PollingWorker):
     def __init__(self, sessions: async_sessionmaker[AsyncSession], client: AsyncWebClient,
                  limits: RateLimits, *, batch: int = 2000, max_attempts: int = 10,
                  lease_ms: int = 600_000, clock: PaceClock | None = None,
-                 may_send: Callable[[], Awaitable[bool]] | None = None) -> None:
+                 may_send: Callable[[], Awaitable[bool]] | None = None,
+                 team_id: str | None = None) -> None:
         super().__init__(poll_seconds=1.0)
+        # Only the rows of this installation (its token sends them): bot.installations.
+        self.mine = (OUTGOING.c.team_id == team_id if team_id is not None
+                     else OUTGOING.c.team_id.is_(None))
         self.sessions = sessions
         self.may_send = may_send  # False while the app is uninstalled: nothing is claimed
         self.client = client
@@ -92,7 +96,7 @@ class SenderWorker(PollingWorker):
         rows = await claim_rows(
             self.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
             lease_ms=self.lease_ms, limit=room, due_column=SlackOutgoing.next_attempt_ms,
-            order_column=SlackOutgoing.seq,
+            order_column=SlackOutgoing.seq, where=self.mine,
         )
         self._in_hand += len(rows)
         for row in rows:  # no await in this loop: a lane cannot end half-way through it

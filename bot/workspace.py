@@ -203,6 +203,15 @@ class Workspace:
             self._probes += 1
             return True
 
+    def retoken(self, token: str) -> None:
+        """The installation's new token (installed again through OAuth)."""
+        self.token_hash = token_hash(token)
+        self._read_at = None
+
+    async def installed_now(self, team_id: str, enterprise_id: str | None) -> None:
+        """Installed (OAuth): recorded for this token, not uninstalled any more."""
+        await self._installed(team_id, enterprise_id)
+
     async def _installed(self, team_id: str, enterprise_id: str | None) -> None:
         now = self.clock.now_ms()
         async with unit_of_work(self.sessions) as session:

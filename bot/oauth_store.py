@@ -1,0 +1,205 @@
+"""bolt's installation store and OAuth state store on timebot's own tables (async SQLAlchemy):
+
+- `InstallationStore` (`slack_installations`): one row per team, the organisation it serves,
+  its bot token (and refresh token) sealed with the runtime's SecretBox. A team already
+  connected to another organisation is refused (`TakenOver`): an installation belongs to
+  exactly one organisation, and only removing it (`timebot`'s operator) frees the team.
+- `StateStore` (`slack_oauth_states`): a state is 32 random bytes, stored as its SHA-256 with
+  the organisation and administrator it was issued for; consumed once (an UPDATE that only
+  one caller wins), refused after `STATE_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from slack_bolt.error import BoltError
+from slack_sdk.oauth.installation_store import Bot, Installation
+from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from plumbing.clock import Clock
+from timebot.crypto import SecretBox
+from timebot.state.db import unit_of_work
+from timebot.state.slack_models import SlackInstallation, SlackOAuthState
+
+log = structlog.get_logger("timebot.slack.oauth")
+
+STATE_SECONDS = 600
+
+
+def state_hash(state: str) -> str:
+    return hashlib.sha256(state.encode("utf-8", "replace")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Issued:
+    """Whom a consumed state was issued for."""
+
+    organisation_id: str
+    person_id: str
+
+
+class TakenOver(BoltError):
+    """The workspace is connected to another organisation."""
+
+
+@dataclass(frozen=True)
+class InstalledBot:
+    """An installation as the bot uses it (the token opened)."""
+
+    team_id: str
+    enterprise_id: str | None
+    organisation_id: str
+    token: str
+    bot_id: str | None
+    bot_user_id: str | None
+
+
+class StateStore(AsyncOAuthStateStore):  # type: ignore[misc]
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        self.sessions = sessions
+        self.clock = clock
+
+    @property
+    def logger(self) -> Any:
+        return log
+
+    async def async_issue(self, *args: Any, **kwargs: Any) -> str:
+        raise BoltError("a state is issued for an organisation: issue_for")
+
+    async def issue_for(self, organisation_id: str, person_id: str) -> str:
+        state = secrets.token_urlsafe(32)
+        now = self.clock.now_ms()
+        async with unit_of_work(self.sessions) as session:
+            await session.execute(delete(SlackOAuthState).where(
+                SlackOAuthState.expires_ms < now))
+            session.add(SlackOAuthState(
+                state_hash=state_hash(state), organisation_id=organisation_id,
+                person_id=person_id, expires_ms=now + STATE_SECONDS * 1000))
+        return state
+
+    async def async_consume(self, state: str) -> bool:
+        """True once for a state issued here and not expired; False after that."""
+        if not isinstance(state, str) or not state or len(state) > 200:
+            return False
+        now = self.clock.now_ms()
+        async with unit_of_work(self.sessions) as session:
+            result: Any = await session.execute(
+                update(SlackOAuthState)
+                .where(SlackOAuthState.state_hash == state_hash(state),
+                       SlackOAuthState.consumed_ms.is_(None),
+                       SlackOAuthState.expires_ms >= now)
+                .values(consumed_ms=now))
+        return bool(result.rowcount)
+
+    async def issued(self, state: str) -> Issued | None:
+        """Whom a consumed state was issued for."""
+        async with self.sessions() as session:
+            row = await session.get(SlackOAuthState, state_hash(state))
+        if row is None or row.consumed_ms is None:
+            return None
+        return Issued(row.organisation_id, row.person_id)
+
+
+class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock,
+                 box: SecretBox) -> None:
+        self.sessions = sessions
+        self.clock = clock
+        self.box = box
+
+    @property
+    def logger(self) -> Any:
+        return log
+
+    async def async_save(self, installation: Installation) -> None:
+        raise BoltError("an installation is saved for an organisation: save_for")
+
+    async def save_for(self, installation: Installation, issued: Issued) -> bool:
+        """Store the installation for `issued`'s organisation; True when the team was not
+        installed before. TakenOver when another organisation has the team."""
+        team_id = installation.team_id or ""
+        if not team_id or not installation.bot_token:
+            raise BoltError("the installation names no team or has no bot token")
+        now = self.clock.now_ms()
+        expires = installation.bot_token_expires_at
+        values = {
+            "enterprise_id": installation.enterprise_id, "team_name": installation.team_name,
+            "app_id": installation.app_id, "bot_id": installation.bot_id,
+            "bot_user_id": installation.bot_user_id,
+            "bot_scopes": ",".join(installation.bot_scopes or []),
+            "bot_token_sealed": self.box.seal(installation.bot_token),
+            "bot_refresh_token_sealed": (self.box.seal(installation.bot_refresh_token)
+                                         if installation.bot_refresh_token else None),
+            "bot_token_expires_ms": expires * 1000 if expires else None,
+            "installer_person_id": issued.person_id,
+            "installer_slack_user_id": installation.user_id, "updated_ms": now,
+        }
+        async with unit_of_work(self.sessions) as session:
+            row = await session.get(SlackInstallation, team_id, with_for_update=True)
+            if row is not None and row.organisation_id != issued.organisation_id:
+                log.warning("slack_install_refused", team=team_id,
+                            organisation=issued.organisation_id,
+                            connected_to=row.organisation_id, reason="takeover")
+                raise TakenOver(team_id)
+            if row is None:
+                session.add(SlackInstallation(
+                    team_id=team_id, organisation_id=issued.organisation_id,
+                    installed_ms=now, **values))
+            else:
+                for name, value in values.items():
+                    setattr(row, name, value)
+        log.info("slack_installed", team=team_id, organisation=issued.organisation_id,
+                 again=row is not None)
+        return row is None
+
+    def _bot(self, row: SlackInstallation) -> InstalledBot:
+        return InstalledBot(row.team_id, row.enterprise_id, row.organisation_id,
+                            self.box.open(row.bot_token_sealed), row.bot_id, row.bot_user_id)
+
+    async def installed(self, team_id: str | None, enterprise_id: str | None = None
+                        ) -> InstalledBot | None:
+        """The installation of a team (or, without one, the enterprise's only one)."""
+        async with self.sessions() as session:
+            if team_id:
+                row = await session.get(SlackInstallation, team_id)
+            elif enterprise_id:
+                rows = list(await session.scalars(select(SlackInstallation).where(
+                    SlackInstallation.enterprise_id == enterprise_id).limit(2)))
+                row = rows[0] if len(rows) == 1 else None
+            else:
+                row = None
+        return self._bot(row) if row is not None else None
+
+    async def all_installed(self) -> list[InstalledBot]:
+        async with self.sessions() as session:
+            rows = await session.scalars(select(SlackInstallation).order_by(
+                SlackInstallation.team_id))
+            return [self._bot(row) for row in rows]
+
+    async def async_find_bot(self, *, enterprise_id: str | None, team_id: str | None,
+                             is_enterprise_install: bool | None = False) -> Bot | None:
+        found = await self.installed(team_id, enterprise_id)
+        if found is None:
+            return None
+        return Bot(app_id=None, enterprise_id=found.enterprise_id, team_id=found.team_id,
+                   bot_token=found.token, bot_id=found.bot_id or "",
+                   bot_user_id=found.bot_user_id or "", installed_at=0.0)
+
+    async def async_find_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None,
+        is_enterprise_install: bool | None = False,
+    ) -> Installation | None:
+        found = await self.installed(team_id, enterprise_id)
+        if found is None or user_id is not None:
+            return None
+        return Installation(user_id="", enterprise_id=found.enterprise_id,
+                            team_id=found.team_id, bot_token=found.token,
+                            bot_id=found.bot_id, bot_user_id=found.bot_user_id)
