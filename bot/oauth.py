@@ -32,6 +32,7 @@ from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
+from slack_sdk.oauth import OAuthStateUtils
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.requests import Request
@@ -92,7 +93,8 @@ def page(status: int, title: str, text: str) -> HTMLResponse:
 
 async def _success(args: AsyncSuccessArgs) -> BoltResponse:
     return BoltResponse(status=303, body="", headers={
-        "Location": DONE, "Set-Cookie": f"{STATE_COOKIE}=; Path=/; Max-Age=0; HttpOnly"})
+        "Location": DONE,
+        "Set-Cookie": args.settings.state_utils.build_set_cookie_for_deletion()})
 
 
 async def _failure(args: AsyncFailureArgs) -> BoltResponse:
@@ -103,6 +105,23 @@ async def _failure(args: AsyncFailureArgs) -> BoltResponse:
     body = page(status, "Slack not connected", text).body
     return BoltResponse(status=status, body=bytes(body).decode(),
                         headers={"Content-Type": "text/html; charset=utf-8"})
+
+
+class StateCookie(OAuthStateUtils):  # type: ignore[misc]
+    """The state's cookie: Secure when TIMEBOT_PUBLIC_URL is https (a plain-http development
+    server's browser would not send it back otherwise), SameSite=Lax (Slack's redirect back is
+    a top-level navigation: it is sent)."""
+
+    def __init__(self, secure: bool) -> None:
+        super().__init__(cookie_name=STATE_COOKIE, expiration_seconds=STATE_SECONDS)
+        self.flags = "; Secure" if secure else ""
+
+    def build_set_cookie_for_new_state(self, state: str) -> str:
+        return (f"{STATE_COOKIE}={state}{self.flags}; HttpOnly; SameSite=Lax; Path=/; "
+                f"Max-Age={STATE_SECONDS}")
+
+    def build_set_cookie_for_deletion(self) -> str:
+        return f"{STATE_COOKIE}={self.flags}; HttpOnly; SameSite=Lax; Path=/; Max-Age=0"
 
 
 class TimebotOAuthFlow(AsyncOAuthFlow):
@@ -148,6 +167,7 @@ def oauth_flow(
         state_store=states, state_cookie_name=STATE_COOKIE,
         state_expiration_seconds=STATE_SECONDS, state_validation_enabled=True,
     )
+    settings.state_utils = StateCookie(public_url.startswith("https://"))
     return TimebotOAuthFlow(client=client, settings=settings, states=states,
                             installations=installations, on_installed=on_installed)
 

@@ -19,7 +19,16 @@ bot calls, records every call, and can be told to answer 429 with Retry-After.
     fake.clock = virtual.now                  # the times calls are recorded (and paced) at
     await fake.stop()
 
-`auth.test` answers the team `TEAM_ID`. `response_url`s for slash commands and actions point
+`auth.test` answers the team `TEAM_ID`, or the team of a token `add_team` gave out. Several
+workspaces (OAuth installs):
+
+    fake.add_team("T0A", "Acme")                  # a workspace; its installs' tokens answer it
+    code = fake.install_code("T0A")               # what Slack's authorize page hands back …
+    # … or GET {base_url}/oauth/v2/authorize?state=…&redirect_uri=… after `fake.approve("T0A")`
+    # redirects to redirect_uri?code=…&state=… as Slack does; `oauth.v2.access` swaps a code
+    # (once) for a fresh bot token of that team: `fake.token_of("T0A")`
+    fake.revoke("T0A")                            # that team's tokens refused (token_revoked)
+    call.token                                    # the token a call was made with `response_url`s for slash commands and actions point
 at `fake.response_url(...)`; what the bot posts there is recorded as method "response_url".
 `apps.connections.open` (app-level tokens only) answers `fake.socket_url`, which
 tests/bot/fake_socket_mode.py sets.
@@ -28,6 +37,7 @@ tests/bot/fake_socket_mode.py sets.
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import time
@@ -54,6 +64,7 @@ class Call:
     method: str
     args: dict[str, Any]
     at: float
+    token: str = ""
 
 
 @dataclass
@@ -94,6 +105,7 @@ class FakeUser:
     tz: str
     tz_offset: int
     is_bot: bool = False
+    team: str | None = None  # a workspace of `add_team` (None: TEAM_ID's, seen by any token)
 
 
 @dataclass
@@ -121,6 +133,12 @@ class FakeSlack:
     holds: list[Hold] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     failed: list[Call] = field(default_factory=list)
+    # Workspaces installed through OAuth: team id -> name; token -> team; code -> team.
+    teams: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict)
+    codes: dict[str, str] = field(default_factory=dict)
+    revoked: set[str] = field(default_factory=set)
+    approving: list[str] = field(default_factory=list)
 
     @classmethod
     async def start(cls, port: int | None = None) -> FakeSlack:
@@ -129,6 +147,7 @@ class FakeSlack:
             Route("/api/{method}", fake._api, methods=["GET", "POST"]),
             Route("/response/{key}", fake._response, methods=["POST"]),
             Route("/count/{method}", fake._count, methods=["GET"]),
+            Route("/oauth/v2/authorize", fake._authorize, methods=["GET"]),
         ])
         config = uvicorn.Config(app, host="127.0.0.1", port=fake.port, log_level="warning",
                                 access_log=False, lifespan="off")
@@ -159,9 +178,9 @@ class FakeSlack:
 
     def add_user(
         self, user_id: str, email: str | None, *, name: str = "", tz: str = "UTC",
-        tz_offset: int = 0, is_bot: bool = False,
+        tz_offset: int = 0, is_bot: bool = False, team: str | None = None,
     ) -> FakeUser:
-        user = FakeUser(user_id, email, name or user_id, tz, tz_offset, is_bot)
+        user = FakeUser(user_id, email, name or user_id, tz, tz_offset, is_bot, team)
         self.users[user_id] = user
         return user
 
@@ -188,6 +207,25 @@ class FakeSlack:
     def uninstall(self) -> None:
         self.uninstalled = True
 
+    def add_team(self, team_id: str, name: str) -> None:
+        self.teams[team_id] = name
+
+    def install_code(self, team_id: str) -> str:
+        code = f"code-{team_id}-{next(self._ts)}"
+        self.codes[code] = team_id
+        return code
+
+    def approve(self, team_id: str) -> None:
+        """The next visit of the authorize page installs into `team_id`."""
+        self.approving.append(team_id)
+
+    def token_of(self, team_id: str) -> str:
+        """The newest bot token given to `team_id`."""
+        return [token for token, team in self.tokens.items() if team == team_id][-1]
+
+    def revoke(self, team_id: str) -> None:
+        self.revoked.add(team_id)
+
     def install(self) -> None:
         self.uninstalled = False
 
@@ -200,6 +238,7 @@ class FakeSlack:
         self.holds.clear()
         self.failures.clear()
         self.failed.clear()
+        self.approving.clear()
         self.clock = time.monotonic
 
     def calls_to(self, method: str) -> list[Call]:
@@ -313,29 +352,71 @@ class FakeSlack:
             if self.socket_url is None:
                 return JSONResponse({"ok": False, "error": "invalid_auth"})
             return JSONResponse({"ok": True, "url": self.socket_url})
+        call.token = (request.headers.get("authorization", "").removeprefix("Bearer ")
+                      or str(args.get("token") or ""))
         await self._record(call)
-        if self.uninstalled:
+        team = self.tokens.get(call.token)
+        if self.uninstalled or (team is not None and team in self.revoked):
             return JSONResponse({"ok": False, "error": "token_revoked"})
-        return JSONResponse(self._answer(method, args))
+        if method == "oauth.v2.access":  # the app's credentials: Basic auth, or in the args
+            basic = request.headers.get("authorization", "").removeprefix("Basic ")
+            if basic and basic != call.token:
+                pair = base64.b64decode(basic).decode().split(":", 1)
+                args = {**args, "client_id": pair[0], "client_secret": pair[-1]}
+            return JSONResponse(self._oauth_access(args))
+        if method == "auth.test" and team is not None:
+            return JSONResponse({
+                "ok": True, "url": f"https://{team.lower()}.slack.com/", "team": self.teams[team],
+                "user": "timebot", "team_id": team, "user_id": f"UBOT{team}",
+                "bot_id": f"B{team}", "is_enterprise_install": False})
+        return JSONResponse(self._answer(method, args, team))
 
-    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _oauth_access(self, args: dict[str, Any]) -> dict[str, Any]:
+        team = self.codes.pop(str(args.get("code") or ""), None)
+        if team is None or not args.get("client_id") or not args.get("client_secret"):
+            return {"ok": False, "error": "invalid_code"}
+        token = f"xoxb-{team}-{next(self._ts)}"
+        self.tokens[token] = team
+        self.revoked.discard(team)
+        return {"ok": True, "app_id": "A0TIMEBOT", "access_token": token, "token_type": "bot",
+                "scope": "chat:write,commands,im:history,users:read,users:read.email",
+                "bot_user_id": f"UBOT{team}", "team": {"id": team, "name": self.teams[team]},
+                "enterprise": None, "is_enterprise_install": False,
+                "authed_user": {"id": f"UADMIN{team}"}}
+
+    async def _authorize(self, request: Request) -> Response:
+        """Slack's authorize page: the user approves (`approve`), back to the redirect URI."""
+        args = dict(request.query_params)
+        await self._record(Call("oauth/v2/authorize", args, self.clock()))
+        if not self.approving:
+            return Response("nobody approves", status_code=400)
+        code = self.install_code(self.approving.pop(0))
+        target = f"{args.get('redirect_uri', '')}?code={code}&state={args.get('state', '')}"
+        return Response(status_code=302, headers={"location": target})
+
+    def _sees(self, user: FakeUser, team: str | None) -> bool:
+        """A team's token sees its own users only; the one-workspace token sees the others."""
+        return user.team == team
+
+    def _answer(self, method: str, args: dict[str, Any], team: str | None = None
+                ) -> dict[str, Any]:
         if method == "auth.test":
             return {"ok": True, "url": "https://timebot-test.slack.com/", "team": "Test",
                     "user": "timebot", "team_id": TEAM_ID, "user_id": BOT_USER_ID,
                     "bot_id": "BBOT", "is_enterprise_install": False}
         if method == "users.info":
             user = self.users.get(str(args.get("user")))
-            if user is None:
+            if user is None or not self._sees(user, team):
                 return {"ok": False, "error": "user_not_found"}
             return {"ok": True, "user": self._user(user)}
         if method == "users.lookupByEmail":
             email = str(args.get("email", "")).lower()
             for user in self.users.values():
-                if (user.email or "").lower() == email:
+                if (user.email or "").lower() == email and self._sees(user, team):
                     return {"ok": True, "user": self._user(user)}
             return {"ok": False, "error": "users_not_found"}
         if method == "users.list":
-            members = list(self.users.values())
+            members = [u for u in self.users.values() if self._sees(u, team)]
             start = int(args.get("cursor") or 0)
             limit = int(args.get("limit") or 200)
             page = members[start:start + limit]
@@ -365,7 +446,7 @@ class FakeSlack:
         return {"ok": True}
 
     def _user(self, user: FakeUser) -> dict[str, Any]:
-        return {"id": user.id, "team_id": TEAM_ID, "name": user.name, "real_name": user.name,
+        return {"id": user.id, "team_id": user.team or TEAM_ID, "name": user.name, "real_name": user.name,
                 "tz": user.tz, "tz_offset": user.tz_offset, "is_bot": user.is_bot,
                 "profile": {"email": user.email, "real_name": user.name}}
 
