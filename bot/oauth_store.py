@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from timebot.crypto import SecretBox
 from timebot.state.db import unit_of_work
+from timebot.state.models import SlackWorkspace
 from timebot.state.slack_models import SlackInstallation, SlackOAuthState
 
 log = structlog.get_logger("timebot.slack.oauth")
@@ -144,10 +145,14 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
         }
         async with unit_of_work(self.sessions) as session:
             row = await session.get(SlackInstallation, team_id, with_for_update=True)
-            if row is not None and row.organisation_id != issued.organisation_id:
+            # SLACK_BOT_TOKEN's workspace, pinned to its organisation, is connected too.
+            served = await session.get(SlackWorkspace, team_id)
+            connected_to = row.organisation_id if row is not None else (
+                served.organisation_id if served is not None else None)
+            if connected_to is not None and connected_to != issued.organisation_id:
                 log.warning("slack_install_refused", team=team_id,
                             organisation=issued.organisation_id,
-                            connected_to=row.organisation_id, reason="takeover")
+                            connected_to=connected_to, reason="takeover")
                 raise TakenOver(team_id)
             if row is None:
                 session.add(SlackInstallation(

@@ -285,7 +285,7 @@ async def test_uninstalling_one_workspace_leaves_the_other_working_then_reinstal
         await sign_in(two.live, admin_a, two.a.admin.email)
         page = await admin_a.get("/account")
         assert "not installed any more" in page.text and "Add to Slack" in page.text
-        # A review in A is not sent while uninstalled …
+        # A review in A meanwhile (not sent: the workspace is not installed) …
         approver = await member_in(two, two.a, TEAM_A, "Late")
         owner = await member_in(two, two.a, TEAM_A, "Owner2")
         await two.a.admin.gql(
