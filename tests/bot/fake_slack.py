@@ -19,17 +19,10 @@ bot calls, records every call, and can be told to answer 429 with Retry-After.
     fake.clock = virtual.now                  # the times calls are recorded (and paced) at
     await fake.stop()
 
-`auth.test` answers the team `TEAM_ID`, or the team of a token `add_team` gave out. Several
-workspaces (OAuth installs):
-
-    fake.add_team("T0A", "Acme")                  # a workspace; its installs' tokens answer it
-    code = fake.install_code("T0A")               # what Slack's authorize page hands back …
-    # … or GET {base_url}/oauth/v2/authorize?state=…&redirect_uri=… after `fake.approve("T0A")`
-    # redirects to redirect_uri?code=…&state=… as Slack does; `oauth.v2.access` swaps a code
-    # (once) for a fresh bot token of that team: `fake.token_of("T0A")`
-    fake.revoke("T0A")                            # that team's tokens refused (token_revoked)
-    call.token                                    # the token a call was made with `response_url`s for slash commands and actions point
-at `fake.response_url(...)`; what the bot posts there is recorded as method "response_url".
+`auth.test` answers the team `TEAM_ID`, or the team of a token given out through OAuth
+(`add_team`, `approve`, `token_of`, `revoke`: tests/bot/fake_workspaces.py); `call.token` is
+the token a call was made with. `response_url`s for slash commands and actions point at
+`fake.response_url(...)`; what the bot posts there is recorded as method "response_url".
 `apps.connections.open` (app-level tokens only) answers `fake.socket_url`, which
 tests/bot/fake_socket_mode.py sets.
 """
@@ -37,7 +30,6 @@ tests/bot/fake_socket_mode.py sets.
 from __future__ import annotations
 
 import asyncio
-import base64
 import itertools
 import json
 import time
@@ -53,6 +45,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.bot.fake_workspaces import FakeWorkspaces
 from tests.net import free_port
 
 TEAM_ID = "T0TIMEBOT"
@@ -109,7 +102,7 @@ class FakeUser:
 
 
 @dataclass
-class FakeSlack:
+class FakeSlack(FakeWorkspaces):
     port: int
     server: uvicorn.Server | None = None
     task: asyncio.Task[None] | None = None
@@ -207,25 +200,6 @@ class FakeSlack:
     def uninstall(self) -> None:
         self.uninstalled = True
 
-    def add_team(self, team_id: str, name: str) -> None:
-        self.teams[team_id] = name
-
-    def install_code(self, team_id: str) -> str:
-        code = f"code-{team_id}-{next(self._ts)}"
-        self.codes[code] = team_id
-        return code
-
-    def approve(self, team_id: str) -> None:
-        """The next visit of the authorize page installs into `team_id`."""
-        self.approving.append(team_id)
-
-    def token_of(self, team_id: str) -> str:
-        """The newest bot token given to `team_id`."""
-        return [token for token, team in self.tokens.items() if team == team_id][-1]
-
-    def revoke(self, team_id: str) -> None:
-        self.revoked.add(team_id)
-
     def install(self) -> None:
         self.uninstalled = False
 
@@ -288,6 +262,9 @@ class FakeSlack:
                 except ValueError:
                     pass
         return args
+
+    def _new_call(self, method: str, args: dict[str, Any]) -> Call:
+        return Call(method, args, self.clock())
 
     async def _record(self, call: Call) -> None:
         self.calls.append(call)
@@ -358,45 +335,9 @@ class FakeSlack:
         team = self.tokens.get(call.token)
         if self.uninstalled or (team is not None and team in self.revoked):
             return JSONResponse({"ok": False, "error": "token_revoked"})
-        if method == "oauth.v2.access":  # the app's credentials: Basic auth, or in the args
-            basic = request.headers.get("authorization", "").removeprefix("Basic ")
-            if basic and basic != call.token:
-                pair = base64.b64decode(basic).decode().split(":", 1)
-                args = {**args, "client_id": pair[0], "client_secret": pair[-1]}
-            return JSONResponse(self._oauth_access(args))
-        if method == "auth.test" and team is not None:
-            return JSONResponse({
-                "ok": True, "url": f"https://{team.lower()}.slack.com/", "team": self.teams[team],
-                "user": "timebot", "team_id": team, "user_id": f"UBOT{team}",
-                "bot_id": f"B{team}", "is_enterprise_install": False})
+        if method == "oauth.v2.access" or (method == "auth.test" and team is not None):
+            return JSONResponse(self._workspace_answer(method, args, request, team))
         return JSONResponse(self._answer(method, args, team))
-
-    def _oauth_access(self, args: dict[str, Any]) -> dict[str, Any]:
-        team = self.codes.pop(str(args.get("code") or ""), None)
-        if team is None or not args.get("client_id") or not args.get("client_secret"):
-            return {"ok": False, "error": "invalid_code"}
-        token = f"xoxb-{team}-{next(self._ts)}"
-        self.tokens[token] = team
-        self.revoked.discard(team)
-        return {"ok": True, "app_id": "A0TIMEBOT", "access_token": token, "token_type": "bot",
-                "scope": "chat:write,commands,im:history,users:read,users:read.email",
-                "bot_user_id": f"UBOT{team}", "team": {"id": team, "name": self.teams[team]},
-                "enterprise": None, "is_enterprise_install": False,
-                "authed_user": {"id": f"UADMIN{team}"}}
-
-    async def _authorize(self, request: Request) -> Response:
-        """Slack's authorize page: the user approves (`approve`), back to the redirect URI."""
-        args = dict(request.query_params)
-        await self._record(Call("oauth/v2/authorize", args, self.clock()))
-        if not self.approving:
-            return Response("nobody approves", status_code=400)
-        code = self.install_code(self.approving.pop(0))
-        target = f"{args.get('redirect_uri', '')}?code={code}&state={args.get('state', '')}"
-        return Response(status_code=302, headers={"location": target})
-
-    def _sees(self, user: FakeUser, team: str | None) -> bool:
-        """A team's token sees its own users only; the one-workspace token sees the others."""
-        return user.team == team
 
     def _answer(self, method: str, args: dict[str, Any], team: str | None = None
                 ) -> dict[str, Any]:
@@ -446,8 +387,9 @@ class FakeSlack:
         return {"ok": True}
 
     def _user(self, user: FakeUser) -> dict[str, Any]:
-        return {"id": user.id, "team_id": user.team or TEAM_ID, "name": user.name, "real_name": user.name,
-                "tz": user.tz, "tz_offset": user.tz_offset, "is_bot": user.is_bot,
+        return {"id": user.id, "team_id": user.team or TEAM_ID, "name": user.name,
+                "real_name": user.name, "tz": user.tz, "tz_offset": user.tz_offset,
+                "is_bot": user.is_bot,
                 "profile": {"email": user.email, "real_name": user.name}}
 
     async def _count(self, request: Request) -> Response:

@@ -304,3 +304,40 @@ async def test_uninstalling_one_workspace_leaves_the_other_working_then_reinstal
     two.fake.reset()
     _approver, dm = await review_dm(two, two.a, TEAM_A)
     assert dm.token == new_token
+
+
+def buttons(call: Any) -> dict[str, str]:
+    return {element["action_id"]: element.get("value", "")
+            for block in call.args.get("blocks") or []
+            for element in block.get("elements") or [] if element.get("type") == "button"}
+
+
+async def test_a_button_of_organisation_b_clicked_in_workspace_a_decides_nothing(
+    two: Two,
+) -> None:
+    two.fake.reset()
+    approver, dm = await review_dm(two, two.b, TEAM_B)
+    value = buttons(dm)["timebot_approve"]
+    # An administrator of A, in A, clicks a copy of B's Approve button.
+    intruder = await member_in(two, two.a, TEAM_A, "Intruder", role="admin")
+    payload = {
+        "type": "block_actions", "team": {"id": TEAM_A}, "user": {"id": intruder.slack_id},
+        "api_app_id": "A0TIMEBOT", "trigger_id": "trigger.a",
+        "response_url": two.fake.response_url("intruder"),
+        "channel": {"id": dm.args["channel"]},
+        "container": {"type": "message", "channel_id": dm.args["channel"], "message_ts": "1.0"},
+        "message": {"ts": "1.0", "text": ""},
+        "actions": [{"type": "button", "action_id": "timebot_approve", "block_id": "b",
+                     "value": value, "action_ts": "1.0"}]}
+    clicked = await two.slack.interactive(payload)
+    assert clicked.status_code == 200
+    (refusal,) = await two.fake.wait_for("chat.postEphemeral", user=intruder.slack_id)
+    assert refusal.token == two.fake.token_of(TEAM_A)
+    # B's approver decides, as themselves, in B only.
+    clicked = await two.slack.interactive({
+        **payload, "team": {"id": TEAM_B}, "user": {"id": approver.slack_id},
+        "trigger_id": "trigger.b", "response_url": two.fake.response_url("approver")})
+    assert clicked.status_code == 200
+    (update,) = await two.fake.wait_for("chat.update")
+    assert "Approved by Approver" in str(update.args)
+    assert update.token == two.fake.token_of(TEAM_B)
