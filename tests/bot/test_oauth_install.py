@@ -8,6 +8,7 @@ the token it carried."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -341,3 +342,39 @@ async def test_a_button_of_organisation_b_clicked_in_workspace_a_decides_nothing
     (update,) = await two.fake.wait_for("chat.update")
     assert "Approved by Approver" in str(update.args)
     assert update.token == two.fake.token_of(TEAM_B)
+
+
+async def test_a_refused_token_or_revoked_tokens_disable_that_workspace_only(
+    two: Two,
+) -> None:
+    two.fake.reset()
+    # Slack refuses A's token (revoked without telling): the first call refused disables A.
+    two.fake.revoke(TEAM_A)
+    opened = await two.slack.post(_event(TEAM_A, {"type": "app_home_opened",
+                                                  "user": "U0SOMEONE", "tab": "home"}),
+                                  "application/json")
+    assert opened.status_code == 200
+    await two.fake.wait_for("users.info", user="U0SOMEONE")
+    registry = installations_of(two.live.app.state.runtime)
+    assert registry is not None
+    workspace_a = registry.bots[TEAM_A].deps.workspace
+    for _ in range(200):
+        if not await workspace_a.active():
+            break
+        await asyncio.sleep(0.05)
+    assert not await workspace_a.active()
+    assert await registry.bots[TEAM_B].deps.workspace.active()
+    # tokens_revoked for B's bot token disables B, and A's reinstall does not revive B.
+    revoked = await two.slack.post(_event(TEAM_B, {"type": "tokens_revoked", "tokens": {
+        "bot": [f"UBOT{TEAM_B}"]}}), "application/json")
+    assert revoked.status_code == 200
+    async with browser(two.live) as admin_a, browser(two.live) as admin_b:
+        await sign_in(two.live, admin_a, two.a.admin.email)
+        assert (await install(two, admin_a, two.a, TEAM_A)).status_code == 303
+        assert await workspace_a.active()
+        assert not await registry.bots[TEAM_B].deps.workspace.active()
+        await sign_in(two.live, admin_b, two.b.admin.email)
+        assert (await install(two, admin_b, two.b, TEAM_B)).status_code == 303
+    two.fake.reset()
+    _approver, dm = await review_dm(two, two.b, TEAM_B)
+    assert dm.token == two.fake.token_of(TEAM_B)
