@@ -178,10 +178,16 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
     if settings.slack_bot_token:
         install_shortcut(runtime, registry, reviews, socket_mode, oauth_settings)
 
+    watching: list[asyncio.Task[None]] = []
+
     async def start(_runtime: Runtime) -> None:
         await registry.serve_all()
+        watching.append(asyncio.create_task(registry.watch(), name="slack-installations"))
 
     async def stop(_runtime: Runtime) -> None:
+        for task in watching:
+            task.cancel()
+        await asyncio.gather(*watching, return_exceptions=True)
         for bot in list(registry.bots.values()):
             await bot.deps.sender.worker.stop()
             await close_keep_alive(bot.deps.web)

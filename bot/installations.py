@@ -8,7 +8,9 @@ team id (its worker claims only those). A request is routed by its `team_id` (or
 logged, and never acted on. SLACK_BOT_TOKEN's workspace is one more bot (`shortcut`).
 
 A token installed again (OAuth) replaces the bot's token in place: the listeners, subscribers
-and queued rows of the team stay its own.
+and queued rows of the team stay its own. Another process's install is seen by `watch`, which
+reads the installations every `WATCH_SECONDS` (until then this process's bot of that team,
+its old token refused, holds its messages: nothing is lost).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from bot.oauth_store import InstallationStore, InstalledBot
 from bot.workspace import token_hash
 
 log = structlog.get_logger("timebot.slack.installations")
+
+WATCH_SECONDS = 30.0
 
 
 class InstallationAuthorize(AsyncAuthorize):
@@ -106,6 +110,15 @@ class Installations:
             return
         for found in await self.store.all_installed():
             await self.serve(found)
+
+    async def watch(self) -> None:
+        """Every process: new installations and new tokens of other processes' installs."""
+        while True:
+            await asyncio.sleep(WATCH_SECONDS)
+            try:
+                await self.serve_all()
+            except Exception:  # the database away for a moment: next round
+                log.exception("slack_installations_unread")
 
     async def installed(self, team_id: str) -> Any:
         """Called when an OAuth install stored `team_id`'s installation."""

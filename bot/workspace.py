@@ -206,6 +206,7 @@ class Workspace:
     def retoken(self, token: str) -> None:
         """The installation's new token (installed again through OAuth)."""
         self.token_hash = token_hash(token)
+        self._refused = None
         self._read_at = None
 
     async def installed_now(self, team_id: str, enterprise_id: str | None) -> None:

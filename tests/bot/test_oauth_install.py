@@ -378,3 +378,23 @@ async def test_a_refused_token_or_revoked_tokens_disable_that_workspace_only(
     two.fake.reset()
     _approver, dm = await review_dm(two, two.b, TEAM_B)
     assert dm.token == two.fake.token_of(TEAM_B)
+
+
+@pytest.mark.parametrize("query, status", [
+    ("", 400),                                          # nothing: not this browser's
+    ("error=access_denied&state=x", 200),               # cancelled in Slack
+    ("code=c&state=" + "s" * 5000, 400),                # enormous, no cookie
+    ("code=%00%ff&state=%00", 400),
+    ("code=c&code=d&state=a&state=b", 400),
+])
+async def test_hostile_redirects_are_answered_never_a_500(
+    two: Two, query: str, status: int,
+) -> None:
+    async with browser(two.live) as client:
+        answer = await client.get(f"/slack/oauth_redirect?{query}")
+        assert answer.status_code == status
+        client.cookies.set(STATE_COOKIE, "s" * 5000)
+        forged = await client.get(f"/slack/oauth_redirect?code=c&state={'s' * 5000}")
+        assert forged.status_code == 401
+        odd = await client.get("/slack/install?organisation=%00" + "x" * 3000)
+        assert odd.status_code == 303  # not signed in
