@@ -11,7 +11,9 @@ that calls another gets the call handed to it (approvals: the Home tab's `publis
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from slack_bolt.async_app import AsyncApp
@@ -81,6 +83,7 @@ def build_bot(
     runtime: Runtime, token: str, signing_secret: str | None, reviews: ReviewDispatch, *,
     api_url: str | None = None, organisation_id: str | None = None, socket_mode: bool = False,
     installed: InstalledBot | None = None, oauth_settings: AsyncOAuthSettings | None = None,
+    fresh: Callable[[], Awaitable[None]] | None = None,
 ) -> SlackBot:
     """The bolt app with every part's listeners installed, and the review DMs registered as a
     channel of the ground's review dispatch. `installed`: an OAuth installation's bot (its
@@ -94,15 +97,21 @@ def build_bot(
     authorize = None
     if oauth_settings is not None:
         authorize = (InstallationAuthorize(client, installed.team_id, installed.enterprise_id,
-                                           installed.bot_id, installed.bot_user_id)
+                                           installed.bot_id, installed.bot_user_id, fresh)
                      if installed is not None else InstallationAuthorize(client))
+
+    async def may_send() -> bool:  # token rotation first: the worker sends with a fresh token
+        if fresh is not None:
+            await fresh()
+        return await workspace.active()
+
     app = slack_app(runtime, client, signing_secret, socket_mode=socket_mode,
                     workspace=workspace, authorize=authorize, oauth_settings=oauth_settings)
     deps = SlackDeps(
         runtime=runtime, web=client,
         identity=Identity(client, runtime.directory, workspace),
         sender=SlackSender(runtime.state_sessions, client, runtime.clock,
-                           may_send=workspace.active,
+                           may_send=may_send,
                            team_id=installed.team_id if installed is not None else None),
         registry=CommandRegistry(), workspace=workspace,
         work_slots=asyncio.Semaphore(WORK_SLOTS),
@@ -148,7 +157,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
     def build(found: InstalledBot) -> SlackBot:
         return build_bot(runtime, found.token, settings.slack_signing_secret, reviews,
                          api_url=settings.slack_api_url, installed=found,
-                         oauth_settings=oauth_settings)
+                         oauth_settings=oauth_settings,
+                         fresh=registry.fresh_for(found.team_id))
 
     async def start_bot(bot: SlackBot) -> None:
         keep_alive(bot.deps.web)
@@ -161,7 +171,13 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         bot.deps.web.token = found.token
         bot.deps.workspace.retoken(found.token)
 
-    registry = Installations(store, build, start_bot, retoken)
+    async def refresh(refresh_token: str) -> Any:
+        return await flow.client.oauth_v2_access(
+            client_id=settings.slack_client_id or "",
+            client_secret=settings.slack_client_secret or "",
+            grant_type="refresh_token", refresh_token=refresh_token)
+
+    registry = Installations(store, build, start_bot, retoken, refresh, runtime.clock.now_ms)
     if oauth:
         assert settings.slack_client_id and settings.slack_client_secret
         flow = oauth_flow(

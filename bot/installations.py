@@ -30,12 +30,17 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.installation import NOT_CONNECTED
-from bot.oauth_store import InstallationStore, InstalledBot
+from bot.oauth_store import InstallationStore, InstalledBot, Refresh
 from bot.workspace import token_hash
 
 log = structlog.get_logger("timebot.slack.installations")
 
 WATCH_SECONDS = 30.0
+# Token rotation: a token is refreshed when it expires within the hour (Slack's last 12 h),
+# before a request is handled or a message sent with it; a failed refresh is tried again
+# after RETRY_MS (the old token still works meanwhile).
+ROTATE_BEFORE_MS = 3_600_000
+RETRY_MS = 60_000
 
 
 class InstallationAuthorize(AsyncAuthorize):
@@ -44,8 +49,10 @@ class InstallationAuthorize(AsyncAuthorize):
 
     def __init__(self, client: AsyncWebClient, team_id: str | None = None,
                  enterprise_id: str | None = None, bot_id: str | None = None,
-                 bot_user_id: str | None = None) -> None:
+                 bot_user_id: str | None = None,
+                 fresh: Callable[[], Awaitable[None]] | None = None) -> None:
         self.client = client
+        self.fresh = fresh  # token rotation: refreshes the token when it is due
         self.ids: dict[str, Any] | None = (
             {"team_id": team_id, "enterprise_id": enterprise_id, "bot_id": bot_id,
              "bot_user_id": bot_user_id} if team_id else None)
@@ -54,6 +61,8 @@ class InstallationAuthorize(AsyncAuthorize):
     async def __call__(self, *, context: AsyncBoltContext, enterprise_id: str | None,
                        team_id: str | None, user_id: str | None,
                        **_actor: Any) -> AuthorizeResult | None:
+        if self.fresh is not None:
+            await self.fresh()
         if self.ids is None:
             answer = await self.client.auth_test()
             self.ids = {"team_id": answer.get("team_id"),
@@ -78,15 +87,44 @@ class Installations:
     """The bots by team: SLACK_BOT_TOKEN's (`shortcut`) and the OAuth installations'."""
 
     def __init__(self, store: InstallationStore | None, build: Build, start: Start,
-                 retoken: Retoken) -> None:
+                 retoken: Retoken, refresh: Refresh | None = None,
+                 now_ms: Callable[[], int] | None = None) -> None:
         self.store = store
         self.build = build
         self.start = start
         self.retoken = retoken
+        self.refresh = refresh
+        self.now_ms = now_ms or (lambda: 0)
         self.shortcut: Any = None
         self.bots: dict[str, Any] = {}
         self._tokens: dict[str, str] = {}
+        self._expires: dict[str, int] = {}  # token rotation: when each token must be renewed
+        self._rotating: dict[str, asyncio.Lock] = {}
         self._lock = asyncio.Lock()
+
+    def fresh_for(self, team_id: str) -> Callable[[], Awaitable[None]]:
+        async def fresh() -> None:
+            due = self._expires.get(team_id)
+            if due is not None and due <= self.now_ms():
+                await self._rotate(team_id)
+        return fresh
+
+    async def _rotate(self, team_id: str) -> None:
+        lock = self._rotating.setdefault(team_id, asyncio.Lock())
+        async with lock:
+            due = self._expires.get(team_id)
+            if self.store is None or self.refresh is None or due is None \
+                    or due > self.now_ms():
+                return  # refreshed while this waited
+            try:
+                found = await self.store.rotate(team_id, self.refresh, ROTATE_BEFORE_MS)
+            except Exception as error:  # Slack or the database away: the old token still works
+                log.warning("slack_token_rotation_failed", team=team_id,
+                            error=str(error)[:200], retry_in_ms=RETRY_MS)
+                self._expires[team_id] = self.now_ms() + RETRY_MS
+                return
+            if found is not None:
+                await self.serve(found)
 
     async def serve(self, found: InstalledBot) -> Any:
         """The bot of an installation (built and started the first time; its token replaced
@@ -103,6 +141,10 @@ class Installations:
             elif self._tokens.get(found.team_id) != token_hash(found.token):
                 self._tokens[found.team_id] = token_hash(found.token)
                 await self.retoken(bot, found)
+            if found.expires_ms is None:
+                self._expires.pop(found.team_id, None)
+            else:
+                self._expires[found.team_id] = found.expires_ms - ROTATE_BEFORE_MS
             return bot
 
     async def serve_all(self) -> None:

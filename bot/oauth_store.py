@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,8 @@ from timebot.state.models import SlackWorkspace
 from timebot.state.slack_models import SlackInstallation, SlackOAuthState
 
 log = structlog.get_logger("timebot.slack.oauth")
+
+Refresh = Callable[[str], Awaitable[Any]]  # refresh token -> oauth.v2.access's answer
 
 STATE_SECONDS = 600
 
@@ -61,6 +65,7 @@ class InstalledBot:
     token: str
     bot_id: str | None
     bot_user_id: str | None
+    expires_ms: int | None = None  # token rotation: when the token expires (else never)
 
 
 class StateStore(AsyncOAuthStateStore):  # type: ignore[misc]
@@ -139,7 +144,10 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
             "bot_token_sealed": self.box.seal(installation.bot_token),
             "bot_refresh_token_sealed": (self.box.seal(installation.bot_refresh_token)
                                          if installation.bot_refresh_token else None),
-            "bot_token_expires_ms": expires * 1000 if expires else None,
+            # Slack's expiry is wall-clock; kept on the runtime's clock, which decides when
+            # to refresh (bot.installations).
+            "bot_token_expires_ms": (now + 1000 * (expires - int(time.time()))
+                                     if expires else None),
             "installer_person_id": issued.person_id,
             "installer_slack_user_id": installation.user_id, "updated_ms": now,
         }
@@ -167,7 +175,42 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
 
     def _bot(self, row: SlackInstallation) -> InstalledBot:
         return InstalledBot(row.team_id, row.enterprise_id, row.organisation_id,
-                            self.box.open(row.bot_token_sealed), row.bot_id, row.bot_user_id)
+                            self.box.open(row.bot_token_sealed), row.bot_id, row.bot_user_id,
+                            row.bot_token_expires_ms if row.bot_refresh_token_sealed else None)
+
+    async def rotate(self, team_id: str, refresh: Refresh, before_ms: int
+                     ) -> InstalledBot | None:
+        """Token rotation: when the team's token expires within `before_ms`, swap its refresh
+        token for a new token (`refresh`: oauth.v2.access, outside any transaction) and store
+        it unless another process stored one meanwhile; the installation as it is then."""
+        async with self.sessions() as session:
+            row = await session.get(SlackInstallation, team_id)
+        if row is None:
+            return None
+        now = self.clock.now_ms()
+        if row.bot_refresh_token_sealed is None or (row.bot_token_expires_ms or 0) > \
+                now + before_ms:
+            return self._bot(row)
+        answer = await refresh(self.box.open(row.bot_refresh_token_sealed))
+        token, expires_in = str(answer.get("access_token") or ""), answer.get("expires_in")
+        if not token:
+            raise BoltError("oauth.v2.access answered no token")
+        async with unit_of_work(self.sessions) as session:
+            result: Any = await session.execute(
+                update(SlackInstallation)
+                .where(SlackInstallation.team_id == team_id,
+                       SlackInstallation.bot_token_sealed == row.bot_token_sealed)
+                .values(bot_token_sealed=self.box.seal(token),
+                        bot_refresh_token_sealed=self.box.seal(
+                            str(answer.get("refresh_token") or "")) if answer.get(
+                            "refresh_token") else row.bot_refresh_token_sealed,
+                        bot_token_expires_ms=now + 1000 * int(expires_in or 0)
+                        if expires_in else None, updated_ms=now))
+        if result.rowcount:
+            log.info("slack_token_rotated", team=team_id, expires_in=expires_in)
+        async with self.sessions() as session:
+            row = await session.get(SlackInstallation, team_id)
+        return self._bot(row) if row is not None else None
 
     async def installed(self, team_id: str | None, enterprise_id: str | None = None
                         ) -> InstalledBot | None:

@@ -132,6 +132,8 @@ class FakeSlack(FakeWorkspaces):
     codes: dict[str, str] = field(default_factory=dict)
     revoked: set[str] = field(default_factory=set)
     approving: list[str] = field(default_factory=list)
+    rotation: dict[str, tuple[int, int]] = field(default_factory=dict)
+    refresh_tokens: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     async def start(cls, port: int | None = None) -> FakeSlack:

@@ -8,6 +8,8 @@ teams, and who each token sees (a team's users; the one-workspace token: the oth
     # redirects to redirect_uri?code=…&state=… as Slack does; `oauth.v2.access` swaps a code
     # (once) for a fresh bot token of that team: `fake.token_of("T0A")`
     fake.revoke("T0A")                            # that team's tokens refused (token_revoked)
+    fake.rotation["T0A"] = (1800, 43200)          # token rotation: the install's token lasts
+    # 1800 s, each one refreshed (grant_type=refresh_token) 43200 s
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class FakeWorkspaces:
     codes: dict[str, str]
     revoked: set[str]
     approving: list[str]
+    rotation: dict[str, tuple[int, int]]
+    refresh_tokens: dict[str, str]
     _ts: itertools.count[int]
     clock: Callable[[], float]
 
@@ -79,17 +83,27 @@ class FakeWorkspaces:
                 "bot_id": f"B{team}", "is_enterprise_install": False}
 
     def _oauth_access(self, args: dict[str, Any]) -> dict[str, Any]:
-        team = self.codes.pop(str(args.get("code") or ""), None)
+        refreshing = args.get("grant_type") == "refresh_token"
+        team = (self.refresh_tokens.get(str(args.get("refresh_token") or "")) if refreshing
+                else self.codes.pop(str(args.get("code") or ""), None))
         if team is None or not args.get("client_id") or not args.get("client_secret"):
-            return {"ok": False, "error": "invalid_code"}
+            return {"ok": False, "error": "invalid_refresh_token" if refreshing
+                    else "invalid_code"}
         token = f"xoxb-{team}-{next(self._ts)}"
         self.tokens[token] = team
         self.revoked.discard(team)
-        return {"ok": True, "app_id": "A0TIMEBOT", "access_token": token, "token_type": "bot",
-                "scope": "chat:write,commands,im:history,users:read,users:read.email",
-                "bot_user_id": f"UBOT{team}", "team": {"id": team, "name": self.teams[team]},
-                "enterprise": None, "is_enterprise_install": False,
-                "authed_user": {"id": f"UADMIN{team}"}}
+        answer: dict[str, Any] = {
+            "ok": True, "app_id": "A0TIMEBOT", "access_token": token, "token_type": "bot",
+            "scope": "chat:write,commands,im:history,users:read,users:read.email",
+            "bot_user_id": f"UBOT{team}", "team": {"id": team, "name": self.teams[team]},
+            "enterprise": None, "is_enterprise_install": False,
+            "authed_user": {"id": f"UADMIN{team}"}}
+        if team in self.rotation:
+            refresh = f"xoxe-1-{team}-{next(self._ts)}"
+            self.refresh_tokens[refresh] = team
+            answer["refresh_token"] = refresh
+            answer["expires_in"] = self.rotation[team][1 if refreshing else 0]
+        return answer
 
     async def _authorize(self, request: Request) -> Response:
         """Slack's authorize page: the user approves (`approve`), back to the redirect URI."""

@@ -30,6 +30,7 @@ from tests.bot.signing import SlackRequests, command_fields, event_body
 from tests.service.test_approvals_support import add_record, submit
 from tests.support import LiveServer, Org, new_org, start_live_server, stop_live_server
 from tests.timebot.signin_support import browser, sign_in
+from timebot.state.slack_models import SlackInstallation
 
 TEAM_A, TEAM_B, TEAM_C = "T0AAAAAAA", "T0BBBBBBB", "T0CCCCCCC"
 MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-manifest.yaml"
@@ -398,3 +399,41 @@ async def test_hostile_redirects_are_answered_never_a_500(
         assert forged.status_code == 401
         odd = await client.get("/slack/install?organisation=%00" + "x" * 3000)
         assert odd.status_code == 303  # not signed in
+
+
+async def test_a_rotating_token_is_refreshed_before_it_expires_and_kept_sealed(
+    two: Two,
+) -> None:
+    team = "T0DDDDDDD"
+    two.fake.add_team(team, "Dee")
+    two.fake.rotation[team] = (1800, 43200)  # the install's token expires within the hour
+    dee = await new_org(two.live, two.http, "D")
+    runtime = two.live.app.state.runtime
+    await runtime.subscriptions.ensure(dee.id)
+    async with browser(two.live) as admin:
+        await sign_in(two.live, admin, dee.admin.email)
+        assert (await install(two, admin, dee, team)).status_code == 303
+    first = two.fake.token_of(team)
+    two.fake.reset()
+    dora = await member_in(two, dee, team, "Dora")
+    opened = await two.slack.post(_event(team, {"type": "app_home_opened",
+                                                "user": dora.slack_id, "tab": "home"}),
+                                  "application/json")
+    assert opened.status_code == 200
+    (home,) = await two.fake.wait_for("views.publish", user_id=dora.slack_id)
+    (refreshed,) = two.fake.calls_to("oauth.v2.access")
+    assert refreshed.args.get("grant_type") == "refresh_token"
+    assert home.token == two.fake.token_of(team) != first
+    # Sealed at rest: neither token is in the row as it is stored.
+    async with runtime.state_sessions() as session:
+        row = await session.get(SlackInstallation, team)
+    assert row is not None and row.bot_refresh_token_sealed is not None
+    assert home.token not in row.bot_token_sealed and "xoxe" not in row.bot_refresh_token_sealed
+    assert runtime.box.open(row.bot_token_sealed) == home.token
+    # The new token lasts 12 hours: the next request is not refreshed again.
+    again = await two.slack.post(_event(team, {"type": "app_home_opened",
+                                               "user": dora.slack_id, "tab": "home"}),
+                                 "application/json")
+    assert again.status_code == 200
+    await two.fake.wait_for("views.publish", count=2, user_id=dora.slack_id)
+    assert len(two.fake.calls_to("oauth.v2.access")) == 1
