@@ -69,11 +69,13 @@ class InstallationAuthorize(AsyncAuthorize):
                         "enterprise_id": answer.get("enterprise_id") or None,
                         "bot_id": answer.get("bot_id"), "bot_user_id": answer.get("user_id")}
         ids = self.ids
-        if team_id != ids["team_id"] and not (team_id is None and enterprise_id
+        org_wide = ids["team_id"] == ids["enterprise_id"]  # any team of the enterprise
+        if team_id != ids["team_id"] and not ((team_id is None or org_wide) and enterprise_id
                                               and enterprise_id == ids["enterprise_id"]):
             return None
         return AuthorizeResult(
-            enterprise_id=ids["enterprise_id"], team_id=ids["team_id"],
+            enterprise_id=ids["enterprise_id"],
+            team_id=team_id if org_wide else ids["team_id"],
             bot_id=ids["bot_id"], bot_user_id=ids["bot_user_id"], bot_token=self.client.token,
             user_id=user_id)
 
@@ -98,6 +100,7 @@ class Installations:
         self.shortcut: Any = None
         self.bots: dict[str, Any] = {}
         self._tokens: dict[str, str] = {}
+        self._via: dict[str, str] = {}  # a team of an org-wide install -> its enterprise
         self._expires: dict[str, int] = {}  # token rotation: when each token must be renewed
         self._rotating: dict[str, asyncio.Lock] = {}
         self._lock = asyncio.Lock()
@@ -176,12 +179,14 @@ class Installations:
         """The bot a request from (team, enterprise) is for; None: a team timebot does not
         know (or a request naming none)."""
         if team_id:
-            bot = self.bots.get(team_id)
+            bot = self.bots.get(self._via.get(team_id, team_id))
             if bot is not None:
                 return bot
         if self.store is not None and (team_id or enterprise_id):
             found = await self.store.installed(team_id, enterprise_id)
             if found is not None:
+                if team_id and found.org_wide:  # that team's requests: its enterprise's bot
+                    self._via[team_id] = found.team_id
                 return await self.serve(found)
         if self.shortcut is not None:
             if len(self.bots) == 0 or await self.shortcut.deps.workspace.admits(

@@ -147,8 +147,8 @@ class TimebotOAuthFlow(AsyncOAuthFlow):
         issued = await self.states.issued(state)
         if issued is None:  # consumed just before by this very request: cannot happen
             raise BoltError("the state was not consumed")
-        await self.installations.save_for(installation, issued)
-        await self.on_installed(installation.team_id or "", issued.organisation_id)
+        key = await self.installations.save_for(installation, issued)
+        await self.on_installed(key, issued.organisation_id)
 
 
 def oauth_flow(

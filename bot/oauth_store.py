@@ -67,6 +67,11 @@ class InstalledBot:
     bot_user_id: str | None
     expires_ms: int | None = None  # token rotation: when the token expires (else never)
 
+    @property
+    def org_wide(self) -> bool:
+        """An Enterprise Grid org-wide install (kept under its enterprise id)."""
+        return self.team_id == self.enterprise_id
+
 
 class StateStore(AsyncOAuthStateStore):  # type: ignore[misc]
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
@@ -128,10 +133,14 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
     async def async_save(self, installation: Installation) -> None:
         raise BoltError("an installation is saved for an organisation: save_for")
 
-    async def save_for(self, installation: Installation, issued: Issued) -> bool:
-        """Store the installation for `issued`'s organisation; True when the team was not
-        installed before. TakenOver when another organisation has the team."""
-        team_id = installation.team_id or ""
+    async def save_for(self, installation: Installation, issued: Issued) -> str:
+        """Store the installation for `issued`'s organisation; the key it is kept under (its
+        team, or an org-wide install's enterprise). TakenOver when another organisation has
+        the team."""
+        # An Enterprise Grid org-wide install is kept under its enterprise id: it serves
+        # every workspace of the enterprise that has no installation of its own.
+        team_id = installation.team_id or (
+            installation.enterprise_id if installation.is_enterprise_install else None) or ""
         if not team_id or not installation.bot_token:
             raise BoltError("the installation names no team or has no bot token")
         now = self.clock.now_ms()
@@ -171,7 +180,7 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
                     setattr(row, name, value)
         log.info("slack_installed", team=team_id, organisation=issued.organisation_id,
                  again=row is not None)
-        return row is None
+        return team_id
 
     def _bot(self, row: SlackInstallation) -> InstalledBot:
         return InstalledBot(row.team_id, row.enterprise_id, row.organisation_id,
@@ -216,14 +225,15 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
                         ) -> InstalledBot | None:
         """The installation of a team (or, without one, the enterprise's only one)."""
         async with self.sessions() as session:
-            if team_id:
-                row = await session.get(SlackInstallation, team_id)
-            elif enterprise_id:
+            row = await session.get(SlackInstallation, team_id) if team_id else None
+            if row is None and enterprise_id:  # the enterprise's org-wide install
+                row = await session.get(SlackInstallation, enterprise_id)
+                if row is not None and row.enterprise_id != enterprise_id:
+                    row = None
+            if row is None and enterprise_id and not team_id:
                 rows = list(await session.scalars(select(SlackInstallation).where(
                     SlackInstallation.enterprise_id == enterprise_id).limit(2)))
                 row = rows[0] if len(rows) == 1 else None
-            else:
-                row = None
         return self._bot(row) if row is not None else None
 
     async def all_installed(self) -> list[InstalledBot]:

@@ -133,6 +133,7 @@ class FakeSlack(FakeWorkspaces):
     revoked: set[str] = field(default_factory=set)
     approving: list[str] = field(default_factory=list)
     rotation: dict[str, tuple[int, int]] = field(default_factory=dict)
+    enterprise_of: dict[str, str] = field(default_factory=dict)
     refresh_tokens: dict[str, str] = field(default_factory=dict)
 
     @classmethod

@@ -8,6 +8,8 @@ teams, and who each token sees (a team's users; the one-workspace token: the oth
     # redirects to redirect_uri?code=…&state=… as Slack does; `oauth.v2.access` swaps a code
     # (once) for a fresh bot token of that team: `fake.token_of("T0A")`
     fake.revoke("T0A")                            # that team's tokens refused (token_revoked)
+    fake.add_enterprise("E0G", "Grid", ["T0G1", "T0G2"])   # Enterprise Grid: an approve of
+    # "E0G" is an org-wide install, whose token sees the users of every team of it
     fake.rotation["T0A"] = (1800, 43200)          # token rotation: the install's token lasts
     # 1800 s, each one refreshed (grant_type=refresh_token) 43200 s
 """
@@ -40,6 +42,7 @@ class FakeWorkspaces:
     revoked: set[str]
     approving: list[str]
     rotation: dict[str, tuple[int, int]]
+    enterprise_of: dict[str, str]
     refresh_tokens: dict[str, str]
     _ts: itertools.count[int]
     clock: Callable[[], float]
@@ -52,6 +55,11 @@ class FakeWorkspaces:
 
     def add_team(self, team_id: str, name: str) -> None:
         self.teams[team_id] = name
+
+    def add_enterprise(self, enterprise_id: str, name: str, teams: list[str]) -> None:
+        self.teams[enterprise_id] = name
+        for team in teams:
+            self.enterprise_of[team] = enterprise_id
 
     def install_code(self, team_id: str) -> str:
         code = f"code-{team_id}-{next(self._ts)}"
@@ -78,9 +86,11 @@ class FakeWorkspaces:
                 args = {**args, "client_id": pair[0], "client_secret": pair[-1]}
             return self._oauth_access(args)
         assert team is not None
+        grid = team in self.enterprise_of.values()
         return {"ok": True, "url": f"https://{team.lower()}.slack.com/", "team": self.teams[team],
-                "user": "timebot", "team_id": team, "user_id": f"UBOT{team}",
-                "bot_id": f"B{team}", "is_enterprise_install": False}
+                "user": "timebot", "team_id": "" if grid else team, "user_id": f"UBOT{team}",
+                "bot_id": f"B{team}", "is_enterprise_install": grid,
+                **({"enterprise_id": team} if grid else {})}
 
     def _oauth_access(self, args: dict[str, Any]) -> dict[str, Any]:
         refreshing = args.get("grant_type") == "refresh_token"
@@ -98,6 +108,9 @@ class FakeWorkspaces:
             "bot_user_id": f"UBOT{team}", "team": {"id": team, "name": self.teams[team]},
             "enterprise": None, "is_enterprise_install": False,
             "authed_user": {"id": f"UADMIN{team}"}}
+        if team in self.enterprise_of.values():  # an org-wide install
+            answer.update(team=None, is_enterprise_install=True,
+                          enterprise={"id": team, "name": self.teams[team]})
         if team in self.rotation:
             refresh = f"xoxe-1-{team}-{next(self._ts)}"
             self.refresh_tokens[refresh] = team
@@ -117,4 +130,5 @@ class FakeWorkspaces:
 
     def _sees(self, user: _User, team: str | None) -> bool:
         """A team's token sees its own users only; the one-workspace token sees the others."""
-        return user.team == team
+        return user.team == team or (
+            user.team is not None and self.enterprise_of.get(user.team) == team)

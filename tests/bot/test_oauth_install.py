@@ -414,15 +414,14 @@ async def test_a_rotating_token_is_refreshed_before_it_expires_and_kept_sealed(
         await sign_in(two.live, admin, dee.admin.email)
         assert (await install(two, admin, dee, team)).status_code == 303
     first = two.fake.token_of(team)
-    two.fake.reset()
     dora = await member_in(two, dee, team, "Dora")
+    # Refreshed before the first use (its sender's first round, or this request).
     opened = await two.slack.post(_event(team, {"type": "app_home_opened",
                                                 "user": dora.slack_id, "tab": "home"}),
                                   "application/json")
     assert opened.status_code == 200
     (home,) = await two.fake.wait_for("views.publish", user_id=dora.slack_id)
-    (refreshed,) = two.fake.calls_to("oauth.v2.access")
-    assert refreshed.args.get("grant_type") == "refresh_token"
+    (refreshed,) = await two.fake.wait_for("oauth.v2.access", grant_type="refresh_token")
     assert home.token == two.fake.token_of(team) != first
     # Sealed at rest: neither token is in the row as it is stored.
     async with runtime.state_sessions() as session:
@@ -436,4 +435,33 @@ async def test_a_rotating_token_is_refreshed_before_it_expires_and_kept_sealed(
                                  "application/json")
     assert again.status_code == 200
     await two.fake.wait_for("views.publish", count=2, user_id=dora.slack_id)
-    assert len(two.fake.calls_to("oauth.v2.access")) == 1
+    assert len([call for call in two.fake.calls_to("oauth.v2.access")
+                if call.args.get("grant_type") == "refresh_token"]) == 1
+
+
+async def test_an_org_wide_grid_install_serves_every_team_of_its_enterprise(two: Two) -> None:
+    grid, teams = "E0GGGGGGG", ["T0GRID001", "T0GRID002"]
+    two.fake.add_enterprise(grid, "Grid", teams)
+    org = await new_org(two.live, two.http, "G")
+    await two.live.app.state.runtime.subscriptions.ensure(org.id)
+    async with browser(two.live) as admin:
+        await sign_in(two.live, admin, org.admin.email)
+        assert (await install(two, admin, org, grid)).status_code == 303
+    token = two.fake.token_of(grid)
+    two.fake.reset()
+    # A review in G whose approver is in the enterprise's second workspace.
+    _approver, dm = await review_dm(two, org, teams[1])
+    assert dm.token == token
+    # A command from the first workspace is the enterprise install's.
+    gina = await member_in(two, org, teams[0], "Gina")
+    answer = await two.slack.form({
+        **command_fields(two.fake, "/time", "help", user=gina.slack_id), "team_id": teams[0],
+        "enterprise_id": grid, "is_enterprise_install": "true"})
+    assert answer.status_code == 200 and NOT_CONNECTED not in answer.text
+    (told,) = await two.fake.wait_for("response_url")
+    assert "/time" in str(told.args.get("text"))
+    # Another enterprise's team is not connected by it.
+    stranger = await two.slack.form({
+        **command_fields(two.fake, "/time", "help", user="U0OTHER"), "team_id": "T0ELSEWH",
+        "enterprise_id": "E0OTHER", "is_enterprise_install": "true"})
+    assert stranger.json() == {"response_type": "ephemeral", "text": NOT_CONNECTED}
