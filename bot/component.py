@@ -190,6 +190,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         oauth_settings = flow.settings
         if who_is is not None:
             routes.extend(oauth_routes(flow, who_is))
+        else:  # no sign-in pages here (a hosted service): installs are served, not started
+            log.warning("slack_install_unavailable", reason="no sign-in pages in this process")
     _REGISTRIES[id(runtime)] = registry
     if settings.slack_bot_token:
         install_shortcut(runtime, registry, reviews, socket_mode, oauth_settings)
