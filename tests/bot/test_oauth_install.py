@@ -421,7 +421,7 @@ async def test_a_rotating_token_is_refreshed_before_it_expires_and_kept_sealed(
                                   "application/json")
     assert opened.status_code == 200
     (home,) = await two.fake.wait_for("views.publish", user_id=dora.slack_id)
-    (refreshed,) = await two.fake.wait_for("oauth.v2.access", grant_type="refresh_token")
+    await two.fake.wait_for("oauth.v2.access", grant_type="refresh_token")
     assert home.token == two.fake.token_of(team) != first
     # Sealed at rest: neither token is in the row as it is stored.
     async with runtime.state_sessions() as session:
