@@ -44,6 +44,7 @@ from bot.nudges import NudgesPart
 from bot.oauth import WhoIs, oauth_flow, oauth_routes
 from bot.oauth_store import InstallationStore, InstalledBot, StateStore
 from bot.sender import SlackSender
+from bot.sender_worker import due_teams
 from bot.socket_mode import SocketMode
 from bot.workspace import Workspace
 from timebot.errors import ConfigError
@@ -53,6 +54,9 @@ from timebot.runtime import Runtime
 log = structlog.get_logger("timebot.slack")
 
 WORK_SLOTS = 4
+# An installation's sender polls this seldom; one query a second for all of them wakes
+# those with rows due (bot.installations.Installations.wake_due).
+INSTALLATION_POLL_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,9 @@ def build_bot(
         identity=Identity(client, runtime.directory, workspace),
         sender=SlackSender(runtime.state_sessions, client, runtime.clock,
                            may_send=may_send,
-                           team_id=installed.team_id if installed is not None else None),
+                           team_id=installed.team_id if installed is not None else None,
+                           poll_seconds=INSTALLATION_POLL_SECONDS if installed is not None
+                           else 1.0),
         registry=CommandRegistry(), workspace=workspace,
         work_slots=asyncio.Semaphore(WORK_SLOTS),
     )
@@ -201,6 +207,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
     async def start(_runtime: Runtime) -> None:
         await registry.serve_all()
         watching.append(asyncio.create_task(registry.watch(), name="slack-installations"))
+        watching.append(asyncio.create_task(registry.wake_due(
+            lambda: due_teams(runtime.state_sessions)), name="slack-installations-due"))
 
     async def stop(_runtime: Runtime) -> None:
         for task in watching:

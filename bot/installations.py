@@ -36,6 +36,7 @@ from bot.workspace import token_hash
 log = structlog.get_logger("timebot.slack.installations")
 
 WATCH_SECONDS = 30.0
+DUE_SECONDS = 1.0
 # Token rotation: a token is refreshed when it expires within the hour (Slack's last 12 h),
 # before a request is handled or a message sent with it; a failed refresh is tried again
 # after RETRY_MS (the old token still works meanwhile).
@@ -164,6 +165,21 @@ class Installations:
                 await self.serve_all()
             except Exception:  # the database away for a moment: next round
                 log.exception("slack_installations_unread")
+
+    async def wake_due(self, due: Callable[[], Awaitable[list[str]]]) -> None:
+        """Every second, one query for all installations: the senders with rows due are
+        woken (each polls on its own only every few seconds)."""
+        while True:
+            await asyncio.sleep(DUE_SECONDS)
+            try:
+                teams = await due()
+            except Exception:  # the database away for a moment: next round
+                log.exception("slack_due_unread")
+                continue
+            for team in teams:
+                bot = self.bots.get(team)
+                if bot is not None:
+                    bot.deps.sender.worker.wake()
 
     async def installed(self, team_id: str) -> Any:
         """Called when an OAuth install stored `team_id`'s installation."""

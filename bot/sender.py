@@ -44,6 +44,7 @@ class SlackSender:
         pace_clock: PaceClock | None = None,
         may_send: Callable[[], Awaitable[bool]] | None = None,
         team_id: str | None = None,
+        poll_seconds: float = 1.0,
     ) -> None:
         self.sessions = sessions
         # The installation whose token sends (bot.installations): its rows carry its team,
@@ -53,7 +54,8 @@ class SlackSender:
         self.clock = clock
         # may_send: False while the app is uninstalled (bot.workspace): nothing is claimed
         self.worker = SenderWorker(sessions, client, limits or RateLimits(), clock=pace_clock,
-                                   may_send=may_send, team_id=team_id)
+                                   may_send=may_send, team_id=team_id,
+                                   poll_seconds=poll_seconds)
         self._seq = itertools.count()
 
     def _mine(self) -> Any:
