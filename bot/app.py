@@ -11,6 +11,8 @@ import logging
 
 import aiohttp
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization.async_authorize import AsyncAuthorize
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.dedup import SlackDeduplication
@@ -50,15 +52,25 @@ async def close_keep_alive(client: AsyncWebClient) -> None:
 
 def slack_app(
     runtime: Runtime, client: AsyncWebClient, signing_secret: str | None, *, socket_mode: bool,
-    workspace: Workspace | None = None,
+    workspace: Workspace | None = None, authorize: AsyncAuthorize | None = None,
+    oauth_settings: AsyncOAuthSettings | None = None,
 ) -> AsyncApp:
+    """With `oauth_settings` (SLACK_CLIENT_ID set), the app is authorized by `authorize` (its
+    own installation's token) and given the settings explicitly: bolt then never builds its
+    own from the environment (a file installation store in $HOME that ignores the token)."""
+    if authorize is not None:  # the client's token is what `authorize` answers
+        token, client.token = client.token, None
     app = AsyncApp(
         client=client,
         signing_secret=signing_secret,
         # Socket Mode requests are not signed; HTTP ones always are.
         request_verification_enabled=not socket_mode,
         logger=log,
+        authorize=authorize,  # type: ignore[arg-type]  # an AsyncAuthorize is taken as is
+        oauth_settings=oauth_settings,
     )
+    if authorize is not None:
+        client.token = token
     if workspace is not None:  # another team's requests, or while uninstalled: not acted on
         app.use(WorkspaceGate(workspace))
     # A retried request (slow ack), also after a restart, is taken once.

@@ -11,10 +11,13 @@ that calls another gets the call handed to it (approvals: the Home tab's `publis
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from starlette.routing import BaseRoute, Route
 
 from bot import (
@@ -37,8 +40,12 @@ from bot.commands import CommandRegistry
 from bot.deps import SlackDeps
 from bot.http_events import events_endpoint
 from bot.identity import Identity
+from bot.installations import InstallationAuthorize, Installations
 from bot.nudges import NudgesPart
+from bot.oauth import WhoIs, oauth_flow, oauth_routes
+from bot.oauth_store import InstallationStore, InstalledBot, StateStore
 from bot.sender import SlackSender
+from bot.sender_worker import due_teams
 from bot.socket_mode import SocketMode
 from bot.workspace import Workspace
 from timebot.errors import ConfigError
@@ -48,6 +55,9 @@ from timebot.runtime import Runtime
 log = structlog.get_logger("timebot.slack")
 
 WORK_SLOTS = 4
+# An installation's sender polls this seldom; one query a second for all of them wakes
+# those with rows due (bot.installations.Installations.wake_due).
+INSTALLATION_POLL_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,12 @@ class SlackBot:
 
 
 _BOTS: dict[int, SlackBot] = {}
+_REGISTRIES: dict[int, Installations] = {}
+
+
+def installations_of(runtime: Runtime) -> Installations | None:
+    """Every installation's bot of a running timebot (None when Slack is not configured)."""
+    return _REGISTRIES.get(id(runtime))
 
 
 def bot_of(runtime: Runtime) -> SlackBot | None:
@@ -71,19 +87,39 @@ def bot_of(runtime: Runtime) -> SlackBot | None:
 def build_bot(
     runtime: Runtime, token: str, signing_secret: str | None, reviews: ReviewDispatch, *,
     api_url: str | None = None, organisation_id: str | None = None, socket_mode: bool = False,
+    installed: InstalledBot | None = None, oauth_settings: AsyncOAuthSettings | None = None,
+    fresh: Callable[[], Awaitable[None]] | None = None,
 ) -> SlackBot:
     """The bolt app with every part's listeners installed, and the review DMs registered as a
-    channel of the ground's review dispatch."""
+    channel of the ground's review dispatch. `installed`: an OAuth installation's bot (its
+    team, its organisation); else SLACK_BOT_TOKEN's. With `oauth_settings` (SLACK_CLIENT_ID
+    set) each app is authorized with its own installation's token (bot.installations)."""
+    if installed is not None:
+        token, organisation_id = installed.token, installed.organisation_id
     workspace = Workspace(runtime.state_sessions, runtime.clock, runtime.directory, token,
                           organisation_id)
     client = web_client(token, api_url, workspace)
+    authorize = None
+    if oauth_settings is not None:
+        authorize = (InstallationAuthorize(client, installed.team_id, installed.enterprise_id,
+                                           installed.bot_id, installed.bot_user_id, fresh)
+                     if installed is not None else InstallationAuthorize(client))
+
+    async def may_send() -> bool:  # token rotation first: the worker sends with a fresh token
+        if fresh is not None:
+            await fresh()
+        return await workspace.active()
+
     app = slack_app(runtime, client, signing_secret, socket_mode=socket_mode,
-                    workspace=workspace)
+                    workspace=workspace, authorize=authorize, oauth_settings=oauth_settings)
     deps = SlackDeps(
         runtime=runtime, web=client,
         identity=Identity(client, runtime.directory, workspace),
         sender=SlackSender(runtime.state_sessions, client, runtime.clock,
-                           may_send=workspace.active),
+                           may_send=may_send,
+                           team_id=installed.team_id if installed is not None else None,
+                           poll_seconds=INSTALLATION_POLL_SECONDS if installed is not None
+                           else 1.0),
         registry=CommandRegistry(), workspace=workspace,
         work_slots=asyncio.Semaphore(WORK_SLOTS),
     )
@@ -103,18 +139,126 @@ def build_bot(
     return SlackBot(app, deps, NudgesPart(deps))
 
 
-def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDispatch) -> None:
+def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDispatch,
+                  who_is: WhoIs | None = None) -> None:
+    """SLACK_BOT_TOKEN's workspace, and with SLACK_CLIENT_ID / SLACK_CLIENT_SECRET the OAuth
+    installs (bot.oauth: `who_is` tells who a browser's session is) and every workspace
+    installed that way (bot.installations)."""
     settings = runtime.settings
-    if not settings.slack_bot_token:
+    if bool(settings.slack_client_id) != bool(settings.slack_client_secret):
+        raise ConfigError("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together")
+    oauth = bool(settings.slack_client_id)
+    if not settings.slack_bot_token and not oauth:
         return
     socket_mode = bool(settings.slack_app_token)
+    if oauth and socket_mode:
+        raise ConfigError("OAuth installs (SLACK_CLIENT_ID) need HTTP mode: unset "
+                          "SLACK_APP_TOKEN")
     if not socket_mode and not settings.slack_signing_secret:
-        raise ConfigError("SLACK_SIGNING_SECRET is required with SLACK_BOT_TOKEN (HTTP mode)")
+        raise ConfigError("SLACK_SIGNING_SECRET is required with SLACK_BOT_TOKEN or "
+                          "SLACK_CLIENT_ID (HTTP mode)")
+    store = InstallationStore(runtime.state_sessions, runtime.clock, runtime.box) \
+        if oauth else None
+    running = {"jobs": False}
+    oauth_settings: AsyncOAuthSettings | None = None
+
+    def build(found: InstalledBot) -> SlackBot:
+        return build_bot(runtime, found.token, settings.slack_signing_secret, reviews,
+                         api_url=settings.slack_api_url, installed=found,
+                         oauth_settings=oauth_settings,
+                         fresh=registry.fresh_for(found.team_id))
+
+    async def start_bot(bot: SlackBot) -> None:
+        keep_alive(bot.deps.web)
+        bot.deps.sender.worker.start()
+        if running["jobs"]:
+            bot.nudges.start()
+            bot.deps.workspace.start()
+
+    async def retoken(bot: SlackBot, found: InstalledBot) -> None:
+        bot.deps.web.token = found.token
+        bot.deps.workspace.retoken(found.token)
+
+    async def refresh(refresh_token: str) -> Any:
+        return await flow.client.oauth_v2_access(
+            client_id=settings.slack_client_id or "",
+            client_secret=settings.slack_client_secret or "",
+            grant_type="refresh_token", refresh_token=refresh_token)
+
+    registry = Installations(store, build, start_bot, retoken, refresh, runtime.clock.now_ms)
+    if oauth:
+        assert settings.slack_client_id and settings.slack_client_secret
+        flow = oauth_flow(
+            client_id=settings.slack_client_id, client_secret=settings.slack_client_secret,
+            public_url=settings.public_url, api_url=settings.slack_api_url,
+            states=StateStore(runtime.state_sessions, runtime.clock),
+            installations=InstallationStore(runtime.state_sessions, runtime.clock,
+                                            runtime.box),
+            on_installed=lambda team_id, _organisation: registry.installed(team_id))
+        oauth_settings = flow.settings
+        if who_is is not None:
+            routes.extend(oauth_routes(flow, who_is))
+        else:  # no sign-in pages here (a hosted service): installs are served, not started
+            log.warning("slack_install_unavailable", reason="no sign-in pages in this process")
+    _REGISTRIES[id(runtime)] = registry
+    if settings.slack_bot_token:
+        install_shortcut(runtime, registry, reviews, socket_mode, oauth_settings)
+
+    watching: list[asyncio.Task[None]] = []
+
+    async def start(_runtime: Runtime) -> None:
+        await registry.serve_all()
+        watching.append(asyncio.create_task(registry.watch(), name="slack-installations"))
+        watching.append(asyncio.create_task(registry.wake_due(
+            lambda: due_teams(runtime.state_sessions)), name="slack-installations-due"))
+
+    async def stop(_runtime: Runtime) -> None:
+        for task in watching:
+            task.cancel()
+        await asyncio.gather(*watching, return_exceptions=True)
+        for bot in list(registry.bots.values()):
+            await bot.deps.sender.worker.stop()
+            await close_keep_alive(bot.deps.web)
+        registry.bots.clear()
+        _REGISTRIES.pop(id(runtime), None)
+
+    async def start_jobs() -> None:
+        running["jobs"] = True
+        for bot in list(registry.bots.values()):
+            bot.nudges.start()
+            bot.deps.workspace.start()
+
+    async def stop_jobs() -> None:
+        running["jobs"] = False
+        for bot in list(registry.bots.values()):
+            await bot.nudges.stop()
+            await bot.deps.workspace.stop()
+
+    if oauth:
+        runtime.on_start.append(start)
+        runtime.on_stop.append(stop)
+        runtime.singletons.add("slack-installations", start_jobs, stop_jobs)
+    if not socket_mode:
+        # Malformed bodies answered 400 before bolt parses them (bot/http_events.py).
+        assert settings.slack_signing_secret is not None  # checked above
+        routes.append(Route("/slack/events", events_endpoint(
+            registry.app_for, settings.slack_signing_secret), methods=["POST"]))
+    log.info("slack_installed", mode="socket" if socket_mode else "http", oauth=oauth)
+
+
+def install_shortcut(
+    runtime: Runtime, registry: Installations, reviews: ReviewDispatch, socket_mode: bool,
+    oauth_settings: AsyncOAuthSettings | None,
+) -> None:
+    """SLACK_BOT_TOKEN's workspace: one more installation (`registry.shortcut`)."""
+    settings = runtime.settings
+    assert settings.slack_bot_token is not None
     bot = build_bot(
         runtime, settings.slack_bot_token, settings.slack_signing_secret, reviews,
         api_url=settings.slack_api_url, organisation_id=settings.slack_organisation,
-        socket_mode=socket_mode,
+        socket_mode=socket_mode, oauth_settings=oauth_settings,
     )
+    registry.shortcut = bot
     _BOTS[id(runtime)] = bot
     client, sender, workspace = bot.deps.web, bot.deps.sender, bot.deps.workspace
     probes: list[asyncio.Task[bool | None]] = []
@@ -143,9 +287,3 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         socket = SocketMode(bot.app, settings.slack_app_token)
         runtime.on_start.append(socket.start)
         runtime.on_stop.append(socket.stop)
-    else:
-        # Malformed bodies answered 400 before bolt parses them (bot/http_events.py).
-        assert settings.slack_signing_secret is not None  # checked above
-        routes.append(Route("/slack/events", events_endpoint(
-            bot.app, settings.slack_signing_secret), methods=["POST"]))
-    log.info("slack_installed", mode="socket" if socket_mode else "http")

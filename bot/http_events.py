@@ -28,6 +28,8 @@ from slack_bolt.async_app import AsyncApp, AsyncBoltRequest
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
+from bot.installations import not_connected
+
 log = structlog.get_logger("timebot.slack.http")
 
 MAX_BODY = 2 * 1024 * 1024  # Slack's largest payloads (a view's state) are far below this
@@ -140,8 +142,11 @@ async def read_bounded(request: Request) -> bytes | None:
 
 
 def events_endpoint(
-    app: AsyncApp, signing_secret: str
+    app: AsyncApp | Callable[[AsyncBoltRequest], Awaitable[AsyncApp | None]],
+    signing_secret: str,
 ) -> Callable[[Request], Awaitable[Response]]:
+    """`app`, or what routes a request to its installation's app (bot.installations: None,
+    a team timebot does not know, is answered "not connected" and never acted on)."""
     async def events(request: Request) -> Response:
         try:
             raw = await read_bounded(request)
@@ -163,6 +168,9 @@ def events_endpoint(
             log.warning("slack_app_rate_limited", team=parsed.body.get("team_id"),
                         minute=parsed.body.get("minute_rate_limited"))
             return Response(status_code=200)
-        return to_starlette_response(await app.async_dispatch(parsed))
+        target = app if isinstance(app, AsyncApp) else await app(parsed)
+        if target is None:
+            return to_starlette_response(not_connected(parsed))
+        return to_starlette_response(await target.async_dispatch(parsed))
 
     return events

@@ -43,14 +43,25 @@ class SlackSender:
         limits: RateLimits | None = None,
         pace_clock: PaceClock | None = None,
         may_send: Callable[[], Awaitable[bool]] | None = None,
+        team_id: str | None = None,
+        poll_seconds: float = 1.0,
     ) -> None:
         self.sessions = sessions
+        # The installation whose token sends (bot.installations): its rows carry its team,
+        # and its worker claims those only (None: SLACK_BOT_TOKEN's workspace).
+        self.team_id = team_id
         self.client = client
         self.clock = clock
         # may_send: False while the app is uninstalled (bot.workspace): nothing is claimed
         self.worker = SenderWorker(sessions, client, limits or RateLimits(), clock=pace_clock,
-                                   may_send=may_send)
+                                   may_send=may_send, team_id=team_id,
+                                   poll_seconds=poll_seconds)
         self._seq = itertools.count()
+
+    def _mine(self) -> Any:
+        """This installation's rows (another workspace's messages are never its own)."""
+        return (SlackOutgoing.team_id == self.team_id if self.team_id is not None
+                else SlackOutgoing.team_id.is_(None))
 
     def _next_seq(self) -> int:
         return time.time_ns() // 1000 * 1000 + next(self._seq) % 1000
@@ -71,6 +82,7 @@ class SlackSender:
             "method": method, "channel": channel, "ref": ref, "payload": dict(payload),
             "context": dict(context or {}), "status": QUEUED, "attempts": 0,
             "next_attempt_ms": wall_ms(), "created_ms": self.clock.now_ms(),
+            "team_id": self.team_id,
         }
 
     async def call(
@@ -145,7 +157,8 @@ class SlackSender:
         async with self.sessions() as session:
             return (await session.scalars(
                 select(SlackOutgoing).where(
-                    SlackOutgoing.channel_id == channel_id, SlackOutgoing.ts == ts
+                    SlackOutgoing.channel_id == channel_id, SlackOutgoing.ts == ts,
+                    self._mine(),
                 )
             )).first()
 
@@ -160,7 +173,8 @@ class SlackSender:
         async with self.sessions() as session:
             return list(await session.scalars(
                 select(SlackOutgoing)
-                .where(SlackOutgoing.method == POST, SlackOutgoing.ref.startswith(ref_prefix))
+                .where(SlackOutgoing.method == POST, SlackOutgoing.ref.startswith(ref_prefix),
+                       self._mine())
                 .order_by(SlackOutgoing.seq)
             ))
 

@@ -25,7 +25,7 @@ from typing import Any
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from sqlalchemy import Table, bindparam, update
+from sqlalchemy import Table, and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.pacing import PaceClock, Pacer, RateLimits
@@ -52,6 +52,18 @@ def wall_ms() -> int:
     return int(time.time() * 1000)
 
 
+async def due_teams(sessions: async_sessionmaker[AsyncSession]) -> list[str]:
+    """The installations (teams) with rows to send now: queued and due, or under a lease
+    that ran out."""
+    now = wall_ms()
+    async with sessions() as session:
+        return [str(team) for team in await session.scalars(
+            select(OUTGOING.c.team_id).distinct().where(
+                OUTGOING.c.team_id.is_not(None),
+                or_(and_(OUTGOING.c.status == QUEUED, OUTGOING.c.next_attempt_ms <= now),
+                    and_(OUTGOING.c.status == WORKING, OUTGOING.c.lease_until_ms < now))))]
+
+
 
 class SenderWorker(PollingWorker):
     """Claims due rows and sends them, each channel in its own lane: a lane takes its rows in
@@ -64,8 +76,14 @@ class SenderWorker(PollingWorker):
     def __init__(self, sessions: async_sessionmaker[AsyncSession], client: AsyncWebClient,
                  limits: RateLimits, *, batch: int = 2000, max_attempts: int = 10,
                  lease_ms: int = 600_000, clock: PaceClock | None = None,
-                 may_send: Callable[[], Awaitable[bool]] | None = None) -> None:
-        super().__init__(poll_seconds=1.0)
+                 may_send: Callable[[], Awaitable[bool]] | None = None,
+                 team_id: str | None = None, poll_seconds: float = 1.0) -> None:
+        # An installation's worker (bot.installations) polls seldom: one query for every
+        # installation (`due_teams`) wakes those with rows due.
+        super().__init__(poll_seconds=poll_seconds)
+        # Only the rows of this installation (its token sends them): bot.installations.
+        self.mine = (OUTGOING.c.team_id == team_id if team_id is not None
+                     else OUTGOING.c.team_id.is_(None))
         self.sessions = sessions
         self.may_send = may_send  # False while the app is uninstalled: nothing is claimed
         self.client = client
@@ -92,7 +110,7 @@ class SenderWorker(PollingWorker):
         rows = await claim_rows(
             self.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
             lease_ms=self.lease_ms, limit=room, due_column=SlackOutgoing.next_attempt_ms,
-            order_column=SlackOutgoing.seq,
+            order_column=SlackOutgoing.seq, where=self.mine,
         )
         self._in_hand += len(rows)
         for row in rows:  # no await in this loop: a lane cannot end half-way through it

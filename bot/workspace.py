@@ -69,6 +69,7 @@ class Workspace:
         self.client: AsyncWebClient | None = None
         self._record: WorkspaceRecord | None = None
         self._read_at: float | None = None
+        self._changes = 0  # this process's changes: a read begun before one is not cached
         self._refused: str | None = None  # refused before any team was known (no row)
         self._only: tuple[float, str] | None = None
         self._said_ambiguous = False
@@ -84,11 +85,14 @@ class Workspace:
         now = time.monotonic()
         if self._read_at is not None and now - self._read_at < CACHE_SECONDS:
             return self._record
+        changes = self._changes
         async with self.sessions() as session:
             row = (await session.scalars(select(SlackWorkspace).where(
                 SlackWorkspace.token_hash == self.token_hash))).first()
-        self._record, self._read_at = (record_of(row) if row else None), now
-        return self._record
+        record = record_of(row) if row else None
+        if changes == self._changes:  # not a read begun before this process's own change
+            self._record, self._read_at = record, now
+        return record
 
     async def active(self) -> bool:
         record = await self.record()
@@ -133,7 +137,7 @@ class Workspace:
                 .values(organisation_id=organisation_id, updated_ms=self.clock.now_ms()))
         if getattr(result, "rowcount", 0):
             log.info("slack_organisation_recorded", team=team_id, organisation=organisation_id)
-        self._read_at = None
+        self._read_at, self._changes = None, self._changes + 1
 
     async def serves(self, organisation_id: str) -> bool:
         """Whether Slack may act for this organisation: installed, and its organisation."""
@@ -148,8 +152,10 @@ class Workspace:
             record = await self.record()
         if record is None:
             return None
-        if team_id:
+        if team_id and record.team_id != record.enterprise_id:
             return team_id == record.team_id
+        # No team named, or an org-wide install (kept under its enterprise id): any team of
+        # the enterprise.
         return bool(enterprise_id) and enterprise_id == record.enterprise_id
 
     # --- changes --------------------------------------------------------------------------
@@ -172,7 +178,7 @@ class Workspace:
         if getattr(result, "rowcount", 0):
             log.warning("slack_uninstalled", team=record.team_id, reason=reason,
                         effect="no Slack calls until installed again")
-        self._read_at = None
+        self._read_at, self._changes = None, self._changes + 1
 
     async def probe(self) -> bool | None:
         """auth.test: True (installed; recorded), False (the token is refused: uninstalled),
@@ -203,6 +209,16 @@ class Workspace:
             self._probes += 1
             return True
 
+    def retoken(self, token: str) -> None:
+        """The installation's new token (installed again through OAuth)."""
+        self.token_hash = token_hash(token)
+        self._refused = None
+        self._read_at, self._changes = None, self._changes + 1
+
+    async def installed_now(self, team_id: str, enterprise_id: str | None) -> None:
+        """Installed (OAuth): recorded for this token, not uninstalled any more."""
+        await self._installed(team_id, enterprise_id)
+
     async def _installed(self, team_id: str, enterprise_id: str | None) -> None:
         now = self.clock.now_ms()
         async with unit_of_work(self.sessions) as session:
@@ -224,7 +240,7 @@ class Workspace:
             log.warning("slack_installed_again", team=team_id, uninstalled_ms=was[0],
                         reason=was[1])
         self._refused = None
-        self._read_at = None
+        self._read_at, self._changes = None, self._changes + 1
 
     # --- the slow probe (one process: runtime.singletons) ---------------------------------
 

@@ -25,11 +25,11 @@ def install_components(
     """Called once by create_app, before the app starts. A service-only process
     (TIMEBOT_ROLE=service) runs the embedded service's upkeep and none of the fronts."""
     install_account_upkeep(runtime, service, mail.outbox)
-    install_pages(runtime, service, routes)
+    who_is = install_pages(runtime, service, routes)
     if not runtime.settings.runs_fronts:
         return
     install_inbound(runtime, mail, routes)
     notifications = install_notifications(runtime)
     install_reviews(runtime, mail, routes, notifications)
     install_links(runtime, routes)
-    install_slack(runtime, routes, notifications.reviews)
+    install_slack(runtime, routes, notifications.reviews, who_is)

@@ -3,10 +3,15 @@ preferences section on /account; /favicon.ico in every process."""
 
 from __future__ import annotations
 
+from starlette.requests import Request
 from starlette.routing import BaseRoute
 
+from bot.oauth import Installer, WhoIs
 from service.embedded import EmbeddedService
+from service.models import Person
+from service.models.person import ROLE_ADMIN
 from service.pages import page_routes
+from service.pages.common import PageContext
 from service.pages.config import PagesConfig
 from service.pages.favicon import favicon_route
 from timebot.runtime import Runtime
@@ -15,13 +20,34 @@ from web.preferences import PreferencesSection
 
 def install_pages(
     runtime: Runtime, service: EmbeddedService | None, routes: list[BaseRoute]
-) -> None:
+) -> WhoIs | None:
+    """The pages; and who a browser's session is (Slack's OAuth install asks), None without
+    the embedded service's sign-in."""
     routes.append(favicon_route())
     if service is None:
-        return
+        return None
     settings = runtime.settings
     config = PagesConfig(
         settings.public_url, settings.secret_key, settings.demo, settings.identity_providers
     )
-    preferences = PreferencesSection(runtime)
+    pages = PageContext(service, config)
+
+    async def who_is(request: Request) -> Installer | None:
+        signed_in = await pages.signed_in(request)
+        if signed_in is None:
+            return None
+        # The one who signed in (an administrator acting as someone installs nothing).
+        acting = signed_in.person if signed_in.took_over_by is None else None
+        return Installer(signed_in.organisation.id, signed_in.person.id,
+                         acting is not None and acting.role.kind == ROLE_ADMIN)
+
+    async def is_admin(organisation_id: str, person_id: str) -> bool:
+        async with service.read_sessions() as session:
+            person = await session.get(Person, person_id)
+            return (person is not None and person.organisation_id == organisation_id
+                    and person.role.kind == ROLE_ADMIN)
+
+    oauth = bool(settings.slack_client_id and settings.slack_client_secret)
+    preferences = PreferencesSection(runtime, is_admin=is_admin if oauth else None)
     routes.extend(page_routes(service, config, [preferences]))
+    return who_is

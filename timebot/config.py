@@ -46,6 +46,9 @@ class Settings:
     slack_app_token: str | None
     slack_organisation: str | None
     slack_api_url: str | None
+    # OAuth installs (bot/oauth.py): SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, both or neither.
+    slack_client_id: str | None = None
+    slack_client_secret: str | None = None
     extra: Mapping[str, str] = field(default_factory=dict)
     # What this process runs (TIMEBOT_ROLE): "all", "service" (the embedded service alone) or
     # "fronts" (mail, Slack, links and the scheduler against TIMEBOT_SERVICE_URL).
@@ -194,6 +197,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         slack_app_token=get("SLACK_APP_TOKEN"),
         slack_organisation=get("TIMEBOT_SLACK_ORGANISATION"),
         slack_api_url=get("TIMEBOT_SLACK_API_URL"),
+        slack_client_id=get("SLACK_CLIENT_ID"),
+        slack_client_secret=get("SLACK_CLIENT_SECRET"),
         role=role,
         log_level=_log_level(get("TIMEBOT_LOG_LEVEL", "info") or "info"),
         demo=(get("TIMEBOT_DEMO", "") or "").strip().lower() in ("1", "true", "yes"),

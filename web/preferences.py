@@ -5,7 +5,10 @@ hands its form to `handle` once Origin and the CSRF token are checked (the shell
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from sqlalchemy import select
@@ -14,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbing.db import unit_of_work
 from timebot.notify.approvals import MODES, preference, set_preference
 from timebot.runtime import Runtime
-from timebot.state.models import PersonLink, SlackNudgePreference
+from timebot.state.models import PersonLink, SlackNudgePreference, SlackWorkspace
+from timebot.state.slack_models import SlackInstallation
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
@@ -41,21 +45,46 @@ async def slack_user_of(state: AsyncSession, person_id: str) -> str | None:
     )
 
 
+async def workspaces_of(state: AsyncSession, organisation_id: str) -> list[dict[str, Any]]:
+    """The Slack workspaces installed for an organisation (OAuth), and whether each still is
+    (app_uninstalled, tokens_revoked, a refused token disable one)."""
+    rows = (await state.execute(
+        select(SlackInstallation, SlackWorkspace)
+        .join(SlackWorkspace, SlackWorkspace.team_id == SlackInstallation.team_id,
+              isouter=True)
+        .where(SlackInstallation.organisation_id == organisation_id)
+        .order_by(SlackInstallation.team_id))).all()
+    return [{"name": installed.team_name or installed.team_id, "team_id": installed.team_id,
+             "active": workspace is None or workspace.uninstalled_ms is None,
+             "reason": workspace.uninstalled_reason if workspace is not None else None}
+            for installed, workspace in rows]
+
+
 class PreferencesSection:
     path = "/account/notifications"
-    notices = {"prefs": "Your notification preferences were saved."}
+    notices = {"prefs": "Your notification preferences were saved.",
+               "slack": "The Slack workspace is connected to your organisation."}
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime,
+                 is_admin: Callable[[str, str], Awaitable[bool]] | None = None) -> None:
         self.runtime = runtime
+        # With OAuth installs (SLACK_CLIENT_ID): whether a person administers their
+        # organisation, who alone sees "Add to Slack".
+        self.is_admin = is_admin
 
     async def render(self, organisation_id: str, person_id: str, csrf: str) -> str:
+        admin = self.is_admin is not None and await self.is_admin(organisation_id, person_id)
         async with self.runtime.state_sessions() as state:
             slack_user_id = await slack_user_of(state, person_id)
             chat = await state.get(SlackNudgePreference, (organisation_id, person_id))
+            workspaces = await workspaces_of(state, organisation_id) if admin else []
         mail_mode = await preference(self.runtime, organisation_id, person_id)
         return TEMPLATES.get_template("preferences.html").render(
             path=self.path, csrf=csrf, slack_user_id=slack_user_id, mail_mode=mail_mode,
             chat_mode=chat_mode_of(chat) if slack_user_id else None,
+            install_url=("/slack/install?" + urlencode({"organisation": organisation_id})
+                         if admin else None),
+            workspaces=workspaces,
         )
 
     async def handle(self, organisation_id: str, person_id: str, fields: dict[str, str]) -> str:

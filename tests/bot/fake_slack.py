@@ -19,8 +19,10 @@ bot calls, records every call, and can be told to answer 429 with Retry-After.
     fake.clock = virtual.now                  # the times calls are recorded (and paced) at
     await fake.stop()
 
-`auth.test` answers the team `TEAM_ID`. `response_url`s for slash commands and actions point
-at `fake.response_url(...)`; what the bot posts there is recorded as method "response_url".
+`auth.test` answers the team `TEAM_ID`, or the team of a token given out through OAuth
+(`add_team`, `approve`, `token_of`, `revoke`: tests/bot/fake_workspaces.py); `call.token` is
+the token a call was made with. `response_url`s for slash commands and actions point at
+`fake.response_url(...)`; what the bot posts there is recorded as method "response_url".
 `apps.connections.open` (app-level tokens only) answers `fake.socket_url`, which
 tests/bot/fake_socket_mode.py sets.
 """
@@ -43,6 +45,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tests.bot.fake_workspaces import FakeWorkspaces
 from tests.net import free_port
 
 TEAM_ID = "T0TIMEBOT"
@@ -54,6 +57,7 @@ class Call:
     method: str
     args: dict[str, Any]
     at: float
+    token: str = ""
 
 
 @dataclass
@@ -94,10 +98,11 @@ class FakeUser:
     tz: str
     tz_offset: int
     is_bot: bool = False
+    team: str | None = None  # a workspace of `add_team` (None: TEAM_ID's, seen by any token)
 
 
 @dataclass
-class FakeSlack:
+class FakeSlack(FakeWorkspaces):
     port: int
     server: uvicorn.Server | None = None
     task: asyncio.Task[None] | None = None
@@ -121,6 +126,15 @@ class FakeSlack:
     holds: list[Hold] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     failed: list[Call] = field(default_factory=list)
+    # Workspaces installed through OAuth: team id -> name; token -> team; code -> team.
+    teams: dict[str, str] = field(default_factory=dict)
+    tokens: dict[str, str] = field(default_factory=dict)
+    codes: dict[str, str] = field(default_factory=dict)
+    revoked: set[str] = field(default_factory=set)
+    approving: list[str] = field(default_factory=list)
+    rotation: dict[str, tuple[int, int]] = field(default_factory=dict)
+    enterprise_of: dict[str, str] = field(default_factory=dict)
+    refresh_tokens: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     async def start(cls, port: int | None = None) -> FakeSlack:
@@ -129,6 +143,7 @@ class FakeSlack:
             Route("/api/{method}", fake._api, methods=["GET", "POST"]),
             Route("/response/{key}", fake._response, methods=["POST"]),
             Route("/count/{method}", fake._count, methods=["GET"]),
+            Route("/oauth/v2/authorize", fake._authorize, methods=["GET"]),
         ])
         config = uvicorn.Config(app, host="127.0.0.1", port=fake.port, log_level="warning",
                                 access_log=False, lifespan="off")
@@ -159,9 +174,9 @@ class FakeSlack:
 
     def add_user(
         self, user_id: str, email: str | None, *, name: str = "", tz: str = "UTC",
-        tz_offset: int = 0, is_bot: bool = False,
+        tz_offset: int = 0, is_bot: bool = False, team: str | None = None,
     ) -> FakeUser:
-        user = FakeUser(user_id, email, name or user_id, tz, tz_offset, is_bot)
+        user = FakeUser(user_id, email, name or user_id, tz, tz_offset, is_bot, team)
         self.users[user_id] = user
         return user
 
@@ -200,6 +215,7 @@ class FakeSlack:
         self.holds.clear()
         self.failures.clear()
         self.failed.clear()
+        self.approving.clear()
         self.clock = time.monotonic
 
     def calls_to(self, method: str) -> list[Call]:
@@ -249,6 +265,9 @@ class FakeSlack:
                 except ValueError:
                     pass
         return args
+
+    def _new_call(self, method: str, args: dict[str, Any]) -> Call:
+        return Call(method, args, self.clock())
 
     async def _record(self, call: Call) -> None:
         self.calls.append(call)
@@ -313,29 +332,35 @@ class FakeSlack:
             if self.socket_url is None:
                 return JSONResponse({"ok": False, "error": "invalid_auth"})
             return JSONResponse({"ok": True, "url": self.socket_url})
+        call.token = (request.headers.get("authorization", "").removeprefix("Bearer ")
+                      or str(args.get("token") or ""))
         await self._record(call)
-        if self.uninstalled:
+        team = self.tokens.get(call.token)
+        if self.uninstalled or (team is not None and team in self.revoked):
             return JSONResponse({"ok": False, "error": "token_revoked"})
-        return JSONResponse(self._answer(method, args))
+        if method == "oauth.v2.access" or (method == "auth.test" and team is not None):
+            return JSONResponse(self._workspace_answer(method, args, request, team))
+        return JSONResponse(self._answer(method, args, team))
 
-    def _answer(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, method: str, args: dict[str, Any], team: str | None = None
+                ) -> dict[str, Any]:
         if method == "auth.test":
             return {"ok": True, "url": "https://timebot-test.slack.com/", "team": "Test",
                     "user": "timebot", "team_id": TEAM_ID, "user_id": BOT_USER_ID,
                     "bot_id": "BBOT", "is_enterprise_install": False}
         if method == "users.info":
             user = self.users.get(str(args.get("user")))
-            if user is None:
+            if user is None or not self._sees(user, team):
                 return {"ok": False, "error": "user_not_found"}
             return {"ok": True, "user": self._user(user)}
         if method == "users.lookupByEmail":
             email = str(args.get("email", "")).lower()
             for user in self.users.values():
-                if (user.email or "").lower() == email:
+                if (user.email or "").lower() == email and self._sees(user, team):
                     return {"ok": True, "user": self._user(user)}
             return {"ok": False, "error": "users_not_found"}
         if method == "users.list":
-            members = list(self.users.values())
+            members = [u for u in self.users.values() if self._sees(u, team)]
             start = int(args.get("cursor") or 0)
             limit = int(args.get("limit") or 200)
             page = members[start:start + limit]
@@ -365,8 +390,9 @@ class FakeSlack:
         return {"ok": True}
 
     def _user(self, user: FakeUser) -> dict[str, Any]:
-        return {"id": user.id, "team_id": TEAM_ID, "name": user.name, "real_name": user.name,
-                "tz": user.tz, "tz_offset": user.tz_offset, "is_bot": user.is_bot,
+        return {"id": user.id, "team_id": user.team or TEAM_ID, "name": user.name,
+                "real_name": user.name, "tz": user.tz, "tz_offset": user.tz_offset,
+                "is_bot": user.is_bot,
                 "profile": {"email": user.email, "real_name": user.name}}
 
     async def _count(self, request: Request) -> Response:

@@ -168,9 +168,9 @@ class ReceivedEvent(StateBase):
 
 class SlackOutgoing(StateBase):
     """A Slack Web API call to make (chat.postMessage, chat.update, …), kept until Slack took
-    it: the sender (bot/sender.py) paces them within Slack's rate limits and waits out a 429's
-    Retry-After without dropping any. `ref` names what a posted message shows (e.g. an approval
-    request), so it can be updated in place later; `channel_id`/`ts` are Slack's answer."""
+    it (bot/sender.py paces them within Slack's limits). `ref` names what a posted message
+    shows (e.g. an approval request), to update it in place; `channel_id`/`ts` are Slack's
+    answer; `team_id` the installation whose token sends it (None: SLACK_BOT_TOKEN's)."""
 
     __tablename__ = "slack_outgoing"
     __table_args__ = (
@@ -196,6 +196,7 @@ class SlackOutgoing(StateBase):
     ts: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    team_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
 
 
 class SlackClaim(StateBase):
@@ -211,8 +212,7 @@ class SlackClaim(StateBase):
 
 class SlackWorkspace(StateBase):
     """A Slack workspace (team) the bot is installed in (bot/workspace.py): the organisation it
-    serves, and since when it is uninstalled (app_uninstalled, tokens_revoked, a refused token;
-    None: installed). One row per installation: today the one of SLACK_BOT_TOKEN (its hash)."""
+    serves, its token's hash, since when it is uninstalled (None: installed), and why."""
 
     __tablename__ = "slack_workspaces"
 

@@ -93,8 +93,12 @@ async def claim_rows(
     limit: int,
     due_column: Any = None,
     order_column: Any = None,
+    where: Any = None,
 ) -> list[Row]:
+    """Claim up to `limit` due rows (only those matching `where`, when given)."""
     choose, take = _claim_statements(model, due_column, order_column)
+    if where is not None:
+        choose = choose.where(where)
     until = now_ms + lease_ms
     async with unit_of_work(sessions) as session:
         rows = list(

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 15:12:08.321998
+Create Date: 2026-11-26 14:11:54.482010
 """
 
 from collections.abc import Sequence
@@ -221,6 +221,27 @@ def upgrade() -> None:
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
     sa.PrimaryKeyConstraint('key', name=op.f('pk_slack_claims'))
     )
+    op.create_table('slack_installations',
+    sa.Column('team_id', sa.String(length=32), nullable=False),
+    sa.Column('enterprise_id', sa.String(length=32), nullable=True),
+    sa.Column('organisation_id', sa.String(length=64), nullable=False),
+    sa.Column('team_name', sa.String(length=200), nullable=True),
+    sa.Column('app_id', sa.String(length=32), nullable=True),
+    sa.Column('bot_id', sa.String(length=32), nullable=True),
+    sa.Column('bot_user_id', sa.String(length=32), nullable=True),
+    sa.Column('bot_scopes', sa.Text(), nullable=True),
+    sa.Column('bot_token_sealed', sa.Text(), nullable=False),
+    sa.Column('bot_refresh_token_sealed', sa.Text(), nullable=True),
+    sa.Column('bot_token_expires_ms', sa.BigInteger(), nullable=True),
+    sa.Column('installer_person_id', sa.String(length=64), nullable=True),
+    sa.Column('installer_slack_user_id', sa.String(length=32), nullable=True),
+    sa.Column('installed_ms', sa.BigInteger(), nullable=False),
+    sa.Column('updated_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('team_id', name=op.f('pk_slack_installations'))
+    )
+    with op.batch_alter_table('slack_installations', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_slack_installations_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('slack_nudge_preferences',
     sa.Column('organisation_id', sa.String(length=64), nullable=False),
     sa.Column('person_id', sa.String(length=64), nullable=False),
@@ -233,6 +254,17 @@ def upgrade() -> None:
     sa.Column('last_staff_nudge', sa.String(length=64), nullable=True),
     sa.PrimaryKeyConstraint('organisation_id', 'person_id', name=op.f('pk_slack_nudge_preferences'))
     )
+    op.create_table('slack_oauth_states',
+    sa.Column('state_hash', sa.String(length=64), nullable=False),
+    sa.Column('organisation_id', sa.String(length=64), nullable=False),
+    sa.Column('person_id', sa.String(length=64), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.Column('consumed_ms', sa.BigInteger(), nullable=True),
+    sa.PrimaryKeyConstraint('state_hash', name=op.f('pk_slack_oauth_states'))
+    )
+    with op.batch_alter_table('slack_oauth_states', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_slack_oauth_states_expires_ms'), ['expires_ms'], unique=False)
+
     op.create_table('slack_outgoing',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('seq', sa.BigInteger(), nullable=False),
@@ -252,6 +284,7 @@ def upgrade() -> None:
     sa.Column('ts', sa.String(length=32), nullable=True),
     sa.Column('created_ms', sa.BigInteger(), nullable=False),
     sa.Column('sent_ms', sa.BigInteger(), nullable=True),
+    sa.Column('team_id', sa.String(length=32), nullable=True),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_slack_outgoing')),
     sa.UniqueConstraint('dedupe_key', name=op.f('uq_slack_outgoing_dedupe_key'))
     )
@@ -260,6 +293,7 @@ def upgrade() -> None:
         batch_op.create_index('ix_slack_outgoing_posted', ['channel_id', 'ts'], unique=False)
         batch_op.create_index(batch_op.f('ix_slack_outgoing_ref'), ['ref'], unique=False)
         batch_op.create_index(batch_op.f('ix_slack_outgoing_seq'), ['seq'], unique=False)
+        batch_op.create_index(batch_op.f('ix_slack_outgoing_team_id'), ['team_id'], unique=False)
 
     op.create_table('slack_received',
     sa.Column('key', sa.String(length=300), nullable=False),
@@ -314,13 +348,22 @@ def downgrade() -> None:
 
     op.drop_table('slack_received')
     with op.batch_alter_table('slack_outgoing', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_slack_outgoing_team_id'))
         batch_op.drop_index(batch_op.f('ix_slack_outgoing_seq'))
         batch_op.drop_index(batch_op.f('ix_slack_outgoing_ref'))
         batch_op.drop_index('ix_slack_outgoing_posted')
         batch_op.drop_index('ix_slack_outgoing_due')
 
     op.drop_table('slack_outgoing')
+    with op.batch_alter_table('slack_oauth_states', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_slack_oauth_states_expires_ms'))
+
+    op.drop_table('slack_oauth_states')
     op.drop_table('slack_nudge_preferences')
+    with op.batch_alter_table('slack_installations', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_slack_installations_organisation_id'))
+
+    op.drop_table('slack_installations')
     op.drop_table('slack_claims')
     op.drop_table('scheduler_leases')
     op.drop_table('scheduler_epochs')
