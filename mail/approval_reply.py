@@ -28,12 +28,9 @@ finds the approver's decision already in place answers as the first attempt woul
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
-from sqlalchemy import bindparam, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail import receipts
 from mail.approval_state import StateView, after_approval, judge
@@ -41,11 +38,9 @@ from mail.decide import Approve, Comment, Reject, RejectWithoutReason, decide
 from mail.digest_reply import process_digest_reply
 from mail.handling import InboundMail, Replier
 from mail.receipts import TimesheetInfo
+from mail.reply_records import finish, prior_reply, record_intent
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
 from timebot.owner_notice import PERSON_FIELDS, person_details
-from timebot.runtime import Runtime
-from timebot.state.db import insert_ignoring, unit_of_work
-from timebot.state.models import MailReply
 from timebot.tokens import (
     REPLY_PURPOSES,
     ApprovalToken,
@@ -120,7 +115,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     runtime, settings = processor.runtime, processor.settings
     # An intent is recorded only while processing this message's one inbox row (the inbox
     # keeps one row per message key, for good): on the row's first attempt there is none.
-    prior = await _prior(runtime, mail.key) if mail.inbound.attempts > 1 else None
+    prior = await prior_reply(runtime, mail.key) if mail.inbound.attempts > 1 else None
     if prior is not None and prior.outcome is not None:
         return f"already processed: {prior.outcome}"
     try:
@@ -209,10 +204,11 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         )
         if refusal is not None:
             return await processor.answer(
-                mail, refusal, token=token_text, record=_finish(mail.key, refusal.code)
+                mail, refusal, token=token_text, record=finish(mail.key, refusal.code)
             )
 
-    await _record_intent(runtime, mail.key, org_id, token, action, detail)
+    await record_intent(runtime, mail.key, org_id, token.event_id, token.approver_id,
+                        token.stage, action, detail)
     try:
         apikey = await runtime.directory.apikey_for(org_id, token.approver_id)
         reference = {"id": token.event_id, "type": "approvalEvent"}
@@ -240,7 +236,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     except (ServiceRequestError, PermissionRefused, DirectoryError) as error:
         outcome = receipts.refused(sheet, str(error))
     return await processor.answer(
-        mail, outcome, token=token_text, record=_finish(mail.key, outcome.code)
+        mail, outcome, token=token_text, record=finish(mail.key, outcome.code)
     )
 
 
@@ -263,32 +259,3 @@ async def _add_message_once(
     await client.execute(ADD_MESSAGE_MUTATION, {"c": content, "r": reference}, apikey=apikey)
 
 
-async def _prior(runtime: Runtime, key: str) -> MailReply | None:
-    async with runtime.state_sessions() as session:
-        return await session.get(MailReply, key)
-
-
-async def _record_intent(
-    runtime: Runtime, key: str, org_id: str, token: ApprovalToken, action: str, detail: str
-) -> None:
-    values = {
-        "message_key": key, "organisation_id": org_id, "event_id": token.event_id,
-        "approver_id": token.approver_id, "stage": token.stage, "action": action,
-        "detail": detail, "created_ms": runtime.clock.now_ms(),
-    }
-    async with unit_of_work(runtime.state_sessions) as session:
-        await session.execute(insert_ignoring(session, MailReply, ("message_key",)), values)
-
-
-# Built once: constructing the ORM statement cost more than running it.
-_FINISH = (
-    update(MailReply).where(MailReply.message_key == bindparam("finish_key"))
-    .values(outcome=bindparam("finish_code"))
-)
-
-
-def _finish(key: str, code: str) -> Callable[[AsyncSession], Awaitable[None]]:
-    async def record(session: AsyncSession) -> None:
-        await session.execute(_FINISH, {"finish_key": key, "finish_code": code})
-
-    return record

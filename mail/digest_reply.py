@@ -23,24 +23,19 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
-from sqlalchemy import bindparam, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail import receipts
 from mail.approval_state import StateView, after_approval, judge
 from mail.decide_digest import ItemPlan, plan_digest, read_digest_reply, reported
 from mail.handling import InboundMail, Replier
 from mail.receipts import Outcome, TimesheetInfo, Verdict
+from mail.reply_records import finish, prior_reply, record_intent
 from timebot.directory import DirectoryEntry
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
-from timebot.runtime import Runtime
-from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.digests import DigestItem, load_digest
-from timebot.state.models import MailReply
 from timebot.tokens import ApprovalToken
 
 log = structlog.get_logger("mail.digest_reply")
@@ -141,7 +136,8 @@ async def process_digest_reply(
         return await processor.answer(mail, unclear, token=token_text)
     plan = plan_digest(commands, count)
     org_id = digest.organisation_id
-    await _record(runtime, mail.key, org_id, token.event_id, token.approver_id, 0, "digest", "")
+    await record_intent(runtime, mail.key, org_id, token.event_id, token.approver_id, 0,
+                        "digest", "")
     integration = await runtime.directory.integration_key(org_id)
     states = await asyncio.gather(*(
         _read_state(processor, digest.items[entry.number - 1], integration)
@@ -158,7 +154,7 @@ async def process_digest_reply(
     )
     log.info("digest_reply", id=mail.inbound.id, items=len(results), code=outcome.code)
     return await processor.answer(mail, outcome, token=token_text,
-                                  record=_finish(mail.key, outcome.code))
+                                  record=finish(mail.key, outcome.code))
 
 
 async def _read_state(processor: Replier, item: DigestItem, integration: str) -> StateView:
@@ -184,10 +180,7 @@ async def _decide_item(
     sheet = TimesheetInfo(item.person_name, item.start_ms, item.end_ms, item.time_zone)
     as_token = ApprovalToken(item.submit_id, approver.person_id, item.stage, expires_ms)
     key = item_key(mail.key, entry.number)
-    prior = None
-    if mail.inbound.attempts > 1:
-        async with runtime.state_sessions() as session:
-            prior = await session.get(MailReply, key)
+    prior = await prior_reply(runtime, key) if mail.inbound.attempts > 1 else None
     ours = prior is not None and prior.action == entry.action
     reason = prior.detail if ours and prior is not None else entry.reason
     rejected_stage = None
@@ -201,7 +194,7 @@ async def _decide_item(
                         ours=ours, reason=reason)
         if refusal is not None:
             return refusal
-        await _record(runtime, key, org_id, item.submit_id, approver.person_id, item.stage,
+        await record_intent(runtime, key, org_id, item.submit_id, approver.person_id, item.stage,
                       entry.action, entry.reason)
         apikey = await runtime.directory.apikey_for(org_id, approver.person_id)
         if entry.action == "approve":
@@ -221,25 +214,3 @@ async def _decide_item(
         return receipts.refused(sheet, str(error))
 
 
-async def _record(runtime: Runtime, key: str, org_id: str, event_id: str, approver_id: str,
-                  stage: int, action: str, detail: str) -> None:
-    values = {
-        "message_key": key, "organisation_id": org_id, "event_id": event_id,
-        "approver_id": approver_id, "stage": stage, "action": action, "detail": detail,
-        "created_ms": runtime.clock.now_ms(),
-    }
-    async with unit_of_work(runtime.state_sessions) as session:
-        await session.execute(insert_ignoring(session, MailReply, ("message_key",)), values)
-
-
-_FINISH = (
-    update(MailReply).where(MailReply.message_key == bindparam("finish_key"))
-    .values(outcome=bindparam("finish_code"))
-)
-
-
-def _finish(key: str, code: str) -> Callable[[AsyncSession], Awaitable[None]]:
-    async def record(session: AsyncSession) -> None:
-        await session.execute(_FINISH, {"finish_key": key, "finish_code": code})
-
-    return record
