@@ -3,7 +3,9 @@
 `seed_demo` creates it once (it does nothing when the data dir already has it): here the
 organisation, its people and who manages whom; its structure (demo_structure), schedule
 (demo_schedules), time-off allowance (demo_time_off), history (demo_history) and rates
-(demo_rates) come from the modules named. Everything is written with the models directly; the
+(demo_rates) come from the modules named. One finished phase, Discovery, shows the entry
+rules: its time before the current week is locked (`lockDate`) and its entries need a comment
+(`forceComment`). Everything is written with the models directly; the
 records are deterministic for a given `now_ms` (a seeded random generator), so two fresh
 seeds at the same instant look alike. `demo_export` describes the seeded organisation.
 """
@@ -26,10 +28,12 @@ from service.demo_time_off import seed_time_off
 from service.models import Organisation, PersonManager
 from service.models.person import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
 from service.provisioning import add_person, create_organisation
+from service.settings_cascade import set_json
 
 DEMO_ORGANISATION = "Northwind Studio (demo)"
 DEMO_MARKER = "timebotDemo"  # key in Organisation.settings
 DEMO_STAGE = {"type": "ppm", "quorum": "any"}  # People managers, any one of them
+RULED_PROJECT = "Discovery"  # the project with a lock date and a required comment
 
 # (name, e-mail, role kind); the first is the administrator, then the two approvers.
 PEOPLE: tuple[tuple[str, str, str], ...] = (
@@ -70,6 +74,15 @@ async def find_demo_organisation(session: AsyncSession) -> Organisation | None:
     return None
 
 
+def seed_entry_rules(seed: DemoSeed) -> None:
+    """Discovery's time before this week's Monday (in the demo's zone) is locked, and its
+    entries need a comment."""
+    today = dt.datetime.fromtimestamp(seed.now_ms / 1000, seed.zone).date()
+    discovery = seed.projects[RULED_PROJECT]
+    set_json(discovery, "lockDate", seed.at(today - dt.timedelta(days=today.weekday()), 0))
+    set_json(discovery, "forceComment", True)
+
+
 async def seed_demo(session: AsyncSession, now_ms: int) -> None:
     """Create the demo organisation, unless the database already has it."""
     if await find_demo_organisation(session) is not None:
@@ -107,6 +120,7 @@ async def seed_demo(session: AsyncSession, now_ms: int) -> None:
             )
     await seed_tags(seed, history_start)
     await seed_projects(seed, history_start)
+    seed_entry_rules(seed)
     await seed_tasks(seed, history_start)
     seed_types(seed)
     oldest = seed.working_days()[-1]

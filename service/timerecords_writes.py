@@ -14,7 +14,7 @@ from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
 from service.as_loaded import Columns, attach_written
-from service.entry_settings import check_unlocked
+from service.entry_settings import Entry, check_unlocked, checked_entry
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
 from service.models import AbsenceType, Person, Project, ProjectCategory, Task, TimeRecord
@@ -135,16 +135,31 @@ async def projects_by_ids(
     )
 
 
+def as_entry(record: TimeRecord, **changes: Any) -> Entry:
+    """The record as an edit of `changes` (start_ms, duration_ms, end_ms, absence) leaves it."""
+    values: dict[str, Any] = {"start_ms": record.start_ms, "duration_ms": record.duration_ms,
+                              "end_ms": record.end_ms, "absence": record.absence_id is not None}
+    values.update(changes)
+    return Entry(**values)
+
+
 async def guard_edit(
-    context: RequestContext, record: TimeRecord, *, new_start: int | None = None
-) -> None:
+    context: RequestContext, record: TimeRecord, *, new_start: int | None = None,
+    after: Entry | None = None,
+) -> Entry | None:
     """Ask the lock date and the approval workflow first: the old start, and the new start
-    when it moves."""
+    when it moves. With `after` (an edit of start, end, duration or absence), the record as
+    the edit leaves it passes the entry rules (entry_settings.py): returned as it may be
+    stored."""
     await check_unlocked(context.session, context.organisation, record.person, record.projects,
                          record.start_ms, new_start)
+    if after is not None:
+        after = await checked_entry(context.session, context.organisation, record.person,
+                                    record.projects, after, context.now_ms)
     await guard_time_record_change(context, record.person_id, record.start_ms)
     if new_start is not None and new_start != record.start_ms:
         await guard_time_record_change(context, record.person_id, new_start)
+    return after
 
 
 async def mark_modified(

@@ -20,6 +20,7 @@ from service.models import AbsenceType, Task, TimeRecord
 from service.timerecords_access import load_record_to_edit
 from service.timerecords_rules import check_task_allowed
 from service.timerecords_writes import (
+    as_entry,
     check_duration,
     check_period,
     guard_edit,
@@ -40,7 +41,8 @@ async def resolve_edit_start_time(
         raise BadInput("startTime", "is required")
     if record.end_ms is not None and record.end_ms < startTime:
         raise BadInput("startTime", "must not be after the record's endTime")
-    await guard_edit(context, record, new_start=startTime)
+    await guard_edit(context, record, new_start=startTime,
+                     after=as_entry(record, start_ms=startTime))
     moved_from = record.start_ms
     previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.start_ms = startTime
@@ -57,7 +59,7 @@ async def resolve_edit_end_time(
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
     check_period(record.start_ms, endTime, "endTime")
-    await guard_edit(context, record)
+    await guard_edit(context, record, after=as_entry(record, end_ms=endTime))
     record.end_ms = endTime
     return await mark_modified(context, record)
 
@@ -69,9 +71,10 @@ async def resolve_edit_duration(
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
     check_duration(duration)
-    await guard_edit(context, record)
+    entry = await guard_edit(context, record, after=as_entry(record, duration_ms=duration))
+    assert entry is not None
     previous = (record.absence_id, record.start_ms, record.duration_ms)
-    record.duration_ms = duration
+    record.duration_ms = entry.duration_ms
     await mark_modified(context, record)
     await check_records_balance(context.session, context.organisation, context.now_ms, [record],
                                 previous)
@@ -122,7 +125,7 @@ async def resolve_edit_absence(
     if absence.id != record.absence_id:
         await check_owner_access(context.session, context.organisation, record.person,
                                  absences=[absence])
-    await guard_edit(context, record)
+    await guard_edit(context, record, after=as_entry(record, absence=True))
     previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.absence_id = absence.id
     record.absence = absence

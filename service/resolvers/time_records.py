@@ -17,7 +17,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 
 from service.allowances import check_records_balance
-from service.entry_settings import check_unlocked
+from service.entry_settings import Entry, check_unlocked, checked_entry
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -137,9 +137,12 @@ async def resolve_add_time_record(
     if absence is None:
         await check_in_schedule(context.session, context.organisation, person, startTime,
                                 projects)
-    await check_unlocked(context.session, context.organisation, person, projects, startTime)
+    entry = await checked_entry(context.session, context.organisation, person, projects,
+                                Entry(startTime, duration, endTime, absence is not None),
+                                context.now_ms)
     await guard_time_record_change(context, person.id, startTime)
-    record = new_record(context, person, startTime, endTime, duration, task, absence, projects)
+    record = new_record(context, person, startTime, entry.end_ms, entry.duration_ms, task,
+                        absence, projects)
     await insert_records(context, [record])
     await check_records_balance(context.session, context.organisation, context.now_ms, [record])
     await record_time_record_change(context, person.id, record.start_ms, record.id, "added")
@@ -219,26 +222,28 @@ async def resolve_clone_time_records(
             await check_unlocked(context.session, context.organisation, person, record.projects,
                                  record.start_ms)
         await delete_records(context, existing)
-    clones = [
-        new_record(
+    clones = []
+    for source in sources:
+        entry = await checked_entry(
+            context.session, context.organisation, person, source.projects,
+            Entry(source.start_ms + shift, source.duration_ms,
+                  source.end_ms + shift if source.end_ms is not None else None,
+                  source.absence is not None),
+            context.now_ms)
+        await guard_time_record_change(context, person.id, entry.start_ms)
+        clones.append(new_record(
             context,
             person,
-            source.start_ms + shift,
-            source.end_ms + shift if source.end_ms is not None else None,
-            source.duration_ms,
+            entry.start_ms,
+            entry.end_ms,
+            entry.duration_ms,
             source.task,
             source.absence,
             list(source.projects),
             comment=source.comment,
             non_billable=source.non_billable,
             wfh=source.wfh,
-        )
-        for source in sources
-    ]
-    for clone in clones:
-        await check_unlocked(context.session, context.organisation, person, clone.projects,
-                             clone.start_ms)
-        await guard_time_record_change(context, person.id, clone.start_ms)
+        ))
     await insert_records(context, clones)
     await check_records_balance(context.session, context.organisation, context.now_ms, clones)
     for clone in clones:
