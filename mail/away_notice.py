@@ -11,11 +11,18 @@ read it first. Recorded (timebot.state.away) only when:
 - mail.away_reply reads it as an out-of-office reply (with the return date, or without).
 
 Nothing is ever sent back. A redelivered auto-reply (the same message key) records nothing
-twice."""
+twice.
+
+An absence read from an auto-reply to a review e-mail (not a digest's) also feeds the bus the
+approvalEventUpdate of that review's stage again, while the timesheet still waits there: the
+review dispatch then asks the stage's other pending approvers, with the reason
+(timebot.notify.away_asks). Its delivery id names the auto-reply, so a retry feeds it once."""
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 
@@ -23,9 +30,13 @@ from mail.approval_reply import find_reply_token
 from mail.away_reply import read_away
 from mail.handling import InboundMail, Replier
 from mail.loop_guard import LoopRefusal
+from timebot.directory import DirectoryEntry
 from timebot.errors import DirectoryError
+from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.approvals import approval_snapshot
+from timebot.runtime import Runtime
 from timebot.state.away import record_absence
-from timebot.tokens import TokenError, TokenMissing
+from timebot.tokens import ApprovalToken, TokenError, TokenMissing
 
 log = structlog.get_logger("mail.away_notice")
 
@@ -35,7 +46,8 @@ async def note_away(processor: Replier, mail: InboundMail, verdict: LoopRefusal)
     runtime, settings = processor.runtime, processor.settings
     now_ms = runtime.clock.now_ms()
     try:
-        _, token, _ = find_reply_token(mail, settings.secret_key, settings.mail_domain, now_ms)
+        _, token, purpose = find_reply_token(
+            mail, settings.secret_key, settings.mail_domain, now_ms)
     except (TokenError, TokenMissing):
         return "no absence: no valid reply token"
     try:
@@ -57,4 +69,33 @@ async def note_away(processor: Replier, mail: InboundMail, verdict: LoopRefusal)
     until = away.until.isoformat() if away.until else "unknown"
     log.info("approver_away", id=mail.inbound.id, approver=approver.person_id, until=until,
              recorded=recorded)
-    return f"absence {'recorded' if recorded else 'already recorded'}: away until {until}"
+    outcome = f"absence {'recorded' if recorded else 'already recorded'}: away until {until}"
+    if purpose == "reply" and await _ask_again(runtime, approver, token, mail.key):
+        outcome += "; the stage's review requests dispatched again"
+    return outcome
+
+
+async def _ask_again(
+    runtime: Runtime, approver: DirectoryEntry, token: ApprovalToken, key: str
+) -> bool:
+    """Feed the bus the review's stage again, if the timesheet still waits there."""
+    org_id = approver.organisation_id
+    integration = await runtime.directory.integration_key(org_id)
+    snapshot = await approval_snapshot(runtime.client, integration, token.event_id)
+    if (snapshot is None or snapshot.submit_id != token.event_id or snapshot.status != "s"
+            or snapshot.stage != token.stage or not snapshot.pending):
+        return False
+    data: dict[str, Any] = {
+        "action": "submitted" if token.stage == 0 else "approved",
+        "submitId": token.event_id, "person": {"id": snapshot.person_id},
+        "startTime": snapshot.start_ms, "endTime": snapshot.end_ms, "status": "s",
+        "stage": token.stage, "stageCount": snapshot.stage_count,
+        "pendingApprovers": [{"id": pid, "name": name} for pid, name in snapshot.pending],
+        "by": None, "comment": None, "reconciled": True, "away": approver.person_id,
+    }
+    digest = hashlib.sha256(key.encode(errors="replace")).hexdigest()[:16]
+    event = ServiceEvent(f"away:{token.event_id}:{token.stage}:{approver.person_id}:{digest}",
+                         APPROVAL_UPDATE, org_id, runtime.clock.now_ms(), data)
+    if await runtime.events.accept(event):
+        runtime.event_worker.wake()
+    return True

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.mail.reviews_support import mails, text_part, wait_for
 from tests.net import free_port
 from tests.protocol.reply_helpers import (
     DOMAIN,
@@ -78,6 +79,15 @@ def auto_reply(sender: str, token: str, subject: str, body: str,
         message[name] = value
     message.set_content(body)
     return message.as_bytes(policy=SMTP)
+
+
+async def settle_events(world: MailWorld) -> None:
+    """Until every event the bot accepted was dispatched."""
+
+    async def done() -> bool:
+        return all(row.status == "done" for row in await world.runtime.events.all())
+
+    await wait_for(done, what="events dispatched")
 
 
 def today(world: MailWorld) -> date:
@@ -164,3 +174,32 @@ async def test_an_absence_without_a_return_date_is_recorded_as_unknown(
     await no_receipt(world, raw)
     [absence] = await absences(world, sheet)
     assert absence.until is None
+
+
+async def test_the_other_approver_is_asked_with_the_reason_once(
+    world: MailWorld, org: Org
+) -> None:
+    """Part of issue 28's "someone who may decide is asked": Mia0's auto-reply to her review
+    e-mail makes the stage (quorum any) ask Mia1, saying why; a redelivery asks nobody again."""
+    sheet, (mia0, mia1) = await submitted_sheet(
+        org, stages=[{"type": "ppm", "quorum": "any"}], approvers=2)
+    token = reply_token(world, sheet, approver=mia0)
+    back = today(world) + timedelta(days=5)
+    raw = auto_reply(mia0.email, token, "Out of Office: Timesheet of Bob",
+                     f"I am on leave until {back.isoformat()}.")
+    await send(world, raw, reply_address(token, DOMAIN), mia0.email)
+    row = await no_receipt(world, raw)
+    assert "dispatched again" in (row.outcome or ""), row.outcome
+    reason = f"Mia0 is away until {back.strftime('%a %d %b %Y')}"
+
+    async def asked() -> list[str]:
+        return [text for text in map(text_part, await mails(world.runtime, mia1, "review"))
+                if reason in text]
+
+    await wait_for(asked, what="the other approver asked")
+    await send(world, raw, reply_address(token, DOMAIN), mia0.email)
+    await no_receipt(world, raw)
+    await settle_events(world)
+    assert len(await asked()) == 1
+    assert not [text for text in map(text_part, await mails(world.runtime, mia0, "review"))
+                if "is away" in text]
