@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bot.approval_blocks import Request, ref_of, request_blocks, summary_text
 from bot.deps import SlackDeps
+from bot.mrkdwn import escape
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.stages import stage_label
@@ -45,6 +46,11 @@ class ReviewDMs:
         label = (stage_label(request.stage, request.stage_count) if request.stage_count > 1
                  else "approval")
         text, blocks = request_blocks(shown, summary.person_name, label, summary_text(summary))
+        if request.reason:  # asked because another approver is away (timebot.notify.away_asks)
+            text = f"{request.reason}: {text}"
+            blocks = [{"type": "context", "elements": [
+                {"type": "mrkdwn", "text": f"{escape(request.reason)}: you are asked too."}]},
+                *blocks]
         context = {"timesheetId": shown.timesheet_id, "personId": shown.person_id,
                    "submitId": shown.submit_id, "organisationId": request.organisation_id,
                    "startTime": shown.start_ms, "endTime": shown.end_ms,

@@ -86,8 +86,8 @@ MESSAGES_QUERY = (
 )
 
 
-def _find_token(mail: InboundMail, secret_key: str, domain: str, now_ms: int
-                ) -> tuple[str, ApprovalToken, Purpose]:
+def find_reply_token(mail: InboundMail, secret_key: str, domain: str, now_ms: int
+                     ) -> tuple[str, ApprovalToken, Purpose]:
     """The first candidate that verifies (envelope recipients first) as a review's reply token
     or a digest's; raise the first error."""
     envelope = [] if mail.inbound.source == "imap" else [
@@ -119,7 +119,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     if prior is not None and prior.outcome is not None:
         return f"already processed: {prior.outcome}"
     try:
-        token_text, token, purpose = _find_token(
+        token_text, token, purpose = find_reply_token(
             mail, settings.secret_key, settings.mail_domain, runtime.clock.now_ms()
         )
     except TokenExpired as expired:

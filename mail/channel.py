@@ -34,6 +34,7 @@ class MailChannel:
             summary=request.summary,
             dedupe_key=request.dedupe_key,
             kind="review",
+            extra={"reason": request.reason},
         )
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:

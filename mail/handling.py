@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail.addresses import RecipientKind
 from mail.inbox import InboundMessage
+from mail.loop_guard import LoopRefusal
 from mail.parts import MailParts
 from mail.reading import ReadMessage
 from mail.receipts import Outcome
@@ -61,3 +62,7 @@ class Replier(Protocol):
 
 Handler = Callable[[Replier, InboundMail], Awaitable[str]]
 """Processes one inbound message of its recipient kind; answers what became of it (logged)."""
+
+AutoReplyReader = Callable[[Replier, InboundMail, LoopRefusal], Awaitable[str]]
+"""Reads an auto-reply sent to a reply address (the loop guard's verdict given) for the facts
+it states, never answering it (mail.away_notice); answers what became of it (logged)."""

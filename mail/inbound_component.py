@@ -14,6 +14,7 @@ from starlette.routing import BaseRoute
 
 from mail.addresses import RecipientKind, reply_token_check
 from mail.approval_reply import process_approval_reply
+from mail.away_notice import note_away
 from mail.handling import Handler
 from mail.imap_poller import ImapPoller, ImapSettings
 from mail.inbox import InboxWorker
@@ -47,7 +48,7 @@ class InboundComponent:
     ) -> None:
         self.runtime = runtime
         self.mail = mail
-        self.processor = MessageProcessor(runtime, mail, HANDLERS)
+        self.processor = MessageProcessor(runtime, mail, HANDLERS, auto_replies=note_away)
         self.workers = [
             DrainingInboxWorker(
                 mail.inbox, self.processor.process_message, poll_seconds=2.0, batch=2

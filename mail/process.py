@@ -12,6 +12,10 @@ receipt.
 No receipt goes to a sender who did not authenticate (`answer`): the From of such mail may be
 anyone's, and answering it would make timebot mail a third party (backscatter). The receipt is
 withheld and the message logged (`receipt_withheld`), whatever the handler asked.
+
+An auto-reply sent to a reply address is not answered either, but it is read first (the
+`auto_replies` reader it is given, mail.away_notice: an out-of-office reply records that the
+approver is away).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mail import receipts
 from mail.addresses import Recipient, RecipientKind, classify_recipient
 from mail.errors import DkimKeyFileError
-from mail.handling import Handler, InboundMail
+from mail.handling import AutoReplyReader, Handler, InboundMail
 from mail.inbox import InboundMessage
 from mail.loop_guard import why_not_act
 from mail.parts import MailParts
@@ -97,13 +101,15 @@ class MessageProcessor:
     """Holds what processing needs; `process_message` is the InboxWorker's processor."""
 
     def __init__(
-        self, runtime: Runtime, mail: MailParts, handlers: dict[RecipientKind, Handler]
+        self, runtime: Runtime, mail: MailParts, handlers: dict[RecipientKind, Handler],
+        auto_replies: AutoReplyReader | None = None,
     ) -> None:
         settings = runtime.settings
         self.runtime = runtime
         self.settings = settings
         self.mail = mail
         self.handlers = dict(handlers)
+        self.auto_replies = auto_replies
         self.receipts = ReceiptSender(
             runtime.state_sessions, mail.outbox, runtime.clock,
             mail_from=settings.mail_from, mail_domain=settings.mail_domain,
@@ -182,11 +188,15 @@ class MessageProcessor:
             mail_domain=settings.mail_domain,
             envelope_sender=None if inbound.source == "imap" else inbound.mail_from,
         )
-        if refusal is not None:
-            log.info("mail_ignored", id=inbound.id, kind=refusal.kind, detail=refusal.detail)
-            return f"ignored ({refusal.kind}): {refusal.detail}"
         kind, recipient = recipient_kind(recipients_of(inbound, read, settings.mail_domain))
         mail = InboundMail(inbound, read, inbound.message_key, kind, recipient)
+        if refusal is not None:
+            log.info("mail_ignored", id=inbound.id, kind=refusal.kind, detail=refusal.detail)
+            ignored = f"ignored ({refusal.kind}): {refusal.detail}"
+            if (refusal.kind == "auto-reply" and kind is RecipientKind.APPROVAL_REPLY
+                    and self.auto_replies is not None):
+                ignored += f"; {await self.auto_replies(self, mail, refusal)}"
+            return ignored
         try:
             outcome = await self.handlers[kind](self, mail)
         except AccountInactive:

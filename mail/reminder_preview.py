@@ -20,6 +20,7 @@ from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
 from timebot.notify.period_reminders import period_verdicts
 from timebot.notify.scheduler import Scheduler
 from timebot.notify.scheduler_epoch import recorded_first_seen_ms
+from timebot.state.away import Absence, absences, is_away
 from timebot.state.models import ApprovalReminderTally
 
 DAY_MS = 86_400_000
@@ -71,6 +72,20 @@ def next_mailed_ordinal(received: int) -> int:
     return n * (n + 1) // 2
 
 
+def away_note(recorded: list[Absence], now_ms: int) -> str:
+    """Pure: "; away until Wed 02 Dec 2026 (auto-reply)" for an approver away at `now_ms`
+    (the latest return date of the sources that say so), else ""."""
+    today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
+    current = [absence for absence in recorded if is_away(absence, today, now_ms)]
+    if not current:
+        return ""
+    sources = ", ".join(sorted({absence.source for absence in current}))
+    if any(absence.until is None for absence in current):
+        return f"; away, return unknown ({sources})"
+    until = max(absence.until for absence in current if absence.until is not None)
+    return f"; away until {until.strftime('%a %d %b %Y')} ({sources})"
+
+
 async def preview(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
     lines: list[PreviewLine] = []
     runtime = ctx.runtime
@@ -113,6 +128,8 @@ async def approval_reminder_lines(ctx: MailContext, organisation_id: str) -> lis
     key = await runtime.directory.integration_key(organisation_id)
     pending = (await runtime.client.execute(PENDING, apikey=key)).get("getPendingApprovals") or []
     lines: list[PreviewLine] = []
+    away = await absences(runtime.state_sessions, organisation_id)
+    now_ms = runtime.clock.now_ms()
     for entry in pending:
         if not entry or entry.get("status") != "s" or not entry.get("submitId"):
             continue
@@ -141,6 +158,7 @@ async def approval_reminder_lines(ctx: MailContext, organisation_id: str) -> lis
         for approver in approvers:
             mode = await preference(runtime, organisation_id, approver["id"])
             line = "the daily digest lists it" if mode == DIGEST else verdict
+            line += away_note(away.get(approver["id"], []), now_ms)
             info = await person_info(runtime.client, key, approver["id"])
             lines.append(PreviewLine("approval reminder", _to(info, approver.get("name", "?")),
                                      line, about))

@@ -21,6 +21,7 @@ from timebot.notify.approvals import APPROVAL_STATE
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.install import jobs_of
 from timebot.runtime import Runtime
+from timebot.state.away import record_absence
 from timebot.state.models import ReceivedEvent
 from timebot.summary import SUMMARY_QUERY
 
@@ -145,3 +146,23 @@ async def test_a_restart_asks_again_in_a_new_round_and_a_retry_keeps_the_new_dm(
     rows = await h.bot.deps.sender.sent_with_ref(f"approval:{event['id']}:")
     assert [bool(row.context.get("outcome")) for row in rows] == [True, False]
     assert len(await outbox_rows(runtime, ann.member.email, "review")) == 2
+
+
+async def test_an_away_approver_makes_the_others_dm_say_why(h: SlackHarness) -> None:
+    """Issue 28: once an approver of a quorum-"any" stage is known to be away, a dispatch
+    asks the other one again, in the DM too, with the reason; once."""
+    runtime = runtime_of(h)
+    _owner, (ann, bob), event, _dms = await submitted(h, approvers=2)
+    await all_dispatched(runtime, event["id"])
+    await record_absence(runtime.state_sessions, organisation_id=h.org.id, approver_id=ann.id,
+                         until=None, seen_ms=runtime.clock.now_ms(), message_key="<ooo@ann>")
+    for _ in range(2):
+        for row in await events_of(runtime, event["id"]):
+            await runtime.bus.dispatch(ServiceEvent(
+                row.delivery_id, row.event, row.organisation_id, row.timestamp_ms,
+                dict(row.data)))
+        await quiet(h)
+    assert [posts_to(h, a) for a in (ann, bob)] == [1, 2]
+    again = [c for c in h.fake.calls_to("chat.postMessage")
+             if c.args.get("channel") == bob.slack_id][-1]
+    assert "Appr0 is away (return date unknown)" in text_of(again)

@@ -173,3 +173,43 @@ def test_bad_arguments_are_named(tmp_path: Path) -> None:
     assert refused.returncode != 0 and "future" in refused.stderr
     unknown = run(world, "reminders", "preview", "--org", "0" * 24, check=False)
     assert unknown.returncode != 0 and "no such organisation" in unknown.stderr
+
+
+def _record_absence(world: dict[str, Any], approver_id: str, until: Any) -> None:
+    """What an out-of-office auto-reply to a review e-mail records (mail.away_notice)."""
+    async def record() -> None:
+        from plumbing.db import create_engine, session_factory
+        from timebot.state.away import record_absence
+
+        engine = create_engine(world["urls"].get("TIMEBOT_DATABASE_URL")
+                               or f"sqlite+aiosqlite:///{world['dir'] / 'bot.db'}")
+        try:
+            await record_absence(session_factory(engine), organisation_id=world["org"],
+                                 approver_id=approver_id, until=until, seen_ms=world["at"],
+                                 message_key=f"<{until}@globex.example>")
+        finally:
+            await engine.dispose()
+
+    asyncio.run(record())
+
+
+def test_preview_notes_an_away_approver(world: dict[str, Any]) -> None:
+    """Issue 28: the approval reminder line of an approver known to be away says until when."""
+    from datetime import timedelta
+
+    at = datetime.fromtimestamp(world["at"] / 1000, UTC)
+
+    def waiting() -> str:
+        preview = run(world, "reminders", "preview", "--org", world["org"],
+                      "--at", at.isoformat()).stdout
+        [line] = [line for line in preview.splitlines() if line.startswith("approval reminder")]
+        return line
+
+    assert "away" not in waiting()
+    _record_absence(world, world["ids"]["Bob Draft"], at.date() - timedelta(days=1))
+    assert "away" not in waiting()  # back already
+    back = at.date() + timedelta(days=6)
+    _record_absence(world, world["ids"]["Bob Draft"], back)
+    line = waiting()
+    assert "bob@globex.example" in line
+    assert f"away until {back.strftime('%a %d %b %Y')} (auto-reply)" in line, line

@@ -7,6 +7,7 @@ from typing import Any
 from alembic import context
 from sqlalchemy import create_engine, pool
 
+import timebot.state.away
 import timebot.state.digests
 import timebot.state.models
 import timebot.state.slack_models

@@ -31,6 +31,7 @@ class ReviewRequest:
     summary: TimesheetSummary  # of the person who submitted, for the submitted period
     dedupe_key: str
     digest: bool  # the approver chose the daily digest: it lists the request instead
+    reason: str = ""  # why this approver is asked besides the stage's own way ("Grace is away")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,12 @@ The current approval state is read first: a lagging event for a stage that has m
 decided or replaced submission, asks nobody. An approver who is no longer pending is skipped;
 one who chose the daily digest is marked so (the digest lists the request). The dedupe key
 (submit event, stage, approver, and a workflow restart's round) makes each request go out
-once however many times the event is dispatched and however many processes run."""
+once however many times the event is dispatched and however many processes run.
+
+While a pending approver of a quorum-"any" stage is away (timebot.notify.away_asks), each other
+pending approver is asked with the reason, once per away approver: on the stage's first
+dispatch that is their one request; later (the absence became known after they were asked,
+e.g. by the away approver's auto-reply, and the event is dispatched again) a second one."""
 
 from __future__ import annotations
 
@@ -13,8 +18,17 @@ import structlog
 
 from timebot.events import ServiceEvent
 from timebot.notify.approvals import DIGEST, approval_snapshot, preference
+from timebot.notify.away_asks import (
+    QUORUM,
+    AwayAsk,
+    away_asks,
+    away_dedupe_key,
+    away_reason,
+    stage_quorum,
+)
 from timebot.notify.decisions import AlreadySent, ReviewRequest
 from timebot.runtime import Runtime
+from timebot.state.away import absences
 from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.notify.reviews")
@@ -47,7 +61,12 @@ async def review_requests(
         p for p in wanted
         if not await already_sent(review_dedupe_key(submit_id, stage, p["id"], mark))
     ]
-    if not todo:
+    recorded = await absences(runtime.state_sessions, event.organisation_id)
+    now_ms = runtime.clock.now_ms()
+    someone_away = any(
+        away_reason("", recorded.get(p["id"], []), now_ms) for p in wanted
+    )
+    if not todo and not someone_away:
         return []
     key = await runtime.directory.integration_key(event.organisation_id)
     snapshot = await approval_snapshot(runtime.client, key, submit_id)
@@ -63,18 +82,43 @@ async def review_requests(
     summary = await load_summary(
         runtime.client, key, snapshot.person_id, snapshot.start_ms, snapshot.end_ms, submit_id
     )
-    return [
-        ReviewRequest(
-            organisation_id=event.organisation_id,
-            submit_id=submit_id,
-            timesheet_id=str(data.get("timesheetId") or ""),
-            stage=stage,
-            stage_count=int(data.get("stageCount") or snapshot.stage_count or 1),
-            approver_id=approver["id"],
-            summary=summary,
-            dedupe_key=review_dedupe_key(submit_id, stage, approver["id"], mark),
-            digest=await preference(runtime, event.organisation_id, approver["id"]) == DIGEST,
-        )
-        for approver in todo
-        if approver["id"] in still
-    ]
+    asks: list[AwayAsk] = []
+    if someone_away:
+        owner = (await runtime.client.execute(QUORUM, {"id": snapshot.person_id}, apikey=key)
+                 ).get("getPerson")
+        asks = away_asks(snapshot.pending, recorded, stage_quorum(owner, stage), now_ms)
+    todo_ids = {p["id"] for p in todo}
+    requests: list[ReviewRequest] = []
+    for approver in wanted:
+        approver_id = approver["id"]
+        if approver_id not in still:
+            continue
+        normal = review_dedupe_key(submit_id, stage, approver_id, mark)
+        # Asked before because someone was away (who may be back now): asked all the same.
+        earlier = [away_dedupe_key(normal, pid) for pid in recorded if pid != approver_id
+                   and pid in still]
+        asked = approver_id not in todo_ids or any([await already_sent(k) for k in earlier])
+        unsent = [ask for ask in asks if ask.approver_id == approver_id
+                  and not await already_sent(away_dedupe_key(normal, ask.away_id))]
+        if not asked and not unsent:
+            unsent_pairs = [(normal, "")]
+        elif not asked:
+            # First asked now, while someone is away: one request, with the reason.
+            unsent_pairs = [(away_dedupe_key(normal, unsent[0].away_id), unsent[0].reason)]
+        else:
+            unsent_pairs = [(away_dedupe_key(normal, ask.away_id), ask.reason)
+                            for ask in unsent]
+        for dedupe_key, reason in unsent_pairs:
+            requests.append(ReviewRequest(
+                organisation_id=event.organisation_id,
+                submit_id=submit_id,
+                timesheet_id=str(data.get("timesheetId") or ""),
+                stage=stage,
+                stage_count=int(data.get("stageCount") or snapshot.stage_count or 1),
+                approver_id=approver_id,
+                summary=summary,
+                dedupe_key=dedupe_key,
+                digest=await preference(runtime, event.organisation_id, approver_id) == DIGEST,
+                reason=reason,
+            ))
+    return requests

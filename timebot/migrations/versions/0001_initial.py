@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 14:11:54.482010
+Create Date: 2026-11-26 15:48:23.952916
 """
 
 from collections.abc import Sequence
@@ -30,6 +30,15 @@ def upgrade() -> None:
     with op.batch_alter_table('approval_reminder_tally', schema=None) as batch_op:
         batch_op.create_index('ix_approval_reminder_tally_stage', ['submit_id', 'stage'], unique=False)
 
+    op.create_table('approver_absences',
+    sa.Column('organisation_id', sa.String(length=64), nullable=False),
+    sa.Column('approver_id', sa.String(length=64), nullable=False),
+    sa.Column('source', sa.String(length=16), nullable=False),
+    sa.Column('away_until', sa.Date(), nullable=True),
+    sa.Column('seen_ms', sa.BigInteger(), nullable=False),
+    sa.Column('message_key', sa.String(length=1000), nullable=False),
+    sa.PrimaryKeyConstraint('organisation_id', 'approver_id', 'source', name=op.f('pk_approver_absences'))
+    )
     op.create_table('imap_messages',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('mailbox', sa.String(length=255), nullable=False),
@@ -402,6 +411,7 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_imap_messages_message_key'))
 
     op.drop_table('imap_messages')
+    op.drop_table('approver_absences')
     with op.batch_alter_table('approval_reminder_tally', schema=None) as batch_op:
         batch_op.drop_index('ix_approval_reminder_tally_stage')
 

@@ -1,0 +1,205 @@
+"""Issue 28, away approvers are noticed: an out-of-office auto-reply to a review e-mail (sent
+to the approver's reply address) is recorded as the approver's absence, with the return date it
+states, and never answered; one from any other address is not recorded; a redelivery records
+once. Real SMTP sessions (aiosmtplib) to a live timebot, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, date, datetime, timedelta
+from email.message import EmailMessage
+from email.policy import SMTP
+from email.utils import formatdate
+
+import aiosmtplib
+import httpx
+import pytest
+from sqlalchemy import select
+
+from tests.mail.reviews_support import mails, text_part, wait_for
+from tests.net import free_port
+from tests.protocol.reply_helpers import (
+    DOMAIN,
+    MailWorld,
+    Sheet,
+    no_receipt,
+    reply_token,
+    submitted_sheet,
+)
+from tests.support import DAY_MS, Org, new_org, start_live_server, stop_live_server
+from timebot.state.away import ApproverAbsence
+from timebot.tokens import reply_address
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+async def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[MailWorld]:
+    root = tmp_path_factory.mktemp(f"away-{request.param}")
+    smtp_port = free_port()
+    live = await start_live_server(request.param, root / "data", extra_env={
+        "TIMEBOT_SMTP_PORT": str(smtp_port), "TIMEBOT_MAIL_DOMAIN": DOMAIN,
+    })
+    try:
+        yield MailWorld(live, None, smtp_port, 0, {})  # type: ignore[arg-type]
+    finally:
+        await stop_live_server(live)
+
+
+@pytest.fixture
+async def org(world: MailWorld) -> AsyncIterator[Org]:
+    async with httpx.AsyncClient(timeout=30) as http:
+        yield await new_org(world.live, http)
+
+
+async def send(world: MailWorld, raw: bytes, rcpt: str, mail_from: str) -> None:
+    client = aiosmtplib.SMTP(hostname="127.0.0.1", port=world.smtp_port, timeout=20,
+                             start_tls=False)
+    await client.connect()
+    try:
+        errors, _ = await client.sendmail(mail_from, [rcpt], raw)
+        assert not errors, errors
+    finally:
+        client.close()
+
+
+def auto_reply(sender: str, token: str, subject: str, body: str,
+               headers: dict[str, str] | None = None) -> bytes:
+    """An out-of-office reply as Exchange writes one to a review e-mail (unsigned)."""
+    message = EmailMessage()
+    message["From"] = f"Grace <{sender}>"
+    message["To"] = reply_address(token, DOMAIN)
+    message["Subject"] = subject
+    message["Date"] = formatdate()
+    message["Message-ID"] = f"<{uuid.uuid4().hex}@{sender.rpartition('@')[2]}>"
+    message["In-Reply-To"] = f"<{token}.review@{DOMAIN}>"
+    for name, value in (headers or {"Auto-Submitted": "auto-replied",
+                                    "X-MS-Exchange-Inbox-Rules-Loop": sender}).items():
+        message[name] = value
+    message.set_content(body)
+    return message.as_bytes(policy=SMTP)
+
+
+async def settle_events(world: MailWorld) -> None:
+    """Until every event the bot accepted was dispatched."""
+
+    async def done() -> bool:
+        return all(row.status == "done" for row in await world.runtime.events.all())
+
+    await wait_for(done, what="events dispatched")
+
+
+def today(world: MailWorld) -> date:
+    return datetime.fromtimestamp(world.live.clock.now_ms() / 1000, UTC).date()
+
+
+async def absences(world: MailWorld, sheet: Sheet) -> list[ApproverAbsence]:
+    async with world.runtime.state_sessions() as session:
+        return list(await session.scalars(select(ApproverAbsence).where(
+            ApproverAbsence.approver_id == sheet.approver.id)))
+
+
+async def test_an_out_of_office_reply_is_recorded_with_its_return_date_and_not_answered(
+    world: MailWorld, org: Org
+) -> None:
+    sheet, _ = await submitted_sheet(org)
+    token = reply_token(world, sheet)
+    back = today(world) + timedelta(days=9)
+    raw = auto_reply(sheet.approver.email, token, "Automatic reply: Timesheet of Bob",
+                     f"I am out of the office until {back.day} {back.strftime('%B %Y')}.")
+    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    row = await no_receipt(world, raw)
+    assert (row.outcome or "").startswith("ignored (auto-reply)"), row.outcome
+    assert "absence recorded" in (row.outcome or ""), row.outcome
+    [absence] = await absences(world, sheet)
+    assert (absence.until, absence.source) == (back, "auto-reply")
+    assert absence.organisation_id == org.id
+
+    # the same auto-reply delivered again (a retry of the sending MTA): recorded once
+    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await no_receipt(world, raw)
+    [again] = await absences(world, sheet)
+    assert (again.seen_ms, again.until) == (absence.seen_ms, back)
+
+    # a later auto-reply (to the next review e-mail), in German, without a year: renewed
+    world.live.clock.advance(DAY_MS)
+    try:
+        later = today(world) + timedelta(days=12)
+        german = auto_reply(sheet.approver.email, token, "Abwesenheitsnotiz: Timesheet",
+                            f"Ich bin bis zum {later.day}.{later.month}. nicht im Büro.")
+        await send(world, german, reply_address(token, DOMAIN), sheet.approver.email)
+        await no_receipt(world, german)
+    finally:
+        world.live.clock.advance(-DAY_MS)
+    [renewed] = await absences(world, sheet)
+    assert renewed.until == later and renewed.seen_ms > absence.seen_ms
+
+
+async def test_an_auto_reply_from_another_address_is_not_recorded(
+    world: MailWorld, org: Org
+) -> None:
+    sheet, _ = await submitted_sheet(org)
+    token = reply_token(world, sheet)
+    raw = auto_reply("assistant@example.com", token, "Out of Office: Timesheet of Bob",
+                     "I am out of the office until 2 December.")
+    await send(world, raw, reply_address(token, DOMAIN), "assistant@example.com")
+    row = await no_receipt(world, raw)
+    assert "not from the approver's address" in (row.outcome or ""), row.outcome
+    assert await absences(world, sheet) == []
+
+
+async def test_an_autoresponder_that_is_not_an_absence_is_not_recorded(
+    world: MailWorld, org: Org
+) -> None:
+    sheet, _ = await submitted_sheet(org)
+    token = reply_token(world, sheet)
+    raw = auto_reply(sheet.approver.email, token, "Automatic reply: Timesheet of Bob",
+                     "Thank you, your request #4411 has been received.")
+    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    row = await no_receipt(world, raw)
+    assert "not an out-of-office reply" in (row.outcome or ""), row.outcome
+    assert await absences(world, sheet) == []
+
+
+async def test_an_absence_without_a_return_date_is_recorded_as_unknown(
+    world: MailWorld, org: Org
+) -> None:
+    sheet, _ = await submitted_sheet(org)
+    token = reply_token(world, sheet)
+    raw = auto_reply(sheet.approver.email, token, "Respuesta automática: Timesheet",
+                     "Estoy de vacaciones, sin acceso al correo.",
+                     headers={"X-Autoreply": "yes"})
+    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await no_receipt(world, raw)
+    [absence] = await absences(world, sheet)
+    assert absence.until is None
+
+
+async def test_the_other_approver_is_asked_with_the_reason_once(
+    world: MailWorld, org: Org
+) -> None:
+    """Part of issue 28's "someone who may decide is asked": Mia0's auto-reply to her review
+    e-mail makes the stage (quorum any) ask Mia1, saying why; a redelivery asks nobody again."""
+    sheet, (mia0, mia1) = await submitted_sheet(
+        org, stages=[{"type": "ppm", "quorum": "any"}], approvers=2)
+    token = reply_token(world, sheet, approver=mia0)
+    back = today(world) + timedelta(days=5)
+    raw = auto_reply(mia0.email, token, "Out of Office: Timesheet of Bob",
+                     f"I am on leave until {back.isoformat()}.")
+    await send(world, raw, reply_address(token, DOMAIN), mia0.email)
+    row = await no_receipt(world, raw)
+    assert "dispatched again" in (row.outcome or ""), row.outcome
+    reason = f"Mia0 is away until {back.strftime('%a %d %b %Y')}"
+
+    async def asked() -> list[str]:
+        return [text for text in map(text_part, await mails(world.runtime, mia1, "review"))
+                if reason in text]
+
+    await wait_for(asked, what="the other approver asked")
+    await send(world, raw, reply_address(token, DOMAIN), mia0.email)
+    await no_receipt(world, raw)
+    await settle_events(world)
+    assert len(await asked()) == 1
+    assert not [text for text in map(text_part, await mails(world.runtime, mia0, "review"))
+                if "is away" in text]

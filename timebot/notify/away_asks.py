@@ -1,0 +1,72 @@
+"""Who else is asked while an approver is away (issue 28): on a stage whose quorum is "any",
+a pending approver known to be away (timebot.state.away: an out-of-office auto-reply) makes the
+review request go to the stage's other pending approvers with the reason ("Grace is away until
+Wed 02 Dec"), once each (the dedupe key names the away approver), and only while the timesheet
+still waits at that stage for them (the review decision reads the approval state first).
+
+Pure: the records and the stage's quorum are given; timebot.notify.reviews reads them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from timebot.client import operation
+from timebot.state.away import Absence, is_away
+
+QUORUM = operation(
+    """query AwayQuorum($id: SvcId!) {
+      getPerson(id: $id) { approvalStages { value { quorum } } }
+    }"""
+)
+
+
+@dataclass(frozen=True)
+class AwayAsk:
+    approver_id: str  # who is asked
+    away_id: str  # because this approver is away
+    reason: str
+
+
+def away_dedupe_key(normal_key: str, away_id: str) -> str:
+    """The key of a request asked because `away_id` is away (the normal key, extended)."""
+    return f"{normal_key}:away:{away_id}"
+
+
+def away_reason(name: str, absences: list[Absence], now_ms: int) -> str | None:
+    """Pure: "Grace is away until Wed 02 Dec 2026", "Grace is away (return date unknown)",
+    or None when not away at `now_ms`."""
+    today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
+    current = [absence for absence in absences if is_away(absence, today, now_ms)]
+    if not current:
+        return None
+    if any(absence.until is None for absence in current):
+        return f"{name} is away (return date unknown)"
+    until = max(absence.until for absence in current if absence.until is not None)
+    return f"{name} is away until {until.strftime('%a %d %b %Y')}"
+
+
+def away_asks(
+    pending: tuple[tuple[str, str], ...], recorded: dict[str, list[Absence]], quorum: str | None,
+    now_ms: int,
+) -> list[AwayAsk]:
+    """Pure: for a stage's pending approvers (id, name), each (asked, away) pair: every
+    approver not away, for every one who is — on a quorum "any" stage only (under "all"
+    another approver cannot stand in)."""
+    if (quorum or "any").strip().lower() != "any":
+        return []
+    reasons = {pid: away_reason(name, recorded.get(pid, []), now_ms) for pid, name in pending}
+    away = [(pid, reason) for pid, reason in reasons.items() if reason is not None]
+    return [AwayAsk(asked, away_id, reason) for asked, _ in pending if reasons[asked] is None
+            for away_id, reason in away]
+
+
+def stage_quorum(person: dict[str, object] | None, stage: int) -> str | None:
+    """The quorum of stage `stage` in getPerson's approvalStages (the cascaded workflow)."""
+    stages = ((person or {}).get("approvalStages") or {})
+    values = stages.get("value") if isinstance(stages, dict) else None
+    if not isinstance(values, list) or not 0 <= stage < len(values):
+        return None
+    entry = values[stage]
+    quorum = entry.get("quorum") if isinstance(entry, dict) else None
+    return str(quorum) if quorum else None

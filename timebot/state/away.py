@@ -1,0 +1,104 @@
+"""Approvers known to be away (`approver_absences`): one row per approver and source (today
+only "auto-reply": an out-of-office reply to a review e-mail, read by mail.away_reply), with
+the return date the source stated (None: not stated) and when it was seen.
+
+A newer notice from the same source replaces the older one (the latest auto-reply tells the
+current return date); the same notice again (a redelivery, a retry after a crash: the same
+message key) changes nothing. Only facts: nothing here decides for anyone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from sqlalchemy import BigInteger, Date, String, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Mapped, mapped_column
+
+from plumbing.db import insert_ignoring, unit_of_work
+from timebot.state.models import StateBase
+
+__all__ = ["AUTO_REPLY", "UNKNOWN_RETURN_DAYS", "Absence", "ApproverAbsence", "absences",
+           "is_away", "record_absence"]
+
+AUTO_REPLY = "auto-reply"
+UNKNOWN_RETURN_DAYS = 14
+"""An absence without a return date counts this many days after it was last seen (an
+out-of-office reply is sent again to each new review e-mail while it lasts)."""
+
+_DAY_MS = 86_400_000
+
+
+class ApproverAbsence(StateBase):
+    __tablename__ = "approver_absences"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    approver_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    source: Mapped[str] = mapped_column(String(16), primary_key=True)
+    until: Mapped[date | None] = mapped_column("away_until", Date, nullable=True)
+    seen_ms: Mapped[int] = mapped_column(BigInteger)
+    message_key: Mapped[str] = mapped_column(String(1000))
+
+
+@dataclass(frozen=True)
+class Absence:
+    organisation_id: str
+    approver_id: str
+    source: str
+    until: date | None
+    seen_ms: int
+
+
+def is_away(absence: Absence, today: date, now_ms: int) -> bool:
+    """Pure: away today — until the stated return date (that day included: the reply said
+    "until"), or, with none stated, for UNKNOWN_RETURN_DAYS after it was last seen."""
+    if absence.until is not None:
+        return absence.until >= today
+    return now_ms < absence.seen_ms + UNKNOWN_RETURN_DAYS * _DAY_MS
+
+
+async def record_absence(
+    sessions: async_sessionmaker[AsyncSession], *, organisation_id: str, approver_id: str,
+    until: date | None, seen_ms: int, message_key: str, source: str = AUTO_REPLY,
+) -> bool:
+    """Record (or renew) an absence; False when this very notice was recorded already or a
+    newer one is (nothing changed)."""
+    key = message_key[:1000]
+    row = {"organisation_id": organisation_id, "approver_id": approver_id, "source": source,
+           "away_until": until, "seen_ms": seen_ms, "message_key": key}
+    async with unit_of_work(sessions) as session:
+        statement = insert_ignoring(session, ApproverAbsence,
+                                    ("organisation_id", "approver_id", "source"))
+        connection = await session.connection()
+        if (await connection.execute(statement, row)).rowcount:
+            return True
+        # Lock the row (PostgreSQL) so that two notices at once are ordered.
+        current = (await session.execute(
+            select(ApproverAbsence.seen_ms, ApproverAbsence.message_key).where(
+                ApproverAbsence.organisation_id == organisation_id,
+                ApproverAbsence.approver_id == approver_id, ApproverAbsence.source == source,
+            ).with_for_update()
+        )).one()
+        if current.message_key == key or current.seen_ms > seen_ms:
+            return False
+        await session.execute(update(ApproverAbsence).where(
+            ApproverAbsence.organisation_id == organisation_id,
+            ApproverAbsence.approver_id == approver_id, ApproverAbsence.source == source,
+        ).values({ApproverAbsence.until: until, ApproverAbsence.seen_ms: seen_ms,
+                  ApproverAbsence.message_key: key}))
+        return True
+
+
+async def absences(
+    sessions: async_sessionmaker[AsyncSession], organisation_id: str
+) -> dict[str, list[Absence]]:
+    """Every recorded absence in the organisation, by approver id (whether still current or
+    not: `is_away` says)."""
+    found: dict[str, list[Absence]] = {}
+    async with sessions() as session:
+        rows = await session.scalars(select(ApproverAbsence).where(
+            ApproverAbsence.organisation_id == organisation_id))
+        for row in rows:
+            found.setdefault(row.approver_id, []).append(Absence(
+                row.organisation_id, row.approver_id, row.source, row.until, row.seen_ms))
+    return found
