@@ -16,6 +16,7 @@ from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 
+import aiosmtplib
 import dkim
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -164,6 +165,18 @@ def reply(
     for line in reversed(on_top or []):
         raw = line.encode() + b"\r\n" + raw
     return raw
+
+
+async def smtp_send(world: MailWorld, raw: bytes, rcpt: str, mail_from: str) -> None:
+    """One message to timebot's SMTP listener (aiosmtplib), accepted for its recipient."""
+    client = aiosmtplib.SMTP(hostname="127.0.0.1", port=world.smtp_port, timeout=20,
+                             start_tls=False)
+    await client.connect()
+    try:
+        errors, _ = await client.sendmail(mail_from, [rcpt], raw)
+        assert not errors, errors
+    finally:
+        client.close()
 
 
 async def swaks(port: int, rcpt: str, raw: bytes, *, lmtp: bool = False,

@@ -12,7 +12,6 @@ from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import formatdate
 
-import aiosmtplib
 import httpx
 import pytest
 from sqlalchemy import select
@@ -25,6 +24,7 @@ from tests.protocol.reply_helpers import (
     Sheet,
     no_receipt,
     reply_token,
+    smtp_send,
     submitted_sheet,
 )
 from tests.support import DAY_MS, Org, new_org, start_live_server, stop_live_server
@@ -53,15 +53,6 @@ async def org(world: MailWorld) -> AsyncIterator[Org]:
         yield await new_org(world.live, http)
 
 
-async def send(world: MailWorld, raw: bytes, rcpt: str, mail_from: str) -> None:
-    client = aiosmtplib.SMTP(hostname="127.0.0.1", port=world.smtp_port, timeout=20,
-                             start_tls=False)
-    await client.connect()
-    try:
-        errors, _ = await client.sendmail(mail_from, [rcpt], raw)
-        assert not errors, errors
-    finally:
-        client.close()
 
 
 def auto_reply(sender: str, token: str, subject: str, body: str,
@@ -108,7 +99,7 @@ async def test_an_out_of_office_reply_is_recorded_with_its_return_date_and_not_a
     back = today(world) + timedelta(days=9)
     raw = auto_reply(sheet.approver.email, token, "Automatic reply: Timesheet of Bob",
                      f"I am out of the office until {back.day} {back.strftime('%B %Y')}.")
-    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await smtp_send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
     row = await no_receipt(world, raw)
     assert (row.outcome or "").startswith("ignored (auto-reply)"), row.outcome
     assert "absence recorded" in (row.outcome or ""), row.outcome
@@ -117,7 +108,7 @@ async def test_an_out_of_office_reply_is_recorded_with_its_return_date_and_not_a
     assert absence.organisation_id == org.id
 
     # the same auto-reply delivered again (a retry of the sending MTA): recorded once
-    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await smtp_send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
     await no_receipt(world, raw)
     [again] = await absences(world, sheet)
     assert (again.seen_ms, again.until) == (absence.seen_ms, back)
@@ -128,7 +119,7 @@ async def test_an_out_of_office_reply_is_recorded_with_its_return_date_and_not_a
         later = today(world) + timedelta(days=12)
         german = auto_reply(sheet.approver.email, token, "Abwesenheitsnotiz: Timesheet",
                             f"Ich bin bis zum {later.day}.{later.month}. nicht im Büro.")
-        await send(world, german, reply_address(token, DOMAIN), sheet.approver.email)
+        await smtp_send(world, german, reply_address(token, DOMAIN), sheet.approver.email)
         await no_receipt(world, german)
     finally:
         world.live.clock.advance(-DAY_MS)
@@ -143,7 +134,7 @@ async def test_an_auto_reply_from_another_address_is_not_recorded(
     token = reply_token(world, sheet)
     raw = auto_reply("assistant@example.com", token, "Out of Office: Timesheet of Bob",
                      "I am out of the office until 2 December.")
-    await send(world, raw, reply_address(token, DOMAIN), "assistant@example.com")
+    await smtp_send(world, raw, reply_address(token, DOMAIN), "assistant@example.com")
     row = await no_receipt(world, raw)
     assert "not from the approver's address" in (row.outcome or ""), row.outcome
     assert await absences(world, sheet) == []
@@ -156,7 +147,7 @@ async def test_an_autoresponder_that_is_not_an_absence_is_not_recorded(
     token = reply_token(world, sheet)
     raw = auto_reply(sheet.approver.email, token, "Automatic reply: Timesheet of Bob",
                      "Thank you, your request #4411 has been received.")
-    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await smtp_send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
     row = await no_receipt(world, raw)
     assert "not an out-of-office reply" in (row.outcome or ""), row.outcome
     assert await absences(world, sheet) == []
@@ -170,7 +161,7 @@ async def test_an_absence_without_a_return_date_is_recorded_as_unknown(
     raw = auto_reply(sheet.approver.email, token, "Respuesta automática: Timesheet",
                      "Estoy de vacaciones, sin acceso al correo.",
                      headers={"X-Autoreply": "yes"})
-    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await smtp_send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
     await no_receipt(world, raw)
     [absence] = await absences(world, sheet)
     assert absence.until is None
@@ -187,7 +178,7 @@ async def test_the_other_approver_is_asked_with_the_reason_once(
     back = today(world) + timedelta(days=5)
     raw = auto_reply(mia0.email, token, "Out of Office: Timesheet of Bob",
                      f"I am on leave until {back.isoformat()}.")
-    await send(world, raw, reply_address(token, DOMAIN), mia0.email)
+    await smtp_send(world, raw, reply_address(token, DOMAIN), mia0.email)
     row = await no_receipt(world, raw)
     assert "dispatched again" in (row.outcome or ""), row.outcome
     reason = f"Mia0 is away until {back.strftime('%a %d %b %Y')}"
@@ -197,7 +188,7 @@ async def test_the_other_approver_is_asked_with_the_reason_once(
                 if reason in text]
 
     await wait_for(asked, what="the other approver asked")
-    await send(world, raw, reply_address(token, DOMAIN), mia0.email)
+    await smtp_send(world, raw, reply_address(token, DOMAIN), mia0.email)
     await no_receipt(world, raw)
     await settle_events(world)
     assert len(await asked()) == 1

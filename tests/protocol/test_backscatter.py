@@ -15,7 +15,6 @@ from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 
-import aiosmtplib
 import httpx
 import pytest
 import structlog
@@ -30,6 +29,7 @@ from tests.protocol.reply_helpers import (
     receipt_for,
     reply,
     reply_token,
+    smtp_send,
     submitted_sheet,
 )
 from tests.service.test_approvals_support import state
@@ -81,15 +81,6 @@ def logs() -> Iterator[list[dict[str, Any]]]:
         yield captured
 
 
-async def send(world: MailWorld, raw: bytes, rcpt: str, mail_from: str) -> None:
-    client = aiosmtplib.SMTP(hostname="127.0.0.1", port=world.smtp_port, timeout=20,
-                             start_tls=False)
-    await client.connect()
-    try:
-        errors, _ = await client.sendmail(mail_from, [rcpt], raw)
-        assert not errors, errors
-    finally:
-        client.close()
 
 
 def authenticated(raw: bytes, domain: str) -> bytes:
@@ -118,7 +109,7 @@ async def test_an_unauthenticated_wrong_sender_gets_nothing(
     sheet, _ = await submitted_sheet(org)
     token = reply_token(world, sheet)
     raw = reply("victim@example.com", token, "approve")  # not signed, no trusted results
-    await send(world, raw, reply_address(token, DOMAIN), "victim@example.com")
+    await smtp_send(world, raw, reply_address(token, DOMAIN), "victim@example.com")
     row = await no_receipt(world, raw)
     assert (row.outcome or "").startswith("wrong-sender; no receipt"), row.outcome
     [line] = withheld(logs, "wrong-sender")
@@ -133,7 +124,7 @@ async def test_an_authenticated_stranger_gets_one_plain_refusal_an_hour(
     token = reply_token(world, sheet)
     key = world.keys["example.com"]
     first = reply("stranger@example.com", token, "approve", sign_with=key)
-    await send(world, first, reply_address(token, DOMAIN), "stranger@example.com")
+    await smtp_send(world, first, reply_address(token, DOMAIN), "stranger@example.com")
     receipt = await receipt_for(world, first)
     assert receipt.envelope_to == "stranger@example.com"
     assert receipt.first_line == "Nothing changed" and "another approver" in receipt.text
@@ -143,13 +134,13 @@ async def test_an_authenticated_stranger_gets_one_plain_refusal_an_hour(
     assert "approvals+" not in message.as_string()
     # a second attempt within the hour: nothing (not a mail cannon), logged in its row
     second = reply("stranger@example.com", token, "approve please", sign_with=key)
-    await send(world, second, reply_address(token, DOMAIN), "stranger@example.com")
+    await smtp_send(world, second, reply_address(token, DOMAIN), "stranger@example.com")
     row = await no_receipt(world, second)
     assert "rate-limited" in (row.outcome or ""), row.outcome
     world.live.clock.advance(HOUR_MS + 60_000)
     try:
         third = reply("stranger@example.com", token, "approve!", sign_with=key)
-        await send(world, third, reply_address(token, DOMAIN), "stranger@example.com")
+        await smtp_send(world, third, reply_address(token, DOMAIN), "stranger@example.com")
         assert (await receipt_for(world, third)).first_line == "Nothing changed"
     finally:
         world.live.clock.advance(-(HOUR_MS + 60_000))
@@ -163,7 +154,7 @@ async def test_the_approvers_address_unauthenticated_gets_nothing(
     sheet, _ = await submitted_sheet(org)
     token = reply_token(world, sheet)
     raw = reply(sheet.approver.email, token, "approve")
-    await send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await smtp_send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
     row = await no_receipt(world, raw)
     assert (row.outcome or "").startswith("sender-not-verified; no receipt"), row.outcome
     assert [line["sender"] for line in logs if line.get("event") == "sender_not_verified"] \
@@ -177,7 +168,7 @@ async def test_an_expired_token_unauthenticated_gets_nothing(
     sheet, _ = await submitted_sheet(org)
     token = reply_token(world, sheet, expires_in_ms=-2 * HOUR_MS)
     raw = reply("victim@example.com", token, "approve")
-    await send(world, raw, reply_address(token, DOMAIN), "victim@example.com")
+    await smtp_send(world, raw, reply_address(token, DOMAIN), "victim@example.com")
     row = await no_receipt(world, raw)
     assert (row.outcome or "").startswith("link-expired; no receipt"), row.outcome
 
@@ -201,7 +192,7 @@ async def test_machine_mail_of_each_kind_is_never_answered(
     sheet, _ = await submitted_sheet(org)
     address = reply_address(reply_token(world, sheet), DOMAIN)
     raw, envelope = machine_mail(name, address)
-    await send(world, raw, address, envelope)
+    await smtp_send(world, raw, address, envelope)
     row = await no_receipt(world, raw)
     assert (row.outcome or "").startswith("ignored ("), row.outcome
     assert await status(org, sheet.owner) == "s"
@@ -228,12 +219,12 @@ async def test_time_mail_from_an_unauthenticated_sender_gets_nothing(
 ) -> None:
     member = await org.add_member("Erin", "employee")
     unknown = time_mail("victim@example.com", "2h @acme")
-    await send(world, unknown, f"time@{DOMAIN}", "victim@example.com")
+    await smtp_send(world, unknown, f"time@{DOMAIN}", "victim@example.com")
     row = await no_receipt(world, unknown)
     assert (row.outcome or "").startswith("unknown-sender; no receipt"), row.outcome
     assert [line["sender"] for line in withheld(logs, "unknown-sender")] == ["victim@example.com"]
     known = time_mail(member.email, "2h @acme")
-    await send(world, known, f"time@{DOMAIN}", member.email)
+    await smtp_send(world, known, f"time@{DOMAIN}", member.email)
     row = await no_receipt(world, known)
     assert (row.outcome or "").startswith("sender-not-verified; no receipt"), row.outcome
 
@@ -242,12 +233,12 @@ async def test_time_mail_from_an_authenticated_stranger_gets_one_refusal(
     world: MailWorld, org: Org
 ) -> None:
     first = authenticated(time_mail("mallory@example.com", "2h @acme"), "example.com")
-    await send(world, first, f"time@{DOMAIN}", "mallory@example.com")
+    await smtp_send(world, first, f"time@{DOMAIN}", "mallory@example.com")
     receipt = await receipt_for(world, first)
     assert receipt.first_line == "Nothing changed"
     assert "is not the address of a person" in receipt.text
     second = authenticated(time_mail("mallory@example.com", "3h @acme"), "example.com")
-    await send(world, second, f"time@{DOMAIN}", "mallory@example.com")
+    await smtp_send(world, second, f"time@{DOMAIN}", "mallory@example.com")
     assert "rate-limited" in ((await no_receipt(world, second)).outcome or "")
 
 
@@ -258,6 +249,6 @@ async def test_an_auto_reply_to_time_is_never_answered(world: MailWorld, org: Or
                     {"List-Unsubscribe": "<mailto:leave@example.com>"}):
         raw = authenticated(time_mail(member.email, "I am away until Monday.",
                                       headers=headers), domain)
-        await send(world, raw, f"time@{DOMAIN}", member.email)
+        await smtp_send(world, raw, f"time@{DOMAIN}", member.email)
         row = await no_receipt(world, raw)
         assert (row.outcome or "").startswith("ignored ("), row.outcome
