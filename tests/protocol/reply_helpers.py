@@ -9,6 +9,8 @@ import asyncio
 import base64
 import email
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from email.policy import SMTP, default
@@ -23,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import select
 
 from mail.inbox import message_key
+from tests.net import free_port
 from tests.protocol.dovecot import PASSWORD, Dovecot
 from tests.service.test_approvals_support import (
     WEEK,
@@ -32,7 +35,7 @@ from tests.service.test_approvals_support import (
     set_stages,
     submit,
 )
-from tests.support import DAY_MS, LiveServer, Member, Org
+from tests.support import DAY_MS, LiveServer, Member, Org, start_live_server, stop_live_server
 from timebot.state.models import InboxMessage, OutboxMessage
 from timebot.tokens import make_token, reply_address
 
@@ -165,6 +168,26 @@ def reply(
     for line in reversed(on_top or []):
         raw = line.encode() + b"\r\n" + raw
     return raw
+
+
+@asynccontextmanager
+async def smtp_world(backend: str, root: Path) -> AsyncIterator[MailWorld]:
+    """A live server with its SMTP listener, trusting AUTHSERV's Authentication-Results and
+    verifying DKIM for example.com against a key of its own (no Dovecot, no LMTP)."""
+    keys = {"example.com": DkimKey.generate("example.com")}
+    txt = root / "dkim.txt"
+    txt.write_text("".join(f"{key.line()}\n" for key in keys.values()))
+    smtp_port = free_port()
+    live = await start_live_server(backend, root / "data", extra_env={
+        "TIMEBOT_SMTP_PORT": str(smtp_port),
+        "TIMEBOT_MAIL_DOMAIN": DOMAIN,
+        "TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS": AUTHSERV,
+        "TIMEBOT_DKIM_TXT_FILE": str(txt),
+    })
+    try:
+        yield MailWorld(live, None, smtp_port, 0, keys)  # type: ignore[arg-type]
+    finally:
+        await stop_live_server(live)
 
 
 async def smtp_send(world: MailWorld, raw: bytes, rcpt: str, mail_from: str) -> None:

@@ -19,21 +19,20 @@ import httpx
 import pytest
 import structlog
 
-from tests.net import free_port
 from tests.protocol.reply_helpers import (
     AUTHSERV,
     DOMAIN,
-    DkimKey,
     MailWorld,
     no_receipt,
     receipt_for,
     reply,
     reply_token,
     smtp_send,
+    smtp_world,
     submitted_sheet,
 )
 from tests.service.test_approvals_support import state
-from tests.support import HOUR_MS, Org, new_org, start_live_server, stop_live_server
+from tests.support import HOUR_MS, Org, new_org
 from timebot.tokens import reply_address
 
 MACHINE = Path(__file__).parents[1] / "mail" / "machine_corpus"
@@ -53,20 +52,8 @@ async def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[MailWorld]:
     root = tmp_path_factory.mktemp(f"backscatter-{request.param}")
-    keys = {"example.com": DkimKey.generate("example.com")}
-    txt = root / "dkim.txt"
-    txt.write_text("".join(f"{key.line()}\n" for key in keys.values()))
-    smtp_port = free_port()
-    live = await start_live_server(request.param, root / "data", extra_env={
-        "TIMEBOT_SMTP_PORT": str(smtp_port),
-        "TIMEBOT_MAIL_DOMAIN": DOMAIN,
-        "TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS": AUTHSERV,
-        "TIMEBOT_DKIM_TXT_FILE": str(txt),
-    })
-    try:
-        yield MailWorld(live, None, smtp_port, 0, keys)  # type: ignore[arg-type]
-    finally:
-        await stop_live_server(live)
+    async with smtp_world(request.param, root) as world:
+        yield world
 
 
 @pytest.fixture

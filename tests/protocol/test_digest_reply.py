@@ -18,11 +18,7 @@ from sqlalchemy import select, update
 from mail.digest import send_digest
 from mail.inbox import message_key
 from mail.review_component import component_of
-from tests.net import free_port
 from tests.protocol.reply_helpers import (
-    AUTHSERV,
-    DOMAIN,
-    DkimKey,
     MailWorld,
     maildir_receipts,
     no_receipt,
@@ -30,6 +26,7 @@ from tests.protocol.reply_helpers import (
     receipt_for,
     receipt_rows,
     reply,
+    smtp_world,
     swaks,
 )
 from tests.service.test_approvals_support import (
@@ -41,7 +38,7 @@ from tests.service.test_approvals_support import (
     state,
     submit,
 )
-from tests.support import DAY_MS, HOUR_MS, Member, Org, new_org, start_live_server, stop_live_server
+from tests.support import DAY_MS, HOUR_MS, Member, Org, new_org
 from timebot.state.digests import MailDigest
 from timebot.state.models import InboxMessage, MailReply, OutboxMessage
 from timebot.tokens import REPLY_LOCAL_PREFIX, verify_token
@@ -54,20 +51,8 @@ async def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[MailWorld]:
     root = tmp_path_factory.mktemp(f"digest-{request.param}")
-    keys = {domain: DkimKey.generate(domain) for domain in ("example.com",)}
-    txt = root / "dkim.txt"
-    txt.write_text("".join(f"{key.line()}\n" for key in keys.values()))
-    smtp_port = free_port()
-    live = await start_live_server(request.param, root / "data", extra_env={
-        "TIMEBOT_SMTP_PORT": str(smtp_port),
-        "TIMEBOT_MAIL_DOMAIN": DOMAIN,
-        "TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS": AUTHSERV,
-        "TIMEBOT_DKIM_TXT_FILE": str(txt),
-    })
-    try:
-        yield MailWorld(live, None, smtp_port, 0, keys)  # type: ignore[arg-type]
-    finally:
-        await stop_live_server(live)
+    async with smtp_world(request.param, root) as world:
+        yield world
 
 
 @pytest.fixture
