@@ -179,6 +179,33 @@ def bind_archiving(mutation: MutationType, set_archived: ArchiveSetter, entity: 
     mutation.set_field(f"unarchive{entity}s", unarchive_many)
 
 
+FlatArchiveSetter = Callable[[RequestContext, Sequence[str], str, bool], Awaitable[list[Any]]]
+
+
+def bind_flat_archiving(mutation: MutationType, set_archived: FlatArchiveSetter,
+                        entity: str) -> None:
+    """archiveX / archiveXs / unarchiveX / unarchiveXs of an entity without a subtree: the
+    singular ones answer the item itself, through `set_archived(context, ids, argument,
+    archived)`."""
+
+    async def archive_one(_root: Any, info: Any, id: str) -> Any:
+        return (await set_archived(info.context, [id], "id", True))[0]
+
+    async def archive_many(_root: Any, info: Any, ids: list[str]) -> list[Any]:
+        return await set_archived(info.context, ids, "ids", True)
+
+    async def unarchive_one(_root: Any, info: Any, id: str) -> Any:
+        return (await set_archived(info.context, [id], "id", False))[0]
+
+    async def unarchive_many(_root: Any, info: Any, ids: list[str]) -> list[Any]:
+        return await set_archived(info.context, ids, "ids", False)
+
+    mutation.set_field(f"archive{entity}", archive_one)
+    mutation.set_field(f"archive{entity}s", archive_many)
+    mutation.set_field(f"unarchive{entity}", unarchive_one)
+    mutation.set_field(f"unarchive{entity}s", unarchive_many)
+
+
 async def oldest_in_org(session: AsyncSession, model: Any, org_id: str) -> Any | None:
     """The organisation's first-made row of `model` (ids are time-ordered), or None."""
     return (

@@ -3,6 +3,7 @@ in use is archived rather than deleted)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ariadne import MutationType, QueryType
@@ -15,7 +16,12 @@ from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
 from service.lookup import get_many_in_org
 from service.models import ExpenseRecord, ExpenseType
-from service.structure import active_clause, check_unique_ids, name_contains
+from service.structure import (
+    active_clause,
+    bind_flat_archiving,
+    check_unique_ids,
+    name_contains,
+)
 
 require_permission = permissions.requirer(permissions.EXPENSES)
 
@@ -88,11 +94,11 @@ async def resolve_duplicate_expense_type(_root: Any, info: Any, id: str, name: s
 
 
 async def _set_types_archived(
-    context: RequestContext, ids: list[str], argument: str, value: bool
+    context: RequestContext, ids: Sequence[str], argument: str, value: bool
 ) -> list[ExpenseType]:
     require_permission(context, "edit expense types")
     if argument == "ids":
-        check_unique_ids(ids, "ids")
+        check_unique_ids(list(ids), "ids")
     types = await get_many_in_org(
         context.session, ExpenseType, context.org_id, ids, argument, "expense type"
     )
@@ -101,26 +107,7 @@ async def _set_types_archived(
     return types
 
 
-@mutation.field("archiveExpenseType")
-async def resolve_archive_expense_type(_root: Any, info: Any, id: str) -> ExpenseType:
-    return (await _set_types_archived(info.context, [id], "id", True))[0]
-
-
-@mutation.field("archiveExpenseTypes")
-async def resolve_archive_expense_types(_root: Any, info: Any, ids: list[str]) -> list[ExpenseType]:
-    return await _set_types_archived(info.context, ids, "ids", True)
-
-
-@mutation.field("unarchiveExpenseType")
-async def resolve_unarchive_expense_type(_root: Any, info: Any, id: str) -> ExpenseType:
-    return (await _set_types_archived(info.context, [id], "id", False))[0]
-
-
-@mutation.field("unarchiveExpenseTypes")
-async def resolve_unarchive_expense_types(
-    _root: Any, info: Any, ids: list[str]
-) -> list[ExpenseType]:
-    return await _set_types_archived(info.context, ids, "ids", False)
+bind_flat_archiving(mutation, _set_types_archived, "ExpenseType")
 
 
 @mutation.field("deleteExpenseType")

@@ -26,6 +26,7 @@ from service.models import Person, Role
 from service.models.person import ROLE_CUSTOM, ROLE_KINDS
 from service.structure import (
     active_clause,
+    bind_flat_archiving,
     bind_listing,
     check_unique_ids,
     name_contains,
@@ -239,24 +240,7 @@ async def _set_archived(context: RequestContext, ids: Sequence[str], argument: s
 
 
 # Not bind_archiving: archiveRole answers the role itself, and a role has no subtree.
-@mutation.field("archiveRole")
-async def resolve_archive_role(_root: Any, info: Any, id: str) -> Role:
-    return (await _set_archived(info.context, [id], "id", True))[0]
-
-
-@mutation.field("archiveRoles")
-async def resolve_archive_roles(_root: Any, info: Any, ids: list[str]) -> list[Role]:
-    return await _set_archived(info.context, ids, "ids", True)
-
-
-@mutation.field("unarchiveRole")
-async def resolve_unarchive_role(_root: Any, info: Any, id: str) -> Role:
-    return (await _set_archived(info.context, [id], "id", False))[0]
-
-
-@mutation.field("unarchiveRoles")
-async def resolve_unarchive_roles(_root: Any, info: Any, ids: list[str]) -> list[Role]:
-    return await _set_archived(info.context, ids, "ids", False)
+bind_flat_archiving(mutation, _set_archived, "Role")
 
 
 @mutation.field("deleteRole")
