@@ -9,6 +9,11 @@ process, production configuration, SQLite unless BENCH_MAIL_DATABASE=postgresql)
   same run. Goal: ratio ≥ 0.5 with one worker.
 - mail_replies_throughput_vs_bare_sink: the same figure beside a bare aiosmtpd sink (250 to
   every message, nothing else): how far from the bare SMTP exchange.
+- mail_replies_throughput_vs_full_work: the same figure beside bench.full_work_baseline, the
+  program that does all of an approval's required work (the key authenticated, the stage and
+  its approvers resolved, the approval event, state, audit row, Journal entry, signed event row
+  and the reply's words written, the receipt and the owner's notice sent) in plain sqlite3.
+  Goal: ratio ≥ 0.5 with one worker (issue #26).
 - mail_replies_receipt_p99: p99 ms from the start of a reply's SMTP transaction to its receipt
   being delivered, with replies arriving at a steady 50 per second. Baseline: the sink's p99
   SMTP transaction time at the same rate. Goal: under 1000 ms.
@@ -54,7 +59,8 @@ from bench.mail_load import Key, LoadGenerator, Mail, free_port, new_key, p99
 from bench.mail_world import TimebotProcess, running_timebot, spawn
 from bench.same_work_baseline import inbox_done
 
-THROUGHPUT = ("mail_replies_throughput", "mail_replies_throughput_vs_bare_sink")
+THROUGHPUT = ("mail_replies_throughput", "mail_replies_throughput_vs_bare_sink",
+              "mail_replies_throughput_vs_full_work")
 RECEIPT_P99 = "mail_replies_receipt_p99"
 SCALING = "mail_replies_workers2_scaling"
 RECEIPT_P99_WORKERS2 = "mail_replies_receipt_p99_workers2"
@@ -91,16 +97,17 @@ async def _sink(load: LoadGenerator, mails: list[Mail], *, rate: int | None
 
 
 async def _same_work(load: LoadGenerator, world: TimebotProcess, key: Key,
-                     events: list[str], mails: list[Mail]) -> float:
-    """Replies per second of the same-work program, in its own process."""
-    directory = world.root / "same-work"
+                     events: list[str], mails: list[Mail],
+                     program: str = "same_work_baseline") -> float:
+    """Replies per second of a baseline program (bench.<program>), in its own process."""
+    directory = world.root / program
     directory.mkdir()
     (directory / "events.txt").write_text("\n".join(events) + "\n")
     txt = directory / "dkim.txt"
     txt.write_text(key.txt_line + "\n")
     smtp_port, http_port = free_port(), free_port()
     process = spawn(
-        [sys.executable, "-m", "bench.same_work_baseline", str(smtp_port), str(http_port),
+        [sys.executable, "-m", f"bench.{program}", str(smtp_port), str(http_port),
          str(directory), world.secret, str(txt)],
         None, directory / "log",
     )
@@ -120,7 +127,7 @@ async def _same_work(load: LoadGenerator, world: TimebotProcess, key: Key,
             deadline = time.perf_counter() + 600
             while inbox_done(directory) < len(mails):
                 if process.poll() is not None or time.perf_counter() > deadline:
-                    raise RuntimeError("same-work baseline failed: "
+                    raise RuntimeError(f"{program} failed: "
                                        + (directory / "log").read_text()[-2000:])
                 await asyncio.sleep(0.05)
             return len(mails) / (time.perf_counter() - started)
@@ -157,6 +164,9 @@ async def _throughput(names: set[str], count: int, key: Key, world: TimebotProce
     events, mails = await _prepared_replies(world, count)
     sink_rate, _ = await _sink(load, mails, rate=None)
     same_work = await _same_work(load, world, key, events, mails)
+    full_work = 0.0
+    if "mail_replies_throughput_vs_full_work" in names:
+        full_work = await _same_work(load, world, key, events, mails, "full_work_baseline")
     cpu, lines, requests = world.cpu(), world.log_lines(), await world.requests()
     spy = world.sample_with_py_spy()
     rate, accepted, transactions = await _send_replies(world, load, mails)
@@ -169,7 +179,8 @@ async def _throughput(names: set[str], count: int, key: Key, world: TimebotProce
     per_route = {route: (after[route] - requests.get(route, 0)) / count for route in after
                  if route != "metrics" and after[route] > requests.get(route, 0)}
     note(f"{count} replies end to end in {count / rate:.2f} s: {rate:.0f}/s; same-work "
-         f"{same_work:.0f}/s; sink {sink_rate:.0f}/s; timebot CPU {cpu_ms:.1f} ms a reply; "
+         f"{same_work:.0f}/s; full-work {full_work:.0f}/s; sink {sink_rate:.0f}/s; "
+         f"timebot CPU {cpu_ms:.1f} ms a reply; "
          f"HTTP requests a reply {per_route}; log lines a reply "
          f"{(world.log_lines() - lines) / count:.2f}; all accepted after {accepted:.2f} s, "
          f"SMTP transaction p50 {transactions[len(transactions) // 2] * 1000:.0f} ms")
@@ -179,6 +190,9 @@ async def _throughput(names: set[str], count: int, key: Key, world: TimebotProce
     if "mail_replies_throughput_vs_bare_sink" in names:
         figures.append(Figure("mail_replies_throughput_vs_bare_sink", rate, "replies/s",
                               sink_rate))
+    if "mail_replies_throughput_vs_full_work" in names:
+        figures.append(Figure("mail_replies_throughput_vs_full_work", rate, "replies/s",
+                              full_work))
     return figures
 
 

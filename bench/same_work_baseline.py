@@ -142,8 +142,8 @@ class Program:
 
 
 async def main(smtp_port: int, http_port: int, directory: Path, secret: str,
-               txt_file: Path) -> None:
-    program = Program(directory, secret, txt_file, http_port)
+               txt_file: Path, program_class: type[Program] = Program) -> None:
+    program = program_class(directory, secret, txt_file, http_port)
     app = Starlette(routes=[Route("/approve", program.approve, methods=["POST"])])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=http_port,
                                            log_level="warning", access_log=False))
@@ -155,9 +155,15 @@ async def main(smtp_port: int, http_port: int, directory: Path, secret: str,
         await serving
 
 
-if __name__ == "__main__":
+def run_program(program_class: type[Program]) -> None:
+    """The program of `program_class` with the command line's ports, directory and keys."""
     import uvloop
 
     args = sys.argv[1:]
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(main(int(args[0]), int(args[1]), Path(args[2]), args[3], Path(args[4])))
+        runner.run(main(int(args[0]), int(args[1]), Path(args[2]), args[3], Path(args[4]),
+                        program_class))
+
+
+if __name__ == "__main__":
+    run_program(Program)
