@@ -209,8 +209,9 @@ def resolve_field_id(row: CustomFieldValue, _info: Any) -> str:
 
 
 @value_object.field("customField")
-def resolve_field(row: CustomFieldValue, _info: Any) -> CustomField:
-    return row.custom_field
+async def resolve_field(row: CustomFieldValue, info: Any) -> CustomField | None:
+    context: RequestContext = info.context
+    return await context.session.get(CustomField, row.custom_field_id)
 
 
 @value_object.field("entityType")
