@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+from sqlalchemy import select
+
+from plumbing.db import unit_of_work
+from service.demo import find_demo_organisation, seed_demo
+from service.models import Person
+from service.provisioning import ensure_api_key
 from tests.service.access_support import absence_type, project, tag, tag_person
 from tests.service.custom_fields_support import (
     FIELD,
@@ -17,7 +24,7 @@ from tests.service.custom_fields_support import (
     time_record,
 )
 from tests.service.test_legacy import legacy_for
-from tests.support import GQL, Org
+from tests.support import GQL, LiveServer, Org
 
 SHOWN = "does not show on this"
 
@@ -247,3 +254,25 @@ async def test_legacy_custom_field_resource(org: Org) -> None:
     employee = await legacy_for(org, eve)
     assert (await employee.ok("custom_field.list"))["custom_fields"] == []
     assert "Custom field not found" in await employee.error("custom_field.get", id=field["id"])
+
+
+async def test_the_demo_has_a_cost_centre(live: LiveServer, http: httpx.AsyncClient) -> None:
+    now = live.clock.now_ms()
+    async with unit_of_work(live.service.sessions) as session:
+        await seed_demo(session, now)
+        organisation = await find_demo_organisation(session)
+        assert organisation is not None
+        margaret = (await session.scalars(select(Person).where(
+            Person.organisation_id == organisation.id,
+            Person.email == "margaret@northwind.example"))).one()
+        key = await ensure_api_key(session, margaret, now)
+    gql = GQL(http, live.graphql_url, key)
+    data = await gql(
+        '{ getCustomFields(filter: [{name: "Cost centre"}]) { id fieldType textOptions { '
+        "allowedValues useAllowedValues } } getCustomFieldValues(filter: [{entityType: "
+        '"project"}]) { textValue project { name } } }')
+    field = data["getCustomFields"][0]
+    assert field["textOptions"] == {"allowedValues": ["CC-100", "CC-200", "CC-900"],
+                                    "useAllowedValues": True}
+    assert {(v["project"]["name"], v["textValue"]) for v in data["getCustomFieldValues"]} == {
+        ("Harbor Bank", "CC-100"), ("Greenfield Foods", "CC-200"), ("Internal", "CC-900")}
