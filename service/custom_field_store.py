@@ -6,8 +6,9 @@ value may go there.
 
 Definitions are edited with the `settings` permission. A value is edited by whoever may edit
 its entity: a person's by the `people` permission, a project's, task's, tag's by the
-`projects`, `tasks`, `tags` permission, an absence type's by `settings`, a time record's by
-whoever may edit that person's records (the person, their managers, administrators).
+`projects`, `tasks`, `tags` permission, an absence type's by `settings`, a time record's as
+the record itself (its person, their managers, administrators, an approver by the timesheet's
+status; the lock date and the approval workflow apply).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import permissions
-from service.errors import BadInput, PermissionDenied, RuleViolation
+from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.item_access import access_defaults
 from service.lookup import get_in_org
@@ -28,6 +29,8 @@ from service.rules.access import AccessItem, has_access
 from service.rules.custom_field_visibility import KINDS, Target, shows_on
 from service.structure import ancestors, parent_map
 from service.tags_access import person_tag_ids
+from service.timerecords_access import require_edit_access
+from service.timerecords_writes import guard_edit
 
 require_permission = permissions.requirer(permissions.SETTINGS)
 
@@ -88,8 +91,9 @@ async def listable_field_ids(context: RequestContext) -> set[str] | None:
 
 async def require_entity_edit(context: RequestContext, kind: str, entity: Any) -> None:
     if kind == "timeRecord":
-        if not await context.can_access_person_data(entity.person_id):
-            raise PermissionDenied("you may not edit this person's time records")
+        # A value is part of its record: the record's edit rights, lock date and workflow.
+        await require_edit_access(context, entity.person_id, entity.start_ms)
+        await guard_edit(context, entity)
         return
     permissions.require(context, ENTITY_PERMISSIONS[kind], f"edit a {kind}'s custom fields")
 

@@ -17,7 +17,9 @@ from service.models import Person
 from service.provisioning import ensure_api_key
 from tests.service.access_support import absence_type, project, tag, tag_person
 from tests.service.custom_fields_support import (
+    DAY_MS,
     FIELD,
+    MONDAY_MS,
     add_field,
     add_value,
     add_value_error,
@@ -228,6 +230,13 @@ async def test_wrong_role_refused_and_who_has_access(org: Org) -> None:
         "mutation($f: SvcId!, $p: SvcId!) { unassignCustomFieldFromPerson(personId: $p, "
         "customFieldId: $f) { id } }", ids)
     assert message.startswith('Invalid argument "personId"') and "not assigned" in message
+    # A value on a record follows the record: once the timesheet is approved, it is locked.
+    await eve.gql("mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { "
+                  "submitTimesheet(personId: $p, startTime: $s, endTime: $e) { status } }",
+                  {"p": eve.id, "s": MONDAY_MS, "e": MONDAY_MS + DAY_MS})
+    locked = await eve.gql.error(
+        f'mutation {{ editCustomFieldValueText(id: "{mine["id"]}", textValue: "Z") {{ id }} }}')
+    assert "approved" in locked
 
 
 async def test_legacy_custom_field_resource(org: Org) -> None:
