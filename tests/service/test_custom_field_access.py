@@ -285,3 +285,47 @@ async def test_the_demo_has_a_cost_centre(live: LiveServer, http: httpx.AsyncCli
                                     "useAllowedValues": True}
     assert {(v["project"]["name"], v["textValue"]) for v in data["getCustomFieldValues"]} == {
         ("Harbor Bank", "CC-100"), ("Greenfield Foods", "CC-200"), ("Internal", "CC-900")}
+
+
+async def test_the_right_roles(org: Org) -> None:
+    """A manager reads the values on the records of the people they manage (not others'),
+    and edits them as the records themselves (not in a draft timesheet); a custom role with
+    the settings permission edits definitions, one with the projects permission puts values
+    on projects."""
+    eve = await org.add_member("Eve")
+    olga = await org.add_member("Olga")
+    mona = await org.add_member("Mona", role="manager")
+    await org.admin.gql("mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson(managerId: $m,"
+                        " personId: $p) { id } }", {"m": mona.id, "p": eve.id})
+    field = (await add_field(org, "Ticket", "url"))["id"]
+    await _visibility(org, "editCustomFieldVisibilityProjects", field, enabled=True)
+    managed = await time_record(org.admin.gql, eve.id)
+    other = await time_record(org.admin.gql, olga.id)
+    on_eve = await add_value(org.admin.gql, field, "timeRecord", managed, "urlValue",
+                             "https://example.com/T-1")
+    on_olga = await add_value(org.admin.gql, field, "timeRecord", other, "urlValue",
+                              "https://example.com/T-2")
+    seen = await mona.gql(f'{{ getCustomFieldValue(id: "{on_eve["id"]}") {{ urlValue }} '
+                          "getCustomFieldValues { id } }")
+    assert seen == {"getCustomFieldValue": {"urlValue": "https://example.com/T-1"},
+                    "getCustomFieldValues": [{"id": on_eve["id"]}]}
+    assert await mona.gql.denied(f'{{ getCustomFieldValue(id: "{on_olga["id"]}") {{ id }} }}'
+                                 ) == ["Query.getCustomFieldValue"]
+    # A draft timesheet is its owner's (and administrators'): as the record itself.
+    assert "is a draft" in await mona.gql.error(
+        f'mutation {{ editCustomFieldValueUrl(id: "{on_eve["id"]}", urlValue: null) {{ id }} }}')
+    role = (await org.admin.gql(
+        "mutation($a: [SvcAuthorisationInput]!) { addRole(name: \"Structure\", "
+        "authorisations: $a) { id } }",
+        {"a": [{"name": "settings", "manage": ["all"]}, {"name": "projects", "manage": ["all"]}]}
+    ))["addRole"]["id"]
+    await org.admin.gql("mutation($p: SvcId!, $r: SvcId!) { editPersonRole(id: $p, roleId: $r)"
+                        " { id } }", {"p": olga.id, "r": role})
+    made = await olga.gql('mutation { addCustomField(name: "Budget code", fieldType: "text") '
+                          "{ id } }")
+    await olga.gql("mutation($id: SvcId!) { editCustomFieldVisibilityProjects(id: $id, "
+                   "enabled: true) { id } }", {"id": made["addCustomField"]["id"]})
+    apollo = await project(org, "Apollo")
+    value = await add_value(olga.gql, made["addCustomField"]["id"], "project", apollo,
+                            "textValue", "B-7")
+    assert value["project"] == {"id": apollo}
