@@ -86,6 +86,12 @@ def _length(value: int) -> int:
     return value
 
 
+def _max_length(value: int) -> int:
+    if value < 1 or value > MAX_TEXT:
+        raise ValueError(f"must be between 1 and {MAX_TEXT}")
+    return value
+
+
 def _short_text(value: str | None) -> str | None:
     if value is not None and len(value) > 255:
         raise ValueError("must be at most 255 characters")
@@ -270,7 +276,7 @@ def _boolean_value(value: bool, _options: Mapping[str, Any]) -> bool:
 
 TYPES: tuple[FieldType, ...] = (
     FieldType("text", "Text", "Text", "textValue", "String", "textOptions", (
-        Option("maxLength", "Int!", 255, _length),
+        Option("maxLength", "Int!", 255, _max_length),
         Option("minLength", "Int!", 0, _length),
         Option("validationRegex", "String", None, _regex),
         Option("placeholder", "String!", "", _short_text),
