@@ -2,12 +2,13 @@
 
 `seed_demo` creates it once (it does nothing when the data dir already has it): here the
 organisation, its people and who manages whom; its structure (demo_structure), schedule
-(demo_schedules), time-off allowance (demo_time_off), history (demo_history) and rates
-(demo_rates) come from the modules named. One finished phase, Discovery, shows the entry
-rules: its time before the current week is locked (`lockDate`) and its entries need a comment
-(`forceComment`). Everything is written with the models directly; the
-records are deterministic for a given `now_ms` (a seeded random generator), so two fresh
-seeds at the same instant look alike. `demo_export` describes the seeded organisation.
+(demo_schedules), time-off allowance (demo_time_off), history (demo_history), rates
+(demo_rates) and custom field (demo_custom_fields) come from the modules named. One finished
+phase, Discovery, shows the entry rules: its time before the current week is locked
+(`lockDate`) and its entries need a comment (`forceComment`). Everything is written with
+the models directly; the records are deterministic for a given `now_ms` (a seeded random
+generator), so two fresh seeds at the same instant look alike. `demo_export` describes the
+seeded organisation.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.approvals.settings import APPROVAL_STAGES, set_value
 from service.approvals.stages import parse_stage_inputs
+from service.demo_custom_fields import seed_custom_fields
 from service.demo_history import seed_expenses, seed_time_records
 from service.demo_rates import seed_demo_rates
 from service.demo_schedules import seed_schedule
@@ -123,6 +125,7 @@ async def seed_demo(session: AsyncSession, now_ms: int) -> None:
     seed_entry_rules(seed)
     await seed_tasks(seed, history_start)
     seed_types(seed)
+    await seed_custom_fields(session, seed.org_id, seed.projects)
     oldest = seed.working_days()[-1]
     await seed_schedule(session, organisation,
                         seed.at(oldest - dt.timedelta(days=oldest.weekday()), 0))

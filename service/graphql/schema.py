@@ -1,6 +1,6 @@
-"""Builds the executable schema: every SDL file of service/schema and the settings' SDL
-(`service/settings_sdl.py`), every resolver module's
-BINDABLES (service/resolvers/*.py), and the scalars."""
+"""Builds the executable schema: every SDL file of service/schema, the settings' SDL
+(`service/settings_sdl.py`) and the custom fields' (`service/custom_fields_sdl.py`), every
+resolver module's BINDABLES (service/resolvers/*.py), and the scalars."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from ariadne import load_schema_from_path, make_executable_schema
 from graphql import GraphQLSchema
 
 import service.resolvers
+from service.custom_fields_sdl import custom_fields_sdl
 from service.graphql.scalars import BINDABLES as SCALARS
 from service.settings_sdl import settings_sdl
 
@@ -20,7 +21,8 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
 
 
 def type_defs() -> str:
-    return load_schema_from_path(str(SCHEMA_DIR)) + "\n" + settings_sdl()
+    return (load_schema_from_path(str(SCHEMA_DIR)) + "\n" + settings_sdl() + "\n"
+            + custom_fields_sdl())
 
 
 def resolver_bindables() -> list[Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.legacy import absences, companies, persons, time_entries
+from service.legacy import absences, companies, custom_fields, persons, time_entries
 from service.legacy.errors import InvalidServiceRequest
 from service.legacy.request import Handler, LegacyRequest
 
@@ -14,6 +14,7 @@ SERVICES: dict[str, Handler] = {
     **absences.SERVICES,
     **persons.SERVICES,
     **time_entries.SERVICES,
+    **custom_fields.SERVICES,
 }
 
 

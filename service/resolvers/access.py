@@ -1,6 +1,7 @@
 """Access (assignments): the account's "show by default" switches, the "Who has access?"
-lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType}To{Person,Tag}), expense
-types limited to projects, getAvailableSubProjects and getAvailableAbsenceTypes.
+lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,CustomField}To{Person,Tag}),
+expense types limited to projects, custom fields assigned to projects, tasks and time records,
+getAvailableSubProjects and getAvailableAbsenceTypes.
 
 Every mutation is the administrators'. Assigning is idempotent (a retry, or a second process
 doing the same, returns the existing link); unassigning a link that does not exist is
@@ -21,13 +22,23 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.item_access import AVAILABILITY_KEY, access_defaults, accessible_ids
 from service.lookup import get_in_org
-from service.models import AbsenceType, ExpenseType, Organisation, Person, Project, Tag
+from service.models import (
+    AbsenceType,
+    ExpenseType,
+    Organisation,
+    Person,
+    Project,
+    Tag,
+    Task,
+    TimeRecord,
+)
 from service.models.access import (
     AbsenceTypeAccess,
     ExpenseTypeAccess,
     ExpenseTypeProject,
     ProjectAccess,
 )
+from service.models.custom_fields import CustomField, CustomFieldLink
 from service.rules.access import SWITCHES
 from service.structure import descendants, parent_map, raw_relation
 
@@ -74,7 +85,7 @@ class Link:
     assign: str
     unassign: str
     member_argument: str  # personId | tagId | projectId
-    item_argument: str  # projectId | subProjectId | absenceTypeId | expenseTypeId
+    item_argument: str  # projectId | subProjectId | absenceTypeId | expenseTypeId | customFieldId
     row_model: Any
     item_model: Any
     item_column: str
@@ -105,6 +116,12 @@ def _links() -> list[Link]:
              "expenseTypeId", ExpenseTypeProject, ExpenseType, "expense_type_id",
              "expense type", "expenseTypes", "expenseTypesOfProject")
     )
+    for who, argument in (("Tag", "tagId"), ("Person", "personId"), ("Project", "projectId"),
+                          ("Task", "taskId"), ("TimeRecord", "timerecordId")):
+        links.append(Link(f"assignCustomFieldTo{who}", f"unassignCustomFieldFrom{who}",
+                          argument, "customFieldId", CustomFieldLink, CustomField,
+                          "custom_field_id", "custom field", "customFields",
+                          f"customFieldsOf{who}"))
     return links
 
 
@@ -112,8 +129,11 @@ MEMBER_MODELS: dict[str, tuple[Any, str]] = {
     "personId": (Person, "person"),
     "tagId": (Tag, "tag"),
     "projectId": (Project, "project"),
+    "taskId": (Task, "task"),
+    "timerecordId": (TimeRecord, "time record"),
 }
-MEMBER_COLUMNS = {"personId": "person_id", "tagId": "tag_id", "projectId": "project_id"}
+MEMBER_COLUMNS = {"personId": "person_id", "tagId": "tag_id", "projectId": "project_id",
+                  "taskId": "task_id", "timerecordId": "time_record_id"}
 
 
 async def _load(context: RequestContext, link: Link, kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -143,7 +163,8 @@ def _relation(link: Link, row: Any, member: Any, item: Any) -> dict[str, Any]:
 
 # Who has access to an item is edited with the permission of the item's kind.
 _ITEM_PERMISSIONS = {"absenceTypeId": permissions.SETTINGS,
-                     "expenseTypeId": permissions.EXPENSES}
+                     "expenseTypeId": permissions.EXPENSES,
+                     "customFieldId": permissions.SETTINGS}
 
 
 def _require_for(context: RequestContext, link: Link) -> None:
@@ -190,8 +211,9 @@ def _bind_link(link: Link) -> None:
         row = (await session.scalars(select(link.row_model).where(*_where(link, member, item)))
                ).first()
         if row is None:
+            who = getattr(member, "name", f"the {MEMBER_MODELS[link.member_argument][1]}")
             raise BadInput(link.member_argument,
-                           f"{member.name} is not assigned to the {link.item_label} {item.name}")
+                           f"{who} is not assigned to the {link.item_label} {item.name}")
         relation = _relation(link, row, member, item)
         await session.delete(row)
         return relation

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ItemKind = Literal["project", "absenceType", "expenseType"]
+ItemKind = Literal["project", "absenceType", "expenseType", "customField"]
 
 # Names of the switches, as in SvcAvailability, with the mutation that edits each.
 SWITCHES = {
@@ -35,6 +35,7 @@ LABELS: dict[ItemKind, str] = {
     "project": "project",
     "absenceType": "absence type",
     "expenseType": "expense type",
+    "customField": "custom field",
 }
 
 
@@ -64,6 +65,8 @@ class AccessDefaults:
             return self.projects
         if kind == "absenceType":
             return self.absenceTypes
+        if kind == "customField":
+            return self.customFields
         return self.expenseTypes
 
 

@@ -163,6 +163,21 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_audit_trails_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_audit_trails_response_id'), ['response_id'], unique=False)
 
+    op.create_table('custom_fields',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('field_type', sa.String(length=16), nullable=False),
+    sa.Column('color', sa.String(length=32), nullable=True),
+    sa.Column('archived', sa.Boolean(), nullable=False),
+    sa.Column('options', sa.JSON(), nullable=False),
+    sa.Column('visibility', sa.JSON(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_custom_fields_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_custom_fields'))
+    )
+    with op.batch_alter_table('custom_fields', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_custom_fields_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('expense_types',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -943,6 +958,74 @@ def upgrade() -> None:
         batch_op.create_index('ix_time_records_person_start', ['organisation_id', 'person_id', 'start_ms'], unique=False)
         batch_op.create_index(batch_op.f('ix_time_records_task_id'), ['task_id'], unique=False)
 
+    op.create_table('custom_field_links',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('custom_field_id', sa.String(length=24), nullable=False),
+    sa.Column('member_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('project_id', sa.String(length=24), nullable=True),
+    sa.Column('task_id', sa.String(length=24), nullable=True),
+    sa.Column('time_record_id', sa.String(length=24), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['custom_field_id'], ['custom_fields.id'], name=op.f('fk_custom_field_links_custom_field_id_custom_fields'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_custom_field_links_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_custom_field_links_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_custom_field_links_project_id_projects'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_custom_field_links_tag_id_tags'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_custom_field_links_task_id_tasks'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['time_record_id'], ['time_records.id'], name=op.f('fk_custom_field_links_time_record_id_time_records'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_custom_field_links')),
+    sa.UniqueConstraint('custom_field_id', 'member_id', name='uq_custom_field_links_field_member')
+    )
+    with op.batch_alter_table('custom_field_links', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_custom_field_links_custom_field_id'), ['custom_field_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_links_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_links_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_links_project_id'), ['project_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_links_tag_id'), ['tag_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_links_task_id'), ['task_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_links_time_record_id'), ['time_record_id'], unique=False)
+
+    op.create_table('custom_field_values',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('custom_field_id', sa.String(length=24), nullable=False),
+    sa.Column('entity_type', sa.String(length=16), nullable=False),
+    sa.Column('entity_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('project_id', sa.String(length=24), nullable=True),
+    sa.Column('task_id', sa.String(length=24), nullable=True),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('time_record_id', sa.String(length=24), nullable=True),
+    sa.Column('absence_type_id', sa.String(length=24), nullable=True),
+    sa.Column('text_value', sa.Text(), nullable=True),
+    sa.Column('number_value', sa.Float(), nullable=True),
+    sa.Column('date_value', sa.Float(), nullable=True),
+    sa.Column('date_time_value', sa.Float(), nullable=True),
+    sa.Column('url_value', sa.Text(), nullable=True),
+    sa.Column('boolean_value', sa.Boolean(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['absence_type_id'], ['absence_types.id'], name=op.f('fk_custom_field_values_absence_type_id_absence_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['custom_field_id'], ['custom_fields.id'], name=op.f('fk_custom_field_values_custom_field_id_custom_fields'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_custom_field_values_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_custom_field_values_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_custom_field_values_project_id_projects'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_custom_field_values_tag_id_tags'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_custom_field_values_task_id_tasks'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['time_record_id'], ['time_records.id'], name=op.f('fk_custom_field_values_time_record_id_time_records'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_custom_field_values')),
+    sa.UniqueConstraint('custom_field_id', 'entity_type', 'entity_id', name='uq_custom_field_values_field_entity')
+    )
+    with op.batch_alter_table('custom_field_values', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_custom_field_values_absence_type_id'), ['absence_type_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_values_custom_field_id'), ['custom_field_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_values_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_values_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_values_project_id'), ['project_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_values_tag_id'), ['tag_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_values_task_id'), ['task_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_custom_field_values_time_record_id'), ['time_record_id'], unique=False)
+
     op.create_table('time_record_projects',
     sa.Column('time_record_id', sa.String(length=24), nullable=False),
     sa.Column('project_id', sa.String(length=24), nullable=False),
@@ -962,6 +1045,27 @@ def downgrade() -> None:
         batch_op.drop_index('ix_time_record_projects_project')
 
     op.drop_table('time_record_projects')
+    with op.batch_alter_table('custom_field_values', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_time_record_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_task_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_project_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_person_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_custom_field_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_values_absence_type_id'))
+
+    op.drop_table('custom_field_values')
+    with op.batch_alter_table('custom_field_links', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_custom_field_links_time_record_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_links_task_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_links_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_links_project_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_links_person_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_links_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_custom_field_links_custom_field_id'))
+
+    op.drop_table('custom_field_links')
     with op.batch_alter_table('time_records', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_time_records_task_id'))
         batch_op.drop_index('ix_time_records_person_start')
@@ -1193,6 +1297,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_expense_types_organisation_id'))
 
     op.drop_table('expense_types')
+    with op.batch_alter_table('custom_fields', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_custom_fields_organisation_id'))
+
+    op.drop_table('custom_fields')
     with op.batch_alter_table('audit_trails', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_audit_trails_response_id'))
         batch_op.drop_index(batch_op.f('ix_audit_trails_person_id'))
