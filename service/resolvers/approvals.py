@@ -30,6 +30,7 @@ from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Person
+from service.period_rules import check_submit_period, period_settings
 from service.models.approval import (
     STATUS_APPROVED,
     STATUS_DRAFT,
@@ -209,6 +210,8 @@ async def resolve_submit(
                              "person")
     if not await context.can_access_person_data(owner.id):
         raise PermissionDenied("you may submit only your own timesheet or your people's")
+    check_submit_period(await period_settings(context.session, context.organisation, owner),
+                        startTime, endTime)
     event = await submit(caller_actor(context), owner, startTime, endTime)
     context.after_commit.append(KICK)
     return event
