@@ -30,7 +30,6 @@ from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Person
-from service.period_rules import check_submit_period, period_settings
 from service.models.approval import (
     STATUS_APPROVED,
     STATUS_DRAFT,
@@ -38,6 +37,7 @@ from service.models.approval import (
     ApprovalEvent,
     Timesheet,
 )
+from service.period_rules import check_submit_period, period_settings
 from service.timesheet_access import caller_actor, can_view_timesheet, person_summary
 from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
 
