@@ -5,7 +5,7 @@ and the periods themselves (plumbing/periods.py) as pure functions."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -21,7 +21,7 @@ ADD = ("mutation($p: SvcId!, $s: SvcTimestamp!) { addTimeRecord(personId: $p, st
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def ms(day: str, zone: ZoneInfo = BERLIN, hour: int = 0) -> int:
+def ms(day: str, zone: tzinfo = BERLIN, hour: int = 0) -> int:
     d = date.fromisoformat(day)
     return int(datetime(d.year, d.month, d.day, hour, tzinfo=zone).timestamp() * 1000)
 
