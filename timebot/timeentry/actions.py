@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
+from plumbing.periods import NOUNS
 from timebot.client import ServiceClient
+from timebot.entry_rules import Rules, RulesCache
+from timebot.entry_rules import refusal as rules_refusal
 from timebot.errors import (
     PermissionRefused,
     ServiceClientError,
@@ -37,6 +40,7 @@ from timebot.timeentry.texts import (
     format_record,
     format_state,
     format_week,
+    local_day,
     local_midnight_ms,
     sort_recent,
     today_in,
@@ -101,10 +105,26 @@ def refusal(error: ServiceClientError) -> str:
 
 
 class QuickTime:
-    def __init__(self, client: ServiceClient, memory: Memory, now_ms: Callable[[], int]) -> None:
+    def __init__(self, client: ServiceClient, memory: Memory, now_ms: Callable[[], int],
+                 rules: RulesCache | None = None) -> None:
         self.client = client
         self.memory = memory
         self.now_ms = now_ms
+        # The person's rules of entry and period (read once; None: weeks, the service decides)
+        self.rules = rules
+
+    async def _rules(self, who: Who) -> Rules | None:
+        if self.rules is None:
+            return None
+        return await self.rules.rules(who.organisation_id, who.person_id, who.apikey)
+
+    async def _refused(self, who: Who, plan: RecordPlan, source: str) -> str | None:
+        """Why the rules the front knows refuse the entry (None: ask the service)."""
+        rules = await self._rules(who)
+        if rules is None:
+            return None
+        return rules_refusal(rules, plan.start_ms, plan.duration_ms, plan.comment, plan.project_ids,
+                       self.now_ms(), "/time" if source == "slack" else "")
 
     def gateway(self, who: Who) -> Gateway:
         return Gateway(self.client, who.apikey, who.person_id)
@@ -137,6 +157,10 @@ class QuickTime:
                 plan = plan_entry(entry, catalogue)
                 if isinstance(plan, Unresolved):
                     outcomes.append(Outcome(piece, problem=plan.reason, choices=plan.choices))
+                    continue
+                refused = await self._refused(who, plan, source)
+                if refused is not None:
+                    outcomes.append(Outcome(piece, problem=refused))
                     continue
                 record = await gateway.create(plan)
             except ServiceUnavailable:
@@ -276,11 +300,18 @@ class QuickTime:
             return ""
         return entry_text(record, who.zone)
 
-    def period(self, who: Who, last: bool) -> Period:
-        return week_of(today_in(who.zone, self.now_ms()), who.zone, 1 if last else 0)
+    async def period(self, who: Who, last: bool) -> Period:
+        """This (or the last) period of the person's `periodicity` (a week when unknown)."""
+        rules = await self._rules(who)
+        if rules is None:
+            return week_of(today_in(who.zone, self.now_ms()), who.zone, 1 if last else 0)
+        start, end = rules.period(self.now_ms(), 1 if last else 0)
+        first, after = local_day(start, rules.zone), local_day(end - 1, rules.zone)
+        return Period(first, start, end, (after - first).days + 1,
+                      NOUNS[rules.periodicity])
 
     async def week(self, who: Who, last: bool = False) -> str:
-        period = self.period(who, last)
+        period = await self.period(who, last)
         gateway = self.gateway(who)
         try:
             records = await gateway.records(period.start_ms, period.end_ms)
@@ -293,7 +324,7 @@ class QuickTime:
         return format_week(summary, period, state)
 
     async def submit(self, who: Who, last: bool = False) -> str:
-        period = self.period(who, last)
+        period = await self.period(who, last)
         try:
             event = await self.gateway(who).submit(period.start_ms, period.end_ms)
         except ServiceClientError as error:
@@ -307,12 +338,12 @@ class QuickTime:
         lines = []
         gateway = self.gateway(who)
         for last in (False, True):
-            period = self.period(who, last)
+            period = await self.period(who, last)
             try:
                 state = await gateway.approval_state(period.start_ms, period.end_ms)
             except ServiceClientError as error:
                 return refusal(error)
-            name = "Last week" if last else "This week"
+            name = f"Last {period.noun}" if last else f"This {period.noun}"
             lines.append(f"{name} ({format_day(period.first_day)} to "
                          f"{format_day(period.last_day)}): {format_state(state)}")
         return "\n".join(lines)

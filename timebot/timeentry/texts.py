@@ -24,19 +24,22 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True)
 class Period:
-    """A week, Monday 00:00 to the next Monday 00:00 in the person's zone (a timesheet)."""
+    """A timesheet's period in the person's zone: a week (Monday 00:00 to the next Monday
+    00:00) unless their `periodicity` says otherwise (`noun`: week, month …)."""
 
     first_day: date
     start_ms: int
     end_ms: int
+    days: int = 7
+    noun: str = "week"
 
     @property
     def last_day(self) -> date:
-        return self.first_day + timedelta(days=6)
+        return self.first_day + timedelta(days=self.days - 1)
 
     @property
     def label(self) -> str:
-        return f"the week of {format_day(self.first_day)} to {format_day(self.last_day)}"
+        return f"the {self.noun} of {format_day(self.first_day)} to {format_day(self.last_day)}"
 
 
 def _ms(moment: datetime) -> int:
@@ -134,10 +137,10 @@ def format_state(state: Mapping[str, Any]) -> str:
 
 
 def format_week(summary: TimesheetSummary, period: Period, state: Mapping[str, Any]) -> str:
-    lines = [f"Week of {format_day(period.first_day)}: {hours(summary.total_ms)}"
-             f" · timesheet {format_state(state)}"]
+    lines = [f"{period.noun.capitalize()} of {format_day(period.first_day)}: "
+             f"{hours(summary.total_ms)} · timesheet {format_state(state)}"]
     by_day = dict(summary.by_day)
-    for offset in range(7):
+    for offset in range(period.days):
         day = period.first_day + timedelta(days=offset)
         if day in by_day:
             lines.append(f"  {format_day(day)}: {hours(by_day[day])}")
