@@ -41,7 +41,6 @@ class StaffNudges:
     async def run(self, now: int, organisation_id: str) -> int:
         """Nudge everyone linked of the workspace's organisation whose period ends today,
         from 16:00 local; how many were sent."""
-        period = week_of(now)
         async with self.deps.runtime.state_sessions() as session:
             links = list(await session.scalars(
                 select(PersonLink).where(PersonLink.slack_user_id.is_not(None),
@@ -50,6 +49,7 @@ class StaffNudges:
         for link in links:
             user = str(link.slack_user_id)
             tz = (await self.deps.identity.profile(user)).tz
+            period = await self._period(link, now)
             if not staff_nudge_due(now, tz, period):
                 continue
             period_key = f"{period[0]}"
@@ -65,6 +65,16 @@ class StaffNudges:
             await self.preferences.update(link.organisation_id, link.person_id, user,
                                           last_staff_nudge=period_key)
         return sent
+
+    async def _period(self, link: PersonLink, now: int) -> tuple[int, int]:
+        """The person's period holding now (their periodicity), else the UTC week."""
+        runtime = self.deps.runtime
+        try:
+            apikey = await runtime.directory.apikey_for(link.organisation_id, link.person_id)
+        except TimebotError:
+            return week_of(now)
+        rules = await runtime.entry_rules.rules(link.organisation_id, link.person_id, apikey)
+        return week_of(now) if rules is None else rules.period(now)
 
     async def _staff_nudge(
         self, link: PersonLink, user: str, tz: str, period: tuple[int, int], now: int

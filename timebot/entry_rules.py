@@ -37,7 +37,7 @@ PERSON_RULES = operation(
       getPerson(id: $id) {{
         timeSettings {{
           {PROJECT_FIELDS} periodicity {{ value }} allowPartialPeriodSubmit {{ value }}
-          turnOffPeriodAfter {{ value }} durationFormat {{ value }}
+          turnOffPeriodAfter {{ value }} durationFormat {{ value path {{ id }} }}
           timesheetReminder {{ value {{ timing hour }} }}
         }}
         localisation {{ timeZone {{ value }} firstDayOfWeek {{ value }} }}
@@ -74,9 +74,11 @@ class Rules:
         return periods.known(self.settings.get("periodicity"))
 
     @property
-    def duration_format(self) -> int:
+    def duration_format(self) -> int | None:
+        """The person's `durationFormat` where an account, tag or person sets it (None: the
+        fronts' own `2h 30m`)."""
         value = self.settings.get("durationFormat")
-        return value if value in (0, 1, 2) else 0
+        return value if value in (0, 1, 2) else None
 
     @property
     def reminder(self) -> Mapping[str, Any] | None:
@@ -103,11 +105,14 @@ def rules_of(data: Mapping[str, Any]) -> Rules:
     """Rules from a PersonRules answer (pure)."""
     person = data.get("getPerson") or {}
     local = person.get("localisation") or {}
+    settings = _values(person.get("timeSettings"))
+    if not ((person.get("timeSettings") or {}).get("durationFormat") or {}).get("path"):
+        settings.pop("durationFormat", None)  # the default: the fronts show `2h 30m`
     first = (local.get("firstDayOfWeek") or {}).get("value")
     return Rules(
         periods.zone_of((local.get("timeZone") or {}).get("value")),
         first if isinstance(first, int) else periods.DEFAULT_FIRST_DAY,
-        _values(person.get("timeSettings")),
+        settings,
         {str(p["id"]): _values(p.get("timeSettings"))
          for p in data.get("getProjects") or [] if p and _values(p.get("timeSettings"))},
     )
@@ -140,7 +145,8 @@ def refusal(rules: Rules, start_ms: int, duration_ms: int, comment: str | None,
                 "today or earlier.")
     minimum = rules.value("minimumTimeEntry", project_ids)
     if isinstance(minimum, int) and minimum and duration_ms < minimum:
-        shown = format_duration(minimum, rules.duration_format)
+        shown = format_duration(minimum, 2 if rules.duration_format is None
+                                else rules.duration_format)
         return f"Entries shorter than {shown} are not accepted (minimumTimeEntry): log at " \
                f"least {shown}."
     if rules.value("forceComment", project_ids) and not (comment or "").strip():

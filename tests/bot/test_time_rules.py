@@ -41,7 +41,8 @@ async def test_time_refuses_early_and_says_why(world: World) -> None:  # noqa: F
     gql = world.fx.org.admin.gql
     await gql("mutation($id: SvcId!, $l: SvcTimestamp) { editPersonTimeSettingsLockDate("
               "id: $id, lockDate: $l) { id } editPersonTimeSettingsForceComment(id: $id,"
-              " forceComment: true) { id } }", {"id": member.id, "l": TEN_MARCH})
+              " forceComment: true) { id } editPersonTimeSettingsDurationFormat(id: $id,"
+              " durationFormat: 0) { id } }", {"id": member.id, "l": TEN_MARCH})
     locked = (await world.run("/time", "1h @acme 2026-03-02 design review", user))["text"]
     assert ("Entries before Tue 10 Mar 2026 are locked (lockDate): log time on Tue 10 Mar "
             "2026 or later.") in locked, locked
@@ -51,6 +52,9 @@ async def test_time_refuses_early_and_says_why(world: World) -> None:  # noqa: F
     assert await records_of(world.fx.org, member.id) == []
     logged = (await world.run("/time", "1h @acme design review", user))["text"]
     assert "Logged" in logged, logged
+    # durationFormat 0 (h:mm) where it is set; elsewhere the fronts' `1h`.
+    listing = (await world.run("/time", "list", user))["text"]
+    assert listing.startswith("1. 1:00 on Wed 18 Mar 2026 · Acme"), listing
     # A rule set after the front read the person's rules: the service refuses, in its words.
     await gql("mutation($id: SvcId!) { editPersonTimeSettingsMinimumTimeEntry(id: $id,"
               " minimumTimeEntry: 1800000) { id } }", {"id": member.id})

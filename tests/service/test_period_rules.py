@@ -9,10 +9,16 @@ from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import httpx
 import pytest
+from sqlalchemy import select
 
 from plumbing import periods
-from tests.support import Member, Org
+from plumbing.db import unit_of_work
+from service.demo import find_demo_organisation, seed_demo
+from service.models import Person as DbPerson
+from service.provisioning import ensure_api_key
+from tests.support import GQL, LiveServer, Member, Org
 
 SUBMIT = ("mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { submitTimesheet("
           "personId: $p, startTime: $s, endTime: $e) { status } }")
@@ -169,3 +175,28 @@ async def test_turn_off_period_after(org: Org) -> None:
     # Off again: any time.
     await org.admin.gql(turn_off, {"v": None})
     assert await bob.gql(ADD, {"p": bob.id, "s": ms("2026-10-30", UTC, hour=9)})
+
+
+async def test_the_demo_design_team_is_monthly(live: LiveServer, http: httpx.AsyncClient
+                                               ) -> None:
+    now = live.clock.now_ms()
+    async with unit_of_work(live.service.sessions) as session:
+        await seed_demo(session, now)
+        organisation = await find_demo_organisation(session)
+        assert organisation is not None
+        dorothy = (await session.scalars(select(DbPerson).where(
+            DbPerson.organisation_id == organisation.id,
+            DbPerson.email == "dorothy@northwind.example"))).one()
+        key = await ensure_api_key(session, dorothy, now)
+        zone = ZoneInfo(organisation.timezone)
+    gql = GQL(http, live.graphql_url, key)
+    mine = (await gql("query($id: SvcId!) { getPerson(id: $id) { timeSettings { periodicity {"
+                      " value path { name } } } } }", {"id": dorothy.id}))["getPerson"]
+    assert mine["timeSettings"]["periodicity"] == {"value": "monthly",
+                                                   "path": [{"name": "Design"}]}
+    start, end = periods.previous_period("monthly", now, zone)
+    week = periods.period_at("weekly", start + 10 * 86_400_000, zone)
+    message = await gql.error(SUBMIT, {"p": dorothy.id, "s": week[0], "e": week[1]})
+    assert "The timesheet period is monthly (periodicity of tag Design" in message
+    submitted = await gql(SUBMIT, {"p": dorothy.id, "s": start, "e": end})
+    assert submitted["submitTimesheet"]["status"] == "s"

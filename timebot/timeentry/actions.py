@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from zoneinfo import ZoneInfo
 
 from plumbing.periods import NOUNS
 from timebot.client import ServiceClient
-from timebot.entry_rules import Rules, RulesCache
+from timebot.entry_rules import Rules, RulesCache, format_duration
 from timebot.entry_rules import refusal as rules_refusal
 from timebot.errors import (
     PermissionRefused,
@@ -21,7 +22,7 @@ from timebot.errors import (
 )
 from timebot.grammar import ParseError, parse_entry
 from timebot.grammar.dates import format_day
-from timebot.summary import summarise
+from timebot.summary import hours, summarise
 from timebot.timeentry.balances import balance_text, day_bounds, time_off_left
 from timebot.timeentry.gateway import Gateway
 from timebot.timeentry.memory import Memory
@@ -118,6 +119,14 @@ class QuickTime:
             return None
         return await self.rules.rules(who.organisation_id, who.person_id, who.apikey)
 
+    async def show(self, who: Who) -> Callable[[int], str]:
+        """How the person's durations are shown: their `durationFormat` where one is set,
+        else `2h 30m`."""
+        rules = await self._rules(who)
+        if rules is None or rules.duration_format is None:
+            return hours
+        return partial(format_duration, duration_format=rules.duration_format)
+
     async def _refused(self, who: Who, plan: RecordPlan, source: str) -> str | None:
         """Why the rules the front knows refuse the entry (None: ask the service)."""
         rules = await self._rules(who)
@@ -213,7 +222,7 @@ class QuickTime:
         records = sort_recent(await self.gateway(who).records(start, end))[:LIST_LIMIT]
         ids = [str(r["id"]) for r in records]
         await self.memory.save_listing(who.organisation_id, who.person_id, ids, self.now_ms())
-        return format_listing(records, who.zone), ids
+        return format_listing(records, who.zone, await self.show(who)), ids
 
     async def _numbered(self, who: Who, number: str) -> str | None:
         ids = await self.memory.listing(who.organisation_id, who.person_id)
@@ -236,7 +245,7 @@ class QuickTime:
         except ServiceClientError as error:
             return f"Entry {number.strip()} was not deleted: {refusal(error)}"
         await self.memory.forget_record(record_id, self.now_ms())
-        return f"Deleted: {format_record(record, who.zone)}"
+        return f"Deleted: {format_record(record, who.zone, await self.show(who))}"
 
     async def edit(self, who: Who, number: str, text: str) -> tuple[str, Outcome | None]:
         """Replace entry n (of the list last shown) with what `text` says."""
@@ -278,7 +287,7 @@ class QuickTime:
             return f"{label.capitalize()} unchanged: {refusal(error)}", None
         await self.memory.replace_record(who.organisation_id, who.person_id, record_id,
                                          new["id"], plan.reading)
-        return (f"Changed {label}: {format_record(old, who.zone)}"
+        return (f"Changed {label}: {format_record(old, who.zone, await self.show(who))}"
                 f"\n→ {plan.reading}"), Outcome(text, plan, new["id"])
 
     async def undo_record(self, who: Who, record_id: str) -> str:
@@ -290,7 +299,7 @@ class QuickTime:
         except ServiceClientError as error:
             return f"Not undone: {refusal(error)}"
         await self.memory.forget_record(record_id, self.now_ms())
-        return f"Undone: {format_record(record, who.zone)}"
+        return f"Undone: {format_record(record, who.zone, await self.show(who))}"
 
     async def reading_of(self, who: Who, record_id: str) -> str:
         """The record in the words of an entry (what an Edit form starts from)."""
@@ -321,7 +330,7 @@ class QuickTime:
         person = {"id": who.person_id, "name": "", "email": "",
                   "localisation": {"timeZone": {"value": who.zone.key}}}
         summary = summarise(person, records, None, period.start_ms, period.end_ms)
-        return format_week(summary, period, state)
+        return format_week(summary, period, state, await self.show(who))
 
     async def submit(self, who: Who, last: bool = False) -> str:
         period = await self.period(who, last)
