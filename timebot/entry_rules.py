@@ -29,21 +29,24 @@ from timebot.grammar.dates import format_day
 log = structlog.get_logger("timebot.entry_rules")
 
 TTL_MS = 5 * 60_000
-# The settings a project may set for the entries on it (its own value beats the person's).
-PROJECT_FIELDS = ("lockDate { value { ts } } forceComment { value } "
-                  "minimumTimeEntry { value } noFutureTimeRecord { value }")
+# The person's rules, and the settings a project may set for the entries on it (its own value
+# beats the person's).
 PERSON_RULES = operation(
-    f"""query PersonRules($id: SvcId!) {{
-      getPerson(id: $id) {{
-        timeSettings {{
-          {PROJECT_FIELDS} periodicity {{ value }} allowPartialPeriodSubmit {{ value }}
-          turnOffPeriodAfter {{ value }} durationFormat {{ value path {{ id }} }}
-          timesheetReminder {{ value {{ timing hour }} }}
-        }}
-        localisation {{ timeZone {{ value }} firstDayOfWeek {{ value }} }}
-      }}
-      getProjects {{ id timeSettings {{ {PROJECT_FIELDS} }} }}
-    }}"""
+    """query PersonRules($id: SvcId!) {
+      getPerson(id: $id) {
+        timeSettings {
+          lockDate { value { ts } } forceComment { value } minimumTimeEntry { value }
+          noFutureTimeRecord { value } periodicity { value } allowPartialPeriodSubmit { value }
+          turnOffPeriodAfter { value } durationFormat { value path { id } }
+          timesheetReminder { value { timing hour } }
+        }
+        localisation { timeZone { value } firstDayOfWeek { value } }
+      }
+      getProjects {
+        id timeSettings { lockDate { value { ts } } forceComment { value }
+                          minimumTimeEntry { value } noFutureTimeRecord { value } }
+      }
+    }"""
 )
 
 
