@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import structlog
 from slack_bolt.async_app import AsyncApp
 
-from bot.approval_blocks import Request, pending_blocks, status_word
+from bot.approval_blocks import Request, pending_blocks, period_text, status_word
 from bot.approve_all import approve_all_button
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
@@ -75,12 +75,6 @@ def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int,
             for i in range((last - first).days + 1)]
 
 
-def local_period_text(start_ms: int, end_ms: int, zone: ZoneInfo = _UTC) -> str:
-    """`Mon 16 Nov - Sun 22 Nov 2026`, the days in `zone`."""
-    start, last = local_day(start_ms, zone), local_day(max(start_ms, end_ms - 1), zone)
-    return f"{start:%a %d %b}" if start == last else f"{start:%a %d %b} - {last:%a %d %b %Y}"
-
-
 def usable_report(report: dict[str, Any] | None, available: list[Any] | None
                   ) -> dict[str, Any] | None:
     """The quota report without the absence types the person may not use (pure); unfiltered
@@ -101,7 +95,7 @@ def home_view(
     total = sum(ms for _day, ms in days)
     lines = "\n".join(f"{day:%a %d %b}: {hours(ms)}" for day, ms in days)
     of_expected = f" of {hours(expected_ms)} expected" if expected_ms is not None else ""
-    title = f"This {noun} ({local_period_text(start_ms, end_ms, zone)})"
+    title = f"This {noun} ({period_text(start_ms, end_ms, zone)})"
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": title}},
         {"type": "section", "text": {"type": "mrkdwn",

@@ -1,7 +1,8 @@
 """The rules that shape time entry, as `/time` honours them through the running Slack app: a
-monthly team's "this period" is its month (week, submit, status), an entry the person's rules
-refuse is answered before the service is asked, with the setting's name and what would be
-accepted, and a refusal the front did not foresee is the service's own words."""
+monthly team's "this period" is its month (week, submit, status, the Home tab), an entry the
+person's rules refuse is answered before the service is asked, with the setting's name and
+what would be accepted, durations are shown as `durationFormat` says, and a refusal the front
+did not foresee is the service's own words."""
 
 from __future__ import annotations
 
@@ -30,6 +31,14 @@ async def test_a_monthly_team_sees_and_submits_its_month(world: World) -> None: 
     status = (await world.run("/timesheet", "status", user))["text"]
     assert "This month (Sun 1 Mar 2026 to Tue 31 Mar 2026): draft" in status, status
     assert "Last month (Sun 1 Feb 2026 to Sat 28 Feb 2026)" in status, status
+    # The Home tab shows the month, its days in her zone.
+    response = await world.slack.event({"type": "app_home_opened", "user": user, "tab": "home",
+                                        "channel": "D" + user[1:]})
+    assert response.status_code == 200, response.text
+    home = (await world.fake.wait_for("views.publish", user_id=user))[0].args["view"]
+    assert home["blocks"][0]["text"]["text"] == "This month (Sun 01 Mar - Tue 31 Mar 2026)"
+    text = "\n".join(str((b.get("text") or {}).get("text", "")) for b in home["blocks"])
+    assert "Sun 01 Mar: 0h" in text and "Mon 16 Mar: 2h" in text and "Tue 31 Mar: 0h" in text
     submitted = (await world.run("/timesheet", "submit", user))["text"]
     assert submitted == ("Timesheet for the month of Sun 1 Mar 2026 to Tue 31 Mar 2026 "
                          "submitted and approved (no approval workflow applies)."), submitted
