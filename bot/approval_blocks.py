@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from bot.mrkdwn import escape
@@ -84,9 +84,10 @@ def slack_time(ms: int) -> str:
     return f"<!date^{seconds}^{{date_short_pretty}} at {{time}}|{fallback}>"
 
 
-def period_text(start_ms: int, end_ms: int) -> str:
-    start = datetime.fromtimestamp(start_ms / 1000, UTC).date()
-    last = datetime.fromtimestamp((end_ms - 1) / 1000, UTC).date()
+def period_text(start_ms: int, end_ms: int, zone: tzinfo = UTC) -> str:
+    """`Mon 16 Nov - Sun 22 Nov 2026`, the days in `zone` (the period's: UTC for a UTC week)."""
+    start = datetime.fromtimestamp(start_ms / 1000, zone).date()
+    last = datetime.fromtimestamp((end_ms - 1) / 1000, zone).date()
     return f"{start:%a %d %b}" if start == last else f"{start:%a %d %b} - {last:%a %d %b %Y}"
 
 

@@ -6,7 +6,7 @@ published with views.publish when the tab is opened."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, date, datetime
+from datetime import date, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -19,12 +19,14 @@ from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.linking import link_prompt
 from bot.mrkdwn import escape
+from plumbing.periods import NOUNS, local_day
 from timebot.errors import TimebotError
-from timebot.notify.periods import days_of, week_of
+from timebot.notify.periods import week_of
 from timebot.summary import hours
 from timebot.timeentry.balances import balance_text, balances_of, day_bounds
 
 log = structlog.get_logger("timebot.slack.home")
+_UTC = ZoneInfo("UTC")
 
 HOME_QUERY = """
 query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!,
@@ -61,12 +63,16 @@ def _zone(name: str) -> ZoneInfo:
         return ZoneInfo("UTC")
 
 
-def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int) -> list[tuple[date, int]]:
+def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int,
+           zone: ZoneInfo = _UTC) -> list[tuple[date, int]]:
+    """Hours by day of the period, the days counted in `zone` (the period's)."""
     totals: dict[date, int] = defaultdict(int)
     for record in records:
         ts = int(((record.get("startTime") or {}).get("ts")) or 0)
-        totals[datetime.fromtimestamp(ts / 1000, UTC).date()] += int(record.get("duration") or 0)
-    return [(day, totals.get(day, 0)) for day in days_of(start_ms, end_ms)]
+        totals[local_day(ts, zone)] += int(record.get("duration") or 0)
+    first, last = local_day(start_ms, zone), local_day(max(start_ms, end_ms - 1), zone)
+    return [(first + timedelta(days=i), totals.get(first + timedelta(days=i), 0))
+            for i in range((last - first).days + 1)]
 
 
 def usable_report(report: dict[str, Any] | None, available: list[Any] | None
@@ -84,13 +90,14 @@ def home_view(
     person: SlackPerson, days: list[tuple[date, int]], status: str | None,
     pending: list[tuple[Request, str, str]], start_ms: int, end_ms: int,
     time_off: list[str] | None = None, expected_ms: int | None = None,
+    noun: str = "week", zone: ZoneInfo = _UTC,
 ) -> dict[str, Any]:
     total = sum(ms for _day, ms in days)
     lines = "\n".join(f"{day:%a %d %b}: {hours(ms)}" for day, ms in days)
     of_expected = f" of {hours(expected_ms)} expected" if expected_ms is not None else ""
+    title = f"This {noun} ({period_text(start_ms, end_ms, zone)})"
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text",
-                                    "text": f"This week ({period_text(start_ms, end_ms)})"}},
+        {"type": "header", "text": {"type": "plain_text", "text": title}},
         {"type": "section", "text": {"type": "mrkdwn",
                                      "text": f"{lines}\n*Total {hours(total)}{of_expected}*"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": (
@@ -132,7 +139,12 @@ class HomePart:
 
     async def publish(self, person: SlackPerson) -> None:
         now = self.deps.runtime.clock.now_ms()
-        start, end = week_of(now)
+        # The person's period (their periodicity, in their service time zone), else UTC weeks.
+        rules = await self.deps.runtime.entry_rules.rules(person.organisation_id,
+                                                          person.person_id, person.apikey)
+        start, end = week_of(now) if rules is None else rules.period(now)
+        period_zone = _UTC if rules is None else rules.zone
+        noun = "week" if rules is None else NOUNS[rules.periodicity]
         zone = _zone(person.tz)
         today, tomorrow = day_bounds(now, now, zone)
         data = await self.deps.runtime.client.execute(
@@ -153,9 +165,10 @@ class HomePart:
         time_off = [balance_text(balance, zone)
                     for balance in balances_of(usable_report(
                         data.get("getAbsenceQuotaReport"), data.get("getAvailableAbsenceTypes")))]
-        view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
+        view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end,
+                                        period_zone),
                          status, pending, start, end, time_off,
-                         await self._expected(person, start, end))
+                         await self._expected(person, start, end), noun, period_zone)
         await self.deps.web.views_publish(user_id=person.slack_user_id, view=view)
 
     async def _expected(self, person: SlackPerson, start: int, end: int) -> int | None:

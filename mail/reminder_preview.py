@@ -18,6 +18,7 @@ from mail.reviews import MailContext, already_queued
 from timebot.client import operation
 from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
 from timebot.notify.period_reminders import period_verdicts
+from timebot.notify.period_timing import noun_of
 from timebot.notify.scheduler import Scheduler
 from timebot.notify.scheduler_epoch import recorded_first_seen_ms
 from timebot.state.away import Absence, absences, is_away
@@ -96,7 +97,7 @@ async def preview(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
     )
     async for verdict in verdicts:
         about = "" if verdict.period is None else \
-            f"week from {_day(verdict.period.start_ms)}"
+            f"{noun_of(verdict.person)} from {_day(verdict.period.start_ms)}"
         lines.append(PreviewLine("period reminder", _to(verdict.person),
                                  "due now" if verdict.reminder else verdict.why_not, about))
     for org_id, person_id in await digest_person_ids(runtime, organisation_id):

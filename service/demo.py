@@ -5,10 +5,10 @@ organisation, its people and who manages whom; its structure (demo_structure), s
 (demo_schedules), time-off allowance (demo_time_off), history (demo_history), rates
 (demo_rates) and custom field (demo_custom_fields) come from the modules named. One finished
 phase, Discovery, shows the entry rules: its time before the current week is locked
-(`lockDate`) and its entries need a comment (`forceComment`). Everything is written with
-the models directly; the records are deterministic for a given `now_ms` (a seeded random
-generator), so two fresh seeds at the same instant look alike. `demo_export` describes the
-seeded organisation.
+(`lockDate`) and its entries need a comment (`forceComment`). The Design team submits monthly
+timesheets (its tag's `periodicity`, demo_structure). Everything is written with the models
+directly; the records are deterministic for a given `now_ms` (a seeded random generator), so
+two fresh seeds at the same instant look alike. `demo_export` describes the seeded organisation.
 """
 
 from __future__ import annotations

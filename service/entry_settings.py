@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import RuleViolation
 from service.models import Organisation, Person, Project
+from service.period_rules import check_period_open
 from service.settings_cascade import Resolved, for_person, own, reader
 from service.settings_registry import BY_NAME, TIME_SETTINGS
 
@@ -153,4 +154,6 @@ async def checked_entry(session: AsyncSession, organisation: Organisation, perso
     """The entry as a write may store it, or RuleViolation naming the setting that refuses."""
     rules = {name: await entry_value(session, organisation, person, projects, name)
              for name in ENTRY_RULES}
-    return check_entry(rules, entry, now_ms)
+    checked = check_entry(rules, entry, now_ms)
+    await check_period_open(session, organisation, person, entry.start_ms, now_ms)
+    return checked
