@@ -20,6 +20,7 @@ from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.journal_refs import ENTITY_MODELS
 from service.lookup import get_in_org
+from service.models import Person
 from service.models.approval import JournalMessage, MessageMention
 from service.webhooks.queue import (
     EVENT_JOURNAL_MESSAGE_DELETED,
@@ -54,9 +55,12 @@ async def _mentioned(context: RequestContext,
 async def _tell_threads(context: RequestContext, message: JournalMessage, event: str) -> None:
     if message.thread_id is None or message.reference_type != REFERENCE_TYPE:
         return
+    author = (await context.session.get(Person, message.author_id)
+              if message.author_id else None)
     await enqueue(context.session, context.org_id, event, {
         "messageId": message.id, "timesheetId": message.thread_id,
         "approvalEventId": message.reference_id, "content": message.content,
+        "author": {"id": message.author_id, "name": author.name if author else None},
         "by": {"id": context.person.id, "name": context.person.name},
     }, context.now_ms)
     context.after_commit.append(KICK)
