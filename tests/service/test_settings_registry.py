@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 
 from plumbing.mail_templates import KINDS
-from service.settings_registry import ATTRIBUTES, CATEGORIES, DIRECT, SETTINGS, Setting
+from service.settings_registry import (
+    ATTRIBUTES,
+    CATEGORIES,
+    DIRECT,
+    EMAIL_TEMPLATE,
+    SETTINGS,
+    Setting,
+)
 from tests.support import Member, Org
 
 LOCK = 1_767_225_600_000  # 2026-01-01
@@ -58,10 +65,11 @@ SAMPLES: dict[str, tuple[list[Any], Any]] = {
                                           for c in CATEGORIES}},
         {**{c: {"frequency": "instant"} for c in CATEGORIES}}],
         {**{c: {"frequency": "hourly"} for c in CATEGORIES}}),
-    **{kind: ([f"Subject: {kind} {{{{ person.name }}}}\n\nHello {{{{ person.name }}}}",
-               "{{ person.name }}", "Dear {{ person.name|upper }}", "Hi"],
-              "Hi\n{% if %}") for kind in KINDS},
 }
+# The e-mail templates (their names are the kinds, one of which a time setting shares).
+TEMPLATE_SAMPLES = ([["Subject: {{ person.name }}\n\nHello {{ person.name }}",
+                      "{{ person.name }}", "Dear {{ person.name|upper }}", "Hi"],
+                     "Hi\n{% if %}"])
 MENTIONS = "{ frequency hour dayOfWeek threshold atRisk overBudget }"
 
 
@@ -92,6 +100,9 @@ ATTRIBUTE = ATTRIBUTES
 def samples(setting: Setting) -> tuple[list[Any], Any]:
     if setting.argument == "Boolean":
         return BOOLEAN
+    if setting.group == EMAIL_TEMPLATE:
+        assert setting.name in KINDS
+        return TEMPLATE_SAMPLES
     assert setting.name in SAMPLES, f"no sample values for the setting {setting.name}"
     return SAMPLES[setting.name]
 
