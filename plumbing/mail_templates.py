@@ -30,7 +30,7 @@ _PERSON = {"name": "Ann Example", "email": "ann@example.com"}
 SAMPLES: dict[str, dict[str, Any]] = {
     "signup": {"person": _PERSON, "organisation": "Example Ltd", "link": "https://example.com/s"},
     "signin": {"person": _PERSON, "organisation": "Example Ltd", "code": "123456",
-               "link": "https://example.com/signin/abc", "minutes": 15},
+               "link": "https://example.com/signin", "minutes": 5},
     "invite": {"person": _PERSON, "organisation": "Example Ltd", "inviter": "Grace",
                "link": "https://example.com/i"},
     "mention": {"person": _PERSON, "author": "Grace", "content": "Please check Monday.",

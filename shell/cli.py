@@ -16,8 +16,8 @@ from shell.embedded_db import embedded_sessions
 from shell.outbox_cli import outbox
 from shell.people_cli import people
 from shell.reminders_cli import reminders
-from shell.templates_cli import templates
 from shell.service_import import service_import
+from shell.templates_cli import templates
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
 

@@ -5,7 +5,9 @@ render in the sandbox is refused naming the argument and the line."""
 
 from __future__ import annotations
 
+from tests.mail.reviews_support import outbox_rows, parse, runtime_of, text_part, wait_for
 from tests.support import Org
+from tests.timebot.signin_support import browser, request_code
 
 ADD = ("mutation($c: SvcMessageContent!, $m: [SvcReferenceInput]) { addMessage(content: $c, "
        "mentions: $m) { id } }")
@@ -20,6 +22,8 @@ MARK = "mutation($ids: [SvcId!]) { markNotificationsRead(ids: $ids) }"
 MARK_ALL = "mutation { markAllNotificationsRead }"
 TEMPLATE = ("mutation($t: String) { editOrganisationEmailTemplateTimesheetSubmitted(template: $t)"
             " { emailTemplates { timesheetSubmitted { value path { id } } } } }")
+SIGNIN_TEMPLATE = ("mutation($t: String) { editOrganisationEmailTemplateSignin(template: $t) "
+                   "{ id } }")
 PERSON_TEMPLATE = ("mutation($id: SvcId!, $t: String) { editPersonEmailTemplateReminder(id: $id, "
                    "template: $t) { id } }")
 
@@ -131,3 +135,19 @@ async def test_a_template_that_does_not_render_is_refused_with_its_line(org: Org
     # Only an administrator sets templates, even their own person's.
     assert await bob.gql.denied(PERSON_TEMPLATE, {"id": bob.id, "t": "Hi"}) == [
         "Mutation.editPersonEmailTemplateReminder"]
+
+
+async def test_the_sign_in_mail_follows_the_organisations_template(org: Org) -> None:
+    ann = await org.add_member("Ann")
+    await org.admin.gql(SIGNIN_TEMPLATE, {"t": (
+        "Subject: {{ organisation }} code {{ code }}\n\nHi {{ person.name }}: {{ code }} "
+        "({{ minutes }} minutes)")})
+    async with browser(org.live) as client:
+        assert (await request_code(client, ann.email)).status_code == 200
+    runtime = runtime_of(org)
+    [row] = await wait_for(lambda: outbox_rows(runtime, ann.email), what="the sign-in mail")
+    message = parse(row.raw)
+    code = str(message["Subject"]).rsplit(" ", 1)[1]
+    name = (await org.admin.gql("{ currentOrganisation { name } }"))["currentOrganisation"]
+    assert message["Subject"] == f"{name['name']} code {code}" and code.isdigit()
+    assert text_part(message).strip() == f"Hi Ann: {code} (5 minutes)"
