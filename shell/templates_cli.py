@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TextIO
+
 import click
 
 from plumbing.mail_templates import KINDS, SAMPLES, TemplateProblem, preview
@@ -22,7 +24,7 @@ def templates_kinds() -> None:
 @templates.command("preview")
 @click.argument("kind", type=click.Choice(KINDS))
 @click.argument("template", type=click.File("r"), default="-")
-def templates_preview(kind: str, template: click.utils.LazyFile) -> None:
+def templates_preview(kind: str, template: TextIO) -> None:
     """Render TEMPLATE (a file, or - for standard input) as a mail of KIND with sample
     values, in the sandbox the mails are rendered in; a template that does not render is
     named with its line (and the service refuses to save it)."""
