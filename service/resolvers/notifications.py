@@ -31,6 +31,7 @@ CHANNEL = "journal"
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 MAX_IDS = 1000
+MAX_FILTERS = 50
 SUMMARY = 200
 
 
@@ -64,6 +65,8 @@ async def resolve_history(_root: Any, info: Any, limit: int | None = None,
     context: RequestContext = info.context
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
         raise BadInput("limit", f"must be from 1 to {MAX_LIMIT}")
+    if filters is not None and len(filters) > MAX_FILTERS:
+        raise BadInput("filters", f"at most {MAX_FILTERS} types")
     if channel is not None and channel != CHANNEL:
         return {"items": [], "unreadCount": 0}
     statement = _mine(context)

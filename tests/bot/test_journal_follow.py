@@ -43,6 +43,13 @@ async def test_an_edited_message_is_updated_in_the_thread_and_a_deleted_one_remo
                                    "\n_(edited)_")
     assert h.fake.messages[(im, ts)]["text"] == update.args["text"]
 
+    # The workflow's own entries are not edited, not even by an administrator.
+    thread = await h.org.admin.gql("query($r: SvcReferenceInput!) { getMessages(of: $r) "
+                                   "{ id type } }", {"r": reference})
+    entry = next(m for m in thread["getMessages"] if m["type"] != "message")
+    refused = await h.org.admin.gql.error(EDIT, {"id": entry["id"], "c": "rewritten"})
+    assert "cannot be edited" in refused, refused
+
     # An administrator deletes it: the post is removed from the thread.
     await h.org.admin.gql(DELETE, {"id": message_id})
     await h.fake.wait_for("chat.delete", channel=im, ts=ts)

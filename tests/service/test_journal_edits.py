@@ -106,6 +106,10 @@ async def test_notification_history_is_the_callers_own(org: Org) -> None:
         "getNotificationHistory"]["items"] == []
     bad = await bob.gql.error(HISTORY, {"l": 0})
     assert bad.startswith('Invalid argument "limit"'), bad
+    bad = await bob.gql.error(HISTORY, {"f": ["message"] * 51})
+    assert bad.startswith('Invalid argument "filters"'), bad
+    bad = await bob.gql.error(MARK, {"ids": [ids[0]] * 1001})
+    assert bad.startswith('Invalid argument "ids"'), bad
     await bob.gql(MARK_ALL)
     assert (await bob.gql(HISTORY))["getNotificationHistory"]["unreadCount"] == 0
     org.live.clock.advance(1000)
