@@ -5,7 +5,8 @@ An approver who is in Slack gets the summary with Approve / Reject buttons, queu
 Slack sender under a key derived from the request's dedupe key (submission, stage, approver
 and a restart's round), so it goes out once whichever delivery brought the event: the
 webhook, the reconciler or the poller. The message's ref and context are what bot.approvals
-settles in place and decides by. The digest preference is mail's: the DM goes regardless.
+settles in place and decides by. The digest preference is mail's: the DM goes regardless,
+unless the approver turned Slack (push) or approval updates off (`notificationSettings`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from bot.approval_blocks import Request, ref_of, request_blocks, summary_text
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from timebot.notify.decisions import ReviewRequest
+from timebot.notify.person_notify import SLACK, gets, person_notify
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.stages import stage_label
 
@@ -39,6 +41,11 @@ class ReviewDMs:
             return False
         user = await self.deps.identity.slack_user_for(request.approver_id)
         if user is None:
+            return False
+        runtime = self.deps.runtime
+        key = await runtime.directory.integration_key(request.organisation_id)
+        notify = await person_notify(runtime.client, key, request.approver_id)
+        if not gets(notify.settings, "review", SLACK):
             return False
         summary = request.summary
         shown = Request(request.submit_id, request.stage, request.timesheet_id,

@@ -17,6 +17,7 @@ from shell.outbox_cli import outbox
 from shell.people_cli import people
 from shell.reminders_cli import reminders
 from shell.service_import import service_import
+from shell.templates_cli import templates
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
 
@@ -338,6 +339,7 @@ main.add_command(people)  # timebot people link|list (shell/people_cli.py)
 main.add_command(outbox)  # timebot outbox status|failed (shell/outbox_cli.py)
 main.add_command(reminders)  # timebot reminders preview|send (shell/reminders_cli.py)
 main.add_command(slack)  # timebot slack status (shell/cli_slack.py)
+main.add_command(templates)  # timebot templates kinds|preview (shell/templates_cli.py)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -639,6 +639,21 @@ def upgrade() -> None:
     with op.batch_alter_table('legacy_usage', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_legacy_usage_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('notification_reads',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('item_id', sa.String(length=24), nullable=False),
+    sa.Column('read_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_notification_reads_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_notification_reads_person_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_notification_reads')),
+    sa.UniqueConstraint('person_id', 'item_id', name='uq_notification_reads')
+    )
+    with op.batch_alter_table('notification_reads', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_notification_reads_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_notification_reads_person_id'), ['person_id'], unique=False)
+
     op.create_table('person_managers',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('manager_id', sa.String(length=24), nullable=False),
@@ -1159,6 +1174,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_person_managers_manager_id'))
 
     op.drop_table('person_managers')
+    with op.batch_alter_table('notification_reads', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_notification_reads_person_id'))
+        batch_op.drop_index(batch_op.f('ix_notification_reads_organisation_id'))
+
+    op.drop_table('notification_reads')
     with op.batch_alter_table('legacy_usage', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_legacy_usage_organisation_id'))
 
