@@ -26,6 +26,7 @@ from service.approvals.state import (
     period_state,
 )
 from service.approvals.submit import submit
+from service.entry_settings import check_submission
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
@@ -209,6 +210,8 @@ async def resolve_submit(
                              "person")
     if not await context.can_access_person_data(owner.id):
         raise PermissionDenied("you may submit only your own timesheet or your people's")
+    await check_submission(context.session, context.organisation, owner, startTime, endTime,
+                           now_ms=context.now_ms, admin=context.is_admin)
     event = await submit(caller_actor(context), owner, startTime, endTime)
     context.after_commit.append(KICK)
     return event
