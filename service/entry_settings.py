@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import RuleViolation
@@ -32,9 +33,11 @@ from service.models import (
     TimeRecord,
 )
 from service.rules import entry as rules
-from service.rules.entry import Entry, Facts, ProjectFact, Write
-from service.schedule_plan import out_of_schedule_allowed, planned_day
-from service.settings_cascade import Resolved, for_person, own, reader
+from service.rules.entry import Entry, Facts, Period, ProjectFact, Write
+from service.rules.report_period import period_around
+from service.rules.schedules import expected_ms
+from service.schedule_plan import out_of_schedule_allowed, plan_person, planned_day
+from service.settings_cascade import Resolved, for_person, own, person_zone, reader
 from service.settings_registry import BY_NAME, TIME_SETTINGS
 
 __all__ = ["Entry", "Write", "checked", "entry_value", "record_entry"]
@@ -103,6 +106,10 @@ async def checked(session: AsyncSession, organisation: Organisation, person: Per
         if values["timeRecordOnWorkingDayOnly"].value or not allowed:
             day = await planned_day(session, organisation, person, write.after.start_ms)
             facts = replace(facts, day=day, out_of_schedule=allowed)
+    if any("period" in rule.facts for rule in applying) and not write.after.absence and \
+            values["allowTimeRecordOutOfSchedulePeriod"].value is False:
+        facts = replace(facts, period=await _period(session, organisation, person, write,
+                                                    values["periodicity"].value))
     refused = rules.refusal(values, write, facts)
     if refused is not None and any("names" in rule.facts for rule in applying):
         facts = replace(facts, names=await _names(session, organisation.id, values))
@@ -111,6 +118,33 @@ async def checked(session: AsyncSession, organisation: Organisation, person: Per
         raise RuleViolation(refused)
     unit = values.get("timeEntryUnit")
     return rules.rounded(unit.value if unit is not None else None, write.after)
+
+
+# The timesheet periods (the periodicity setting) as report periods.
+_PERIODS = {"daily": "day", "weekly": "week", "biWeekly": "biWeekly",
+            "semiMonthly": "semiMonth", "monthly": "month"}
+
+
+async def _period(session: AsyncSession, organisation: Organisation, person: Person,
+                  write: Write, periodicity: str | None) -> Period:
+    """The period of the entry's start: its scheduled time, and the time of the person's
+    other records in it."""
+    zone = await person_zone(session, organisation, person)
+    day = datetime.fromtimestamp(write.after.start_ms / 1000, UTC).astimezone(zone).date()
+    first, after = period_around(_PERIODS.get(periodicity or "weekly", "week"), day)
+
+    def midnight(on: date) -> int:
+        return int(datetime(on.year, on.month, on.day, tzinfo=zone).timestamp() * 1000)
+
+    start_ms, end_ms = midnight(first), midnight(after)
+    planned = await plan_person(session, organisation, person, start_ms, end_ms)
+    others = select(func.coalesce(func.sum(TimeRecord.duration_ms), 0)).where(
+        TimeRecord.organisation_id == organisation.id, TimeRecord.person_id == person.id,
+        TimeRecord.start_ms >= start_ms, TimeRecord.start_ms < end_ms)
+    if write.record_id is not None:
+        others = others.where(TimeRecord.id != write.record_id)
+    recorded = int(await session.scalar(others) or 0)
+    return Period(first, after - timedelta(days=1), expected_ms(planned), recorded)
 
 
 async def check_records(session: AsyncSession, organisation: Organisation, person: Person,

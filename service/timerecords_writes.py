@@ -147,7 +147,7 @@ async def guard_edit(
         after = record_entry(record, task=task, projects=projects)
     entry = await checked(context.session, context.organisation, record.person,
                           record.projects if projects is None else projects,
-                          Write("edit", after, frozenset({field}), before),
+                          Write("edit", after, frozenset({field}), before, record.id),
                           now_ms=context.now_ms, admin=context.is_admin)
     await guard_time_record_change(context, record.person_id, record.start_ms)
     if entry.start_ms != record.start_ms:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 from service.rules.schedules import PlannedDay, out_of_schedule_refusal
 from service.settings_cascade import Resolved
@@ -65,6 +65,7 @@ class Write:
     after: Entry
     fields: frozenset[str] = NEW
     before: Entry | None = None
+    record_id: str | None = None  # the record edited (its own time is not counted twice)
 
     @property
     def stops_timer(self) -> bool:
@@ -77,12 +78,24 @@ class Write:
 
 
 @dataclass(frozen=True)
+class Period:
+    """The timesheet period an entry falls in: its days, scheduled time, and the time the
+    person's other records in it hold."""
+
+    first: date
+    last: date
+    scheduled_ms: int
+    recorded_ms: int
+
+
+@dataclass(frozen=True)
 class Facts:
     now_ms: int
     admin: bool = False
     day: PlannedDay | None = None  # the planned day of the entry's start (when a rule needs it)
     out_of_schedule: bool = True  # allowTimeRecordOutOfScheduleDaily as it applies (projects')
     names: Mapping[str, str] = field(default_factory=dict)  # category id -> name
+    period: Period | None = None  # when allowTimeRecordOutOfSchedulePeriod is false
 
 
 Values = Mapping[str, Resolved]
@@ -188,6 +201,19 @@ def in_schedule(values: Values, write: Write, facts: Facts) -> str | None:
         f"{refusal} (allowTimeRecordOutOfScheduleDaily): record on a day with scheduled time")
 
 
+def in_period_schedule(values: Values, write: Write, facts: Facts) -> str | None:
+    period = facts.period
+    if period is None or write.after.absence or \
+            period.recorded_ms + write.after.duration_ms <= period.scheduled_ms:
+        return None
+    left = max(0, period.scheduled_ms - period.recorded_ms)
+    return refuse("refuse time beyond the period's scheduled time",
+                  "allowTimeRecordOutOfSchedulePeriod", values,
+                  f"{period.first.isoformat()} to {period.last.isoformat()} has "
+                  f"{length(period.scheduled_ms)} scheduled, {length(period.recorded_ms)} "
+                  f"recorded: record at most {length(left)} more")
+
+
 def start_end(values: Values, write: Write, facts: Facts) -> str | None:
     entry = write.after
     if entry.absence or write.stops_timer:
@@ -280,6 +306,9 @@ RULES: tuple[Rule, ...] = (
          facts=frozenset({"day"})),
     Rule(("allowTimeRecordOutOfScheduleDaily",), frozenset({START, ABSENCE}), in_schedule,
          facts=frozenset({"day"})),
+    Rule(("allowTimeRecordOutOfSchedulePeriod", "periodicity"),
+         frozenset({START, END, DURATION, ABSENCE}), in_period_schedule,
+         facts=frozenset({"period"})),
     Rule(("enableStartEndTime", "mandatoryStartEndTime", "enableTimer"),
          frozenset({END, ABSENCE}), start_end, frozenset({"add", "clone", "legacy", "edit",
                                                           "submit"})),

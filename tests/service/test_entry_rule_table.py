@@ -196,3 +196,25 @@ async def test_project_categories_offered(org: Org) -> None:
     other_client = await project("Globex", client)
     assert "listOfProjectCategories" in await bob.gql.error(
         ADD, entry(bob, at, pr=[acme, other_client]))
+
+
+async def test_time_beyond_the_period_schedule(org: Org) -> None:
+    bob = await org.add_member("Bob")
+    at = WEEK + 9 * HOUR_MS
+    await added(bob, entry(bob, at, 20 * HOUR_MS))
+    await added(bob, entry(bob, at + DAY_MS, 18 * HOUR_MS))
+    await setting(org, "allowTimeRecordOutOfSchedulePeriod", "Boolean", False, person=bob)
+    refusal = ("refuse time beyond the period's scheduled time (allowTimeRecordOutOfSchedule"
+               "Period of person Bob): 2026-03-02 to 2026-03-08 has 40 h 00 min scheduled, "
+               "38 h 00 min recorded: record at most 2 h 00 min more")
+    for who in (bob, org.admin):
+        assert refusal in await who.gql.error(ADD, entry(bob, at + 2 * DAY_MS, 3 * HOUR_MS))
+    last = await added(bob, entry(bob, at + 2 * DAY_MS, 2 * HOUR_MS))
+    assert await bob.gql(DURATION, {"id": last["id"], "v": 2 * HOUR_MS})  # itself not twice
+    assert "allowTimeRecordOutOfSchedulePeriod" in await bob.gql.error(
+        DURATION, {"id": last["id"], "v": 3 * HOUR_MS})
+    assert await bob.gql(ADD, entry(bob, at + 7 * DAY_MS, 3 * HOUR_MS))  # the next week
+    # A daily timesheet: the period is the day, 8 h scheduled.
+    await setting(org, "periodicity", "SvcPeriodicity", "daily", person=bob)
+    message = await bob.gql.error(ADD, entry(bob, at + 8 * DAY_MS, 9 * HOUR_MS))
+    assert "2026-03-10 to 2026-03-10 has 8 h 00 min scheduled" in message, message
