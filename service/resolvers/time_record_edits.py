@@ -63,8 +63,9 @@ async def resolve_edit_end_time(
     if stops and endTime is not None:  # a running timer stops: its duration is the time since
         after = replace(after, duration_ms=endTime - record.start_ms)  # its start
     entry = await guard_edit(context, record, END, after)
-    record.end_ms = entry.end_ms if stops else endTime
-    record.duration_ms = entry.duration_ms
+    record.end_ms = endTime
+    if stops:
+        record.end_ms, record.duration_ms = entry.end_ms, entry.duration_ms
     return await mark_modified(context, record)
 
 
