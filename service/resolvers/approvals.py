@@ -26,6 +26,7 @@ from service.approvals.state import (
     period_state,
 )
 from service.approvals.submit import submit
+from service.entry_settings import check_submission
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
@@ -212,6 +213,8 @@ async def resolve_submit(
         raise PermissionDenied("you may submit only your own timesheet or your people's")
     check_submit_period(await period_settings(context.session, context.organisation, owner),
                         startTime, endTime)
+    await check_submission(context.session, context.organisation, owner, startTime, endTime,
+                           now_ms=context.now_ms, admin=context.is_admin)
     event = await submit(caller_actor(context), owner, startTime, endTime)
     context.after_commit.append(KICK)
     return event
