@@ -19,6 +19,7 @@ from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import Organisation, Person
 from service.models.invitation import Invitation
+from service.models.person import ROLE_ADMIN
 from service.person_checks import guard_administrators, require_admin
 from service.provisioning import create_organisation
 from service.signin.sessions import SESSION_MS, SignedIn, open_session
@@ -170,6 +171,7 @@ async def resolve_signup(_root: Any, info: Any, pin: int) -> dict[str, Any]:
         raise
     made = await create_organisation(context.session, pending.organisation_name, pending.name,
                                      pending.email, context.now_ms)
+    made.admin.role = made.roles[ROLE_ADMIN]  # loaded: the fields below read it
     if pending.country:
         made.organisation.settings = {**(made.organisation.settings or {}),
                                       "country": pending.country}

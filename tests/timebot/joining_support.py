@@ -4,7 +4,6 @@ text), the invitation link in one, the GraphQL documents."""
 from __future__ import annotations
 
 import asyncio
-import mailbox
 import re
 from email import message_from_bytes, policy
 from email.message import EmailMessage
@@ -22,13 +21,19 @@ JOIN = """mutation($o: SvcId!, $i: SvcId!) { join(organisationId: $o, invitation
 GET_INVITATION = "query($id: SvcId!) { getInvitation(id: $id) { id email expiration { ts } }}"
 
 
+def maildir_files(outbox: Path, containing: str) -> list[Path]:
+    """The Maildir's message files whose bytes hold `containing` (read, not parsed: the
+    session's outbox may hold thousands)."""
+    needle = containing.lower().encode()
+    return [path for folder in ("new", "cur") if (outbox / folder).is_dir()
+            for path in (outbox / folder).iterdir() if needle in path.read_bytes().lower()]
+
+
 def mails_to(outbox: Path, address: str) -> list[tuple[str, str]]:
     """(subject, text) of every message to `address` in the Maildir."""
     found: list[tuple[str, str]] = []
-    if not outbox.exists():
-        return found
-    for _key, message in mailbox.Maildir(str(outbox), create=False).iteritems():
-        parsed = message_from_bytes(message.as_bytes(), policy=policy.default)
+    for path in maildir_files(outbox, address):
+        parsed = message_from_bytes(path.read_bytes(), policy=policy.default)
         assert isinstance(parsed, EmailMessage)
         if address.lower() not in str(parsed.get("To", "")).lower():
             continue
