@@ -141,7 +141,8 @@ async def test_the_page_joins_and_expired_or_replaced_links_are_refused(org: Org
 
 
 async def test_the_wrong_role_is_refused(org: Org) -> None:
-    bob = await _add(org, "Bob")
+    bob_member = await org.add_member("Bob")
+    bob = {"id": bob_member.id}
     eve = await org.add_member("Eve", role="employee")
     mona = await org.add_member("Mona", role="manager")
     for member in (eve, mona):
@@ -160,7 +161,12 @@ async def test_the_wrong_role_is_refused(org: Org) -> None:
     invitation = invited[0]["id"]
     assert (await org.admin.gql(GET_INVITATION, {"id": invitation}))["getInvitation"]["id"] \
         == invitation
+    mine = (await bob_member.gql(GET_INVITATION, {"id": invitation}))["getInvitation"]
+    assert mine["email"] == bob_member.email
     assert await eve.gql.denied(GET_INVITATION, {"id": invitation}) == ["Query.getInvitation"]
+    # A non-admin with the people permission sees the invitations of the organisation too.
+    assert (await pia.gql(GET_INVITATION, {"id": invitation}))["getInvitation"]["id"] \
+        == invitation
     assert 'Invalid argument "id"' in await org.admin.gql.error(
         GET_INVITATION, {"id": "0" * 24})
     # Hostile lists: named by their index, nothing sent.
