@@ -118,6 +118,27 @@ def upgrade() -> None:
         batch_op.create_index('ix_pending_signins_email_created', ['email', 'created_ms'], unique=False)
         batch_op.create_index('ix_pending_signins_ip_created', ['client_ip', 'created_ms'], unique=False)
 
+    op.create_table('pending_signups',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('cookie_digest', sa.String(length=64), nullable=False),
+    sa.Column('code_digest', sa.String(length=64), nullable=False),
+    sa.Column('organisation_name', sa.String(length=255), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('email', sa.String(length=320), nullable=False),
+    sa.Column('country', sa.String(length=2), nullable=True),
+    sa.Column('client_ip', sa.String(length=64), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.Column('wrong_attempts', sa.Integer(), nullable=False),
+    sa.Column('used_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=True),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_pending_signups')),
+    sa.UniqueConstraint('cookie_digest', name=op.f('uq_pending_signups_cookie_digest'))
+    )
+    with op.batch_alter_table('pending_signups', schema=None) as batch_op:
+        batch_op.create_index('ix_pending_signups_email_created', ['email', 'created_ms'], unique=False)
+        batch_op.create_index('ix_pending_signups_ip_created', ['client_ip', 'created_ms'], unique=False)
+
     op.create_table('retired_keys',
     sa.Column('key_digest', sa.String(length=64), nullable=False),
     sa.Column('retired_ms', sa.BigInteger(), nullable=False),
@@ -299,6 +320,7 @@ def upgrade() -> None:
 
     op.create_table('service_mail',
     sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=True),
     sa.Column('to_name', sa.String(length=255), nullable=False),
     sa.Column('to_address', sa.String(length=320), nullable=False),
     sa.Column('subject', sa.String(length=998), nullable=False),
@@ -309,7 +331,6 @@ def upgrade() -> None:
     sa.Column('next_attempt_ms', sa.BigInteger(), server_default='0', nullable=False),
     sa.Column('failed_ms', sa.BigInteger(), nullable=True),
     sa.Column('last_error', sa.Text(), nullable=True),
-    sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_service_mail_organisation_id_organisations'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_service_mail'))
     )
@@ -612,6 +633,26 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_expense_type_projects_expense_type_id'), ['expense_type_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_expense_type_projects_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_expense_type_projects_project_id'), ['project_id'], unique=False)
+
+    op.create_table('invitations',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('email', sa.String(length=320), nullable=False),
+    sa.Column('token_digest', sa.String(length=64), nullable=False),
+    sa.Column('invited_by_id', sa.String(length=24), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.Column('used_ms', sa.BigInteger(), nullable=True),
+    sa.Column('voided_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_invitations_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_invitations_person_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_invitations')),
+    sa.UniqueConstraint('token_digest', name=op.f('uq_invitations_token_digest'))
+    )
+    with op.batch_alter_table('invitations', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_invitations_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index('ix_invitations_person', ['person_id', 'voided_ms'], unique=False)
 
     op.create_table('legacy_tokens',
     sa.Column('token', sa.String(length=64), nullable=False),
@@ -1187,6 +1228,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_legacy_tokens_organisation_id'))
 
     op.drop_table('legacy_tokens')
+    with op.batch_alter_table('invitations', schema=None) as batch_op:
+        batch_op.drop_index('ix_invitations_person')
+        batch_op.drop_index(batch_op.f('ix_invitations_organisation_id'))
+
+    op.drop_table('invitations')
     with op.batch_alter_table('expense_type_projects', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_expense_type_projects_project_id'))
         batch_op.drop_index(batch_op.f('ix_expense_type_projects_organisation_id'))
@@ -1337,6 +1383,11 @@ def downgrade() -> None:
 
     op.drop_table('used_sso_states')
     op.drop_table('retired_keys')
+    with op.batch_alter_table('pending_signups', schema=None) as batch_op:
+        batch_op.drop_index('ix_pending_signups_ip_created')
+        batch_op.drop_index('ix_pending_signups_email_created')
+
+    op.drop_table('pending_signups')
     with op.batch_alter_table('pending_signins', schema=None) as batch_op:
         batch_op.drop_index('ix_pending_signins_ip_created')
         batch_op.drop_index('ix_pending_signins_email_created')
