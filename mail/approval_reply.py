@@ -240,6 +240,15 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         raise
     except (ServiceRequestError, PermissionRefused, DirectoryError) as error:
         outcome = receipts.refused(sheet, str(error))
+        if action != "comment":
+            # Someone else decided meanwhile (an administrator asked because the approver was
+            # away, and the approver's own late reply): say what happened instead.
+            data = await client.execute(
+                STATE_QUERY, {"p": owner.person_id, "s": sheet.start_ms, "e": sheet.end_ms},
+                apikey=integration)
+            now = StateView.parse(data["getApprovalState"] or {})
+            outcome = judge(action, token, sheet, now, rejected_stage=None, ours=False,
+                            reason=detail) or outcome
     return await processor.answer(
         mail, outcome, token=token_text, record=finish(mail.key, outcome.code)
     )

@@ -1,5 +1,5 @@
 """The demo's away approver (issue 28): Grace Hopper, the people manager who approves
-Engineering's timesheets, is on vacation from today for a week (Vacation records in the
+Engineering's timesheets, is on vacation from today for seven days (Vacation records in the
 service, as time off is recorded), and Margaret Hamilton submitted last week's timesheet two
 working days ago, so it waits for Grace alone. timebot reads the time off over GraphQL and,
 one working day after the submission (the default `approvalEscalationDelay`), asks the
@@ -17,25 +17,15 @@ from service.demo_seed import HOUR_MS, DemoSeed
 from service.models import Organisation
 
 AWAY = "grace"
-AWAY_WORKING_DAYS = 5
+AWAY_DAYS = 7  # from today, every day (so that a demo started on a Sunday shows it too)
 SUBMITTER = "margaret"
-
-
-def _working_days_from(today: dt.date, count: int) -> list[dt.date]:
-    days: list[dt.date] = []
-    day = today
-    while len(days) < count:
-        if day.weekday() < 5:
-            days.append(day)
-        day += dt.timedelta(days=1)
-    return days
 
 
 async def seed_away_approver(seed: DemoSeed, organisation: Organisation) -> None:
     """Grace's vacation from today, and Margaret's timesheet of last week submitted to her."""
     today = dt.datetime.fromtimestamp(seed.now_ms / 1000, seed.zone).date()
     grace = seed.persons[AWAY]
-    for day in _working_days_from(today, AWAY_WORKING_DAYS):
+    for day in (today + dt.timedelta(days=n) for n in range(AWAY_DAYS)):
         _record(seed, grace, seed.at(day, 9), 8 * HOUR_MS,
                 absence_type=seed.absence_types["Vacation"], comment="Vacation")
     monday = today - dt.timedelta(days=today.weekday())

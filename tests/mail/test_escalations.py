@@ -11,22 +11,27 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 
 from mail.reminder_preview import escalation_lines
+from plumbing.db import unit_of_work
+from service.demo import find_demo_organisation, seed_demo
 from tests.mail.reviews_support import (
     APPROVE,
     add_record,
     component,
     jobs,
     mails,
+    parse,
     runtime_of,
     set_stages,
     settle,
     submit,
     text_part,
 )
-from tests.support import DAY_MS, HOUR_MS, Member, Org
+from tests.support import DAY_MS, HOUR_MS, LiveServer, Member, Org, mail_of
 from timebot.notify.away_facts import service_absences, slack_status_away
 from timebot.notify.escalation_tick import AWAY, CLIMB, ESCALATION
 from timebot.notify.escalations import StageWait, add_working_days, escalation
+from timebot.notify.install import jobs_of
+from timebot.runtime import Runtime
 from timebot.state.away import Absence, record_absence
 
 # Monday 30 November 2026, 10:00 UTC.
@@ -116,7 +121,7 @@ async def test_others_asked_when_an_absence_begins_later_admins_when_all_are_awa
     org.live.clock.set(MONDAY_10 + DAY_MS - HOUR_MS)
     assert [p.kind for p in await escalator.plans(org.id)] == [AWAY]
     await escalator.run(org.id)
-    first, second = await review_texts(org, hal)
+    _, second = await review_texts(org, hal)
     assert "Grace Hopper is away until Tue 01 Dec 2026: you are asked too" in second
     await escalator.run(org.id)
     assert len(await review_texts(org, hal)) == 2
@@ -212,3 +217,41 @@ def test_the_decisions_are_pure() -> None:
     every = StageWait("s", 0, "o", "Olive", friday - DAY_MS, wait.pending, "all")
     assert escalation(every, grace_away, 2, now) is not None
     assert escalation(every, {}, 1, now) is None
+
+
+def test_how_long_a_timesheet_waits_for_an_away_approver() -> None:
+    """The closing note's figure: a stage whose only approver is away, submitted at every
+    minute of a week; the scheduler ticks every 60 s (its default); the administrators are
+    asked at the first tick at or after the default delay of one working day."""
+    tick_ms = 60_000
+    monday = int(datetime(2026, 11, 30, tzinfo=UTC).timestamp() * 1000)
+    waits = []
+    for entered in range(monday + 7_000, monday + 7 * DAY_MS, tick_ms):
+        due = add_working_days(entered, 1)
+        first_tick = -(-(due - monday) // tick_ms) * tick_ms + monday  # ticks on the minute
+        waits.append(first_tick - entered)
+    weekday = [w for i, w in enumerate(waits) if i < 4 * 24 * 60]  # Monday to Thursday
+    assert max(weekday) <= DAY_MS + tick_ms and min(weekday) >= DAY_MS
+    assert max(waits) <= 3 * DAY_MS + tick_ms  # Friday: asked on Monday, same time
+
+
+async def test_the_demo_shows_an_escalation(live: LiveServer) -> None:
+    """`timebot serve --demo`: Grace is on vacation (time off in the service) and Margaret's
+    timesheet has waited for her for more than a working day: Ada, the administrator, is
+    asked with the reason, and the Journal says so."""
+    async with unit_of_work(live.service.sessions) as session:
+        await seed_demo(session, live.clock.now_ms())
+        demo = await find_demo_organisation(session)
+        assert demo is not None
+        demo_id = demo.id
+    runtime: Runtime = live.app.state.runtime
+    escalator = jobs_of(runtime).escalator
+    [plan] = [p for p in await escalator.plans(demo_id) if p.kind == ESCALATION]
+    assert plan.wait.owner_name == "Margaret Hamilton"
+    assert [name for _, name in plan.recipients] == ["Ada Lovelace"]
+    assert plan.reason.startswith("Grace Hopper is away until ")
+    assert plan.due_ms <= live.clock.now_ms()
+    await escalator.run(demo_id)
+    [asked] = [text_part(parse(r.raw)) for r in await mail_of(runtime).outbox.messages("review")
+               if "ada@northwind.example" in r.rcpt_tos]
+    assert "Grace Hopper is away until" in asked
