@@ -59,6 +59,13 @@ async def test_a_vacation_status_is_an_absence_and_the_administrator_is_asked(
     assert (absence.until - now.date()).days == 8
     await status(h, grace, "Vacationing", ":palm_tree:", int(back))  # the same: no change
     assert len(await recorded(h, grace)) == 1
+    # hostile: a user_change whose user is not an object is refused before any listener
+    bad = await h.slack.event({"type": "user_change", "user": grace.slack_id})
+    assert bad.status_code == 400
+    # someone the organisation does not know records nothing
+    stranger = "U" + uuid.uuid4().hex[:10].upper()
+    await h.slack.event({"type": "user_change", "user": {"id": stranger, "profile": {
+        "email": "nobody@elsewhere.example", "status_text": "Out of office"}}})
 
     h.live.clock.advance(4 * DAY_MS)  # past one working day, whatever today is
     escalator = jobs_of(runtime_of(h)).escalator
