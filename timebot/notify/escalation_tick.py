@@ -17,6 +17,7 @@ is no longer read as waiting. `plans` is also what `timebot reminders preview` s
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -48,6 +49,7 @@ from timebot.summary import load_summary
 log = structlog.get_logger("timebot.notify.escalation_tick")
 
 AWAY, ESCALATION, CLIMB = "away", "escalation", "climbing reminder"
+IDLE_S = 300.0
 
 PENDING = operation(
     """query EscalationPending {
@@ -116,6 +118,7 @@ class Escalator:
     def __init__(self, runtime: Runtime, reviews: ReviewDispatch) -> None:
         self.runtime = runtime
         self.reviews = reviews
+        self._idle: dict[str, float] = {}  # organisation -> monotonic time to look again
 
     async def _entered(self, key: str, entry: dict[str, Any]) -> int | None:
         found = stage_entered(entry)
@@ -239,11 +242,23 @@ class Escalator:
                              organisation_id, self.runtime.clock.now_ms(), data)
         await self.reviews.handle(event)
 
-    async def run(self, organisation_id: str) -> int:
+    async def tick(self, organisation_id: str) -> int:
+        """The scheduler's pass: `run`, except that an organisation where nothing waits for
+        anyone away and nothing climbs is looked at again only IDLE_S later (wall clock): an
+        absence or a setting that appears meanwhile is noticed within IDLE_S; a known one is
+        acted on at the first tick after it is due."""
+        if time.monotonic() < self._idle.get(organisation_id, 0.0):
+            return 0
+        plans = await self.plans(organisation_id)
+        if not plans:
+            self._idle[organisation_id] = time.monotonic() + IDLE_S
+        return await self.run(organisation_id, plans)
+
+    async def run(self, organisation_id: str, plans: list[Plan] | None = None) -> int:
         """Ask whoever is due now; returns how many requests were queued."""
         now_ms = self.runtime.clock.now_ms()
         queued = 0
-        for plan in await self.plans(organisation_id):
+        for plan in plans if plans is not None else await self.plans(organisation_id):
             if plan.due_ms > now_ms:
                 continue
             if plan.kind == AWAY:

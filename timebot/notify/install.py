@@ -43,7 +43,7 @@ def install_notifications(runtime: Runtime) -> NotificationJobs:
     reviews = ReviewDispatch(runtime)
     jobs = NotificationJobs(reviews, Scheduler(runtime), ApprovalPoller(runtime),
                             Reconciler(runtime), Escalator(runtime, reviews))
-    jobs.scheduler.passes.append(jobs.escalator.run)
+    jobs.scheduler.passes.append(jobs.escalator.tick)
     INSTALLED[id(runtime)] = jobs
     runtime.bus.subscribe("review-requests", jobs.reviews)
 
