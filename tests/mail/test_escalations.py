@@ -85,6 +85,12 @@ async def test_time_off_asks_the_administrators_after_one_working_day_once(org: 
     reason = "Grace Hopper is away until Tue 08 Dec 2026"
     assert plan.reason.startswith(reason)
     assert await escalator.run(org.id) == 0 and await review_texts(org, org.admin) == []
+    # the organisation's delay, in working days (null: the default, one)
+    for days, due in ((2, MONDAY_10 + 8 * DAY_MS), (None, MONDAY_10 + 7 * DAY_MS)):
+        await org.admin.gql("mutation($d: Int) { editOrganisationTimeSettings"
+                            "ApprovalEscalationDelay(approvalEscalationDelay: $d) { id } }",
+                            {"d": days})
+        assert [p.due_ms for p in await escalator.plans(org.id)] == [due]
 
     org.live.clock.set(MONDAY_10 + 7 * DAY_MS)
     assert await escalator.run(org.id) == 1
