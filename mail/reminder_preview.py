@@ -18,13 +18,14 @@ from mail.digest import digest_person_ids, digest_plan, send_digests
 from mail.reviews import MailContext, already_queued
 from timebot.client import operation
 from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
+from timebot.notify.away_facts import away_facts
 from timebot.notify.escalation_tick import AWAY, Escalator
 from timebot.notify.escalations import climb_key, escalation_key
 from timebot.notify.period_reminders import period_verdicts
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
 from timebot.notify.scheduler_epoch import recorded_first_seen_ms
-from timebot.state.away import Absence, absences, is_away
+from timebot.state.away import Absence, is_away
 from timebot.state.models import ApprovalReminderTally
 
 DAY_MS = 86_400_000
@@ -154,7 +155,10 @@ async def approval_reminder_lines(ctx: MailContext, organisation_id: str) -> lis
     key = await runtime.directory.integration_key(organisation_id)
     pending = (await runtime.client.execute(PENDING, apikey=key)).get("getPendingApprovals") or []
     lines: list[PreviewLine] = []
-    away = await absences(runtime.state_sessions, organisation_id)
+    ids = sorted({str(p["id"]) for entry in pending if entry for d in entry.get("stageDetails")
+                  or [] if d and int(d["stage"]) == int(entry.get("currentStage") or 0)
+                  for p in d.get("pending") or [] if p})
+    away = await away_facts(runtime, key, organisation_id, ids)
     now_ms = runtime.clock.now_ms()
     for entry in pending:
         if not entry or entry.get("status") != "s" or not entry.get("submitId"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from mail.reminder_preview import escalation_lines
+from mail.reminder_preview import approval_reminder_lines, escalation_lines
 from plumbing.db import unit_of_work
 from service.demo import find_demo_organisation, seed_demo
 from tests.mail.reviews_support import (
@@ -101,6 +101,8 @@ async def test_time_off_asks_the_administrators_after_one_working_day_once(org: 
     # the next tick, a second process: nothing twice
     assert await escalator.run(org.id) == 0 and await escalator.run(org.id) == 0
     assert len(await review_texts(org, org.admin)) == 1 and len(await journal(org, submit_id)) == 1
+    [grace_line] = await approval_reminder_lines(component(org).ctx, org.id)
+    assert grace_line.verdict.endswith("; away until Tue 08 Dec 2026 (time-off)"), grace_line
     lines = await escalation_lines(component(org).ctx, org.id)
     assert [(line.kind, line.verdict.split(":")[0]) for line in lines] == [("escalation", "sent")]
 
