@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 from bot import (
     approvals,
     approve_all,
+    away_status,
     home,
     installation,
     linking,
@@ -136,6 +137,7 @@ def build_bot(
     team_reminders.register(deps)
     time_commands.register(app, deps)
     owner_notices.register(deps)
+    away_status.register(app, deps)
     return SlackBot(app, deps, NudgesPart(deps))
 
 

@@ -106,10 +106,14 @@ def judge(
     rejected_stage: int | None,
     ours: bool,
     reason: str = "",
+    override: bool = False,
 ) -> Outcome | None:
     """May `action` ("approve" / "reject") of the token's approver go ahead? None: yes. Else the
     receipt's outcome: a refusal, or — when `ours` (this very reply was already being acted on
-    and the decision is in place) — the success the first attempt would have answered."""
+    and the decision is in place) — the success the first attempt would have answered.
+    `override`: the token's approver is an administrator (asked because the stage's approvers
+    are away: timebot.notify.escalation_tick), who may decide the current stage without being
+    one of its approvers."""
     me, stage = token.approver_id, token.stage
     if state.submit_id != token.event_id:
         return receipts.superseded(sheet)
@@ -154,9 +158,9 @@ def judge(
                 sheet, f"already has your approval at {state.where(stage)}",
                 f"nothing; it now waits for {state.waiting() or 'the other approvers'}.",
             )
-        if me not in pending:
+        if me not in pending and not override:
             return receipts.not_your_turn(sheet, state.where(current), state.waiting())
         return None
-    if me not in pending and not state.approved_at(stage, me):
+    if me not in pending and not state.approved_at(stage, me) and not override:
         return receipts.not_your_turn(sheet, state.where(current), state.waiting())
     return None

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.approvals.settings import APPROVAL_STAGES, set_value
 from service.approvals.stages import parse_stage_inputs
+from service.demo_away import seed_away_approver
 from service.demo_custom_fields import seed_custom_fields
 from service.demo_history import seed_expenses, seed_time_records
 from service.demo_rates import seed_demo_rates
@@ -133,6 +134,7 @@ async def seed_demo(session: AsyncSession, now_ms: int) -> None:
     seed_time_off(session, seed.org_id, seed.absence_types["Vacation"], now_ms, seed.zone)
     seed_time_records(seed)
     seed_expenses(seed)
+    await seed_away_approver(seed, organisation)
     await seed_demo_rates(session, seed.org_id, history_start, seed.persons, seed.projects,
                           created.roles.get(ROLE_MANAGER))
     await session.flush()

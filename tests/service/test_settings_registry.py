@@ -51,6 +51,7 @@ SAMPLES: dict[str, tuple[list[Any], Any]] = {
                        [], [{"categoryId": "$tc0", "timesheetEndStatusId": "$st0"}]],
                       [{"categoryId": "$pc0"}]),
     "autoSubmit": ([2, 0, 7, 1], -1),
+    "approvalEscalationDelay": ([2, 0, 30, 1], 31),
     "currency": (["CHF", "USD", "GBP", "JPY"], None),
     "dateFormat": (["DD/MM/YYYY", "MM/DD/YYYY", "DD.MM.YYYY", "YYYY-MM-DD"], "YYYY/DD/MM"),
     "decimalFormat": ([",", ".", ",", "."], ";"),
