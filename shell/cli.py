@@ -13,6 +13,7 @@ import click
 from plumbing.clock import SYSTEM_CLOCK
 from shell.cli_slack import slack
 from shell.embedded_db import embedded_sessions
+from shell.orgs_cli import orgs
 from shell.outbox_cli import outbox
 from shell.people_cli import people
 from shell.reminders_cli import reminders
@@ -338,6 +339,7 @@ main.add_command(people)  # timebot people link|list (shell/people_cli.py)
 main.add_command(outbox)  # timebot outbox status|failed (shell/outbox_cli.py)
 main.add_command(reminders)  # timebot reminders preview|send (shell/reminders_cli.py)
 main.add_command(slack)  # timebot slack status (shell/cli_slack.py)
+main.add_command(orgs)  # timebot orgs add|list|remove (shell/orgs_cli.py)
 
 if __name__ == "__main__":
     sys.exit(main())
