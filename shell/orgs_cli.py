@@ -24,9 +24,7 @@ def _hosted_only(settings: Settings) -> None:
 
 async def _with_runtime(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
     from shell.build import build_runtime
-    from timebot.logs import configure_logging
 
-    configure_logging("WARNING")
     runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True).runtime
     try:
         await runtime.start(background=False)

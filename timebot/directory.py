@@ -142,7 +142,7 @@ class PeopleDirectory:
         ids = ([served.organisation_id for served in await self.organisations.served()]
                if self.organisations is not None else [])
         if self._integration_key is None:
-            if not ids:
+            if self.organisations is None:
                 raise NotLinked("TIMEBOT_INTEGRATION_KEY is not set and no organisation is "
                                 "registered (timebot orgs add)")
             return ids
