@@ -107,6 +107,11 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
         summary = _run(lambda: _with_service_session(settings, _seed_demo))
         _print_demo_banner(settings, summary)
         settings = dataclasses.replace(settings, demo=True)
+        from shell.demo_slack import start_for_demo
+
+        settings, lines = start_for_demo(settings, workers)  # #27: a second organisation
+        for line in lines:
+            click.echo(line)
     elif settings.runs_service and not _run(lambda: _with_service_session(settings, _any_org)):
         click.echo(NO_ORGANISATION_HINT)
     if workers > 1:

@@ -298,6 +298,9 @@ async def test_no_command_button_view_or_home_crosses_organisations_either_way(
         (update,) = await two.fake.wait_for("chat.update")
         assert f"Approved by Victor {tag}" in str(update.args)
         assert update.token == two.fake.token_of(other)
+        # The owner's notice (sent after the decision) goes out there too, before the next.
+        (notice,) = await two.fake.wait_for("chat.postMessage", channel=owner.slack_id)
+        assert notice.token == two.fake.token_of(other)
 
 
 async def test_a_team_not_installed_is_answered_and_not_acted_on(two: Two) -> None:
