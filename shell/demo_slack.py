@@ -214,6 +214,5 @@ def start_for_demo(settings: Settings, workers: int) -> tuple[Settings, list[str
     lines = [f"  Second organisation: {second.name}, with its own Slack workspace "
              f"\"{TEAM_NAME}\"",
              f"    a fake Slack on loopback only; what timebot sends there: {fake.url}/"]
-    lines += [f"    {role:<9} {email:<28} apikey {key}"
-              for _name, email, role, key in second.people]
+    lines += [f"    {email} ({role}): apikey {key}" for _name, email, role, key in second.people]
     return with_demo_slack(settings, fake), lines
