@@ -2,8 +2,8 @@
 
 - slack_workspaces_ack_p99: p99 ms from a signed `/timesheet remind` to timebot's ack with 100
   (BENCH_WORKSPACES) workspaces installed through OAuth, each serving its own organisation,
-  the commands spread over all of them, at 100 requests per second open-loop
-  (BENCH_SLACK_SECONDS, default 10 s); baseline: the same with one workspace installed the same
+  the commands spread over all of them, at 100 (BENCH_SLACK_ACK_RATE) requests per second
+  open-loop (BENCH_SLACK_SECONDS, default 10 s); baseline: the same with one workspace installed the same
   way, in the same run. Goal: ratio <= 1.2.
 - slack_workspaces_review_dms: seconds from a submission in each of the 100 organisations (all
   sent at once) to the last of the 100 review DMs reaching its approver in that
@@ -33,7 +33,8 @@ import httpx
 from bench.busy import busy_machine
 from bench.common import Figure, note
 from bench.serve import serve_command
-from bench.slack_ack import RATE, percentile, spawn, stop, wait_up
+from bench.slack_ack import RATE as DEFAULT_RATE
+from bench.slack_ack import percentile, spawn, stop, wait_up
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.signing import SlackRequests, command_fields
 from tests.net import free_port
@@ -41,6 +42,9 @@ from tests.net import free_port
 FIGURES = ("slack_workspaces_ack_p99", "slack_workspaces_review_dms")
 SECRET = "bench-signing-secret"
 GOAL_RATIO = 1.2
+# Commands per second (BENCH_SLACK_ACK_RATE; slack_ack's 100 by default): lower it on a
+# machine that cannot serve 100 a second with one workspace, or the figures measure a queue.
+RATE = float(os.environ.get("BENCH_SLACK_ACK_RATE", str(DEFAULT_RATE)))
 
 
 def team(index: int) -> str:
