@@ -240,7 +240,14 @@ def measure(count: int, seconds: float) -> tuple[list[float], float]:
                  f"{count} workspace(s)")
             with busy_machine():
                 acks = asyncio.run(load(url, fake, count, seconds))
-            time.sleep(3.0)  # the commands' own work (after their acks) done
+            settled, last = 0, -1  # the commands' own work (after their acks) done
+            for _ in range(600):
+                answered = count_of(fake, "response_url")
+                settled = settled + 1 if answered == last else 0
+                if settled >= 10:
+                    break
+                last = answered
+                time.sleep(0.2)
             before = count_of(fake, "chat.postMessage")
             started = time.perf_counter()
             asyncio.run(submit_all(graphql, ready))
