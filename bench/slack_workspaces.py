@@ -3,8 +3,8 @@
 - slack_workspaces_ack_p99: p99 ms from a signed `/timesheet remind` to timebot's ack with 100
   (BENCH_WORKSPACES) workspaces installed through OAuth, each serving its own organisation,
   the commands spread over all of them, at 100 (BENCH_SLACK_ACK_RATE) requests per second
-  open-loop (BENCH_SLACK_SECONDS, default 10 s); baseline: the same with one workspace installed the same
-  way, in the same run. Goal: ratio <= 1.2.
+  open-loop (BENCH_SLACK_SECONDS, default 10 s); baseline: the same with one workspace
+  installed the same way, in the same run. Goal: ratio <= 1.2.
 - slack_workspaces_review_dms: seconds from a submission in each of the 100 organisations (all
   sent at once) to the last of the 100 review DMs reaching its approver in that
   organisation's own workspace, each sent with that workspace's own token; baseline: the same
