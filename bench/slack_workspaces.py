@@ -32,7 +32,7 @@ import httpx
 
 from bench.busy import busy_machine
 from bench.common import Figure, note
-from bench.serve import serve_command
+from bench.serve import cpu_seconds, serve_command
 from bench.slack_ack import RATE as DEFAULT_RATE
 from bench.slack_ack import percentile, spawn, stop, wait_up
 from tests.bot.fake_slack import FakeSlack
@@ -205,6 +205,18 @@ async def load(url: str, fake: FakeSlack, count: int, seconds: float) -> list[fl
     return latencies
 
 
+def idle(pid: int, what: str, seconds: float = 300.0) -> None:
+    """Wait until the process (and its children) used under a tenth of a core for 2 s."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        before = cpu_seconds(pid)
+        time.sleep(2.0)
+        if cpu_seconds(pid) - before < 0.2:
+            note(f"slack_workspaces: idle after {what} in {time.perf_counter() - started:.0f} s")
+            return
+    note(f"slack_workspaces: still busy with {what} after {seconds:.0f} s")
+
+
 def count_of(fake: FakeSlack, method: str) -> int:
     with httpx.Client() as http:
         return int(http.get(f"{fake.base_url}/count/{method}").json()["count"])
@@ -233,21 +245,14 @@ def measure(count: int, seconds: float) -> tuple[list[float], float]:
             processes.append(spawn(serve_command(1), env, Path(tmp) / "timebot.log"))
             url = f"http://127.0.0.1:{port}/slack/events"
             wait_up(url, processes[-1])
-            time.sleep(5.0)  # start-up work (migrations, 100 webhook subscriptions) done
+            idle(processes[-1].pid, "start-up")  # migrations, subscriptions, first ticks
             graphql = f"http://127.0.0.1:{port}/graphql"
             ready = asyncio.run(prepare_reviews(graphql, orgs))
             note(f"slack_workspaces: {RATE:.0f} commands/s for {seconds:.0f} s over "
                  f"{count} workspace(s)")
             with busy_machine():
                 acks = asyncio.run(load(url, fake, count, seconds))
-            settled, last = 0, -1  # the commands' own work (after their acks) done
-            for _ in range(600):
-                answered = count_of(fake, "response_url")
-                settled = settled + 1 if answered == last else 0
-                if settled >= 10:
-                    break
-                last = answered
-                time.sleep(0.2)
+            idle(processes[-1].pid, "the commands' work")  # done after their acks
             before = count_of(fake, "chat.postMessage")
             started = time.perf_counter()
             asyncio.run(submit_all(graphql, ready))
