@@ -30,6 +30,7 @@ from mail.reviews import (
     review_links,
 )
 from timebot.client import operation
+from timebot.l10n import localisation_of
 from timebot.notify.approvals import DIGEST, period_label, person_info, time_zone_of
 from timebot.runtime import Runtime
 from timebot.state.digests import DigestItem, forget_digest, store_digest
@@ -115,7 +116,7 @@ async def digest_plan(ctx: MailContext, organisation_id: str, person_id: str) ->
         start, end = int(entry["startTime"]["ts"]), int(entry["endTime"]["ts"])
         items.append({
             "person_name": entry["person"]["name"],
-            "period": period_label(start, end, zone),
+            "period": period_label(start, end, zone, localisation_of(person)),
             "total_ms": int(entry.get("totalDuration") or 0),
             "stage": stage,
             "stage_count": len(entry.get("stageDetails") or []) or 1,
@@ -145,7 +146,8 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
     reply_token = make_token(settings.secret_key, "digest-reply", event_id=digest_id,
                              approver_id=person_id, stage=0, expires_at_ms=now + REPLY_TTL_MS)
     rendered = ctx.templates.mail(
-        "digest", approver_name=plan.person["name"], items=plan.items, mode=DIGEST,
+        "digest", localisation_of(plan.person), approver_name=plan.person["name"],
+        items=plan.items, mode=DIGEST,
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
     message = build_message(settings, rendered, to=str(plan.person["email"]),
