@@ -6,7 +6,9 @@ published with views.publish when the tab is opened."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -19,7 +21,9 @@ from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.linking import link_prompt
 from bot.mrkdwn import escape
+from timebot import l10n
 from timebot.errors import TimebotError
+from timebot.l10n.loading import load_localisation
 from timebot.notify.periods import days_of, week_of
 from timebot.summary import hours
 from timebot.timeentry.balances import balance_text, balances_of, day_bounds
@@ -50,8 +54,10 @@ query HomeExpected($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) 
   getPerson(id: $person) { expectedTime(startTime: $start, endTime: $end) }
 }"""
 
-STATUS_TEXT = {"draft": "Draft (not submitted)", "submitted": "Submitted, waiting for approval",
-               "approved": "Approved", "rejected": "Rejected: correct it and submit again"}
+STATUS_TEXT = {"draft": l10n.N_("Draft (not submitted)"),
+               "submitted": l10n.N_("Submitted, waiting for approval"),
+               "approved": l10n.N_("Approved"),
+               "rejected": l10n.N_("Rejected: correct it and submit again")}
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -85,24 +91,33 @@ def home_view(
     pending: list[tuple[Request, str, str]], start_ms: int, end_ms: int,
     time_off: list[str] | None = None, expected_ms: int | None = None,
 ) -> dict[str, Any]:
+    # In the person's language and formats (`l10n.using` around the call; English default)
+    local, _ = l10n.current(), l10n._
+    hours = partial(l10n.format_duration, local=local)
     total = sum(ms for _day, ms in days)
-    lines = "\n".join(f"{day:%a %d %b}: {hours(ms)}" for day, ms in days)
-    of_expected = f" of {hours(expected_ms)} expected" if expected_ms is not None else ""
+    lines = "\n".join(f"{l10n.format_day(day, local)}: {hours(ms)}" for day, ms in days)
+    total_text = (_("Total {total} of {expected} expected").format(
+        total=hours(total), expected=hours(expected_ms)) if expected_ms is not None
+        else _("Total {total}").format(total=hours(total)))
+    status_text = _(STATUS_TEXT[status or "draft"]) if (status or "draft") in STATUS_TEXT \
+        else status or _("Draft")
+    period = (l10n.format_period(start_ms, end_ms, replace(local, time_zone="UTC"))
+              if local.date_format or local.lang != "en" else period_text(start_ms, end_ms))
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text",
-                                    "text": f"This week ({period_text(start_ms, end_ms)})"}},
-        {"type": "section", "text": {"type": "mrkdwn",
-                                     "text": f"{lines}\n*Total {hours(total)}{of_expected}*"}},
+                                    "text": _("This week ({period})").format(period=period)}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"{lines}\n*{total_text}*"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*Timesheet:* {STATUS_TEXT.get(status or 'draft', status or 'Draft')}")}},
+            _("*Timesheet:* {status}").format(status=status_text))}},
     ]
     if time_off:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
-            "*Time off:* " + "; ".join(escape(line) for line in time_off))}})
+            _("*Time off:* {balances}").format(
+                balances="; ".join(escape(line) for line in time_off)))}})
     if pending:
         blocks.append({"type": "divider"})
-        blocks.append({"type": "header", "text": {"type": "plain_text",
-                                                  "text": f"Waiting for you ({len(pending)})"}})
+        blocks.append({"type": "header", "text": {"type": "plain_text", "text": _(
+            "Waiting for you ({count})").format(count=len(pending))}})
         # Slack takes 100 blocks: two per request, and "Approve all" names exactly those shown
         shown = pending[:min(40, (100 - len(blocks) - 1) // 2)]
         blocks.extend(pending_blocks(shown))
@@ -153,9 +168,12 @@ class HomePart:
         time_off = [balance_text(balance, zone)
                     for balance in balances_of(usable_report(
                         data.get("getAbsenceQuotaReport"), data.get("getAvailableAbsenceTypes")))]
-        view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
-                         status, pending, start, end, time_off,
-                         await self._expected(person, start, end))
+        expected = await self._expected(person, start, end)
+        local = await load_localisation(self.deps.runtime.client, person.apikey,
+                                        person.person_id)
+        with l10n.using(local):
+            view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
+                             status, pending, start, end, time_off, expected)
         await self.deps.web.views_publish(user_id=person.slack_user_id, view=view)
 
     async def _expected(self, person: SlackPerson, start: int, end: int) -> int | None:

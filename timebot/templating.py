@@ -64,6 +64,7 @@ class Templates:
         )
         self.html.install_gettext_callables(  # type: ignore[attr-defined]
             l10n._, l10n.ngettext, newstyle=True)
+        self.html.globals["page_lang"] = lambda: l10n.current().lang
         self.html.filters["hours"] = _hours
         self.html.filters["day"] = _day
         self.html.filters["date"] = _date

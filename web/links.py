@@ -42,6 +42,8 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
+from timebot.l10n import _
+from timebot.l10n.loading import speak_to
 from timebot.notify.approvals import (
     MODES,
     ApprovalSnapshot,
@@ -171,6 +173,8 @@ class Links:
         approver may no longer act."""
         entry = await self.runtime.directory.find_by_person_id(token.approver_id)
         key = await self.runtime.directory.integration_key(entry.organisation_id)
+        # The page in the approver's language (this request's task only: its own context)
+        await speak_to(self.runtime.client, key, token.approver_id)
         if await self.archived(key, token.approver_id):
             return no_longer_valid(entry.name)
         snapshot = await approval_snapshot(self.runtime.client, key, token.event_id)
@@ -228,12 +232,13 @@ class Links:
                 await self.runtime.client.execute(APPROVE, {"id": token.event_id}, apikey=apikey)
             )["approveTimesheet"]
             if result["status"] == "a":
-                detail = (f"You approved the timesheet of {summary.person_name} for {period}; "
-                          "it is now approved.")
+                detail = _("You approved the timesheet of {person} for {period}; it is now "
+                           "approved.").format(person=summary.person_name, period=period)
             else:
-                detail = (f"You approved the timesheet of {summary.person_name} for {period}; "
-                          f"it now waits for stage {stage_number(int(result['stage']))}.")
-            return Outcome("Approved", detail, "ok")
+                detail = _("You approved the timesheet of {person} for {period}; it now waits "
+                           "for stage {stage}.").format(person=summary.person_name, period=period,
+                                                        stage=stage_number(int(result['stage'])))
+            return Outcome(_("Approved"), detail, "ok")
 
         return self.page(await self.act(review_link_key(token), "approve", call))
 

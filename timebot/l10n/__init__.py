@@ -31,6 +31,7 @@ from timebot.l10n.settings import (
     localisation_of,
 )
 from timebot.l10n.texts import (
+    N_,
     _,
     current,
     ngettext,
@@ -44,6 +45,7 @@ __all__ = [
     "ENGLISH",
     "LANGUAGES",
     "LOCALISATION_FIELDS",
+    "N_",
     "Localisation",
     "_",
     "current",

@@ -13,7 +13,7 @@ from babel import dates as babel_dates
 from babel import numbers as babel_numbers
 
 from timebot.l10n.settings import ENGLISH, Localisation
-from timebot.l10n.texts import translate
+from timebot.l10n.texts import N_, translate
 
 _DATE_PATTERNS = {"YYYY-MM-DD": "%Y-%m-%d", "DD/MM/YYYY": "%d/%m/%Y", "MM/DD/YYYY": "%m/%d/%Y",
                   "DD.MM.YYYY": "%d.%m.%Y", "DD-MM-YYYY": "%d-%m-%Y"}
@@ -56,11 +56,11 @@ def format_period(start_ms: int, end_ms: int, local: Localisation = ENGLISH, *,
     if not named:
         if first == last:
             return format_date(first, local)
-        return translate(local, "{first} to {last}").format(
+        return translate(local, N_("{first} to {last}")).format(
             first=format_date(first, local), last=format_date(last, local))
     if first == last:
         return format_day(first, local, year=True)
-    return translate(local, "{first} to {last}").format(
+    return translate(local, N_("{first} to {last}")).format(
         first=format_day(first, local), last=format_day(last, local, year=True))
 
 
@@ -107,7 +107,7 @@ def format_duration(ms: int, local: Localisation = ENGLISH) -> str:
         return f"{sign}{minutes // 60}:{minutes % 60:02d}"
     if local.duration_format == 1:
         number = format_number(round(ms / 3_600_000, 2), local)
-        return translate(local, "{hours} h").format(hours=number)
+        return translate(local, N_("{hours} h")).format(hours=number)
     return house_hours(ms)
 
 

@@ -80,6 +80,11 @@ def translate(local: Localisation, message: str) -> str:
     return translations(local.lang).gettext(message)
 
 
+def N_(message: str) -> str:
+    """Marks a text for the catalogs where it is written; `_` translates it where it is used."""
+    return message
+
+
 def _(message: str) -> str:
     return translations(_CURRENT.get().lang).gettext(message)
 
