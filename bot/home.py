@@ -6,7 +6,6 @@ published with views.publish when the tab is opened."""
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
 from datetime import UTC, date, datetime
 from functools import partial
 from typing import Any
@@ -101,8 +100,7 @@ def home_view(
         else _("Total {total}").format(total=hours(total)))
     status_text = _(STATUS_TEXT[status or "draft"]) if (status or "draft") in STATUS_TEXT \
         else status or _("Draft")
-    period = (l10n.format_period(start_ms, end_ms, replace(local, time_zone="UTC"))
-              if local.date_format or local.lang != "en" else period_text(start_ms, end_ms))
+    period = period_text(start_ms, end_ms)  # in the language in force
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text",
                                     "text": _("This week ({period})").format(period=period)}},

@@ -194,7 +194,7 @@ class Links:
         organisation_id, name, snapshot = context
         why = refusal(snapshot, token, name)
         if why is not None:
-            return Outcome("Nothing changed", why, "notice")
+            return Outcome(_("Nothing changed"), why, "notice")
         assert snapshot is not None
         key = await self.runtime.directory.integration_key(organisation_id)
         summary = await load_summary(self.runtime.client, key, snapshot.person_id,
@@ -267,14 +267,14 @@ class Links:
                         apikey=apikey,
                     )
                     return Outcome(
-                        "Rejected",
-                        f"You rejected the timesheet for {period}. "
-                        f"{summary.person_name} was told why: {reason}",
-                        "ok",
-                    )
+                        _("Rejected"),
+                        _("You rejected the timesheet for {period}. {person} was told why: "
+                          "{reason}").format(period=period, person=summary.person_name,
+                                             reason=reason), "ok")
 
                 return self.page(await self.act(review_link_key(token), "reject", call))
-        error = "A reason is required to reject a timesheet." if request.method == "POST" else ""
+        error = _("A reason is required to reject a timesheet.") if request.method == "POST" \
+            else ""
         return self.form_page("reject_form", token, snapshot, summary, period,
                               400 if error else 200, error=error, reason=reason)
 
@@ -292,6 +292,7 @@ class Links:
         start, end = unpack_period(token.event_id)
         entry = await self.runtime.directory.find_by_person_id(token.approver_id)
         key = await self.runtime.directory.integration_key(entry.organisation_id)
+        await speak_to(self.runtime.client, key, token.approver_id)  # the owner's language
         if await self.archived(key, token.approver_id):
             return self.page(no_longer_valid(entry.name))
         state = (

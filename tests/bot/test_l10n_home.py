@@ -1,13 +1,15 @@
-"""The App Home tab in the person's language and formats (#24), over the signed events
-endpoint with the fake Slack Web API: a German person who chose DD.MM.YYYY and h:mm reads
-German; the default (nothing chosen) stays English (tests/bot/test_threads_home.py)."""
+"""Slack in the person's language and formats (#24), over the signed events endpoint with the
+fake Slack Web API: a German person who chose DD.MM.YYYY and h:mm reads the App Home tab, the
+review DMs and their outcome in German; the default (nothing chosen) stays English."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tests.bot.fake_slack import Call
 from tests.bot.harness import SlackHarness
-from tests.service.test_approvals_support import WEEK, add_record
+from tests.bot.test_approvals import person_stages, text_of
+from tests.service.test_approvals_support import WEEK, add_record, approve, submit
 from tests.support import DAY_MS
 
 GERMAN = """mutation($id: SvcId!) {
@@ -48,3 +50,33 @@ async def test_an_unknown_language_reads_english(h: SlackHarness) -> None:
     view = (await h.fake.wait_for("views.publish", user_id=pia.slack_id))[0].args["view"]
     assert view["blocks"][0]["text"]["text"].startswith("This week (Mon 02 Mar")
     assert "*Timesheet:* Draft (not submitted)" in home_text(view)
+
+
+async def test_review_dms_and_their_outcome_in_each_approvers_language(h: SlackHarness) -> None:
+    sam = await h.slack_member("Sam")
+    hans = await h.slack_member("Hans")
+    ann = await h.slack_member("Ann")
+    await h.org.admin.gql(GERMAN, {"id": hans.id})
+    await person_stages(h, sam, [hans, ann])
+    await add_record(sam.member, sam.member, day=0, hours=3)
+    event = await submit(sam.member, sam.member)
+    [to_hans] = await h.fake.wait_for("chat.postMessage", channel=hans.slack_id)
+    [to_ann] = await h.fake.wait_for("chat.postMessage", channel=ann.slack_id)
+    german, english = text_of(to_hans), text_of(to_ann)
+    assert ("*Sam* hat den Stundenzettel für *Mo. 02.03.2026 bis So. 08.03.2026* eingereicht "
+            "(Genehmigung).") in german
+    assert "*Gesamt 3:00*" in german and "*Pro Tag:* Mo. 02.03.2026 3:00" in german
+    assert labels(to_hans) == ["Genehmigen", "Ablehnen"]
+    assert "*Sam* submitted the timesheet for *Mon 02 Mar - Sun 08 Mar 2026* (approval)." \
+        in english and "*Total 3h*" in english
+    assert labels(to_ann) == ["Approve", "Reject"]
+    # Ann decides: Hans's message becomes the outcome, in German.
+    await approve(ann.member, event["submitId"])
+    updates = [text_of(call) for call in await h.fake.wait_for("chat.update", count=2)]
+    assert any("Genehmigt von Ann am" in text for text in updates), updates
+    assert any("Approved by Ann at" in text for text in updates), updates
+
+
+def labels(call: Call) -> list[str]:
+    return [element["text"]["text"] for block in call.args.get("blocks") or []
+            for element in block.get("elements") or [] if element.get("type") == "button"]
