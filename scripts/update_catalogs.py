@@ -45,7 +45,9 @@ def main() -> None:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             catalog = Catalog(locale=lang, domain="timebot")
+        created = catalog.creation_date  # kept: an unchanged catalog stays byte-identical
         catalog.update(template, no_fuzzy_matching=True)
+        catalog.creation_date = created
         catalog.obsolete.clear()
         catalog.project, catalog.version, catalog.fuzzy = "timebot", "", False
         catalog.msgid_bugs_address = ""
