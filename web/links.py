@@ -42,7 +42,7 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
-from timebot.l10n import _
+from timebot.l10n import _, localisation_of
 from timebot.l10n.loading import speak_to
 from timebot.notify.approvals import (
     MODES,
@@ -347,7 +347,8 @@ class Links:
             saved = True
         mode = await preference(self.runtime, organisation_id, person_id)
         return HTMLResponse(
-            self.templates.page("prefs", person_name=person["name"], mode=mode, saved=saved),
+            self.templates.page("prefs", localisation_of(person), person_name=person["name"],
+                                mode=mode, saved=saved),
             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
         )
 

@@ -137,6 +137,10 @@ async def test_each_approver_reads_the_review_the_page_and_the_receipt_in_their_
     assert "¿Aprobar la hoja de horas de" in page.text
     assert "Esta es la etapa 1 de 1. Todavía no se ha decidido nada." in page.text
     assert '<button type="submit" id="approve">Aprobar</button>' in page.text
+    prefs_url = next(word for word in text_of(to_spanish).split() if "/prefs/" in word)
+    async with httpx.AsyncClient(timeout=30) as http:
+        prefs = await http.get(prefs_url)
+    assert "Cómo te llegan las novedades de aprobación, Pilar" in prefs.text
     assert (await state(org.admin, owner))["status"] == "s"
 
     # French: her reply over SMTP, her receipt in French (the first line stays the contract's).
