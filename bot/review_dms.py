@@ -14,6 +14,9 @@ from __future__ import annotations
 from bot.approval_blocks import Request, ref_of, request_blocks, summary_text
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
+from timebot import l10n
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.person_notify import SLACK, gets, person_notify
 from timebot.notify.review_dispatch import ReviewDispatch
@@ -50,14 +53,18 @@ class ReviewDMs:
         summary = request.summary
         shown = Request(request.submit_id, request.stage, request.timesheet_id,
                         summary.person_id, summary.start_ms, summary.end_ms)
-        label = (stage_label(request.stage, request.stage_count) if request.stage_count > 1
-                 else "approval")
-        text, blocks = request_blocks(shown, summary.person_name, label, summary_text(summary))
-        if request.reason:  # asked because another approver is away (timebot.notify.away_asks)
-            text = f"{request.reason}: {text}"
-            blocks = [{"type": "context", "elements": [
-                {"type": "mrkdwn", "text": f"{escape(request.reason)}: you are asked too."}]},
-                *blocks]
+        key = await self.deps.runtime.directory.integration_key(request.organisation_id)
+        with l10n.using(await load_localisation(self.deps.runtime.client, key,
+                                                request.approver_id)):  # the approver's
+            label = (stage_label(request.stage, request.stage_count) if request.stage_count > 1
+                     else _("approval"))
+            text, blocks = request_blocks(shown, summary.person_name, label,
+                                          summary_text(summary))
+            if request.reason:  # asked because another approver is away (notify.away_asks)
+                text = f"{request.reason}: {text}"
+                blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": _(
+                    "{reason}: you are asked too.").format(reason=escape(request.reason))}]},
+                    *blocks]
         context = {"timesheetId": shown.timesheet_id, "personId": shown.person_id,
                    "submitId": shown.submit_id, "organisationId": request.organisation_id,
                    "startTime": shown.start_ms, "endTime": shown.end_ms,

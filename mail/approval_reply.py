@@ -40,6 +40,7 @@ from mail.handling import InboundMail, Replier
 from mail.receipts import TimesheetInfo
 from mail.reply_records import finish, prior_reply, record_intent
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
+from timebot.l10n.loading import speak_to
 from timebot.notify.escalation_tick import is_administrator
 from timebot.owner_notice import PERSON_FIELDS, person_details
 from timebot.tokens import (
@@ -150,12 +151,13 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         log.info("sender_not_verified", id=mail.inbound.id, sender=sender,
                  reason=_short(verdict.reason))
         return f"sender-not-verified; no receipt: {_short(verdict.reason, 200)}"
+    org_id = approver.organisation_id
+    integration = await runtime.directory.integration_key(org_id)
+    await speak_to(runtime.client, integration, approver.person_id)  # the receipt's language
     if purpose == "digest-reply":
         return await process_digest_reply(processor, mail, token_text, token, approver)
 
     decision = decide(mail.read.text)
-    org_id = approver.organisation_id
-    integration = await runtime.directory.integration_key(org_id)
     client = runtime.client
     try:
         event = (await processor.reads.execute(EVENT_QUERY, {"id": token.event_id},

@@ -31,6 +31,7 @@ from mail.reviews import (
     review_links,
 )
 from timebot.client import operation
+from timebot.l10n import localisation_of
 from timebot.notify.approvals import DIGEST, period_label, person_info, time_zone_of
 from timebot.notify.person_notify import EMAIL, gets, person_notify
 from timebot.runtime import Runtime
@@ -118,7 +119,7 @@ async def digest_plan(ctx: MailContext, organisation_id: str, person_id: str) ->
         start, end = int(entry["startTime"]["ts"]), int(entry["endTime"]["ts"])
         items.append({
             "person_name": entry["person"]["name"],
-            "period": period_label(start, end, zone),
+            "period": period_label(start, end, zone, localisation_of(person)),
             "total_ms": int(entry.get("totalDuration") or 0),
             "stage": stage,
             "stage_count": len(entry.get("stageDetails") or []) or 1,
@@ -152,7 +153,8 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
     reply_token = make_token(settings.secret_key, "digest-reply", event_id=digest_id,
                              approver_id=person_id, stage=0, expires_at_ms=now + REPLY_TTL_MS)
     builtin = ctx.templates.mail(
-        "digest", approver_name=plan.person["name"], items=plan.items, mode=DIGEST,
+        "digest", localisation_of(plan.person), approver_name=plan.person["name"],
+        items=plan.items, mode=DIGEST,
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
     rendered = chosen(notify, "digest", {

@@ -26,6 +26,7 @@ from mail.custom_mail import chosen, person_values
 from mail.reviews import MailContext, build_message, send_approver_mail
 from timebot.config import Settings
 from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
+from timebot.l10n import ENGLISH, Localisation, format_day, localisation_of
 from timebot.notify.approvals import (
     DIGEST,
     approval_snapshot,
@@ -66,11 +67,12 @@ def submit_url(
     return f"{settings.public_url.rstrip('/')}/s/{token}"
 
 
-def auto_submit_date(end_ms: int, days: int | None, time_zone: str) -> str | None:
+def auto_submit_date(end_ms: int, days: int | None, time_zone: str,
+                     local: Localisation = ENGLISH) -> str | None:
     if not days:
         return None
     moment = datetime.fromtimestamp(end_ms / 1000, UTC) + timedelta(days=days)
-    return f"{moment.astimezone(ZoneInfo(time_zone)):%a %d %b %Y}"
+    return format_day(moment.astimezone(ZoneInfo(time_zone)).date(), local, year=True)
 
 
 # --- approval reminders ---------------------------------------------------------------------
@@ -165,17 +167,19 @@ async def send_timesheet_reminder(
         return False  # they turned e-mail off (notificationSettings)
     zone = time_zone_of(person)
     now = runtime.clock.now_ms()
+    local = localisation_of(person)
     builtin = ctx.templates.mail(
         "timesheet_reminder",
+        local,
         person_name=person["name"],
-        period=period_label(start_ms, end_ms, zone),
+        period=period_label(start_ms, end_ms, zone, local),
         status=status,
         entries=entries,
         total_ms=total_ms,
         by_name=by_name,
         submit_url=submit_url(settings, str(person["id"]), start_ms, end_ms, now)
         if entries else None,
-        auto_submit_date=auto_submit_date(end_ms, setting_of(person, "autoSubmit"), zone)
+        auto_submit_date=auto_submit_date(end_ms, setting_of(person, "autoSubmit"), zone, local)
         if entries else None,
     )
     rendered = chosen(notify, "reminder", {

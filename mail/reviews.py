@@ -25,6 +25,7 @@ from mail.outbound import new_message
 from mail.parts import MailParts
 from mail.templating import MailTemplates, RenderedMail
 from timebot.config import Settings
+from timebot.l10n import localisation_of
 from timebot.notify.approvals import period_label, person_info, preference
 from timebot.notify.person_notify import EMAIL, gets, person_notify
 from timebot.runtime import Runtime
@@ -145,11 +146,13 @@ async def send_approver_mail(
     now = runtime.clock.now_ms()
     links = review_links(settings, submit_id, approver_id, stage, now)
     mode = await preference(runtime, organisation_id, approver_id)
+    local = localisation_of(approver)  # the approver's language and formats
     builtin = ctx.templates.mail(
         template,
+        local,
         approver_name=approver["name"],
         summary=summary,
-        period=period_label(summary.start_ms, summary.end_ms, summary.time_zone),
+        period=period_label(summary.start_ms, summary.end_ms, summary.time_zone, local),
         stage=stage,
         stage_count=stage_count,
         approve_url=links.approve_url,
