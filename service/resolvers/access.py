@@ -1,5 +1,6 @@
 """Access (assignments): the account's "show by default" switches, the "Who has access?"
-lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,CustomField}To{Person,Tag}),
+lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,CustomField}To{Person,Tag},
+and reset<Member><Items>Relations, which removes one member's links of one row of the table),
 expense types limited to projects, custom fields assigned to projects, tasks and time records,
 getAvailableSubProjects and getAvailableAbsenceTypes.
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from service import permissions
@@ -92,6 +93,7 @@ class Link:
     item_label: str
     source_key: str  # the member's relation ("projects", "absenceTypes", ...)
     target_key: str  # the item's relation ("projectsOfPerson", ...)
+    reset: str | None = None  # reset<Member><Items>Relations (custom fields: elsewhere)
 
 
 def _links() -> list[Link]:
@@ -100,21 +102,24 @@ def _links() -> list[Link]:
         links += [
             Link(f"assignProjectTo{who}", f"unassignProjectFrom{who}", argument, "projectId",
                  ProjectAccess, Project, "project_id", "project", "projects",
-                 f"projectsOf{who}"),
+                 f"projectsOf{who}", f"reset{who}ProjectsRelations"),
             Link(f"assignSubProjectTo{who}", f"unassignSubProjectFrom{who}", argument,
                  "subProjectId", ProjectAccess, Project, "project_id", "subproject",
-                 "subProjects", f"subProjectsOf{who}"),
+                 "subProjects", f"subProjectsOf{who}", f"reset{who}SubProjectsRelations"),
             Link(f"assignAbsenceTypeTo{who}", f"unassignAbsenceTypeFrom{who}", argument,
                  "absenceTypeId", AbsenceTypeAccess, AbsenceType, "absence_type_id",
-                 "absence type", "absenceTypes", f"absenceTypesOf{who}"),
+                 "absence type", "absenceTypes", f"absenceTypesOf{who}",
+                 f"reset{who}AbsenceTypesRelations"),
             Link(f"assignExpenseTypeTo{who}", f"unassignExpenseTypeFrom{who}", argument,
                  "expenseTypeId", ExpenseTypeAccess, ExpenseType, "expense_type_id",
-                 "expense type", "expenseTypes", f"expenseTypesOf{who}"),
+                 "expense type", "expenseTypes", f"expenseTypesOf{who}",
+                 f"reset{who}ExpenseTypesRelations"),
         ]
     links.append(
         Link("assignExpenseTypeToProject", "unassignExpenseTypeFromProject", "projectId",
              "expenseTypeId", ExpenseTypeProject, ExpenseType, "expense_type_id",
-             "expense type", "expenseTypes", "expenseTypesOfProject")
+             "expense type", "expenseTypes", "expenseTypesOfProject",
+             "resetProjectExpenseTypesRelations")
     )
     for who, argument in (("Tag", "tagId"), ("Person", "personId"), ("Project", "projectId"),
                           ("Task", "taskId"), ("TimeRecord", "timerecordId")):
@@ -217,6 +222,36 @@ def _bind_link(link: Link) -> None:
         relation = _relation(link, row, member, item)
         await session.delete(row)
         return relation
+
+    if link.reset is not None:
+        mutation.set_field(link.reset, _resetter(link))
+
+
+def _resetter(link: Link) -> Any:
+    """reset<Member><Items>Relations: every link of the member in this row of the table (a
+    project's list and a subproject's share one table: each reset keeps the other's)."""
+    model = link.row_model
+    member_model, member_label = MEMBER_MODELS[link.member_argument]
+
+    async def resolve_reset(_root: Any, info: Any, **kwargs: Any) -> Any:
+        context: RequestContext = info.context
+        _require_for(context, link)
+        member = await get_in_org(context.session, member_model, context.org_id,
+                                  kwargs[link.member_argument], link.member_argument,
+                                  member_label)
+        rows = select(model.id).where(
+            model.organisation_id == context.org_id,
+            getattr(model, MEMBER_COLUMNS[link.member_argument]) == member.id)
+        if model is ProjectAccess:
+            parent = Project.parent_id
+            rows = rows.join(Project, Project.id == model.project_id).where(
+                parent.isnot(None) if link.item_argument == "subProjectId" else parent.is_(None))
+        ids = list(await context.session.scalars(rows))
+        if ids:
+            await context.session.execute(delete(model).where(model.id.in_(ids)))
+        return member
+
+    return resolve_reset
 
 
 for _link in _links():

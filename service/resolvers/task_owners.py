@@ -1,5 +1,6 @@
-"""Who owns a task (one owner at most) and the project it is planned on (at most one). Admins
-edit them; the approval workflow reads owners through service/tasks_access.py."""
+"""Who owns a task (one owner at most), its potential owners (assignTaskToPerson: the task's
+`persons`) and the project it is planned on (at most one). Admins edit them; the approval
+workflow reads owners through service/tasks_access.py."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from ariadne import MutationType
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 
 from service import permissions
 from service.errors import BadInput
@@ -83,6 +85,73 @@ async def resolve_reset_task_owner(_root: Any, info: Any, taskId: str) -> Task:
     task = await task_by_id(context, taskId, "taskId")
     await context.session.execute(
         delete(TaskOwner).where(TaskOwner.task_id == task.id, TaskOwner.potential.is_(False))
+    )
+    return task
+
+
+def _person_relation(row: TaskOwner) -> dict[str, Any]:
+    return raw_relation(row.id, row.person_id, "personsOfTask", row.task_id, "persons")
+
+
+async def _pair(context: RequestContext, taskId: str, personId: str) -> tuple[Task, Person]:
+    task = await task_by_id(context, taskId, "taskId")
+    person = await get_in_org(context.session, Person, context.org_id, personId, "personId",
+                              "person")
+    return task, person
+
+
+async def _row(context: RequestContext, task: Task, person: Person) -> TaskOwner | None:
+    return (await context.session.scalars(select(TaskOwner).where(
+        TaskOwner.task_id == task.id, TaskOwner.person_id == person.id))).first()
+
+
+@mutation.field("assignTaskToPerson")
+async def resolve_assign_task_to_person(
+    _root: Any, info: Any, taskId: str, personId: str
+) -> dict[str, Any]:
+    """Makes the person a potential owner; idempotent (the owner already is one)."""
+    context: RequestContext = info.context
+    require_permission(context)
+    task, person = await _pair(context, taskId, personId)
+    row = await _row(context, task, person)
+    if row is None:
+        if person.archived:
+            raise BadInput("personId", f"{person.name} is archived")
+        row = TaskOwner(organisation_id=context.org_id, task_id=task.id, person_id=person.id,
+                        potential=True)
+        try:
+            async with context.session.begin_nested():
+                context.session.add(row)
+                await context.session.flush()
+        except IntegrityError:  # the same request, retried meanwhile
+            row = await _row(context, task, person)
+            assert row is not None
+    return _person_relation(row)
+
+
+@mutation.field("unassignTaskFromPerson")
+async def resolve_unassign_task_from_person(
+    _root: Any, info: Any, taskId: str, personId: str
+) -> dict[str, Any]:
+    context: RequestContext = info.context
+    require_permission(context)
+    task, person = await _pair(context, taskId, personId)
+    row = await _row(context, task, person)
+    if row is None or not row.potential:
+        raise BadInput("personId",
+                       f'{person.name} is not a potential owner of task "{task.name}"')
+    relation = _person_relation(row)
+    await context.session.delete(row)
+    return relation
+
+
+@mutation.field("resetTaskPersonsRelations")
+async def resolve_reset_task_persons(_root: Any, info: Any, taskId: str) -> Task:
+    context: RequestContext = info.context
+    require_permission(context)
+    task = await task_by_id(context, taskId, "taskId")
+    await context.session.execute(
+        delete(TaskOwner).where(TaskOwner.task_id == task.id, TaskOwner.potential.is_(True))
     )
     return task
 

@@ -7,9 +7,11 @@ default shows the item to all, the list is an exclusion list; otherwise it is th
 those who may use it. A project's own override (Available / Unavailable to everyone) wins
 over everything else.
 
-A subproject with an empty list of its own inherits its parent's access. With a list of its
-own, the "Show all secondary projects" switch decides how the list reads: an exclusion list
-(the person also needs access to the parent) or the list of those who may use it.
+The "Show all secondary projects" switch decides how a subproject's list reads. On, it is an
+exclusion list within the parent's access (an empty list: the parent's access, inherited). Off,
+it is the list of those who may use it, whatever the parent's list: an empty list grants
+nobody (a member of the parent project no longer gets every subproject) unless a project
+above is Available to everyone.
 """
 
 from __future__ import annotations
@@ -88,6 +90,15 @@ class AccessItem:
         return f"the {LABELS[self.kind]} {self.name}"
 
 
+def _available_to_everyone(item: AccessItem | None) -> bool:
+    """Whether the nearest override up the tree is "Available to everyone"."""
+    while item is not None:
+        if item.override is not None:
+            return item.override
+        item = item.parent
+    return False
+
+
 def has_access(
     item: AccessItem,
     person_id: str,
@@ -101,12 +112,10 @@ def has_access(
         person_tags_with_ancestors
     )
     if item.parent is not None:
-        inherited = has_access(item.parent, person_id, person_tags_with_ancestors, settings)
-        if not item.person_ids and not item.tag_ids:
-            return inherited
         if settings.subProjects:
+            inherited = has_access(item.parent, person_id, person_tags_with_ancestors, settings)
             return inherited and not listed
-        return listed
+        return listed or _available_to_everyone(item.parent)
     if settings.shows(item.kind):
         return not listed
     return listed

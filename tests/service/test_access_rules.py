@@ -74,10 +74,10 @@ GRANTING_PARENT = item(people={ERIN})  # with default off: Erin is granted
 @pytest.mark.parametrize(
     ("settings", "parent", "own", "expected"),
     [
-        # no list of its own: the parent decides
+        # no list of its own: shown by default, the parent decides; hidden, nobody has it
         (ON, OPEN_PARENT, {}, True),
         (ON, CLOSED_PARENT, {}, False),
-        (OFF, GRANTING_PARENT, {}, True),
+        (OFF, GRANTING_PARENT, {}, False),
         (OFF, OPEN_PARENT, {}, False),
         (ON, item(override=False), {}, False),
         (OFF, item(override=True), {}, True),
@@ -105,8 +105,11 @@ def test_a_grandchild_inherits_through_its_parent() -> None:
     root = item(people={ERIN})
     child = item(parent=root)
     grandchild = item(parent=child)
-    assert has_access(grandchild, ERIN, ERIN_TAGS, OFF)
     assert not has_access(grandchild, ERIN, ERIN_TAGS, ON)
+    assert has_access(grandchild, ERIN, ERIN_TAGS, AccessDefaults(projects=False))
+    # Secondary projects hidden by default: the parent's access grants no subproject.
+    assert not has_access(grandchild, ERIN, ERIN_TAGS, OFF)
+    assert has_access(item(parent=child, people={ERIN}), ERIN, ERIN_TAGS, OFF)
 
 
 def test_the_label_names_the_item() -> None:
