@@ -147,3 +147,31 @@ async def test_potential_owners_of_a_task(org: Org) -> None:
     assert gone["unassignTaskFromPerson"]["sourceId"] == erin.id
     assert 'Invalid argument "taskId"' in await org.admin.gql.error(
         PAIR.format("assignTaskToPerson"), {"t": "f" * 24, "p": erin.id})
+
+
+DAY = 86_400_000
+TASK_END = """mutation($id: SvcId!, $t: SvcTimestamp) {{ {0}(id: $id, {1}: $t) {{
+  startTime {{ ts }} endTime {{ ts }} }} }}"""
+
+
+async def test_each_end_of_a_tasks_period_alone(org: Org) -> None:
+    erin = await org.add_member("Erin")
+    task = (await org.admin.gql('mutation { addTask(name: "Plan") { id } }'))["addTask"]["id"]
+    start, end = 1_767_225_600_000, 1_767_225_600_000 + 10 * DAY
+    starting = TASK_END.format("editTaskStartTime", "startTime")
+    ending = TASK_END.format("editTaskEndTime", "endTime")
+    assert await erin.gql.denied(starting, {"id": task, "t": start}) == [
+        "Mutation.editTaskStartTime"]
+    data = await org.admin.gql(starting, {"id": task, "t": start})
+    assert data["editTaskStartTime"] == {"startTime": {"ts": start}, "endTime": None}
+    data = await org.admin.gql(ending, {"id": task, "t": end})
+    assert data["editTaskEndTime"] == {"startTime": {"ts": start}, "endTime": {"ts": end}}
+    # The period stays ordered, whichever end moves; the error names the argument.
+    assert 'Invalid argument "endTime"' in await org.admin.gql.error(
+        ending, {"id": task, "t": start - DAY})
+    assert 'Invalid argument "startTime"' in await org.admin.gql.error(
+        starting, {"id": task, "t": end + DAY})
+    data = await org.admin.gql(starting, {"id": task, "t": None})
+    assert data["editTaskStartTime"] == {"startTime": None, "endTime": {"ts": end}}
+    assert 'Invalid argument "id"' in await org.admin.gql.error(
+        ending, {"id": "f" * 24, "t": end})
