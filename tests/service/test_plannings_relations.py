@@ -104,6 +104,11 @@ async def test_resets_remove_one_members_links_of_one_kind(org: Org) -> None:
     assert data["resetProjectExpenseTypesRelations"]["id"] == apollo
     assert not await linked(org, "unassignExpenseTypeFromProject", "projectId", apollo,
                             "expenseTypeId", taxi)
+    # Written to the audit trail (once per successful reset; the refused one is not there).
+    trails = await org.admin.gql(
+        'query { getAuditTrails(operations: ["resetPersonProjectsRelations"]) '
+        "{ operationName arguments { name value } } }")
+    assert len(trails["getAuditTrails"]) == 2
     # Unknown ids are named.
     assert 'Invalid argument "tagId"' in await org.admin.gql.error(
         reset("resetTagProjectsRelations", "tagId"), {"m": "f" * 24})
