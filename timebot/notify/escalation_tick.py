@@ -43,7 +43,7 @@ from timebot.notify.escalations import (
 )
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
-from timebot.state.away import is_away
+from timebot.state.away import claim_escalation, is_away, release_escalation
 from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.notify.escalation_tick")
@@ -294,16 +294,26 @@ class Escalator:
         return queued
 
     async def _journal(self, key: str, wait: StageWait, plan: Plan) -> None:
-        """The timesheet's Journal says the administrators were asked, once per stage."""
-        ref = {"id": wait.submit_id, "type": "approvalEvent"}
-        mark = f"Stage {wait.stage + 1}: timebot asked the administrators"
-        messages = (await self.runtime.client.execute(JOURNAL, {"ref": ref}, apikey=key)
-                    ).get("getMessages") or []
-        if any(str((m or {}).get("content") or "").startswith(mark) for m in messages):
+        """The timesheet's Journal says the administrators were asked, once per stage: a
+        durable claim in timebot's state first (two processes at once: one wins), then the
+        Journal (a claim made before this table existed: the Journal's own text)."""
+        runtime = self.runtime
+        claim = f"journal:{wait.submit_id}:{wait.stage}"
+        if not await claim_escalation(runtime.state_sessions, claim, runtime.clock.now_ms()):
             return
-        text = f"Stage {wait.stage + 1}: " + journal_text(
-            plan.reason, [name for _, name in plan.recipients])
-        await self.runtime.client.execute(ADD_MESSAGE, {"c": text, "ref": ref}, apikey=key)
+        try:
+            ref = {"id": wait.submit_id, "type": "approvalEvent"}
+            mark = f"Stage {wait.stage + 1}: timebot asked the administrators"
+            messages = (await runtime.client.execute(JOURNAL, {"ref": ref}, apikey=key)
+                        ).get("getMessages") or []
+            if any(str((m or {}).get("content") or "").startswith(mark) for m in messages):
+                return
+            text = f"Stage {wait.stage + 1}: " + journal_text(
+                plan.reason, [name for _, name in plan.recipients])
+            await runtime.client.execute(ADD_MESSAGE, {"c": text, "ref": ref}, apikey=key)
+        except BaseException:
+            await release_escalation(runtime.state_sessions, claim)
+            raise
 
 
 async def is_administrator(client: Any, key: str, person_id: str) -> bool:
