@@ -27,11 +27,12 @@ import structlog
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import setting_of
-from timebot.notify.away_asks import QUORUM, stage_quorum
+from timebot.notify.away_asks import QUORUM, away_reason, stage_quorum
 from timebot.notify.away_facts import away_facts
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.escalations import (
     DAY_MS,
+    ClimbRequest,
     StageWait,
     climb_due_ms,
     climb_key,
@@ -41,6 +42,7 @@ from timebot.notify.escalations import (
     escalation_key,
     journal_text,
 )
+from timebot.notify.periods import working_days
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
 from timebot.state.away import claim_escalation, is_away, release_escalation
@@ -83,6 +85,12 @@ REMINDERS = operation(
       getPersons { id timeSettings { approvalReminder { value } } }
     }"""
 )
+OWNER_DAYS = operation(
+    """query EscalationOwnerDays($id: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+      getPerson(id: $id) { scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay } }
+    }"""
+)
+SCHEDULE_DAYS = 31  # the delay's working days are read this far; beyond: Monday to Friday
 JOURNAL = operation(
     """query EscalationJournal($ref: SvcReferenceInput!) { getMessages(of: $ref) { content } }"""
 )
@@ -104,6 +112,9 @@ class Plan:
     due_ms: int
     reason: str
     about: str  # the approver the plan is about (a climb), "" for an escalation
+    about_name: str = ""  # (a climb) that approver's name
+    away: str = ""  # (a climb) "Grace is away until …" when that approver is away
+    admins: tuple[tuple[str, str], ...] = ()  # (a climb) the administrators (id, name)
 
 
 def stage_entered(entry: dict[str, Any]) -> int | None:
@@ -187,7 +198,8 @@ class Escalator:
             wait = StageWait(str(entry["submitId"]), stage, owner_id,
                              str(entry["person"]["name"]), entered, waiting, quorum)
             if away.intersection(p for p, _ in waiting):
-                due = escalation(wait, facts, await self._delay(key, owner_id), now_ms)
+                due = escalation(wait, facts, await self._delay(key, owner_id), now_ms,
+                                 await self._working(key, owner_id, entered))
                 if due is None:
                     plans.append(Plan(AWAY, wait, entry, (), now_ms, "", ""))
                 else:
@@ -198,16 +210,30 @@ class Escalator:
             climb = climb_due_ms(entered, every)
             if climb is None or every is None:
                 continue
+            admins = admins if admins is not None else await self._admins(key)
             for approver_id, name in waiting:
                 people = [m for m in await self._managers(key, approver_id)
                           if m[0] not in (approver_id, owner_id)]
                 if not people:
-                    admins = admins if admins is not None else await self._admins(key)
                     people = [a for a in admins if a[0] not in (approver_id, owner_id)]
                 days = max(2 * every, (now_ms - entered) // DAY_MS)
                 plans.append(Plan(CLIMB, wait, entry, tuple(people), climb,
-                                  climb_reason(name, int(days), every), approver_id))
+                                  climb_reason(name, int(days), every), approver_id, name,
+                                  away_reason(name, facts.get(approver_id, []), now_ms) or "",
+                                  tuple(admins)))
         return plans
+
+    async def _working(self, key: str, owner_id: str, entered_ms: int) -> dict[date, bool]:
+        """The working days (holidays included) the delay counts: the timesheet owner's
+        schedule where the service offers it (the `scheduledDays` extension), read from the
+        day the stage began; {} (Monday to Friday) where it does not."""
+        if not await self.runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
+            return {}
+        start = entered_ms - entered_ms % DAY_MS
+        data = await self.runtime.client.execute(
+            OWNER_DAYS, {"id": owner_id, "s": start, "e": start + SCHEDULE_DAYS * DAY_MS},
+            apikey=key, allow_partial=True)
+        return working_days((data.get("getPerson") or {}).get("scheduledDays") or [], "UTC")
 
     async def _reminder_days(self, key: str) -> dict[str, int]:
         """Each person's approvalReminder (days; absent: none)."""
@@ -272,7 +298,8 @@ class Escalator:
         keys = {pid: (escalation_key(wait.submit_id, wait.stage, pid) if not plan.about
                       else climb_key(wait.submit_id, wait.stage, plan.about, pid))
                 for pid, _ in plan.recipients}
-        todo = [pid for pid, _ in plan.recipients if await self.reviews.unsent(keys[pid])]
+        unsent = self.reviews.climb_unsent if plan.about else self.reviews.unsent
+        todo = [pid for pid, _ in plan.recipients if await unsent(keys[pid])]
         if not todo and plan.about:
             return 0
         key = await runtime.directory.integration_key(organisation_id)
@@ -282,11 +309,18 @@ class Escalator:
             summary = await load_summary(runtime.client, key, wait.owner_id,
                                          int(entry["startTime"]["ts"]),
                                          int(entry["endTime"]["ts"]), wait.submit_id)
-            queued = await self.reviews.deliver([ReviewRequest(
-                organisation_id=organisation_id, submit_id=wait.submit_id, timesheet_id="",
-                stage=wait.stage, stage_count=len(entry.get("stageDetails") or []) or 1,
-                approver_id=pid, summary=summary, dedupe_key=keys[pid], digest=False,
-                reason=plan.reason) for pid in todo])
+            stages = len(entry.get("stageDetails") or []) or 1
+            if plan.about:
+                admin_ids = {a for a, _ in plan.admins}
+                queued = await self.reviews.deliver_climbs([ClimbRequest(
+                    organisation_id, wait.submit_id, wait.stage, stages, pid, plan.about_name,
+                    summary, wait.entered_ms, plan.away, pid in admin_ids,
+                    tuple(n for _, n in plan.admins), keys[pid]) for pid in todo])
+            else:
+                queued = await self.reviews.deliver([ReviewRequest(
+                    organisation_id=organisation_id, submit_id=wait.submit_id, timesheet_id="",
+                    stage=wait.stage, stage_count=stages, approver_id=pid, summary=summary,
+                    dedupe_key=keys[pid], digest=False, reason=plan.reason) for pid in todo])
             log.info("approval_escalated", kind=plan.kind, submit=wait.submit_id,
                      stage=wait.stage, to=todo, queued=queued)
         if not plan.about:
