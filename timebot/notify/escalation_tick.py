@@ -7,9 +7,14 @@ pure decisions of timebot.notify.escalations:
   absence that began after the timesheet was submitted is noticed too;
 - nobody there who may decide, the delay passed: each administrator is asked (mail and DM,
   with the reason), once (dedupe key `escalate:<submit>:<stage>:<admin>`), and the Journal of
-  the timesheet says so, once;
+  the timesheet says so, once (claimed first in timebot's state: `escalation_claims`);
 - a stage waiting 2N days with approval reminders every N: the approver's people managers
-  (or the administrators) are asked to see to it, once each (`climb:…`).
+  (or the administrators) are told, once each (`climb:…`), by the dispatch's climb channels
+  (mail.climb_mail, bot.climb_dm): not a review request; only an administrator may decide.
+
+Administrators are the holders of the integration person's role: the schema does not say a
+role's kind (SvcRole has none; `authorisations` are a role's own additions, and
+getGlobalAuthorisations is the caller's), so a second admin-kind role is not found.
 
 What is sent is what the channels hold under those keys (the outbox, the Slack sender): a
 second tick, a second process or a restart sends nothing twice, and a stage decided meanwhile
