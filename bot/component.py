@@ -24,6 +24,7 @@ from bot import (
     approvals,
     approve_all,
     away_status,
+    climb_dm,
     home,
     installation,
     linking,
@@ -131,6 +132,7 @@ def build_bot(
     approvals_part = approvals.register(app, deps, refresh_home=home_part.publish)
     approve_all.register(app, deps, approvals_part)
     review_dms.register(deps, reviews)
+    climb_dm.register(deps, reviews)  # issue 28's climbing reminders
     threads.register(app, deps)
     nudge_preferences.register(app, deps)
     submit_now.register(app, deps)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from starlette.routing import BaseRoute
 
 from mail.channel import MailChannel
+from mail.climb_mail import ClimbMails
 from mail.outbox_page import OutboxPage
 from mail.owner_notices import OwnerNotices
 from mail.parts import MailParts
@@ -45,6 +46,7 @@ def install_reviews(
     component = ReviewComponent(ctx, Reminders(ctx), MailChannel(ctx))
     COMPONENTS[id(runtime)] = component
     notifications.reviews.add_channel(component.channel)
+    notifications.reviews.add_climb_channel(ClimbMails(ctx))  # issue 28's climbing reminders
     runtime.bus.subscribe("mail-reminders", component.reminders)
     runtime.bus.subscribe("mail-owner-notices", OwnerNotices(ctx))
     notifications.scheduler.add_channel(component.channel)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select
 
@@ -91,3 +92,59 @@ async def test_a_vacation_status_is_an_absence_and_the_administrator_is_asked(
 
 async def _none(h: SlackHarness, member: SlackMember) -> bool:
     return not await recorded(h, member)
+
+
+async def test_the_climbing_reminder_dm_buttons_only_for_an_administrator(
+    h: SlackHarness
+) -> None:
+    """A stage waiting twice the approval-reminder interval: Grace's people manager gets a DM
+    saying who has not decided whose timesheet since when, and what she can do, without
+    buttons (she may not decide); Hal has no manager: the administrator gets it with the
+    Approve / Reject buttons. Once each."""
+    owner = await h.slack_member("Sol Owner")
+    grace = await h.slack_member("Gail Hopper", "manager")
+    hal = await h.slack_member("Hal Abelson", "manager")
+    mona = await h.slack_member("Mona Manager", "manager")
+    if not any(u.email == h.org.admin.email for u in h.fake.users.values()):
+        h.fake.add_user("U" + uuid.uuid4().hex[:10].upper(), h.org.admin.email, name="Admin")
+    await h.org.admin.gql("mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson(managerId: "
+                          "$m, personId: $p) { id } }", {"m": mona.id, "p": grace.id})
+    await h.org.admin.gql(
+        "mutation { editOrganisationTimeSettingsApprovalReminder(approvalReminder: 1) { id } }")
+    await person_stages(h, owner, [grace, hal])
+    await add_record(owner.member, day=1)
+    await submit(owner.member)
+    await h.fake.wait_for("chat.postMessage", channel=hal.slack_id)
+    h.live.clock.advance(2 * DAY_MS)
+    escalator = jobs_of(runtime_of(h)).escalator
+    await escalator.run(h.org.id)
+
+    def dms(channel: str) -> list[Any]:
+        """The climbing DMs to a channel; ADMIN: those about Hal (the administrator's Slack
+        user is the module's, whatever this test adds)."""
+        return [c for c in h.fake.calls_to("chat.postMessage") if "has not decided" in
+                text_of(c) and (c.args.get("channel") == channel or (channel == ADMIN
+                                and "Hal Abelson has not decided" in text_of(c)))]
+
+    def buttons(call: Any) -> list[Any]:
+        return [b for b in call.args.get("blocks") or [] if b.get("type") == "actions"]
+
+    await wait_for(lambda: _listed(dms(mona.slack_id)), what="the manager's DM")
+    await wait_for(lambda: _listed(dms(ADMIN)), what="the administrator's DM")
+    [told] = dms(mona.slack_id)
+    assert "Gail Hopper has not decided Sol Owner's timesheet for " in text_of(told)
+    assert "You can remind Gail Hopper to decide it, or ask an administrator" in text_of(told)
+    assert buttons(told) == []  # a plain manager may not decide: no buttons
+    [asked] = dms(ADMIN)
+    assert "Hal Abelson has not decided" in text_of(asked)
+    assert "As an administrator you may decide it yourself" in text_of(asked)
+    assert len(buttons(asked)) == 1
+    await escalator.run(h.org.id)  # the next pass: nothing twice
+    assert len(dms(mona.slack_id)) == 1 and len(dms(ADMIN)) == 1
+
+
+ADMIN = "the administrator"
+
+
+async def _listed(found: list[Any]) -> list[Any]:
+    return found

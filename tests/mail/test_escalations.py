@@ -8,6 +8,7 @@ interval; each once, with the reason in the mail, the Journal told once. The vir
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, date, datetime
 
 from mail.reminder_preview import approval_reminder_lines, escalation_lines
@@ -28,7 +29,7 @@ from tests.mail.reviews_support import (
 )
 from tests.support import DAY_MS, HOUR_MS, LiveServer, Member, Org, mail_of
 from timebot.notify.away_facts import service_absences, slack_status_away
-from timebot.notify.escalation_tick import AWAY, CLIMB, ESCALATION
+from timebot.notify.escalation_tick import AWAY, CLIMB, ESCALATION, Escalator
 from timebot.notify.escalations import StageWait, add_working_days, escalation
 from timebot.notify.install import jobs_of
 from timebot.runtime import Runtime
@@ -91,9 +92,22 @@ async def test_time_off_asks_the_administrators_after_one_working_day_once(org: 
                             "ApprovalEscalationDelay(approvalEscalationDelay: $d) { id } }",
                             {"d": days})
         assert [p.due_ms for p in await escalator.plans(org.id)] == [due]
+    # the working days are the schedule's: a holiday of Olive's on Monday moves it to Tuesday
+    added = await org.admin.gql(
+        "mutation($p: SvcId!, $d: SvcTimestamp!) { addPersonPublicHoliday(id: $p, holiday: "
+        '{name: "Mine", date: $d, disabled: false}) { publicHolidays { value { '
+        "holidays(year: 2026) { id name } } } } }", {"p": owner.id, "d": MONDAY + 7 * DAY_MS})
+    [mine] = [h["id"] for h in added["addPersonPublicHoliday"]["publicHolidays"]["value"][
+        "holidays"] if h["name"] == "Mine"]
+    assert [p.due_ms for p in await escalator.plans(org.id)] == [MONDAY_10 + 8 * DAY_MS]
+    await org.admin.gql("mutation($p: SvcId!, $h: SvcId!) { removePersonPublicHoliday(id: $p,"
+                        " holidayId: $h) { id } }", {"p": owner.id, "h": mine})
+    assert [p.due_ms for p in await escalator.plans(org.id)] == [MONDAY_10 + 7 * DAY_MS]
 
     org.live.clock.set(MONDAY_10 + 7 * DAY_MS)
-    assert await escalator.run(org.id) == 1
+    # two processes' passes at the same instant: one ask, one Journal message (the claim)
+    other = Escalator(escalator.runtime, escalator.reviews)
+    assert sum(await asyncio.gather(escalator.run(org.id), other.run(org.id))) == 1
     [asked] = await review_texts(org, org.admin)
     assert f"{reason}, and no other approver of this stage can decide" in asked
     [note] = await journal(org, submit_id)
@@ -184,12 +198,31 @@ async def test_a_stage_waiting_twice_the_reminder_interval_climbs_to_the_manager
     escalator._idle.clear()  # IDLE_S later
     assert await escalator.tick(org.id) == 1
     [climbed] = await review_texts(org, mona)
-    assert "Grace Hopper has not decided in 4 days (reminders every 2 days)" in climbed
+    assert "Grace Hopper has not decided Olive Owner's timesheet for " in climbed
+    assert "since Mon 30 Nov 2026." in climbed
+    assert "You can remind Grace Hopper to decide it, or ask an administrator (" in climbed
+    [sent] = await mails(runtime_of(org), mona, "review")
+    # not a review request: a manager who is no approver gets no way to decide
+    assert "/a/" not in climbed and "/r/" not in climbed and sent["Reply-To"] is None
+    assert "waits for Grace Hopper" in str(sent["Subject"])
     assert await escalator.run(org.id) == 0 and len(await review_texts(org, mona)) == 1
     assert await review_texts(org, org.admin) == []  # she has a manager: not the admins
     [line] = await escalation_lines(component(org).ctx, org.id)
     assert (line.kind, line.to) == ("climbing reminder", "Mona Manager")
     assert line.verdict.startswith("sent: Grace Hopper has not decided")
+
+    # Mona no longer manages Grace: the administrators are told, and one may decide: the
+    # Approve / Reject links and a reply address, which works.
+    await org.admin.gql("mutation($m: SvcId!, $p: SvcId!) { removeManagerOfPerson(managerId: "
+                        "$m, personId: $p) { id } }", {"m": mona.id, "p": grace.id})
+    assert await escalator.run(org.id) == 1
+    [admin_mail] = await mails(runtime_of(org), org.admin, "review")
+    told = text_part(admin_mail)
+    assert "Grace Hopper has not decided Olive Owner's timesheet" in told
+    assert "As an administrator you may decide it yourself" in told
+    approve = next(line for line in told.splitlines() if line.startswith("Approve: "))
+    assert "/a/" in approve and admin_mail["Reply-To"] is not None
+    assert await escalator.run(org.id) == 0
 
 
 def test_the_decisions_are_pure() -> None:

@@ -7,9 +7,14 @@ pure decisions of timebot.notify.escalations:
   absence that began after the timesheet was submitted is noticed too;
 - nobody there who may decide, the delay passed: each administrator is asked (mail and DM,
   with the reason), once (dedupe key `escalate:<submit>:<stage>:<admin>`), and the Journal of
-  the timesheet says so, once;
+  the timesheet says so, once (claimed first in timebot's state: `escalation_claims`);
 - a stage waiting 2N days with approval reminders every N: the approver's people managers
-  (or the administrators) are asked to see to it, once each (`climb:…`).
+  (or the administrators) are told, once each (`climb:…`), by the dispatch's climb channels
+  (mail.climb_mail, bot.climb_dm): not a review request; only an administrator may decide.
+
+Administrators are the holders of the integration person's role: the schema does not say a
+role's kind (SvcRole has none; `authorisations` are a role's own additions, and
+getGlobalAuthorisations is the caller's), so a second admin-kind role is not found.
 
 What is sent is what the channels hold under those keys (the outbox, the Slack sender): a
 second tick, a second process or a restart sends nothing twice, and a stage decided meanwhile
@@ -27,11 +32,12 @@ import structlog
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import setting_of
-from timebot.notify.away_asks import QUORUM, stage_quorum
+from timebot.notify.away_asks import QUORUM, away_reason, stage_quorum
 from timebot.notify.away_facts import away_facts
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.escalations import (
     DAY_MS,
+    ClimbRequest,
     StageWait,
     climb_due_ms,
     climb_key,
@@ -41,9 +47,10 @@ from timebot.notify.escalations import (
     escalation_key,
     journal_text,
 )
+from timebot.notify.periods import working_days
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
-from timebot.state.away import is_away
+from timebot.state.away import claim_escalation, is_away, release_escalation
 from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.notify.escalation_tick")
@@ -83,6 +90,12 @@ REMINDERS = operation(
       getPersons { id timeSettings { approvalReminder { value } } }
     }"""
 )
+OWNER_DAYS = operation(
+    """query EscalationOwnerDays($id: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
+      getPerson(id: $id) { scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay } }
+    }"""
+)
+SCHEDULE_DAYS = 31  # the delay's working days are read this far; beyond: Monday to Friday
 JOURNAL = operation(
     """query EscalationJournal($ref: SvcReferenceInput!) { getMessages(of: $ref) { content } }"""
 )
@@ -104,6 +117,9 @@ class Plan:
     due_ms: int
     reason: str
     about: str  # the approver the plan is about (a climb), "" for an escalation
+    about_name: str = ""  # (a climb) that approver's name
+    away: str = ""  # (a climb) "Grace is away until …" when that approver is away
+    admins: tuple[tuple[str, str], ...] = ()  # (a climb) the administrators (id, name)
 
 
 def stage_entered(entry: dict[str, Any]) -> int | None:
@@ -187,7 +203,8 @@ class Escalator:
             wait = StageWait(str(entry["submitId"]), stage, owner_id,
                              str(entry["person"]["name"]), entered, waiting, quorum)
             if away.intersection(p for p, _ in waiting):
-                due = escalation(wait, facts, await self._delay(key, owner_id), now_ms)
+                due = escalation(wait, facts, await self._delay(key, owner_id), now_ms,
+                                 await self._working(key, owner_id, entered))
                 if due is None:
                     plans.append(Plan(AWAY, wait, entry, (), now_ms, "", ""))
                 else:
@@ -198,16 +215,30 @@ class Escalator:
             climb = climb_due_ms(entered, every)
             if climb is None or every is None:
                 continue
+            admins = admins if admins is not None else await self._admins(key)
             for approver_id, name in waiting:
                 people = [m for m in await self._managers(key, approver_id)
                           if m[0] not in (approver_id, owner_id)]
                 if not people:
-                    admins = admins if admins is not None else await self._admins(key)
                     people = [a for a in admins if a[0] not in (approver_id, owner_id)]
                 days = max(2 * every, (now_ms - entered) // DAY_MS)
                 plans.append(Plan(CLIMB, wait, entry, tuple(people), climb,
-                                  climb_reason(name, int(days), every), approver_id))
+                                  climb_reason(name, int(days), every), approver_id, name,
+                                  away_reason(name, facts.get(approver_id, []), now_ms) or "",
+                                  tuple(admins)))
         return plans
+
+    async def _working(self, key: str, owner_id: str, entered_ms: int) -> dict[date, bool]:
+        """The working days (holidays included) the delay counts: the timesheet owner's
+        schedule where the service offers it (the `scheduledDays` extension), read from the
+        day the stage began; {} (Monday to Friday) where it does not."""
+        if not await self.runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
+            return {}
+        start = entered_ms - entered_ms % DAY_MS
+        data = await self.runtime.client.execute(
+            OWNER_DAYS, {"id": owner_id, "s": start, "e": start + SCHEDULE_DAYS * DAY_MS},
+            apikey=key, allow_partial=True)
+        return working_days((data.get("getPerson") or {}).get("scheduledDays") or [], "UTC")
 
     async def _reminder_days(self, key: str) -> dict[str, int]:
         """Each person's approvalReminder (days; absent: none)."""
@@ -272,7 +303,8 @@ class Escalator:
         keys = {pid: (escalation_key(wait.submit_id, wait.stage, pid) if not plan.about
                       else climb_key(wait.submit_id, wait.stage, plan.about, pid))
                 for pid, _ in plan.recipients}
-        todo = [pid for pid, _ in plan.recipients if await self.reviews.unsent(keys[pid])]
+        unsent = self.reviews.climb_unsent if plan.about else self.reviews.unsent
+        todo = [pid for pid, _ in plan.recipients if await unsent(keys[pid])]
         if not todo and plan.about:
             return 0
         key = await runtime.directory.integration_key(organisation_id)
@@ -282,11 +314,18 @@ class Escalator:
             summary = await load_summary(runtime.client, key, wait.owner_id,
                                          int(entry["startTime"]["ts"]),
                                          int(entry["endTime"]["ts"]), wait.submit_id)
-            queued = await self.reviews.deliver([ReviewRequest(
-                organisation_id=organisation_id, submit_id=wait.submit_id, timesheet_id="",
-                stage=wait.stage, stage_count=len(entry.get("stageDetails") or []) or 1,
-                approver_id=pid, summary=summary, dedupe_key=keys[pid], digest=False,
-                reason=plan.reason) for pid in todo])
+            stages = len(entry.get("stageDetails") or []) or 1
+            if plan.about:
+                admin_ids = {a for a, _ in plan.admins}
+                queued = await self.reviews.deliver_climbs([ClimbRequest(
+                    organisation_id, wait.submit_id, wait.stage, stages, pid, plan.about_name,
+                    summary, wait.entered_ms, plan.away, pid in admin_ids,
+                    tuple(n for _, n in plan.admins), keys[pid]) for pid in todo])
+            else:
+                queued = await self.reviews.deliver([ReviewRequest(
+                    organisation_id=organisation_id, submit_id=wait.submit_id, timesheet_id="",
+                    stage=wait.stage, stage_count=stages, approver_id=pid, summary=summary,
+                    dedupe_key=keys[pid], digest=False, reason=plan.reason) for pid in todo])
             log.info("approval_escalated", kind=plan.kind, submit=wait.submit_id,
                      stage=wait.stage, to=todo, queued=queued)
         if not plan.about:
@@ -294,16 +333,26 @@ class Escalator:
         return queued
 
     async def _journal(self, key: str, wait: StageWait, plan: Plan) -> None:
-        """The timesheet's Journal says the administrators were asked, once per stage."""
-        ref = {"id": wait.submit_id, "type": "approvalEvent"}
-        mark = f"Stage {wait.stage + 1}: timebot asked the administrators"
-        messages = (await self.runtime.client.execute(JOURNAL, {"ref": ref}, apikey=key)
-                    ).get("getMessages") or []
-        if any(str((m or {}).get("content") or "").startswith(mark) for m in messages):
+        """The timesheet's Journal says the administrators were asked, once per stage: a
+        durable claim in timebot's state first (two processes at once: one wins), then the
+        Journal (a claim made before this table existed: the Journal's own text)."""
+        runtime = self.runtime
+        claim = f"journal:{wait.submit_id}:{wait.stage}"
+        if not await claim_escalation(runtime.state_sessions, claim, runtime.clock.now_ms()):
             return
-        text = f"Stage {wait.stage + 1}: " + journal_text(
-            plan.reason, [name for _, name in plan.recipients])
-        await self.runtime.client.execute(ADD_MESSAGE, {"c": text, "ref": ref}, apikey=key)
+        try:
+            ref = {"id": wait.submit_id, "type": "approvalEvent"}
+            mark = f"Stage {wait.stage + 1}: timebot asked the administrators"
+            messages = (await runtime.client.execute(JOURNAL, {"ref": ref}, apikey=key)
+                        ).get("getMessages") or []
+            if any(str((m or {}).get("content") or "").startswith(mark) for m in messages):
+                return
+            text = f"Stage {wait.stage + 1}: " + journal_text(
+                plan.reason, [name for _, name in plan.recipients])
+            await runtime.client.execute(ADD_MESSAGE, {"c": text, "ref": ref}, apikey=key)
+        except BaseException:
+            await release_escalation(runtime.state_sessions, claim)
+            raise
 
 
 async def is_administrator(client: Any, key: str, person_id: str) -> bool:

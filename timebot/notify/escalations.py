@@ -18,9 +18,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import Protocol
 
+from timebot.l10n import _
 from timebot.notify.away_asks import away_reason
 from timebot.state.away import Absence
+from timebot.summary import TimesheetSummary
 
 DAY_MS = 86_400_000
 DEFAULT_DELAY_DAYS = 1
@@ -114,3 +117,61 @@ def climb_key(submit_id: str, stage: int, approver_id: str, recipient_id: str) -
 
 def journal_text(reason: str, admins: list[str]) -> str:
     return (f"timebot asked the administrators ({', '.join(admins)}) to decide: {reason}.")
+
+
+@dataclass(frozen=True)
+class ClimbRequest:
+    """The climbing reminder to one recipient (a people manager of the approver, or an
+    administrator): not a review request. Only an administrator (`may_decide`) is offered
+    to decide; a plain manager is told what they can do."""
+
+    organisation_id: str
+    submit_id: str
+    stage: int
+    stage_count: int
+    recipient_id: str
+    approver_name: str
+    summary: TimesheetSummary  # the owner's, for the waiting period
+    since_ms: int  # when the stage began to wait
+    away: str  # "Grace is away until …" or ""
+    may_decide: bool
+    administrators: tuple[str, ...]  # names (whom a manager may ask)
+    dedupe_key: str
+
+
+class ClimbChannel(Protocol):
+    """A way of telling a climbing reminder (mail's e-mail, the bot's DM)."""
+
+    async def already_sent(self, dedupe_key: str) -> bool: ...
+
+    async def climb_request(self, request: ClimbRequest) -> bool:
+        """Render and queue it; False when queued before or the recipient is not reached."""
+        ...
+
+
+def since_text(since_ms: int) -> str:
+    return datetime.fromtimestamp(since_ms / 1000, UTC).strftime("%a %d %b %Y")
+
+
+def climb_subject(request: ClimbRequest, period: str) -> str:
+    return _("{owner}'s timesheet for {period} waits for {approver}").format(
+        owner=request.summary.person_name, period=period, approver=request.approver_name)
+
+
+def climb_paragraphs(request: ClimbRequest, period: str) -> list[str]:
+    """Pure: what the climbing reminder says (mail and DM alike), in the language in force."""
+    said = [_("{approver} has not decided {owner}'s timesheet for {period} since {since}.")
+            .format(approver=request.approver_name, owner=request.summary.person_name,
+                    period=period, since=since_text(request.since_ms))]
+    if request.away:
+        said.append(request.away + ".")
+    if request.may_decide:
+        said.append(_("As an administrator you may decide it yourself, or remind {approver}.")
+                    .format(approver=request.approver_name))
+    else:
+        said.append(_("You can remind {approver} to decide it, or ask an administrator "
+                      "({admins}) to decide it: only the stage's approvers and the "
+                      "administrators may decide.").format(
+            approver=request.approver_name,
+            admins=", ".join(request.administrators) or _("none found")))
+    return said

@@ -16,6 +16,7 @@ import structlog
 from timebot.errors import TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.decisions import ReviewChannel, ReviewRequest
+from timebot.notify.escalations import ClimbChannel, ClimbRequest
 from timebot.notify.reviews import review_requests
 from timebot.runtime import Runtime
 
@@ -34,9 +35,13 @@ class ReviewDispatch:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.channels: list[ReviewChannel] = []
+        self.climb_channels: list[ClimbChannel] = []  # the climbing reminders' (issue 28)
 
     def add_channel(self, channel: ReviewChannel) -> None:
         self.channels.append(channel)
+
+    def add_climb_channel(self, channel: ClimbChannel) -> None:
+        self.climb_channels.append(channel)
 
     async def __call__(self, event: ServiceEvent) -> None:
         if event.event == APPROVAL_UPDATE:
@@ -94,3 +99,23 @@ class ReviewDispatch:
     async def unsent(self, dedupe_key: str) -> bool:
         """Whether some channel has not sent this request yet."""
         return not all([await channel.already_sent(dedupe_key) for channel in self.channels])
+
+    async def climb_unsent(self, dedupe_key: str) -> bool:
+        return not all([await c.already_sent(dedupe_key) for c in self.climb_channels])
+
+    async def deliver_climbs(self, requests: list[ClimbRequest]) -> int:
+        """`deliver` for climbing reminders (timebot.notify.escalation_tick)."""
+        errors: list[Exception] = []
+        queued = 0
+        for request in requests:
+            for channel in self.climb_channels:
+                try:
+                    if not await channel.already_sent(request.dedupe_key):
+                        queued += await channel.climb_request(request)
+                except Exception as error:
+                    log.exception("climb_channel_failed", channel=type(channel).__name__,
+                                  submit=request.submit_id, to=request.recipient_id)
+                    errors.append(error)
+        if errors:
+            raise ReviewChannelFailed(errors) from errors[0]
+        return queued

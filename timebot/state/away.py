@@ -20,8 +20,9 @@ from sqlalchemy.orm import Mapped, mapped_column
 from plumbing.db import insert_ignoring, unit_of_work
 from timebot.state.models import StateBase
 
-__all__ = ["AUTO_REPLY", "UNKNOWN_RETURN_DAYS", "Absence", "ApproverAbsence", "absences",
-           "clear_absence", "is_away", "record_absence"]
+__all__ = ["AUTO_REPLY", "UNKNOWN_RETURN_DAYS", "Absence", "ApproverAbsence", "EscalationClaim",
+           "absences", "claim_escalation", "clear_absence", "is_away", "record_absence",
+           "release_escalation"]
 
 AUTO_REPLY = "auto-reply"
 UNKNOWN_RETURN_DAYS = 14
@@ -40,6 +41,16 @@ class ApproverAbsence(StateBase):
     until: Mapped[date | None] = mapped_column("away_until", Date, nullable=True)
     seen_ms: Mapped[int] = mapped_column(BigInteger)
     message_key: Mapped[str] = mapped_column(String(1000))
+
+
+class EscalationClaim(StateBase):
+    """One escalation's Journal message claimed (issue 28): written before the service's
+    Journal is told, so two processes at the same instant tell it once."""
+
+    __tablename__ = "escalation_claims"
+
+    claim_key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    claimed_ms: Mapped[int] = mapped_column(BigInteger)
 
 
 @dataclass(frozen=True)
@@ -117,3 +128,21 @@ async def clear_absence(
             ApproverAbsence.organisation_id == organisation_id,
             ApproverAbsence.approver_id == approver_id, ApproverAbsence.source == source))
         return bool(getattr(result, "rowcount", 0))
+
+
+async def claim_escalation(sessions: async_sessionmaker[AsyncSession], key: str,
+                           now_ms: int) -> bool:
+    """Claim `key` (`journal:<submit>:<stage>`); False when it was claimed before."""
+    async with unit_of_work(sessions) as session:
+        statement = insert_ignoring(session, EscalationClaim, ("claim_key",))
+        connection = await session.connection()
+        result = await connection.execute(statement, {"claim_key": key[:300],
+                                                      "claimed_ms": now_ms})
+        return bool(result.rowcount)
+
+
+async def release_escalation(sessions: async_sessionmaker[AsyncSession], key: str) -> None:
+    """Give a claim back (the Journal call it was for failed: the next tick tries again)."""
+    async with unit_of_work(sessions) as session:
+        await session.execute(delete(EscalationClaim).where(
+            EscalationClaim.claim_key == key[:300]))

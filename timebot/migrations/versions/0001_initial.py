@@ -39,6 +39,11 @@ def upgrade() -> None:
     sa.Column('message_key', sa.String(length=1000), nullable=False),
     sa.PrimaryKeyConstraint('organisation_id', 'approver_id', 'source', name=op.f('pk_approver_absences'))
     )
+    op.create_table('escalation_claims',
+    sa.Column('claim_key', sa.String(length=300), nullable=False),
+    sa.Column('claimed_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('claim_key', name=op.f('pk_escalation_claims'))
+    )
     op.create_table('hosted_organisations',
     sa.Column('organisation_id', sa.String(length=64), nullable=False),
     sa.Column('name', sa.String(length=200), nullable=False),
@@ -420,6 +425,7 @@ def downgrade() -> None:
 
     op.drop_table('imap_messages')
     op.drop_table('hosted_organisations')
+    op.drop_table('escalation_claims')
     op.drop_table('approver_absences')
     with op.batch_alter_table('approval_reminder_tally', schema=None) as batch_op:
         batch_op.drop_index('ix_approval_reminder_tally_stage')
