@@ -18,6 +18,7 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
+from timebot.l10n.settings import ENGLISH, Localisation
 from timebot.errors import NotLinked, ServiceRequestError, UnknownPerson
 from timebot.organisations import OrganisationKeys
 from timebot.recent import Recent
@@ -47,6 +48,7 @@ class PersonDetails:
     email: str | None
     time_zone: str
     archived: bool
+    localisation: Localisation = ENGLISH  # their language and formats (#24)
 
 
 @dataclass(frozen=True)
