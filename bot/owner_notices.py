@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
+from timebot import l10n
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
@@ -27,15 +28,18 @@ class OwnerNoticesPart:
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))
         owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
-        notice = owner_notice(event.data, owner.time_zone if owner else None)
-        if owner is None or notice is None:
+        if owner is None:
+            return
+        with l10n.using(owner.localisation):  # in the owner's language and formats
+            notice = owner_notice(event.data, owner.localisation)
+            text = notice.text() if notice is not None else ""
+        if notice is None:
             return
         user = await self.deps.identity.slack_user_for(owner.person_id, owner.email)
         if user is None:
             return
         # The notice's text is plain (mail's too): its names and reason are escaped here.
-        await self.deps.sender.post(user, escape(notice.text()),
-                                    key=owner_notice_key(event.delivery_id))
+        await self.deps.sender.post(user, escape(text), key=owner_notice_key(event.delivery_id))
 
 
 def register(deps: SlackDeps) -> OwnerNoticesPart:

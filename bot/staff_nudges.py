@@ -13,7 +13,7 @@ from bot.deps import SlackDeps
 from bot.nudge_preferences import NudgePreferences
 from bot.nudge_schedule import local_day_bounds, staff_nudge_due
 from bot.submit_now import submit_blocks
-from plumbing.periods import NOUNS
+from timebot import l10n
 from timebot.entry_rules import Rules
 from timebot.errors import TimebotError
 from timebot.notify.periods import DAY_MS, local_date, week_of
@@ -21,13 +21,25 @@ from timebot.state.models import PersonLink
 
 log = structlog.get_logger("timebot.slack.nudges")
 
-OWN_STATE = """
+OWN_STATE = f"""
 query Own($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!, $dayStart: SvcTimestamp!,
-          $dayEnd: SvcTimestamp!) {
-  getApprovalState(personId: $person, startTime: $start, endTime: $end) { status }
+          $dayEnd: SvcTimestamp!) {{
+  getApprovalState(personId: $person, startTime: $start, endTime: $end) {{ status }}
+  getPerson(id: $person) {{ id {l10n.LOCALISATION_FIELDS} }}
   getTimeRecords(startTime: $dayStart, endTime: $dayEnd, absence: true,
-                 filter: [{personId: $person}]) { id }
-}"""
+                 filter: [{{personId: $person}}]) {{ id }}
+}}"""
+# The nudge per periodicity (whole sentences: a noun's gender differs between languages).
+ENDING = {
+    "daily": l10n.N_("The day is ending: your timesheet for {period} is not submitted yet."),
+    "weekly": l10n.N_("The week is ending: your timesheet for {period} is not submitted yet."),
+    "biWeekly": l10n.N_(
+        "The fortnight is ending: your timesheet for {period} is not submitted yet."),
+    "semiMonthly": l10n.N_(
+        "The half-month is ending: your timesheet for {period} is not submitted yet."),
+    "monthly": l10n.N_(
+        "The month is ending: your timesheet for {period} is not submitted yet."),
+}
 # An extension of the embedded service (schedules and holidays), sent only where offered.
 OWN_PLAN_EXTENSION = """
 query OwnPlan($person: SvcId!, $planStart: SvcTimestamp!, $planEnd: SvcTimestamp!) {
@@ -108,12 +120,15 @@ class StaffNudges:
         if status not in ("draft", "rejected"):
             return False
         rules = await self._rules(link)
-        period_words = period_text(*period) if rules is None else \
-            period_text(*period, rules.zone)
-        noun = "week" if rules is None else NOUNS[rules.periodicity]
-        text = (f"Your timesheet for {period_words} was rejected: correct it and submit again."
-                if status == "rejected" else
-                f"The {noun} is ending: your timesheet for {period_words} is not submitted yet.")
         key = f"staff:{link.person_id}:{period[0]}"
-        await self.deps.sender.post(user, text, submit_blocks(text, *period, key), key=key)
+        with l10n.using(l10n.localisation_of(data.get("getPerson"))):  # their language
+            period_words = period_text(*period) if rules is None else \
+                period_text(*period, rules.zone)
+            ending = ENDING.get("weekly" if rules is None else rules.periodicity,
+                                ENDING["weekly"])
+            text = (l10n._("Your timesheet for {period} was rejected: correct it and submit "
+                           "again.") if status == "rejected" else l10n._(ending)
+                    ).format(period=period_words)
+            blocks = submit_blocks(text, *period, key)
+        await self.deps.sender.post(user, text, blocks, key=key)
         return True

@@ -15,6 +15,7 @@ from bot.mrkdwn import escape
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
 from timebot.errors import PermissionRefused, ServiceRequestError
+from timebot.l10n import _
 from timebot.state.models import SlackOutgoing
 
 log = structlog.get_logger("timebot.slack.submit_now")
@@ -34,7 +35,7 @@ def submit_blocks(text: str, start_ms: int, end_ms: int, key: str) -> list[dict[
         {"type": "actions", "block_id": "submit", "elements": [{
             "type": "button", "action_id": SUBMIT_NOW, "style": "primary",
             "value": json.dumps([start_ms, end_ms, key]),
-            "text": {"type": "plain_text", "text": "Submit now"},
+            "text": {"type": "plain_text", "text": _("Submit now")},
         }]},
     ]
 

@@ -4,7 +4,7 @@ A bus subscriber (timebot.events) on approvalEventUpdate: the notice (`timebot.o
 is rendered from `owner_notice.*.j2` and queued in the outbox under a dedupe key derived from
 the service event's id, in one statement (INSERT … ON CONFLICT DO NOTHING, no look-up
 before): a retried or re-dispatched event, a second process or a restart queues nothing more.
-The owner's name, address and time zone come from the reply's read of the event when it was
+The owner's name, address, language and formats come from the reply's read of the event when it was
 made in the last seconds (`PeopleDirectory.recent_details`), else from getPerson.
 Intermediate stage approvals send nothing.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 import structlog
 
 from mail.reviews import MailContext, build_message
+from timebot import l10n
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
@@ -42,10 +43,14 @@ class OwnerNotices:
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))
         owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
-        notice = owner_notice(event.data, owner.time_zone if owner else None)
-        if owner is None or notice is None or not owner.email:
+        if owner is None or not owner.email:
             return False
-        rendered = self.ctx.templates.mail("owner_notice", notice=notice, owner_name=owner.name)
+        with l10n.using(owner.localisation):  # in the owner's language and formats
+            notice = owner_notice(event.data, owner.localisation)
+            if notice is None:
+                return False
+            rendered = self.ctx.templates.mail("owner_notice", notice=notice,
+                                               owner_name=owner.name)
         message = build_message(runtime.settings, rendered, to=owner.email)
         queued: bool = await self.ctx.mail.outbox.enqueue(
             message, kind=KIND, envelope_from=runtime.settings.mail_from, dedupe_key=dedupe

@@ -19,6 +19,7 @@ from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.errors import NotLinked, ServiceRequestError, UnknownPerson
+from timebot.l10n.settings import ENGLISH, Localisation
 from timebot.organisations import OrganisationKeys
 from timebot.recent import Recent
 from timebot.state.models import PersonLink
@@ -47,6 +48,7 @@ class PersonDetails:
     email: str | None
     time_zone: str
     archived: bool
+    localisation: Localisation = ENGLISH  # their language and formats (#24)
 
 
 @dataclass(frozen=True)

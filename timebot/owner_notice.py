@@ -4,7 +4,9 @@ an automatic approval (no stages, or the service's auto-approval): the owner did
 for anyone then, and the nudges already count such a timesheet as done.
 
 Pure texts, shared by the e-mail (`mail.owner_notices`) and Slack (`bot.owner_notices`)
-halves, plus the one look-up both need (the owner's name, address and time zone: from a read
+halves, in the owner's language (`timebot.l10n`: build and write the notice inside
+`l10n.using(owner.localisation)`), plus the one look-up both need (the owner's name, address,
+time zone and localisation: from a read
 of the last seconds when the directory holds one, else getPerson). Each notice
 is keyed by the service event that reported the decision (`owner_notice_key`), so the outbox
 and the Slack queue send it once however often the event is dispatched.
@@ -17,7 +19,7 @@ from typing import Any
 
 from timebot.client import ServiceClient, operation
 from timebot.directory import PeopleDirectory, PersonDetails
-from timebot.periods_local import local_period
+from timebot.l10n import LOCALISATION_FIELDS, Localisation, _, format_period, localisation_of
 from timebot.stages import stage_label
 
 __all__ = [
@@ -26,7 +28,7 @@ __all__ = [
 ]
 
 # What a read of a person (getPerson, or an approval event's person) selects for the notice.
-PERSON_FIELDS = "id name email archived localisation { timeZone { value } }"
+PERSON_FIELDS = f"id name email archived {LOCALISATION_FIELDS}"
 OWNER = operation(
     f"query NoticeOwner($id: SvcId!) {{ getPerson(id: $id) {{ {PERSON_FIELDS} }} }}"
 )
@@ -34,9 +36,10 @@ OWNER = operation(
 
 def person_details(found: dict[str, Any]) -> PersonDetails:
     """A person as read with PERSON_FIELDS (the time zone UTC when unset)."""
-    zone = ((found.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC"
+    local = localisation_of(found)
     return PersonDetails(str(found["id"]), str(found.get("name") or ""),
-                         found.get("email") or None, str(zone), bool(found.get("archived")))
+                         found.get("email") or None, local.time_zone,
+                         bool(found.get("archived")), local)
 
 
 async def load_owner(
@@ -66,38 +69,48 @@ class OwnerNotice:
     stage: str  # "stage 1 of 2"; "" when the event does not say
     reason: str
 
+    # The texts read the language in force (`l10n.using(owner.localisation)`).
     @property
     def subject(self) -> str:
-        verb = "was rejected" if self.kind == "rejected" else "is approved"
-        return f"Your timesheet for {self.period} {verb}"
+        if self.kind == "rejected":
+            return _("Your timesheet for {period} was rejected").format(period=self.period)
+        return _("Your timesheet for {period} is approved").format(period=self.period)
 
     @property
     def headline(self) -> str:
-        at = f" at {self.stage}" if self.stage else ""
         if self.kind == "rejected":
-            return f"{self.by_name} rejected your timesheet for {self.period}{at}."
-        return f"{self.by_name} approved your timesheet for {self.period}{at}: it is now approved."
+            text = (_("{by} rejected your timesheet for {period} at {stage}.") if self.stage
+                    else _("{by} rejected your timesheet for {period}."))
+        else:
+            text = (_("{by} approved your timesheet for {period} at {stage}: it is now "
+                      "approved.") if self.stage
+                    else _("{by} approved your timesheet for {period}: it is now approved."))
+        return text.format(by=self.by_name, period=self.period, stage=self.stage)
 
     @property
     def todo(self) -> str:
         if self.kind == "rejected":
-            return "Correct the timesheet and submit it again."
+            return _("Correct the timesheet and submit it again.")
         return ""
+
+    @property
+    def reason_lines(self) -> list[str]:
+        return (self.reason or _("(no reason given)")).splitlines()
 
     def text(self) -> str:
         """The plain text (Slack's message; the e-mail's body without the footer)."""
         lines = [self.headline]
         if self.kind == "rejected":
-            lines += ["", "Reason:", *[f"  {line}" for line in
-                                      (self.reason or "(no reason given)").splitlines()]]
+            lines += ["", _("Reason:"), *[f"  {line}" for line in self.reason_lines]]
         if self.todo:
             lines += ["", self.todo]
         return "\n".join(lines)
 
 
-def owner_notice(data: dict[str, Any], time_zone: str | None) -> OwnerNotice | None:
+def owner_notice(data: dict[str, Any], local: Localisation | None) -> OwnerNotice | None:
     """The notice an approvalEventUpdate gives the owner: None unless it reports a rejection
-    or the final approval."""
+    or the final approval. Its period in the owner's `local` zone and date format; call it
+    inside `l10n.using(local)` (the stage's words are the language in force's)."""
     status, action = data.get("status"), data.get("action")
     if status == "r" and action == "rejected":
         kind = "rejected"
@@ -116,8 +129,8 @@ def owner_notice(data: dict[str, Any], time_zone: str | None) -> OwnerNotice | N
     return OwnerNotice(
         kind=kind,
         owner_id=owner_id,
-        by_name=str((data.get("by") or {}).get("name") or "An approver"),
-        period=local_period(start, end, time_zone),
+        by_name=str((data.get("by") or {}).get("name") or _("An approver")),
+        period=format_period(start, end, local or Localisation(), named=False),
         stage=where,
         reason=str(data.get("comment") or "").strip(),
     )

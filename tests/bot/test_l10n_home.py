@@ -1,16 +1,18 @@
 """Slack in the person's language and formats (#24), over the signed events endpoint with the
 fake Slack Web API: a German person who chose DD.MM.YYYY and h:mm reads the App Home tab, the
-review DMs and their outcome in German; the default (nothing chosen) stays English."""
+review DMs and their outcome and the Friday nudge in German; the default (nothing chosen)
+stays English."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tests.bot.fake_slack import Call
-from tests.bot.harness import SlackHarness
+from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import person_stages, text_of
+from tests.bot.test_nudges import settle
 from tests.service.test_approvals_support import WEEK, add_record, approve, submit
-from tests.support import DAY_MS
+from tests.support import DAY_MS, HOUR_MS
 
 GERMAN = """mutation($id: SvcId!) {
   editPersonLang(id: $id, lang: "de") { id }
@@ -80,3 +82,31 @@ async def test_review_dms_and_their_outcome_in_each_approvers_language(h: SlackH
 def labels(call: Call) -> list[str]:
     return [element["text"]["text"] for block in call.args.get("blocks") or []
             for element in block.get("elements") or [] if element.get("type") == "button"]
+
+
+async def test_the_staff_nudge_speaks_german(h: SlackHarness) -> None:
+    """The Friday nudge (and its "Submit now" button) in the person's language and dates;
+    an English reader's stays as it was."""
+    h.live.clock.set(WEEK + 4 * DAY_MS + 16 * HOUR_MS + 30 * 60_000)  # Friday 16:30 UTC
+    greta = await h.slack_member("Greta")
+    ed = await h.slack_member("Ed")
+    await h.org.admin.gql(GERMAN, {"id": greta.id})
+    await add_record(greta.member, greta.member)
+    await add_record(ed.member, ed.member)
+    h.bot.nudges.discover_every = 0  # match the workspace's members to people on every tick
+    await h.bot.nudges.tick()
+    await settle(h)
+
+    def nudges(who: SlackMember) -> list[Call]:
+        return [c for c in h.fake.calls_to("chat.postMessage")
+                if c.args["channel"] == who.slack_id and any(
+                    block.get("block_id") == "submit" for block in c.args.get("blocks") or [])]
+
+    [german] = nudges(greta)
+    assert german.args["text"] == ("Die Woche endet: Ihr Stundenzettel für Mo. 02.03.2026 bis "
+                                   "So. 08.03.2026 ist noch nicht eingereicht.")
+    assert "Jetzt einreichen" in str(german.args["blocks"])
+    [english] = nudges(ed)
+    assert english.args["text"] == ("The week is ending: your timesheet for Mon 02 Mar - "
+                                    "Sun 08 Mar 2026 is not submitted yet.")
+    assert "'Submit now'" in str(english.args["blocks"])

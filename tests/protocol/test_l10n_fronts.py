@@ -2,7 +2,8 @@
 French one (DD/MM/YYYY, "1 234,5" numbers, decimal hours), a Spanish one and one who chose
 nothing (English, as before) — the live server sends each a review e-mail in their own
 language (read from the outbox), the Spanish one opens the one-click page over HTTP, and the
-French one's reply over SMTP gets a French receipt (read from the Maildir outbox)."""
+French one's reply over SMTP gets a French receipt (read from the Maildir outbox), the French
+owner a French notice of the approval."""
 
 from __future__ import annotations
 
@@ -57,8 +58,12 @@ async def org(world: MailWorld) -> AsyncIterator[Org]:
 
 
 async def review_mail(world: MailWorld, member: Member) -> EmailMessage:
+    return await outbox_mail(world, "review", member)
+
+
+async def outbox_mail(world: MailWorld, kind: str, member: Member) -> EmailMessage:
     for _ in range(400):
-        rows = [row for row in await world.mail.outbox.messages("review")
+        rows = [row for row in await world.mail.outbox.messages(kind)
                 if member.email in row.rcpt_tos]
         if rows:
             [row] = rows
@@ -66,7 +71,7 @@ async def review_mail(world: MailWorld, member: Member) -> EmailMessage:
             assert isinstance(parsed, EmailMessage)
             return parsed
         await asyncio.sleep(0.05)
-    raise AssertionError(f"no review mail for {member.name}")
+    raise AssertionError(f"no {kind} mail for {member.name}")
 
 
 def ascii_address(name: str) -> str:
@@ -89,6 +94,8 @@ async def test_each_approver_reads_the_review_the_page_and_the_receipt_in_their_
     spanish = await org.add_member("Pilar", "manager")
     english = await org.add_member("Ed", "manager")
     other = await org.add_member("Pedro", "manager")  # a language timebot does not speak
+    await org.admin.gql(LOCALISE, {"id": owner.id, "lang": "fr", "date": "DD/MM/YYYY",
+                                   "dec": None, "sep": None, "dur": None})
     await org.admin.gql(LOCALISE, {"id": french.id, "lang": "fr-FR", "date": "DD/MM/YYYY",
                                    "dec": ",", "sep": " ", "dur": 1})
     await org.admin.gql(LOCALISE, {"id": spanish.id, "lang": "es", "date": "DD-MM-YYYY",
@@ -155,6 +162,14 @@ async def test_each_approver_reads_the_review_the_page_and_the_receipt_in_their_
             "étape 1 sur 1 (Personnes désignées). Elle est maintenant approuvée.") in receipt.text
     assert "timebot (ceci est une réponse automatique à votre e-mail)" in receipt.text
     assert "Vous avez approuvé" in receipt.html
+
+    # Bob (French too) is told of the final approval in French, in his date format.
+    notice = await outbox_mail(world, "owner-notice", owner)
+    assert notice["Subject"] == (
+        "Votre feuille de temps pour 02/03/2026 au 08/03/2026 est approuvée")
+    assert text_of(notice).startswith(
+        "Bonjour Bob,\n\nAmélie a approuvé votre feuille de temps pour 02/03/2026 au "
+        "08/03/2026 (étape 1 sur 1) : elle est maintenant approuvée.")
 
     # The Spanish link, used after the decision: the page still speaks Spanish.
     async with httpx.AsyncClient(timeout=30) as http:
