@@ -47,7 +47,7 @@ def _records(records: Sequence[Any]) -> set[str]:
     return kinds
 
 
-def _bounds(context: RequestContext, period: Mapping[str, Any] | None) -> tuple[int, int]:
+def period_bounds(context: RequestContext, period: Mapping[str, Any] | None) -> tuple[int, int]:
     """[start, end) in ms of the report's period (default: the current month)."""
     period = period or {"target": "current", "period": "month"}
     target = period.get("target")
@@ -74,7 +74,7 @@ def _bounds(context: RequestContext, period: Mapping[str, Any] | None) -> tuple[
     return ms(first), ms(after)
 
 
-def _check_filters(filters: Sequence[Mapping[str, Any] | None]) -> list[Mapping[str, Any]]:
+def check_filters(filters: Sequence[Mapping[str, Any] | None]) -> list[Mapping[str, Any]]:
     checked: list[Mapping[str, Any]] = []
     for index, item in enumerate(filters):
         if item is None:
@@ -154,9 +154,12 @@ def _quantities(totals: Totals, money: bool) -> dict[str, Any]:
     }
 
 
-async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) -> dict[str, Any]:
-    kinds = _records(args.get("records") or [])
-    start_ms, end_ms = _bounds(context, args.get("period"))
+def check_params(context: RequestContext, args: Mapping[str, Any]) -> None:
+    """Refuses (BadInput naming the argument) the parameters this report cannot honour,
+    without reading anything: what a saved report is checked with before it is stored."""
+    _records(args.get("records") or [])
+    if args.get("period") is not None:
+        period_bounds(context, args.get("period"))
     attributes = args.get("attributes") or {}
     for key in _UNSUPPORTED_ATTRIBUTES:
         if attributes.get(key):
@@ -164,9 +167,25 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
     if args.get("groupBy"):
         raise BadInput("groupBy", "is not supported: group with attributes.person and "
                        "attributes.projects")
+    _currency(context, args.get("options") or {})
+    check_filters(args.get("filters") or [])
+
+
+async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
+                            scopes: Sequence[Sequence[Mapping[str, Any]]] = (),
+                            record_scope: str | None = None) -> dict[str, Any]:
+    """The report's rows. `scopes`: further filter chains every record must also match
+    (a saved report's folder and its own filters); `record_scope`: the only record type
+    (a folder's recordScope)."""
+    check_params(context, args)
+    kinds = _records(args.get("records") or [])
+    if record_scope is not None:
+        kinds &= {record_scope}
+    start_ms, end_ms = period_bounds(context, args.get("period"))
+    attributes = args.get("attributes") or {}
     options = args.get("options") or {}
     currency = _currency(context, options)
-    filters = _check_filters(args.get("filters") or [])
+    chains = [check_filters(args.get("filters") or []), *scopes]
     money = await may_view_rates(context)
     if not money and any(options.get(key) for key in _MONEY_OPTIONS):
         raise PermissionDenied("billing and cost amounts need the Billing rates permission")
@@ -178,6 +197,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
         TimeRecord.start_ms >= start_ms,
         TimeRecord.start_ms < end_ms,
     )
+    if not kinds:
+        return {"rows": [], "error": None}
     if kinds == {"time"}:
         statement = statement.where(TimeRecord.absence_id.is_(None))
     elif kinds == {"absence"}:
@@ -197,7 +218,7 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
     for record in records:
         project_ids = [p.id for p in record.projects]
         chain = rules.project_chain(billing_book, project_ids)
-        if not _matches(filters, record.person_id, chain):
+        if not all(_matches(filters, record.person_id, chain) for filters in chains):
             continue
         persons[record.person_id] = record.person
         projects.update({p.id: p for p in record.projects})

@@ -53,6 +53,11 @@ class RequestContext:
     failure_writes: list[Callable[[AsyncSession], Awaitable[None]]] = field(
         default_factory=list
     )
+    # Writes a query makes (a report run keeps its rows): run after its read, in a write
+    # session of their own, then committed (a query's own session may be read-only).
+    query_writes: list[Callable[[AsyncSession], Awaitable[None]]] = field(
+        default_factory=list
+    )
     _managed_ids: set[str] | None = None
 
     @property
