@@ -60,6 +60,14 @@ class RequestContext:
     )
     _managed_ids: set[str] | None = None
 
+    async def run_query_writes(self, sessions: Callable[[], Any]) -> None:
+        """The writes a query asked for, in a write session of their own, committed."""
+        if self.query_writes:
+            async with sessions() as writer:
+                for write in self.query_writes:
+                    await write(writer)
+                await writer.commit()
+
     @property
     def org_id(self) -> str:
         return self.organisation.id
