@@ -138,7 +138,8 @@ async def run(context: RequestContext, report: Report, folder: ReportFolder,
         session.add(kept)
 
     context.query_writes.append(keep)
-    return {"id": kept.id, "expire": kept.expire_ms, "pending": False, **result}
+    return {"id": kept.id, "expire": kept.expire_ms, "pending": False,
+            "link": (report.id, start_ms, end_ms), **result}
 
 
 def _stored(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,8 +170,9 @@ async def rehydrated(context: RequestContext, kept: ReportResult) -> dict[str, A
                           "projects": [projects[p] for p in row["projects"] if p in projects],
                           "tasks": [], "absenceType": None},
              "quantities": row["quantities"]} for row in kept.rows]
+    link = (kept.report_id, kept.start_ms, kept.end_ms) if kept.report_id else None
     return {"id": kept.id, "rows": rows, "expire": kept.expire_ms, "pending": False,
-            "error": kept.error}
+            "error": kept.error, "link": link}
 
 
 async def _by_id(context: RequestContext, model: Any, ids: set[str]) -> dict[str, Any]:

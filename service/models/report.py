@@ -75,3 +75,24 @@ class ReportResult(OrgScoped, Base):
     end_ms: Mapped[int] = mapped_column(BigInteger)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     expire_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class ReportLink(OrgScoped, Base):
+    """A link to a report's figures that works without signing in: the token is random and
+    only its digest is kept; it runs the report as the person it was made for, over the
+    period of the run it was made from, until it expires (or the report is deleted)."""
+
+    __tablename__ = "report_links"
+
+    id: Mapped[str] = id_column()
+    report_id: Mapped[str] = mapped_column(
+        String(24), ForeignKey("reports.id", ondelete="CASCADE"), index=True
+    )
+    person_id: Mapped[str] = mapped_column(
+        String(24), ForeignKey("persons.id", ondelete="CASCADE"), index=True
+    )
+    digest: Mapped[str] = mapped_column(String(64), unique=True)
+    start_ms: Mapped[int] = mapped_column(BigInteger)
+    end_ms: Mapped[int] = mapped_column(BigInteger)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    expire_ms: Mapped[int] = mapped_column(BigInteger)

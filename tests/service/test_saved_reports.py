@@ -268,3 +268,52 @@ async def test_bad_input_recurrence_and_emails(org: Org) -> None:
         "editReportReccurencePeriod", "addReportEmailToNotify", "deleteReport"]}))[
         "getAuditTrails"]]
     assert {"editReportReccurencePeriod", "addReportEmailToNotify", "deleteReport"} <= set(trail)
+
+
+FROM_TOKEN = f"""query($t: String!) {{ getReportResultFromToken(token: $t) {{ {RESULT} }} }}"""
+
+
+async def test_a_report_link_opens_without_signing_in_until_it_expires(org: Org) -> None:
+    ids = await setup(org)
+    bob = ids["bob"]
+    mine = await folder(org.admin.gql, "Linked")
+    saved = await report(org.admin.gql, mine["id"], p=MARCH, a={"person": True})
+    run = RUN.replace("runReport(id: $id, period: $p, filters: $f) {",
+                      "runReport(id: $id, period: $p, filters: $f) { token")
+    result = (await org.admin.gql(run, {"id": saved["id"]}))["runReport"]
+    token = result.pop("token")
+    assert len(token) >= 40
+    nobody = org.gql_for(None)
+    opened = (await nobody(FROM_TOKEN, {"t": token}))["getReportResultFromToken"]
+    assert opened["rows"] == result["rows"]
+    kept = (await org.admin.gql(GET_RESULT.replace("{ id pending", "{ token id pending"),
+                                {"id": result["id"]}))["getReportResult"]
+    assert kept["token"] != token  # each read mints its own link
+    # nothing else runs without a key, nor with a token beside it; a forged token opens nothing
+    body = await nobody.body("{ getReports { id } }")
+    assert "data" not in body or not body.get("data")
+    both = "query($t: String!) { getReportResultFromToken(token: $t) { id } getReports { id } }"
+    body = await nobody.body(both, {"t": token})
+    assert not body.get("data")
+    for forged in (token[:-1] + ("A" if token[-1] != "A" else "B"), "", "x" * 500):
+        message = await nobody.error(FROM_TOKEN, {"t": forged})
+        assert message.startswith('Invalid argument "token"'), message
+
+    # a shared report's link shows what its runner sees, and stops when unshared
+    await org.admin.gql("mutation($f: SvcId!, $p: SvcId!) { shareReportFolderWith("
+                        "reportFolderId: $f, personId: $p) { id } }",
+                        {"f": mine["id"], "p": bob.id})
+    bobs = (await bob.gql(run, {"id": saved["id"]}))["runReport"]["token"]
+    shown = (await nobody(FROM_TOKEN, {"t": bobs}))["getReportResultFromToken"]
+    assert list(by_person(shown)) == ["Bob"]
+    await org.admin.gql("mutation($f: SvcId!, $p: SvcId!) { unshareReportFolderWith("
+                        "reportFolderId: $f, personId: $p) { id } }",
+                        {"f": mine["id"], "p": bob.id})
+    assert await nobody.denied(FROM_TOKEN, {"t": bobs}) == ["Query.getReportResultFromToken"]
+
+    # expiry: 14 days
+    org.live.clock.set(org.live.clock.now_ms() + 15 * DAY)
+    message = await nobody.error(FROM_TOKEN, {"t": token})
+    assert "expired" in message
+    inline = await org.admin.gql("{ runInlineReport(records: [\"time\"]) { token } }")
+    assert inline["runInlineReport"]["token"] is None

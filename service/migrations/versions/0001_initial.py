@@ -1069,6 +1069,27 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_custom_field_values_task_id'), ['task_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_custom_field_values_time_record_id'), ['time_record_id'], unique=False)
 
+    op.create_table('report_links',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('report_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('digest', sa.String(length=64), nullable=False),
+    sa.Column('start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('end_ms', sa.BigInteger(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expire_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_report_links_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_report_links_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['report_id'], ['reports.id'], name=op.f('fk_report_links_report_id_reports'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_report_links')),
+    sa.UniqueConstraint('digest', name=op.f('uq_report_links_digest'))
+    )
+    with op.batch_alter_table('report_links', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_report_links_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_report_links_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_report_links_report_id'), ['report_id'], unique=False)
+
     op.create_table('report_results',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('report_id', sa.String(length=24), nullable=True),
@@ -1115,6 +1136,12 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_report_results_organisation_id'))
 
     op.drop_table('report_results')
+    with op.batch_alter_table('report_links', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_report_links_report_id'))
+        batch_op.drop_index(batch_op.f('ix_report_links_person_id'))
+        batch_op.drop_index(batch_op.f('ix_report_links_organisation_id'))
+
+    op.drop_table('report_links')
     with op.batch_alter_table('custom_field_values', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_custom_field_values_time_record_id'))
         batch_op.drop_index(batch_op.f('ix_custom_field_values_task_id'))
