@@ -7,8 +7,16 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import httpx
+from sqlalchemy import select
+
+from plumbing.db import unit_of_work
+from service.demo import find_demo_organisation, seed_demo
+from service.demo_reports import WEEKLY_REPORT
+from service.models import Person
+from service.provisioning import ensure_api_key
 from tests.service.test_inline_report import APR, DAY, HOUR, MAR, MARCH, setup
-from tests.support import GQL, Org
+from tests.support import GQL, LiveServer, Org
 
 FOLDER = "id name recordScope owner { name } sharedWith { name } period { target start end }"
 REPORT_FIELDS = ("id name folder { id name } reccurenceEnabled notifyByEmail "
@@ -317,3 +325,26 @@ async def test_a_report_link_opens_without_signing_in_until_it_expires(org: Org)
     assert "expired" in message
     inline = await org.admin.gql("{ runInlineReport(records: [\"time\"]) { token } }")
     assert inline["runInlineReport"]["token"] is None
+
+
+async def test_the_demo_has_a_weekly_scheduled_report(live: LiveServer,
+                                                      http: httpx.AsyncClient) -> None:
+    now = live.clock.now_ms()
+    async with unit_of_work(live.service.sessions) as session:
+        await seed_demo(session, now)
+        organisation = await find_demo_organisation(session)
+        assert organisation is not None
+        people = {p.email: p for p in await session.scalars(select(Person).where(
+            Person.organisation_id == organisation.id))}
+        keys = [await ensure_api_key(session, people[f"{name}@northwind.example"], now)
+                for name in ("grace", "linus", "alan")]
+    grace, linus, alan = (GQL(http, live.graphql_url, key) for key in keys)
+    data = await grace(f"{{ getReports {{ {REPORT_FIELDS} folder {{ sharedWith {{ name }} }} }} }}")
+    (weekly,) = [r for r in data["getReports"] if r["name"] == WEEKLY_REPORT]
+    assert weekly["reccurenceEnabled"] is True
+    assert weekly["reccurence"]["period"] == "week" and weekly["reccurence"]["target"] == \
+        "previous"
+    assert weekly["notifyByEmail"] == ["grace@northwind.example"]
+    assert weekly["folder"]["sharedWith"] == [{"name": "Linus Pauling"}]
+    assert (await linus(RUN, {"id": weekly["id"]}))["runReport"]["pending"] is False
+    assert await alan.denied(RUN, {"id": weekly["id"]}) == ["Query.runReport"]
