@@ -9,11 +9,13 @@ each reminder goes out exactly once even should two ticks overlap after a lease 
 from __future__ import annotations
 
 import contextlib
+from typing import Any, cast
 
 import structlog
 
 from plumbing.waiting import wait_for_event
 from timebot.notify.decisions import Channel
+from timebot.notify.due_reports import due_reports
 from timebot.notify.period_reminders import due_period_reminders
 from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease
@@ -54,6 +56,17 @@ class Scheduler(PollingWorker):
                     sent += await channel.period_reminder(reminder)
         return sent
 
+    async def due_reports(self, organisation_id: str) -> int:
+        """The saved reports due now in one organisation, to every channel that sends them
+        (each queues an occurrence once, by its key)."""
+        senders = [c for c in self.channels if hasattr(c, "due_report")]
+        sent = 0
+        if senders:
+            async for due in due_reports(self.runtime, organisation_id):
+                for channel in senders:
+                    sent += await cast(Any, channel).due_report(due)
+        return sent
+
     async def run_once(self) -> int:
         runtime = self.runtime
         if not self.gated and not await acquire_lease(
@@ -66,6 +79,10 @@ class Scheduler(PollingWorker):
                 sent += await self.period_reminders(organisation_id)
             except Exception:  # one organisation's failure does not stop the others
                 log.exception("period_reminders_failed", organisation=organisation_id)
+            try:
+                sent += await self.due_reports(organisation_id)
+            except Exception:
+                log.exception("due_reports_failed", organisation=organisation_id)
         for channel in self.channels:
             sent += await channel.daily_digests()
         return sent
