@@ -47,8 +47,8 @@ async def test_a_due_report_is_mailed_once_per_occurrence(org: Org) -> None:
     assert await scheduler.due_reports(org.id) == 2
     assert await scheduler.due_reports(org.id) == 0  # the same occurrence: queued already
     other = Scheduler(runtime)  # another process, or this one restarted
-    for channel in scheduler.channels:
-        other.add_channel(channel)
+    for channel in scheduler.report_channels:
+        other.add_report_channel(channel)
     assert await other.due_reports(org.id) == 0
 
     (row,) = await outbox_rows(runtime, "boss@example.org", "report")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from timebot.client import operation
 from timebot.notify.approvals import time_zone_of
@@ -54,6 +54,12 @@ class DueReport:
 
     def dedupe_key(self, recipient: str) -> str:
         return f"{self.occurrence.key}:{recipient.lower()}"
+
+
+class ReportChannel(Protocol):
+    async def due_report(self, due: DueReport) -> int:
+        """Render and queue the report for whom this channel reaches; how many were new."""
+        ...
 
 
 def _label(row: dict[str, Any]) -> str:

@@ -9,13 +9,12 @@ each reminder goes out exactly once even should two ticks overlap after a lease 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, cast
 
 import structlog
 
 from plumbing.waiting import wait_for_event
 from timebot.notify.decisions import Channel
-from timebot.notify.due_reports import due_reports
+from timebot.notify.due_reports import ReportChannel, due_reports
 from timebot.notify.period_reminders import due_period_reminders
 from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease
@@ -37,6 +36,7 @@ class Scheduler(PollingWorker):
         super().__init__(poll_seconds)
         self.runtime = runtime
         self.channels: list[Channel] = []
+        self.report_channels: list[ReportChannel] = []
         # True when it runs as one of the process's singleton jobs (timebot/state/singleton.py):
         # that lease already makes it the only one, and is taken over within seconds of its
         # holder's death, where this tick lease would wait LEASE_MS.
@@ -44,6 +44,10 @@ class Scheduler(PollingWorker):
 
     def add_channel(self, channel: Channel) -> None:
         self.channels.append(channel)
+
+    def add_report_channel(self, channel: ReportChannel) -> None:
+        """A way of sending due saved reports (mail's e-mail, the bot's DM)."""
+        self.report_channels.append(channel)
 
     async def period_reminders(self, organisation_id: str) -> int:
         """The end-of-period reminders due now in one organisation; returns how many were
@@ -59,12 +63,11 @@ class Scheduler(PollingWorker):
     async def due_reports(self, organisation_id: str) -> int:
         """The saved reports due now in one organisation, to every channel that sends them
         (each queues an occurrence once, by its key)."""
-        senders = [c for c in self.channels if hasattr(c, "due_report")]
         sent = 0
-        if senders:
+        if self.report_channels:
             async for due in due_reports(self.runtime, organisation_id):
-                for channel in senders:
-                    sent += await cast(Any, channel).due_report(due)
+                for channel in self.report_channels:
+                    sent += await channel.due_report(due)
         return sent
 
     async def run_once(self) -> int:
