@@ -1,13 +1,14 @@
 """When a saved report is due (its recurrence, as GraphQL `SvcReport.reccurence` gives it),
 which figures it sends, and the key that makes each occurrence go out once.
 
-Pure: the sender (still to come, see README) lists the enabled reports, asks `due_occurrence`
-for each and queues what it returns under `Occurrence.key` (the outbox's dedupe key, per
-recipient), so that a restart, a second process or a late tick never sends one twice.
+Pure: the sender (timebot/notify/due_reports.py, from the scheduler) lists the enabled
+reports, asks `due_occurrence` for each and the channels queue what it returns under
+`Occurrence.key` (per recipient), so that a restart, a second process or a late tick never
+sends one twice.
 
 A recurrence tiles time into cycles of its `period` (day; week from Monday; biWeekly: two
 weeks from Monday 2024-01-01; semiMonth: the 1st-15th and the 16th-end; month; quarter), in
-the organisation's time zone. Each cycle has one send moment at `hourOfDay`:
+the report owner's time zone. Each cycle has one send moment at `hourOfDay`:
 `afterEnd`: `sendOffset` days after the cycle's end (0: its first day after), `beforeEnd`:
 `sendOffset` days before its last day, `dayOfMonth`: on day `sendOffset` (1-31, the last
 day of a shorter month) of the month the cycle ends in. The figures cover, from the send
