@@ -135,9 +135,14 @@ def _currency(context: RequestContext, options: Mapping[str, Any]) -> str:
     return currency
 
 
-def _quantities(totals: Totals, money: bool) -> dict[str, Any]:
+def _quantities(totals: Totals, money: bool, wfh_ms: int = 0) -> dict[str, Any]:
     def f(value: Any) -> float:
         return float(value) if money else 0.0
+
+    markup = (totals.margin / totals.cost * 100 if money and totals.cost
+              else Decimal(0)).quantize(Decimal("0.01"))
+    hours_ms = totals.hours * 3_600_000
+    wfh_share = int(Decimal(wfh_ms) * 100 / hours_ms) if hours_ms else 0
 
     return {
         "hours": float(totals.hours),
@@ -151,6 +156,10 @@ def _quantities(totals: Totals, money: bool) -> dict[str, Any]:
         "marginPercent": f(totals.margin_percent.quantize(Decimal("0.01"))),
         "billableHours": float(totals.billable_hours),
         "billablePercentage": totals.billable_percentage,
+        "markupPercent": float(markup),
+        # whole hours (the reference's type is Int) and the share of the time, rounded down
+        "wfhHours": wfh_ms // 3_600_000,
+        "wfhPercentage": wfh_share,
     }
 
 
@@ -215,6 +224,7 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
     persons: dict[str, Person] = {}
     projects: dict[str, Project] = {}
     priced: list[PricedEntry] = []
+    wfh: dict[Hashable, int] = {}
     for record in records:
         project_ids = [p.id for p in record.projects]
         chain = rules.project_chain(billing_book, project_ids)
@@ -228,6 +238,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
             record.person_id if by_person else None,
             tuple(sorted(project_ids)) if by_projects else None,
         )
+        if record.wfh:
+            wfh[group] = wfh.get(group, 0) + record.duration_ms
         cost = rules.resolve(cost_book, entry)
         if absence and not (record.absence is not None and record.absence.involve_costs):
             cost = None
@@ -246,7 +258,7 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
         rows.append({
             "entities": {"person": person, "projects": row_projects, "tasks": [],
                          "absenceType": None},
-            "quantities": _quantities(totals, money),
+            "quantities": _quantities(totals, money, wfh.get(group_key, 0)),
         })
     rows.sort(key=lambda r: (
         r["entities"]["person"].name if r["entities"]["person"] else "",

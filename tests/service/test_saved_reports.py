@@ -348,3 +348,29 @@ async def test_the_demo_has_a_weekly_scheduled_report(live: LiveServer,
     assert weekly["folder"]["sharedWith"] == [{"name": "Linus Pauling"}]
     assert (await linus(RUN, {"id": weekly["id"]}))["runReport"]["pending"] is False
     assert await alan.denied(RUN, {"id": weekly["id"]}) == ["Query.runReport"]
+
+
+async def test_markup_and_work_from_home_quantities(org: Org) -> None:
+    ids = await setup(org)
+    gql = org.admin.gql
+    records = (await gql("query($s: SvcTimestamp, $e: SvcTimestamp, $f: [SvcTimeRecordFilter])"
+                         " { getTimeRecords(startTime: $s, endTime: $e, filter: $f) { id "
+                         "duration } }", {"s": MAR, "e": APR,
+                                          "f": [{"personId": ids["bob"].id}]}))["getTimeRecords"]
+    three = [r for r in records if r["duration"] == 3 * HOUR]
+    await gql("mutation($id: SvcId!) { editTimeRecordWfh(id: $id, wfh: true) { id } }",
+              {"id": three[0]["id"]})
+    data = await gql("query($p: SvcReportParamPeriodInput) { runInlineReport(records: "
+                     "[\"time\"], period: $p, attributes: {person: true}) { rows { entities "
+                     "{ person { name } } quantities { hours margin hourCost markupPercent "
+                     "wfhHours wfhPercentage } } } }", {"p": MARCH})
+    rows = by_person(data["runInlineReport"])
+    bob = rows["Bob"]
+    assert bob["wfhHours"] == 3 and bob["wfhPercentage"] == 40  # 3 of 7.5 hours
+    assert bob["markupPercent"] == round(bob["margin"] / bob["hourCost"] * 100, 2)
+    assert rows["Ada Admin"]["wfhHours"] == 0 and rows["Ada Admin"]["wfhPercentage"] == 0
+    denied = await ids["bob"].gql("query($p: SvcReportParamPeriodInput) { runInlineReport("
+                                  "records: [\"time\"], period: $p) { rows { quantities { "
+                                  "markupPercent wfhHours } } } }", {"p": MARCH})
+    (row,) = denied["runInlineReport"]["rows"]
+    assert row["quantities"] == {"markupPercent": 0.0, "wfhHours": 3}
