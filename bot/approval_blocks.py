@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from bot.mrkdwn import escape
 from bot.values import BadValue, ident, json_list, whole
-from timebot.summary import TimesheetSummary, hours
+from timebot import l10n
+from timebot.l10n import _
+from timebot.summary import TimesheetSummary
 
 APPROVE = "timebot_approve"
 REJECT = "timebot_reject"
@@ -50,9 +52,9 @@ def decision_buttons(request: Request) -> list[dict[str, Any]]:
     value = request.encode()
     return [
         {"type": "button", "action_id": APPROVE, "style": "primary", "value": value,
-         "text": {"type": "plain_text", "text": "Approve"}},
+         "text": {"type": "plain_text", "text": _("Approve")}},
         {"type": "button", "action_id": REJECT, "style": "danger", "value": value,
-         "text": {"type": "plain_text", "text": "Reject"}},
+         "text": {"type": "plain_text", "text": _("Reject")}},
     ]
 
 
@@ -84,28 +86,50 @@ def slack_time(ms: int) -> str:
     return f"<!date^{seconds}^{{date_short_pretty}} at {{time}}|{fallback}>"
 
 
-def period_text(start_ms: int, end_ms: int) -> str:
-    start = datetime.fromtimestamp(start_ms / 1000, UTC).date()
-    last = datetime.fromtimestamp((end_ms - 1) / 1000, UTC).date()
+def _localised() -> l10n.Localisation | None:
+    """The reader's localisation where it differs from the house style (English, no date
+    format chosen), else None. Texts are in the language in force (`l10n.using`)."""
+    local = l10n.current()
+    return local if local.lang != "en" or local.date_format else None
+
+
+def hours(ms: int) -> str:
+    return l10n.format_duration(ms, l10n.current())
+
+
+def period_text(start_ms: int, end_ms: int, zone: tzinfo = UTC) -> str:
+    """`Mon 16 Nov - Sun 22 Nov 2026`, the days in `zone` (the period's: UTC for a UTC week),
+    in the reader's language and date format where they chose one."""
+    local = _localised()
+    if local is not None:
+        return l10n.format_period(start_ms, end_ms,
+                                  replace(local, time_zone=getattr(zone, "key", "UTC")))
+    start = datetime.fromtimestamp(start_ms / 1000, zone).date()
+    last = datetime.fromtimestamp((end_ms - 1) / 1000, zone).date()
     return f"{start:%a %d %b}" if start == last else f"{start:%a %d %b} - {last:%a %d %b %Y}"
 
 
 def summary_text(summary: TimesheetSummary) -> str:
-    lines = [f"*Total {hours(summary.total_ms)}*"]
+    local = _localised()
+
+    def day_of(day: Any) -> str:
+        return f"{day:%a %d}" if local is None else l10n.format_day(day, local)
+
+    lines = ["*" + _("Total {total}").format(total=hours(summary.total_ms)) + "*"]
     if summary.by_day:
-        lines.append("*By day:* " + ", ".join(
-            f"{day:%a %d} {hours(ms)}" for day, ms in summary.by_day))
+        lines.append(_("*By day:* {days}").format(days=", ".join(
+            f"{day_of(day)} {hours(ms)}" for day, ms in summary.by_day)))
     if summary.by_project:
-        lines.append("*By project:* " + ", ".join(
-            f"{escape(name)} {hours(ms)}" for name, ms in summary.by_project))
+        lines.append(_("*By project:* {projects}").format(projects=", ".join(
+            f"{escape(name)} {hours(ms)}" for name, ms in summary.by_project)))
     if summary.absences:
-        lines.append("*Absences:* " + ", ".join(
-            f"{escape(name)} {hours(ms)}" for name, ms in summary.absences))
+        lines.append(_("*Absences:* {absences}").format(absences=", ".join(
+            f"{escape(name)} {hours(ms)}" for name, ms in summary.absences)))
     if summary.changed_since_rejection:
-        lines.append(
-            f"*Changed since the rejection:* {summary.added} added, {summary.modified} "
-            f"modified, {summary.deleted} deleted"
-        )
+        lines.append(_(
+            "*Changed since the rejection:* {added} added, {modified} modified, {deleted} "
+            "deleted").format(added=summary.added, modified=summary.modified,
+                              deleted=summary.deleted))
     return "\n".join(lines)
 
 
@@ -114,10 +138,12 @@ def request_blocks(
 ) -> tuple[str, list[dict[str, Any]]]:
     period = period_text(request.start_ms, request.end_ms)
     person_name = escape(person_name)
-    text = f"{person_name} submitted the timesheet for {period}: waiting for your approval"
+    text = _("{person} submitted the timesheet for {period}: waiting for your approval").format(
+        person=person_name, period=period)
     return text, [
-        {"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*{person_name}* submitted the timesheet for *{period}* ({stage_text}).")}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": _(
+            "*{person}* submitted the timesheet for *{period}* ({stage}).").format(
+            person=person_name, period=period, stage=stage_text)}},
         {"type": "section", "text": {"type": "mrkdwn", "text": summary}},
         {"type": "actions", "block_id": "decision", "elements": decision_buttons(request)},
     ]
@@ -129,9 +155,11 @@ def outcome_blocks(
     """`outcome` is mrkdwn already (outcome_for escapes the names and the comment in it)."""
     period = period_text(start_ms, end_ms)
     person_name = escape(person_name)
-    text = f"Timesheet of {person_name} for {period}: {outcome}"
-    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": (
-        f"Timesheet of *{person_name}* for *{period}*\n{outcome}")}}]
+    text = _("Timesheet of {person} for {period}: {outcome}").format(
+        person=person_name, period=period, outcome=outcome)
+    return text, [{"type": "section", "text": {"type": "mrkdwn", "text": _(
+        "Timesheet of *{person}* for *{period}*").format(person=person_name, period=period)
+        + f"\n{outcome}"}}]
 
 
 def reject_view(request: Request, channel: str) -> dict[str, Any]:
@@ -139,12 +167,12 @@ def reject_view(request: Request, channel: str) -> dict[str, Any]:
         "type": "modal",
         "callback_id": REJECT_CALLBACK,
         "private_metadata": json.dumps({"request": request.encode(), "channel": channel}),
-        "title": {"type": "plain_text", "text": "Reject timesheet"},
-        "submit": {"type": "plain_text", "text": "Reject"},
-        "close": {"type": "plain_text", "text": "Cancel"},
+        "title": {"type": "plain_text", "text": _("Reject timesheet")},
+        "submit": {"type": "plain_text", "text": _("Reject")},
+        "close": {"type": "plain_text", "text": _("Cancel")},
         "blocks": [{
             "type": "input", "block_id": "reason",
-            "label": {"type": "plain_text", "text": "Reason (the person sees it)"},
+            "label": {"type": "plain_text", "text": _("Reason (the person sees it)")},
             "element": {"type": "plain_text_input", "action_id": "value", "multiline": True},
         }],
     }

@@ -38,8 +38,11 @@ from bot.identity import SlackPerson
 from bot.mrkdwn import escape
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_of
+from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.notify.reviews import round_mark
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim, SlackOutgoing
@@ -66,26 +69,29 @@ def outcome_for(
     """What a request message (of `ref_stage`, shown to `approver_id`) becomes after the event,
     or None when it still waits for that approver."""
     status = status_word(data.get("status"))
-    by = escape((data.get("by") or {}).get("name") or "someone")
+    by = escape((data.get("by") or {}).get("name") or _("someone"))
     at = slack_time(now_ms)
     action = data.get("action")
+    approved_by = _("Approved by {by} at {at}").format(by=by, at=at)
     if status == "approved":
         if action == "autoApproved":
-            return f"Approved automatically at {at}"
-        return f"Approved by {by} at {at}"
+            return _("Approved automatically at {at}").format(at=at)
+        return approved_by
     if status == "rejected":
         reason = escape((data.get("comment") or "").strip())
-        return f"Rejected by {by} at {at}" + (f": {reason}" if reason else "")
+        return _("Rejected by {by} at {at}").format(by=by, at=at) + (
+            f": {reason}" if reason else "")
     if status in ("draft", "open", None) or action in ("withdrawn", "reopened"):
-        return f"No longer waiting for approval ({action or status}) since {at}"
+        return _("No longer waiting for approval ({why}) since {at}").format(
+            why=action or status, at=at)
     if action == "restarted":
-        return f"Changed by {by} at {at}: the approval starts again"
+        return _("Changed by {by} at {at}: the approval starts again").format(by=by, at=at)
     stage = int(data.get("stage") or 0)
     pending = {p.get("id") for p in data.get("pendingApprovers") or []}
     if ref_stage < stage:
-        return f"Approved by {by} at {at}" if action == "approved" else f"Stage done at {at}"
+        return approved_by if action == "approved" else _("Stage done at {at}").format(at=at)
     if ref_stage == stage and approver_id not in pending and action == "approved":
-        return f"Approved by {by} at {at}"
+        return approved_by
     return None
 
 
@@ -138,9 +144,15 @@ class ApprovalsPart:
             parsed = parse_ref(row.ref)
             if parsed is None:
                 continue
-            outcome = outcome_for(data, parsed[1], parsed[2], now)
-            if outcome is not None:
-                await self._show_outcome(row, outcome)
+            with l10n.using(await self._localisation(event.organisation_id, parsed[2])):
+                outcome = outcome_for(data, parsed[1], parsed[2], now)
+                if outcome is not None:
+                    await self._show_outcome(row, outcome)
+
+    async def _localisation(self, organisation_id: str, approver_id: str) -> l10n.Localisation:
+        """The language and formats of the approver a request message was sent to."""
+        key = await self.deps.runtime.directory.integration_key(organisation_id)
+        return await load_localisation(self.deps.runtime.client, key, approver_id)
 
     async def _show_outcome(self, row: SlackOutgoing, outcome: str) -> None:
         context = row.context

@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 from bot import (
     approvals,
     approve_all,
+    away_status,
     home,
     installation,
     linking,
@@ -138,6 +139,7 @@ def build_bot(
     time_commands.register(app, deps)
     owner_notices.register(deps)
     report_dms.register(deps)
+    away_status.register(app, deps)
     return SlackBot(app, deps, NudgesPart(deps))
 
 

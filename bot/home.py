@@ -6,7 +6,8 @@ published with views.publish when the tab is opened."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, date, datetime
+from datetime import date, timedelta
+from functools import partial
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -19,12 +20,16 @@ from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.linking import link_prompt
 from bot.mrkdwn import escape
+from plumbing.periods import NOUNS, local_day
+from timebot import l10n
 from timebot.errors import TimebotError
-from timebot.notify.periods import days_of, week_of
+from timebot.l10n.loading import load_localisation
+from timebot.notify.periods import week_of
 from timebot.summary import hours
 from timebot.timeentry.balances import balance_text, balances_of, day_bounds
 
 log = structlog.get_logger("timebot.slack.home")
+_UTC = ZoneInfo("UTC")
 
 HOME_QUERY = """
 query Home($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!,
@@ -50,8 +55,10 @@ query HomeExpected($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) 
   getPerson(id: $person) { expectedTime(startTime: $start, endTime: $end) }
 }"""
 
-STATUS_TEXT = {"draft": "Draft (not submitted)", "submitted": "Submitted, waiting for approval",
-               "approved": "Approved", "rejected": "Rejected: correct it and submit again"}
+STATUS_TEXT = {"draft": l10n.N_("Draft (not submitted)"),
+               "submitted": l10n.N_("Submitted, waiting for approval"),
+               "approved": l10n.N_("Approved"),
+               "rejected": l10n.N_("Rejected: correct it and submit again")}
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -61,12 +68,16 @@ def _zone(name: str) -> ZoneInfo:
         return ZoneInfo("UTC")
 
 
-def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int) -> list[tuple[date, int]]:
+def by_day(records: list[dict[str, Any]], start_ms: int, end_ms: int,
+           zone: ZoneInfo = _UTC) -> list[tuple[date, int]]:
+    """Hours by day of the period, the days counted in `zone` (the period's)."""
     totals: dict[date, int] = defaultdict(int)
     for record in records:
         ts = int(((record.get("startTime") or {}).get("ts")) or 0)
-        totals[datetime.fromtimestamp(ts / 1000, UTC).date()] += int(record.get("duration") or 0)
-    return [(day, totals.get(day, 0)) for day in days_of(start_ms, end_ms)]
+        totals[local_day(ts, zone)] += int(record.get("duration") or 0)
+    first, last = local_day(start_ms, zone), local_day(max(start_ms, end_ms - 1), zone)
+    return [(first + timedelta(days=i), totals.get(first + timedelta(days=i), 0))
+            for i in range((last - first).days + 1)]
 
 
 def usable_report(report: dict[str, Any] | None, available: list[Any] | None
@@ -80,29 +91,51 @@ def usable_report(report: dict[str, Any] | None, available: list[Any] | None
     return {**report, "quotas": quotas}
 
 
+def _title(noun: str, period: str) -> str:
+    """The Home's heading: the person's period (their `periodicity`), in their language."""
+    _ = l10n._
+    if noun == "month":
+        return _("This month ({period})").format(period=period)
+    if noun == "fortnight":
+        return _("This fortnight ({period})").format(period=period)
+    if noun == "half-month":
+        return _("This half-month ({period})").format(period=period)
+    if noun == "day":
+        return _("Today ({period})").format(period=period)
+    return _("This week ({period})").format(period=period)
+
+
 def home_view(
     person: SlackPerson, days: list[tuple[date, int]], status: str | None,
     pending: list[tuple[Request, str, str]], start_ms: int, end_ms: int,
     time_off: list[str] | None = None, expected_ms: int | None = None,
+    noun: str = "week", zone: ZoneInfo = _UTC,
 ) -> dict[str, Any]:
+    # In the person's language and formats (`l10n.using` around the call; English default)
+    local, _ = l10n.current(), l10n._
+    hours = partial(l10n.format_duration, local=local)
     total = sum(ms for _day, ms in days)
-    lines = "\n".join(f"{day:%a %d %b}: {hours(ms)}" for day, ms in days)
-    of_expected = f" of {hours(expected_ms)} expected" if expected_ms is not None else ""
+    lines = "\n".join(f"{l10n.format_day(day, local)}: {hours(ms)}" for day, ms in days)
+    total_text = (_("Total {total} of {expected} expected").format(
+        total=hours(total), expected=hours(expected_ms)) if expected_ms is not None
+        else _("Total {total}").format(total=hours(total)))
+    status_text = _(STATUS_TEXT[status or "draft"]) if (status or "draft") in STATUS_TEXT \
+        else status or _("Draft")
+    period = period_text(start_ms, end_ms, zone)  # in the language in force
     blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text",
-                                    "text": f"This week ({period_text(start_ms, end_ms)})"}},
-        {"type": "section", "text": {"type": "mrkdwn",
-                                     "text": f"{lines}\n*Total {hours(total)}{of_expected}*"}},
+        {"type": "header", "text": {"type": "plain_text", "text": _title(noun, period)}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"{lines}\n*{total_text}*"}},
         {"type": "section", "text": {"type": "mrkdwn", "text": (
-            f"*Timesheet:* {STATUS_TEXT.get(status or 'draft', status or 'Draft')}")}},
+            _("*Timesheet:* {status}").format(status=status_text))}},
     ]
     if time_off:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
-            "*Time off:* " + "; ".join(escape(line) for line in time_off))}})
+            _("*Time off:* {balances}").format(
+                balances="; ".join(escape(line) for line in time_off)))}})
     if pending:
         blocks.append({"type": "divider"})
-        blocks.append({"type": "header", "text": {"type": "plain_text",
-                                                  "text": f"Waiting for you ({len(pending)})"}})
+        blocks.append({"type": "header", "text": {"type": "plain_text", "text": _(
+            "Waiting for you ({count})").format(count=len(pending))}})
         # Slack takes 100 blocks: two per request, and "Approve all" names exactly those shown
         shown = pending[:min(40, (100 - len(blocks) - 1) // 2)]
         blocks.extend(pending_blocks(shown))
@@ -132,7 +165,12 @@ class HomePart:
 
     async def publish(self, person: SlackPerson) -> None:
         now = self.deps.runtime.clock.now_ms()
-        start, end = week_of(now)
+        # The person's period (their periodicity, in their service time zone), else UTC weeks.
+        rules = await self.deps.runtime.entry_rules.rules(person.organisation_id,
+                                                          person.person_id, person.apikey)
+        start, end = week_of(now) if rules is None else rules.period(now)
+        period_zone = _UTC if rules is None else rules.zone
+        noun = "week" if rules is None else NOUNS[rules.periodicity]
         zone = _zone(person.tz)
         today, tomorrow = day_bounds(now, now, zone)
         data = await self.deps.runtime.client.execute(
@@ -153,9 +191,13 @@ class HomePart:
         time_off = [balance_text(balance, zone)
                     for balance in balances_of(usable_report(
                         data.get("getAbsenceQuotaReport"), data.get("getAvailableAbsenceTypes")))]
-        view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end),
-                         status, pending, start, end, time_off,
-                         await self._expected(person, start, end))
+        expected = await self._expected(person, start, end)
+        local = await load_localisation(self.deps.runtime.client, person.apikey,
+                                        person.person_id)
+        with l10n.using(local):
+            view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end,
+                                            period_zone),
+                             status, pending, start, end, time_off, expected, noun, period_zone)
         await self.deps.web.views_publish(user_id=person.slack_user_id, view=view)
 
     async def _expected(self, person: SlackPerson, start: int, end: int) -> int | None:

@@ -59,6 +59,10 @@ def signature_valid(secret: str, body: bytes, timestamp: str | None,
     return hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace"))
 
 
+# Events whose `user` is the user object itself, not an id (bot.away_status reads it).
+_USER_OBJECT_EVENTS = ("user_change", "team_join")
+
+
 def check_shape(body: Any) -> dict[str, Any]:
     """The parsed body when its fields have the types bolt and the listeners rely on."""
     if not isinstance(body, dict):
@@ -92,6 +96,10 @@ def check_shape(body: Any) -> dict[str, Any]:
         raise Malformed("an event_callback without an event")
     if isinstance(event, dict):
         for name in ("type", "user", "channel", "text", "ts", "thread_ts", "subtype"):
+            if name == "user" and event.get("type") in _USER_OBJECT_EVENTS:
+                if not isinstance(event.get("user"), dict):
+                    raise Malformed("event.user is not an object")
+                continue
             if name in event and not isinstance(event[name], str | None):
                 raise Malformed(f"event.{name} is not a string")
     return body

@@ -12,6 +12,7 @@ The schedules themselves are pure functions (bot.nudge_schedule).
 from __future__ import annotations
 
 import asyncio
+import random
 
 import structlog
 
@@ -33,6 +34,9 @@ class NudgesPart:
         self._task: asyncio.Task[None] | None = None
         self._discovered_at: float | None = None
         self.discover_every = DISCOVER_SECONDS
+        # Each installation's loop ticks at its own point of the interval: 100 workspaces in
+        # one process do not all read the service and Slack in the same second (#27).
+        self.phase = random.random()
 
     def start(self) -> None:
         if self._task is None:
@@ -48,8 +52,10 @@ class NudgesPart:
             self._task = None
 
     async def _loop(self) -> None:
+        delay = self.interval_seconds * (1.0 + self.phase)
         while True:
-            await asyncio.sleep(self.interval_seconds)
+            await asyncio.sleep(delay)
+            delay = self.interval_seconds
             try:
                 await self.tick()
             except Exception:  # the service or Slack away for a moment: next tick

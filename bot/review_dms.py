@@ -5,7 +5,8 @@ An approver who is in Slack gets the summary with Approve / Reject buttons, queu
 Slack sender under a key derived from the request's dedupe key (submission, stage, approver
 and a restart's round), so it goes out once whichever delivery brought the event: the
 webhook, the reconciler or the poller. The message's ref and context are what bot.approvals
-settles in place and decides by. The digest preference is mail's: the DM goes regardless.
+settles in place and decides by. The digest preference is mail's: the DM goes regardless,
+unless the approver turned Slack (push) or approval updates off (`notificationSettings`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from __future__ import annotations
 from bot.approval_blocks import Request, ref_of, request_blocks, summary_text
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
+from timebot import l10n
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
+from timebot.notify.person_notify import SLACK, gets, person_notify
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.stages import stage_label
 
@@ -40,17 +45,26 @@ class ReviewDMs:
         user = await self.deps.identity.slack_user_for(request.approver_id)
         if user is None:
             return False
+        runtime = self.deps.runtime
+        key = await runtime.directory.integration_key(request.organisation_id)
+        notify = await person_notify(runtime.client, key, request.approver_id)
+        if not gets(notify.settings, "review", SLACK):
+            return False
         summary = request.summary
         shown = Request(request.submit_id, request.stage, request.timesheet_id,
                         summary.person_id, summary.start_ms, summary.end_ms)
-        label = (stage_label(request.stage, request.stage_count) if request.stage_count > 1
-                 else "approval")
-        text, blocks = request_blocks(shown, summary.person_name, label, summary_text(summary))
-        if request.reason:  # asked because another approver is away (timebot.notify.away_asks)
-            text = f"{request.reason}: {text}"
-            blocks = [{"type": "context", "elements": [
-                {"type": "mrkdwn", "text": f"{escape(request.reason)}: you are asked too."}]},
-                *blocks]
+        key = await self.deps.runtime.directory.integration_key(request.organisation_id)
+        with l10n.using(await load_localisation(self.deps.runtime.client, key,
+                                                request.approver_id)):  # the approver's
+            label = (stage_label(request.stage, request.stage_count) if request.stage_count > 1
+                     else _("approval"))
+            text, blocks = request_blocks(shown, summary.person_name, label,
+                                          summary_text(summary))
+            if request.reason:  # asked because another approver is away (notify.away_asks)
+                text = f"{request.reason}: {text}"
+                blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": _(
+                    "{reason}: you are asked too.").format(reason=escape(request.reason))}]},
+                    *blocks]
         context = {"timesheetId": shown.timesheet_id, "personId": shown.person_id,
                    "submitId": shown.submit_id, "organisationId": request.organisation_id,
                    "startTime": shown.start_ms, "endTime": shown.end_ms,

@@ -24,7 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.pacing import PaceClock, RateLimits
-from bot.sender_worker import OUTGOING, POST, UPDATE, SenderWorker, wall_ms
+from bot.sender_worker import DELETE, OUTGOING, POST, UPDATE, SenderWorker, wall_ms
 from plumbing.clock import Clock
 from timebot.state.db import insert_for, insert_ignoring, unit_of_work
 from timebot.state.models import SlackOutgoing
@@ -151,6 +151,29 @@ class SlackSender:
             )
         self.worker.wake()
         return True
+
+    async def delete_row(self, row_id: str) -> bool:
+        """Remove the message of a post row: a chat.delete queued after it (same channel, so
+        in order; a post not sent yet goes first)."""
+        async with unit_of_work(self.sessions) as session:
+            row = await session.get(SlackOutgoing, row_id)
+            if row is None or row.status == FAILED or row.method != POST:
+                return False
+            await self._insert(session, self._row(DELETE, row.channel, {}, key=None,
+                                                  context={"target": row.id}))
+        self.worker.wake()
+        return True
+
+    async def with_key_prefix(self, prefix: str) -> list[SlackOutgoing]:
+        """This installation's posts whose dedupe key starts with `prefix`."""
+        async with self.sessions() as session:
+            return list(await session.scalars(
+                select(SlackOutgoing)
+                .where(SlackOutgoing.method == POST,
+                       SlackOutgoing.dedupe_key.startswith(prefix, autoescape=True),
+                       self._mine())
+                .order_by(SlackOutgoing.seq)
+            ))
 
     async def posted(self, channel_id: str, ts: str) -> SlackOutgoing | None:
         """The message the bot posted at (channel, ts), if it was one of ours."""

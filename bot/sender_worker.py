@@ -41,6 +41,7 @@ OUTGOING: Table = SlackOutgoing.__table__  # type: ignore[assignment]  # Core, f
 
 POST = "chat.postMessage"
 UPDATE = "chat.update"
+DELETE = "chat.delete"
 FLUSH_SECONDS = 0.25
 RETRYABLE_ERRORS = {"ratelimited", "internal_error", "fatal_error", "service_unavailable",
                     "request_timeout"}
@@ -214,7 +215,7 @@ class SenderWorker(PollingWorker):
             await self._finish(row, **self._given_back(row))
             return
         payload = dict(row.payload)
-        if row.method == UPDATE:
+        if row.method in (UPDATE, DELETE):  # of a post of ours: once it is sent
             target = await self._target(row)
             if target is None or target.status == FAILED:
                 await self._finish(row, status=FAILED, last_error="nothing to update")

@@ -13,6 +13,8 @@ from bot.deps import SlackDeps
 from bot.nudge_preferences import NudgePreferences
 from bot.nudge_schedule import local_day_bounds, staff_nudge_due
 from bot.submit_now import submit_blocks
+from plumbing.periods import NOUNS
+from timebot.entry_rules import Rules
 from timebot.errors import TimebotError
 from timebot.notify.periods import DAY_MS, local_date, week_of
 from timebot.state.models import PersonLink
@@ -41,7 +43,6 @@ class StaffNudges:
     async def run(self, now: int, organisation_id: str) -> int:
         """Nudge everyone linked of the workspace's organisation whose period ends today,
         from 16:00 local; how many were sent."""
-        period = week_of(now)
         async with self.deps.runtime.state_sessions() as session:
             links = list(await session.scalars(
                 select(PersonLink).where(PersonLink.slack_user_id.is_not(None),
@@ -50,6 +51,7 @@ class StaffNudges:
         for link in links:
             user = str(link.slack_user_id)
             tz = (await self.deps.identity.profile(user)).tz
+            period = await self._period(link, now)
             if not staff_nudge_due(now, tz, period):
                 continue
             period_key = f"{period[0]}"
@@ -65,6 +67,19 @@ class StaffNudges:
             await self.preferences.update(link.organisation_id, link.person_id, user,
                                           last_staff_nudge=period_key)
         return sent
+
+    async def _period(self, link: PersonLink, now: int) -> tuple[int, int]:
+        """The person's period holding now (their periodicity), else the UTC week."""
+        rules = await self._rules(link)
+        return week_of(now) if rules is None else rules.period(now)
+
+    async def _rules(self, link: PersonLink) -> Rules | None:
+        runtime = self.deps.runtime
+        try:
+            apikey = await runtime.directory.apikey_for(link.organisation_id, link.person_id)
+        except TimebotError:
+            return None
+        return await runtime.entry_rules.rules(link.organisation_id, link.person_id, apikey)
 
     async def _staff_nudge(
         self, link: PersonLink, user: str, tz: str, period: tuple[int, int], now: int
@@ -92,10 +107,13 @@ class StaffNudges:
         status = status_word((data.get("getApprovalState") or {}).get("status")) or "draft"
         if status not in ("draft", "rejected"):
             return False
-        period_words = period_text(*period)
+        rules = await self._rules(link)
+        period_words = period_text(*period) if rules is None else \
+            period_text(*period, rules.zone)
+        noun = "week" if rules is None else NOUNS[rules.periodicity]
         text = (f"Your timesheet for {period_words} was rejected: correct it and submit again."
                 if status == "rejected" else
-                f"The week is ending: your timesheet for {period_words} is not submitted yet.")
+                f"The {noun} is ending: your timesheet for {period_words} is not submitted yet.")
         key = f"staff:{link.person_id}:{period[0]}"
         await self.deps.sender.post(user, text, submit_blocks(text, *period, key), key=key)
         return True

@@ -27,6 +27,8 @@ from timebot.state.models import SlackClaim
 log = structlog.get_logger("timebot.slack.threads")
 
 JOURNAL_MESSAGE = "journalMessage"
+JOURNAL_EDITED = "journalMessageEdited"
+JOURNAL_DELETED = "journalMessageDeleted"
 LOOKUP_RETRIES = 4
 ADD_MESSAGE = """
 mutation Add($content: SvcMessageContent!, $ref: SvcReferenceInput!) {
@@ -89,6 +91,9 @@ class ThreadsPart:
         await self._remember(str(data["addMessage"]["id"]), user)
 
     async def on_event(self, event: ServiceEvent) -> None:
+        if event.event in (JOURNAL_EDITED, JOURNAL_DELETED):
+            await self.follow(event)
+            return
         if event.event != JOURNAL_MESSAGE or not await self.deps.workspace.serves(
                 event.organisation_id):
             return
@@ -105,6 +110,24 @@ class ThreadsPart:
         for channel, ts in threads.items():
             await self.deps.sender.post(
                 channel, text, None, key=f"journal:{message_id}:{channel}", thread_ts=ts)
+
+    async def follow(self, event: ServiceEvent) -> None:
+        """A Journal message timebot posted into threads was edited or deleted: each of
+        its posts is updated in place (chat.update) or removed (chat.delete), through the
+        sender (paced, durable, in order after the post)."""
+        if not await self.deps.workspace.serves(event.organisation_id):
+            return
+        data = event.data
+        message_id = str(data.get("messageId") or "")
+        if not message_id:
+            return
+        text = journal_text((data.get("author") or {}).get("name"),
+                            str(data.get("content"))) + "\n_(edited)_"
+        for row in await self.deps.sender.with_key_prefix(f"journal:{message_id}:"):
+            if event.event == JOURNAL_EDITED:
+                await self.deps.sender.update_row(row.id, text, None)
+            else:
+                await self.deps.sender.delete_row(row.id)
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> ThreadsPart:

@@ -48,7 +48,8 @@ def who_of(person: SlackPerson) -> Who:
 
 
 def quick(runtime: Runtime) -> QuickTime:
-    return QuickTime(runtime.client, Memory(runtime.state_sessions), runtime.clock.now_ms)
+    return QuickTime(runtime.client, Memory(runtime.state_sessions), runtime.clock.now_ms,
+                     runtime.entry_rules)
 
 
 def _section(text: str) -> dict[str, Any]:

@@ -40,6 +40,8 @@ from mail.handling import InboundMail, Replier
 from mail.receipts import TimesheetInfo
 from mail.reply_records import finish, prior_reply, record_intent
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
+from timebot.l10n.loading import speak_to
+from timebot.notify.escalation_tick import is_administrator
 from timebot.owner_notice import PERSON_FIELDS, person_details
 from timebot.tokens import (
     REPLY_PURPOSES,
@@ -149,12 +151,13 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         log.info("sender_not_verified", id=mail.inbound.id, sender=sender,
                  reason=_short(verdict.reason))
         return f"sender-not-verified; no receipt: {_short(verdict.reason, 200)}"
+    org_id = approver.organisation_id
+    integration = await runtime.directory.integration_key(org_id)
+    await speak_to(runtime.client, integration, approver.person_id)  # the receipt's language
     if purpose == "digest-reply":
         return await process_digest_reply(processor, mail, token_text, token, approver)
 
     decision = decide(mail.read.text)
-    org_id = approver.organisation_id
-    integration = await runtime.directory.integration_key(org_id)
     client = runtime.client
     try:
         event = (await processor.reads.execute(EVENT_QUERY, {"id": token.event_id},
@@ -198,9 +201,13 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
 
     ours = prior is not None and prior.action == action
     if state is not None:
+        # An administrator asked because the stage's approvers are away may decide it too.
+        override = state.current_stage == token.stage and token.approver_id not in {
+            pid for pid, _ in state.pending} and await is_administrator(
+            processor.reads, integration, token.approver_id)
         refusal = judge(
             action, token, sheet, state, rejected_stage=event.get("rejectedStage"), ours=ours,
-            reason=prior.detail if ours and prior is not None else detail,
+            reason=prior.detail if ours and prior is not None else detail, override=override,
         )
         if refusal is not None:
             return await processor.answer(
@@ -235,6 +242,15 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         raise
     except (ServiceRequestError, PermissionRefused, DirectoryError) as error:
         outcome = receipts.refused(sheet, str(error))
+        if action != "comment":
+            # Someone else decided meanwhile (an administrator asked because the approver was
+            # away, and the approver's own late reply): say what happened instead.
+            data = await client.execute(
+                STATE_QUERY, {"p": owner.person_id, "s": sheet.start_ms, "e": sheet.end_ms},
+                apikey=integration)
+            now = StateView.parse(data["getApprovalState"] or {})
+            outcome = judge(action, token, sheet, now, rejected_stage=None, ours=False,
+                            reason=detail) or outcome
     return await processor.answer(
         mail, outcome, token=token_text, record=finish(mail.key, outcome.code)
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from mail import receipts
 from mail.receipts import Outcome, TimesheetInfo, stage_words
+from timebot.l10n import _
 from timebot.tokens import ApprovalToken
 
 
@@ -106,10 +107,14 @@ def judge(
     rejected_stage: int | None,
     ours: bool,
     reason: str = "",
+    override: bool = False,
 ) -> Outcome | None:
     """May `action` ("approve" / "reject") of the token's approver go ahead? None: yes. Else the
     receipt's outcome: a refusal, or — when `ours` (this very reply was already being acted on
-    and the decision is in place) — the success the first attempt would have answered."""
+    and the decision is in place) — the success the first attempt would have answered.
+    `override`: the token's approver is an administrator (asked because the stage's approvers
+    are away: timebot.notify.escalation_tick), who may decide the current stage without being
+    one of its approvers."""
     me, stage = token.approver_id, token.stage
     if state.submit_id != token.event_id:
         return receipts.superseded(sheet)
@@ -118,23 +123,23 @@ def judge(
             if ours and state.approved_at(stage, me):
                 return approved_outcome(sheet, state, stage)
             return receipts.already_decided(
-                sheet, "is already approved",
-                "nothing. An administrator or an approver of its last stage can still "
-                "reject it.",
+                sheet, _("{sheet} is already approved."),
+                _("nothing. An administrator or an approver of its last stage can still "
+                  "reject it."),
             )
         if stage == state.last_stage() and state.approved_at(stage, me):
             return None  # a last-stage approver may still reject an approved timesheet
         return receipts.already_decided(
-            sheet, "is already approved",
-            "Only an administrator or an approver of its last stage can still reject it.",
+            sheet, _("{sheet} is already approved."),
+            _("Only an administrator or an approver of its last stage can still reject it."),
         )
     if state.status == "r":
         if action == "reject" and ours and rejected_stage == stage:
             return receipts.rejected(sheet, reason)
         return receipts.already_decided(
-            sheet, "has already been rejected",
-            f"nothing now; you will get a new review e-mail when {sheet.person_name} "
-            "resubmits it.",
+            sheet, _("{sheet} has already been rejected."),
+            _("nothing now; you will get a new review e-mail when {person} resubmits "
+              "it.").format(person=sheet.person_name),
         )
     if state.status != "s" or state.current_stage is None:
         return receipts.superseded(sheet)
@@ -151,12 +156,14 @@ def judge(
             if ours:
                 return approved_outcome(sheet, state, stage)
             return receipts.already_decided(
-                sheet, f"already has your approval at {state.where(stage)}",
-                f"nothing; it now waits for {state.waiting() or 'the other approvers'}.",
+                sheet, _("{sheet} already has your approval at {stage}."),
+                _("nothing; it now waits for {waiting}.").format(
+                    waiting=state.waiting() or _("the other approvers")),
+                stage=state.where(stage),
             )
-        if me not in pending:
+        if me not in pending and not override:
             return receipts.not_your_turn(sheet, state.where(current), state.waiting())
         return None
-    if me not in pending and not state.approved_at(stage, me):
+    if me not in pending and not state.approved_at(stage, me) and not override:
         return receipts.not_your_turn(sheet, state.where(current), state.waiting())
     return None

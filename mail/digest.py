@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 import structlog
 from sqlalchemy import select
 
+from mail.custom_mail import chosen, person_values
 from mail.reviews import (
     REPLY_TTL_MS,
     MailContext,
@@ -30,10 +31,13 @@ from mail.reviews import (
     review_links,
 )
 from timebot.client import operation
+from timebot.l10n import localisation_of
 from timebot.notify.approvals import DIGEST, period_label, person_info, time_zone_of
+from timebot.notify.person_notify import EMAIL, gets, person_notify
 from timebot.runtime import Runtime
 from timebot.state.digests import DigestItem, forget_digest, store_digest
 from timebot.state.models import NotificationPreference
+from timebot.summary import hours
 from timebot.tokens import make_token
 
 log = structlog.get_logger("mail.digest")
@@ -115,7 +119,7 @@ async def digest_plan(ctx: MailContext, organisation_id: str, person_id: str) ->
         start, end = int(entry["startTime"]["ts"]), int(entry["endTime"]["ts"])
         items.append({
             "person_name": entry["person"]["name"],
-            "period": period_label(start, end, zone),
+            "period": period_label(start, end, zone, localisation_of(person)),
             "total_ms": int(entry.get("totalDuration") or 0),
             "stage": stage,
             "stage_count": len(entry.get("stageDetails") or []) or 1,
@@ -137,6 +141,10 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
         return 0
     runtime = ctx.runtime
     settings = runtime.settings
+    key = await runtime.directory.integration_key(organisation_id)
+    notify = await person_notify(runtime.client, key, person_id)
+    if not gets(notify.settings, "digest", EMAIL):
+        return 0  # they turned these mails off (notificationSettings)
     now = runtime.clock.now_ms()
     digest_id = await store_digest(
         runtime.state_sessions, organisation_id, person_id,
@@ -144,10 +152,16 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
     )
     reply_token = make_token(settings.secret_key, "digest-reply", event_id=digest_id,
                              approver_id=person_id, stage=0, expires_at_ms=now + REPLY_TTL_MS)
-    rendered = ctx.templates.mail(
-        "digest", approver_name=plan.person["name"], items=plan.items, mode=DIGEST,
+    builtin = ctx.templates.mail(
+        "digest", localisation_of(plan.person), approver_name=plan.person["name"],
+        items=plan.items, mode=DIGEST,
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
+    rendered = chosen(notify, "digest", {
+        "person": person_values(plan.person), "count": len(plan.items),
+        "items": [{"owner": i["person_name"], "period": i["period"],
+                   "total": hours(i["total_ms"])} for i in plan.items]},
+        builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(plan.person["email"]),
                             reply_token=reply_token)
     queued = await ctx.mail.outbox.enqueue(

@@ -39,6 +39,7 @@ from mail.reading import ReadMessage, read_message
 from mail.receipt_sender import ReceiptSender
 from mail.receipts import Outcome
 from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_file_dnsfunc
+from timebot import l10n
 from timebot.errors import AccountInactive
 from timebot.read_batching import ReadBatcher
 from timebot.runtime import Runtime
@@ -198,9 +199,12 @@ class MessageProcessor:
                 ignored += f"; {await self.auto_replies(self, mail, refusal)}"
             return ignored
         try:
-            outcome = await self.handlers[kind](self, mail)
-        except AccountInactive:
-            outcome = await self.answer(mail, receipts.account_inactive())
+            # English until the handler knows whom it answers (`l10n.loading.speak_to`)
+            with l10n.using(l10n.ENGLISH):
+                try:
+                    outcome = await self.handlers[kind](self, mail)
+                except AccountInactive:
+                    outcome = await self.answer(mail, receipts.account_inactive())
         finally:
             self._verdicts.pop(id(inbound), None)
         log.info("mail_processed", id=inbound.id, kind=kind.value, outcome=outcome)

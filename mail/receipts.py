@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from enum import Enum
 
 from mail.outbound import new_message
 from mail.reading import ReadMessage
-from timebot.periods_local import local_period
+from timebot.l10n import _, current, format_datetime, format_period
 from timebot.stages import stage_label
 from timebot.tokens import message_id as token_message_id
 from timebot.tokens import reply_address
@@ -51,10 +50,13 @@ class TimesheetInfo:
 
     @property
     def period(self) -> str:
-        return local_period(self.start_ms, self.end_ms, self.time_zone)
+        """In the reader's date format, the owner's time zone."""
+        return format_period(self.start_ms, self.end_ms,
+                             replace(current(), time_zone=self.time_zone), named=False)
 
     def describe(self) -> str:
-        return f"the timesheet of {self.person_name} for {self.period}"
+        return _("the timesheet of {person} for {period}").format(
+            person=self.person_name, period=self.period)
 
 
 def stage_words(stage: int, count: int, stage_type: str | None) -> str:
@@ -83,26 +85,31 @@ class Outcome:
         return self.verdict is Verdict.NOTHING_CHANGED and self.code != "comment-added"
 
 
-# --- the catalogue --------------------------------------------------------------------------
+# --- the catalogue ---------------------------------------------------------------------------
+# In the reader's language (`timebot.l10n`, set by the handler): `_` translates each sentence,
+# its parts filled in after.
 
-DECIDE_HINT = "reply with approve, or with reject followed by the reason"
+
+def decide_hint() -> str:
+    return _("reply with approve, or with reject followed by the reason")
 
 
 def approved(sheet: TimesheetInfo, stage: str, fully: bool, next_stage: str | None) -> Outcome:
     then = (
-        "It is now approved."
+        _("It is now approved.")
         if fully
-        else f"It now waits for {next_stage}." if next_stage else "It now waits for the others."
+        else _("It now waits for {next}.").format(next=next_stage) if next_stage
+        else _("It now waits for the others.")
     )
-    return Outcome(Verdict.APPROVED, "approved", f"You approved {sheet.describe()} at {stage}. "
-                   f"{then}")
+    return Outcome(Verdict.APPROVED, "approved", _("You approved {sheet} at {stage}.").format(
+        sheet=sheet.describe(), stage=stage) + f" {then}")
 
 
 def rejected(sheet: TimesheetInfo, reason: str) -> Outcome:
     return Outcome(
         Verdict.REJECTED, "rejected",
-        f"You rejected {sheet.describe()}. {sheet.person_name} has been told why and can "
-        "correct and resubmit it.",
+        _("You rejected {sheet}. {person} has been told why and can correct and resubmit "
+          "it.").format(sheet=sheet.describe(), person=sheet.person_name),
         reason=reason,
     )
 
@@ -110,106 +117,111 @@ def rejected(sheet: TimesheetInfo, reason: str) -> Outcome:
 def comment_added(sheet: TimesheetInfo) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "comment-added",
-        f"Your message was added to the Journal of {sheet.describe()}; its approval did not "
-        "change.",
-        f"To decide, {DECIDE_HINT}.",
+        _("Your message was added to the Journal of {sheet}; its approval did not "
+          "change.").format(sheet=sheet.describe()),
+        _("To decide, {hint}.").format(hint=decide_hint()),
     )
 
 
 def reason_missing(sheet: TimesheetInfo) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "reason-missing",
-        f"A rejection needs a reason, and your reply gave none: {sheet.describe()} was not "
-        "rejected.",
-        "Reply again with reject followed by the reason, for example: "
-        "reject - Tuesday's hours are missing.",
+        _("A rejection needs a reason, and your reply gave none: {sheet} was not "
+          "rejected.").format(sheet=sheet.describe()),
+        _("Reply again with reject followed by the reason, for example: "
+          "reject - Tuesday's hours are missing."),
     )
 
 
 def empty_reply(sheet: TimesheetInfo) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "empty-reply",
-        f"Your reply had no text of its own (only the quoted e-mail), so nothing was done with "
-        f"{sheet.describe()}.",
-        f"Write your answer above the quoted e-mail: {DECIDE_HINT}.",
+        _("Your reply had no text of its own (only the quoted e-mail), so nothing was done "
+          "with {sheet}.").format(sheet=sheet.describe()),
+        _("Write your answer above the quoted e-mail: {hint}.").format(hint=decide_hint()),
     )
 
 
 def not_your_turn(sheet: TimesheetInfo, where: str, waiting: str) -> Outcome:
+    why = (_("It is not your turn: {sheet} is at {where}, waiting for {waiting}.") if waiting
+           else _("It is not your turn: {sheet} is at {where}."))
     return Outcome(
         Verdict.NOTHING_CHANGED, "not-your-turn",
-        f"It is not your turn: {sheet.describe()} is at {where}"
-        + (f", waiting for {waiting}" if waiting else "") + ".",
-        "nothing now; you will get a review e-mail when it is your turn.",
+        why.format(sheet=sheet.describe(), where=where, waiting=waiting),
+        _("nothing now; you will get a review e-mail when it is your turn."),
     )
 
 
 def stage_moved_on(sheet: TimesheetInfo, yours: str, where: str) -> Outcome:
+    text = _("{yours} of {sheet} has already been decided; the timesheet has moved on to "
+             "{where}.").format(yours=yours, sheet=sheet.describe(), where=where)
     return Outcome(
-        Verdict.NOTHING_CHANGED, "stage-moved-on",
-        f"{yours[:1].upper()}{yours[1:]} of {sheet.describe()} has already been decided; the "
-        f"timesheet has moved on to {where}.",
-        "nothing; your stage is done.",
+        Verdict.NOTHING_CHANGED, "stage-moved-on", f"{text[:1].upper()}{text[1:]}",
+        _("nothing; your stage is done."),
     )
 
 
-def already_decided(sheet: TimesheetInfo, what: str, todo: str) -> Outcome:
+def already_decided(sheet: TimesheetInfo, what: str, todo: str, **fields: str) -> Outcome:
+    """`what` is a whole sentence about `{sheet}` (and `fields`), already translated."""
+    text = what.format(sheet=sheet.describe(), **fields)
     return Outcome(
-        Verdict.NOTHING_CHANGED, "already-decided",
-        f"{sheet.describe()[:1].upper()}{sheet.describe()[1:]} {what}.", todo,
+        Verdict.NOTHING_CHANGED, "already-decided", f"{text[:1].upper()}{text[1:]}", todo,
     )
 
 
 def superseded(sheet: TimesheetInfo) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "superseded",
-        f"This review request is out of date: {sheet.describe()} has been resubmitted (or "
-        "withdrawn) since it was sent.",
-        "Answer the newest review e-mail for this timesheet.",
+        _("This review request is out of date: {sheet} has been resubmitted (or withdrawn) "
+          "since it was sent.").format(sheet=sheet.describe()),
+        _("Answer the newest review e-mail for this timesheet."),
     )
 
 
 def wrong_sender(address: str) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "wrong-sender",
-        f"This review request was sent to another approver; a reply from {address} cannot "
-        "answer it.",
-        "Answer the review e-mail that was sent to you, from the address timebot knows you by.",
+        _("This review request was sent to another approver; a reply from {address} cannot "
+          "answer it.").format(address=address),
+        _("Answer the review e-mail that was sent to you, from the address timebot knows you "
+          "by."),
     )
 
 
 def link_expired(expired_ms: int) -> Outcome:
-    when = datetime.fromtimestamp(expired_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = format_datetime(expired_ms, replace(current(), time_zone="UTC"))
     return Outcome(
         Verdict.NOTHING_CHANGED, "link-expired",
-        f"The reply address of this review e-mail expired on {when}.",
-        "Answer the newest review e-mail or reminder for this timesheet, or decide in the "
-        "time tracking service.",
+        _("The reply address of this review e-mail expired on {when}.").format(when=when),
+        _("Answer the newest review e-mail or reminder for this timesheet, or decide in the "
+          "time tracking service."),
     )
 
 
 def unknown_link(detail: str) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "unknown-link",
-        f"We could not tell which timesheet this reply is about ({detail}).",
-        "Reply to the review e-mail itself and keep its reply address.",
+        _("We could not tell which timesheet this reply is about ({detail}).").format(
+            detail=detail),
+        _("Reply to the review e-mail itself and keep its reply address."),
     )
 
 
 def account_inactive() -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "account-inactive",
-        "Your organisation's subscription is inactive, so the time tracking service refuses "
-        "every request for now.",
-        "Ask an administrator to reactivate the subscription, then reply again.",
+        _("Your organisation's subscription is inactive, so the time tracking service refuses "
+          "every request for now."),
+        _("Ask an administrator to reactivate the subscription, then reply again."),
     )
 
 
 def refused(sheet: TimesheetInfo, message: str) -> Outcome:
     return Outcome(
         Verdict.NOTHING_CHANGED, "refused",
-        f"The time tracking service refused to change {sheet.describe()}: {message}",
-        "Check the timesheet in the time tracking service.",
+        _("The time tracking service refused to change {sheet}: {message}").format(
+            sheet=sheet.describe(), message=message),
+        _("Check the timesheet in the time tracking service."),
     )
 
 
@@ -229,12 +241,14 @@ def thread_subject(subject: str) -> str:
 
 
 def receipt_text(outcome: Outcome) -> str:
+    # The first line is the contract's word (Approved / Rejected / Nothing changed) in every
+    # language: machines read it; the rest is in the reader's.
     lines = [outcome.verdict.value, "", outcome.why]
     if outcome.reason:
-        lines += ["", "Reason:", *[f"  {line}" for line in outcome.reason.splitlines()]]
+        lines += ["", _("Reason:"), *[f"  {line}" for line in outcome.reason.splitlines()]]
     if outcome.todo:
-        lines += ["", f"What to do: {outcome.todo}"]
-    lines += ["", "-- ", "timebot (this is an automatic answer to your e-mail)"]
+        lines += ["", _("What to do: {todo}").format(todo=outcome.todo)]
+    lines += ["", "-- ", _("timebot (this is an automatic answer to your e-mail)")]
     return "\n".join(lines) + "\n"
 
 
@@ -245,11 +259,12 @@ def receipt_html(outcome: Outcome) -> str:
     ]
     if outcome.reason:
         reason = "<br>".join(html.escape(line) for line in outcome.reason.splitlines())
-        parts.append(f"<p>Reason:</p><blockquote>{reason}</blockquote>")
+        parts.append(f"<p>{html.escape(_('Reason:'))}</p><blockquote>{reason}</blockquote>")
     if outcome.todo:
-        parts.append(f"<p>What to do: {html.escape(outcome.todo)}</p>")
-    parts.append("<p style=\"color:#666\">timebot (this is an automatic answer to your "
-                 "e-mail)</p>")
+        todo = _("What to do: {todo}").format(todo=outcome.todo)
+        parts.append(f"<p>{html.escape(todo)}</p>")
+    footer = html.escape(_("timebot (this is an automatic answer to your e-mail)"))
+    parts.append(f"<p style=\"color:#666\">{footer}</p>")
     body = "\n".join(parts)
     return f"<!DOCTYPE html>\n<html><body>\n{body}\n</body></html>\n"
 
@@ -272,7 +287,7 @@ def compose_receipt(
         headers["References"] = " ".join([*parents, reply.message_id])
     if token is not None:
         headers["Reply-To"] = reply_address(token, mail_domain)
-    subject = thread_subject(reply.subject) or "your reply"
+    subject = thread_subject(reply.subject) or _("your reply")
     return new_message(
         mail_from=mail_from,
         to=to,

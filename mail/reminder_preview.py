@@ -1,5 +1,6 @@
 """What the operator's `timebot reminders preview` and `send` see: for one organisation at one
-instant, the end-of-period reminders, daily digests and approval reminders that would go out
+instant, the end-of-period reminders, daily digests, approval reminders and what climbs
+(escalations to the administrators, climbing reminders to managers) that would go out
 (to whom, when) and, for everyone else, why not. The verdicts are the senders' own decisions
 (`timebot.notify.period_reminders`, `mail.digest`, `mail.reminders`); a preview writes
 nothing, `send_due` queues what is due exactly as the scheduler's tick would (each once)."""
@@ -17,10 +18,15 @@ from mail.digest import digest_person_ids, digest_plan, send_digests
 from mail.reviews import MailContext, already_queued
 from timebot.client import operation
 from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
+from timebot.notify.away_facts import away_facts
+from timebot.notify.escalation_tick import AWAY, Escalator
+from timebot.notify.escalations import climb_key, escalation_key
 from timebot.notify.period_reminders import period_verdicts
+from timebot.notify.period_timing import noun_of
+from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
 from timebot.notify.scheduler_epoch import recorded_first_seen_ms
-from timebot.state.away import Absence, absences, is_away
+from timebot.state.away import Absence, is_away
 from timebot.state.models import ApprovalReminderTally
 
 DAY_MS = 86_400_000
@@ -96,7 +102,7 @@ async def preview(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
     )
     async for verdict in verdicts:
         about = "" if verdict.period is None else \
-            f"week from {_day(verdict.period.start_ms)}"
+            f"{noun_of(verdict.person)} from {_day(verdict.period.start_ms)}"
         lines.append(PreviewLine("period reminder", _to(verdict.person),
                                  "due now" if verdict.reminder else verdict.why_not, about))
     for org_id, person_id in await digest_person_ids(runtime, organisation_id):
@@ -104,6 +110,28 @@ async def preview(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
         lines.append(PreviewLine("digest", _to(plan.person, person_id),
                                  plan.why_not or f"due now: {len(plan.items)} waiting"))
     lines.extend(await approval_reminder_lines(ctx, organisation_id))
+    lines.extend(await escalation_lines(ctx, organisation_id))
+    return lines
+
+
+async def escalation_lines(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
+    """What climbs and when (timebot.notify.escalation_tick's plans): the administrators asked
+    about a stage whose approvers are away, the managers asked about a stage that waited twice
+    the approval-reminder interval; each recipient's line says when, or that it was sent."""
+    runtime = ctx.runtime
+    escalator = Escalator(runtime, ReviewDispatch(runtime))
+    now_ms = runtime.clock.now_ms()
+    lines: list[PreviewLine] = []
+    for plan in await escalator.plans(organisation_id):
+        if plan.kind == AWAY:
+            continue
+        about = f"{plan.wait.owner_name}, stage {plan.wait.stage + 1}"
+        when = "due now" if plan.due_ms <= now_ms else f"from {_day(plan.due_ms)}"
+        for pid, name in plan.recipients:
+            key = (escalation_key(plan.wait.submit_id, plan.wait.stage, pid) if not plan.about
+                   else climb_key(plan.wait.submit_id, plan.wait.stage, plan.about, pid))
+            verdict = "sent" if await already_queued(runtime, key) else when
+            lines.append(PreviewLine(plan.kind, name, f"{verdict}: {plan.reason}", about))
     return lines
 
 
@@ -128,7 +156,10 @@ async def approval_reminder_lines(ctx: MailContext, organisation_id: str) -> lis
     key = await runtime.directory.integration_key(organisation_id)
     pending = (await runtime.client.execute(PENDING, apikey=key)).get("getPendingApprovals") or []
     lines: list[PreviewLine] = []
-    away = await absences(runtime.state_sessions, organisation_id)
+    ids = sorted({str(p["id"]) for entry in pending if entry for d in entry.get("stageDetails")
+                  or [] if d and int(d["stage"]) == int(entry.get("currentStage") or 0)
+                  for p in d.get("pending") or [] if p})
+    away = await away_facts(runtime, key, organisation_id, ids)
     now_ms = runtime.clock.now_ms()
     for entry in pending:
         if not entry or entry.get("status") != "s" or not entry.get("submitId"):

@@ -22,9 +22,11 @@ from zoneinfo import ZoneInfo
 import structlog
 from sqlalchemy import func, select
 
+from mail.custom_mail import chosen, person_values
 from mail.reviews import MailContext, build_message, send_approver_mail
 from timebot.config import Settings
 from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
+from timebot.l10n import ENGLISH, Localisation, format_day, localisation_of
 from timebot.notify.approvals import (
     DIGEST,
     approval_snapshot,
@@ -34,9 +36,10 @@ from timebot.notify.approvals import (
     setting_of,
     time_zone_of,
 )
+from timebot.notify.person_notify import EMAIL, gets, person_notify
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
-from timebot.summary import load_summary
+from timebot.summary import hours, load_summary
 from timebot.tokens import make_token, pack_period
 
 log = structlog.get_logger("mail.reminders")
@@ -64,11 +67,12 @@ def submit_url(
     return f"{settings.public_url.rstrip('/')}/s/{token}"
 
 
-def auto_submit_date(end_ms: int, days: int | None, time_zone: str) -> str | None:
+def auto_submit_date(end_ms: int, days: int | None, time_zone: str,
+                     local: Localisation = ENGLISH) -> str | None:
     if not days:
         return None
     moment = datetime.fromtimestamp(end_ms / 1000, UTC) + timedelta(days=days)
-    return f"{moment.astimezone(ZoneInfo(time_zone)):%a %d %b %Y}"
+    return format_day(moment.astimezone(ZoneInfo(time_zone)).date(), local, year=True)
 
 
 # --- approval reminders ---------------------------------------------------------------------
@@ -157,21 +161,32 @@ async def send_timesheet_reminder(
     settings = runtime.settings
     if not person.get("email"):
         return False
+    key = await runtime.directory.integration_key(organisation_id)
+    notify = await person_notify(runtime.client, key, str(person["id"]))
+    if not gets(notify.settings, "reminder", EMAIL):
+        return False  # they turned e-mail off (notificationSettings)
     zone = time_zone_of(person)
     now = runtime.clock.now_ms()
-    rendered = ctx.templates.mail(
+    local = localisation_of(person)
+    builtin = ctx.templates.mail(
         "timesheet_reminder",
+        local,
         person_name=person["name"],
-        period=period_label(start_ms, end_ms, zone),
+        period=period_label(start_ms, end_ms, zone, local),
         status=status,
         entries=entries,
         total_ms=total_ms,
         by_name=by_name,
         submit_url=submit_url(settings, str(person["id"]), start_ms, end_ms, now)
         if entries else None,
-        auto_submit_date=auto_submit_date(end_ms, setting_of(person, "autoSubmit"), zone)
+        auto_submit_date=auto_submit_date(end_ms, setting_of(person, "autoSubmit"), zone, local)
         if entries else None,
     )
+    rendered = chosen(notify, "reminder", {
+        "person": person_values(person), "period": period_label(start_ms, end_ms, zone),
+        "entries": entries, "total": hours(total_ms),
+        "submit_url": submit_url(settings, str(person["id"]), start_ms, end_ms, now)
+        if entries else None}, builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(person["email"]))
     queued: bool = await ctx.mail.outbox.enqueue(
         message, kind="timesheet-reminder", envelope_from=settings.mail_from,

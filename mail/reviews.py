@@ -20,14 +20,17 @@ from typing import Any
 import structlog
 from sqlalchemy import select
 
+from mail.custom_mail import chosen, person_values
 from mail.outbound import new_message
 from mail.parts import MailParts
 from mail.templating import MailTemplates, RenderedMail
 from timebot.config import Settings
+from timebot.l10n import localisation_of
 from timebot.notify.approvals import period_label, person_info, preference
+from timebot.notify.person_notify import EMAIL, gets, person_notify
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage
-from timebot.summary import TimesheetSummary
+from timebot.summary import TimesheetSummary, hours
 from timebot.tokens import make_token, message_id, reply_address
 
 log = structlog.get_logger("mail.reviews")
@@ -35,6 +38,8 @@ log = structlog.get_logger("mail.reviews")
 DAY_MS = 86_400_000
 LINK_TTL_MS = 14 * DAY_MS
 REPLY_TTL_MS = 30 * DAY_MS
+# The e-mail template kind (`emailTemplates`) of each approver mail.
+TEMPLATE_KINDS = {"review_request": "timesheetSubmitted", "approval_reminder": "approvalReminder"}
 
 
 # --- pure helpers ---------------------------------------------------------------------------
@@ -135,14 +140,19 @@ async def send_approver_mail(
     approver = await person_info(runtime.client, key, approver_id)
     if approver is None or not approver.get("email") or approver.get("archived"):
         return False
+    notify = await person_notify(runtime.client, key, approver_id)
+    if not gets(notify.settings, "review", EMAIL):
+        return False  # they turned these mails off (notificationSettings)
     now = runtime.clock.now_ms()
     links = review_links(settings, submit_id, approver_id, stage, now)
     mode = await preference(runtime, organisation_id, approver_id)
-    rendered = ctx.templates.mail(
+    local = localisation_of(approver)  # the approver's language and formats
+    builtin = ctx.templates.mail(
         template,
+        local,
         approver_name=approver["name"],
         summary=summary,
-        period=period_label(summary.start_ms, summary.end_ms, summary.time_zone),
+        period=period_label(summary.start_ms, summary.end_ms, summary.time_zone, local),
         stage=stage,
         stage_count=stage_count,
         approve_url=links.approve_url,
@@ -152,6 +162,12 @@ async def send_approver_mail(
         mode=mode,
         **(extra or {}),
     )
+    period = period_label(summary.start_ms, summary.end_ms, summary.time_zone)
+    rendered = chosen(notify, TEMPLATE_KINDS.get(template, template), {
+        "person": person_values(approver), "owner": summary.person_name, "period": period,
+        "total": hours(summary.total_ms), "stage": stage, "stage_count": stage_count,
+        "approve_url": links.approve_url, "reject_url": links.reject_url,
+        "days": (extra or {}).get("waiting_days")}, builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(approver["email"]),
                             reply_token=links.reply_token)
     queued: bool = await ctx.mail.outbox.enqueue(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from timebot.l10n import Localisation
 from timebot.templating import Templates
 
 DEFAULTS = Path(__file__).resolve().parent / "templates"
@@ -28,10 +29,12 @@ class MailTemplates(Templates):
     def __init__(self, data_dir: Path | None) -> None:
         super().__init__(DEFAULTS, data_dir)
 
-    def mail(self, name: str, **context: Any) -> RenderedMail:
-        subject = self.render(f"{name}.subject.j2", **context)
+    def mail(self, name: str, localisation: Localisation | None = None,
+             **context: Any) -> RenderedMail:
+        """In the reader's `localisation` (default: the one in force, `timebot.l10n`)."""
+        subject = self.render(f"{name}.subject.j2", localisation, **context)
         return RenderedMail(
             subject=" ".join(subject.split()),
-            text=self.render(f"{name}.txt.j2", **context).strip() + "\n",
-            html=self.render(f"{name}.html.j2", **context),
+            text=self.render(f"{name}.txt.j2", localisation, **context).strip() + "\n",
+            html=self.render(f"{name}.html.j2", localisation, **context),
         )

@@ -126,7 +126,8 @@ async def process_time_entry(processor: Replier, mail: InboundMail) -> str:
         raise  # retried by the inbox worker
     except ServiceClientError as error:
         return await processor.answer(mail, _refusal("refused", refusal(error), address))
-    quick = QuickTime(runtime.client, Memory(runtime.state_sessions), runtime.clock.now_ms)
+    quick = QuickTime(runtime.client, Memory(runtime.state_sessions), runtime.clock.now_ms,
+                      runtime.entry_rules)
     who = Who(org_id, person.person_id, apikey, zone)
     last = submit_request(lines)  # `submit [last]`: mail.time_submit
     if last is not None:

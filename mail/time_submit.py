@@ -1,13 +1,16 @@
-"""`submit` by mail: a mail to time@ whose only line is `submit` (this week) or `submit last`
-(last week) submits the sender's timesheet, as `/timesheet submit [last]` does in Slack. The
-sender is verified exactly as for time entries (mail.time_entry); the receipt says what
-happened. A retried mail (a crash before its receipt was queued) finds the timesheet already
-submitted and says so; the receipt is still queued once per mail."""
+"""`submit` by mail: a mail to time@ whose only line is `submit` (this period: the sender's
+`periodicity`, a week by default) or `submit last` (the last period) submits the sender's
+timesheet, as `/timesheet submit [last]` does in Slack. The sender is verified exactly as for
+time entries (mail.time_entry); the receipt says what happened. A retried mail (a crash before
+its receipt was queued) finds the timesheet already submitted and says so; the receipt is still
+queued once per mail."""
 
 from __future__ import annotations
 
 SUBMIT_LINES = {
     "submit": False, "submit this week": False, "submit last": True, "submit last week": True,
+    "submit this period": False, "submit last period": True,
+    "submit this month": False, "submit last month": True,
 }
 
 
@@ -21,7 +24,7 @@ def submit_request(lines: list[str]) -> bool | None:
 def submit_receipt(answer: str, zone: str) -> str:
     """Pure: the receipt's text around the service's answer."""
     return "\n".join([
-        answer, "", f"(Weeks read in your time zone, {zone}.)",
-        "Write `submit last` to submit last week's timesheet instead.",
+        answer, "", f"(Periods read in your time zone, {zone}.)",
+        "Write `submit last` to submit the last period's timesheet instead.",
         "", "-- ", "timebot (this is an automatic answer to your e-mail)",
     ]) + "\n"

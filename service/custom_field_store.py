@@ -25,6 +25,7 @@ from service.item_access import access_defaults
 from service.lookup import get_in_org
 from service.models import AbsenceType, Person, Project, Tag, Task, TimeRecord
 from service.models.custom_fields import CustomField, CustomFieldLink
+from service.rules import entry as rules
 from service.rules.access import AccessItem, has_access
 from service.rules.custom_field_visibility import KINDS, Target, shows_on
 from service.structure import ancestors, parent_map
@@ -93,7 +94,7 @@ async def require_entity_edit(context: RequestContext, kind: str, entity: Any) -
     if kind == "timeRecord":
         # A value is part of its record: the record's edit rights, lock date and workflow.
         await require_edit_access(context, entity.person_id, entity.start_ms)
-        await guard_edit(context, entity)
+        await guard_edit(context, entity, rules.ANY)
         return
     permissions.require(context, ENTITY_PERMISSIONS[kind], f"edit a {kind}'s custom fields")
 

@@ -6,10 +6,10 @@ organisation, its people and who manages whom; its structure (demo_structure), s
 (demo_rates), custom field (demo_custom_fields) and weekly scheduled report (demo_reports)
 come from the modules named. One finished
 phase, Discovery, shows the entry rules: its time before the current week is locked
-(`lockDate`) and its entries need a comment (`forceComment`). Everything is written with
-the models directly; the records are deterministic for a given `now_ms` (a seeded random
-generator), so two fresh seeds at the same instant look alike. `demo_export` describes the
-seeded organisation.
+(`lockDate`) and its entries need a comment (`forceComment`). The Design team submits monthly
+timesheets (its tag's `periodicity`, demo_structure). Everything is written with the models
+directly; the records are deterministic for a given `now_ms` (a seeded random generator), so
+two fresh seeds at the same instant look alike. `demo_export` describes the seeded organisation.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.approvals.settings import APPROVAL_STAGES, set_value
 from service.approvals.stages import parse_stage_inputs
+from service.demo_away import seed_away_approver
 from service.demo_custom_fields import seed_custom_fields
 from service.demo_history import seed_expenses, seed_time_records
 from service.demo_rates import seed_demo_rates
@@ -135,6 +136,7 @@ async def seed_demo(session: AsyncSession, now_ms: int) -> None:
     seed_time_off(session, seed.org_id, seed.absence_types["Vacation"], now_ms, seed.zone)
     seed_time_records(seed)
     seed_expenses(seed)
+    await seed_away_approver(seed, organisation)
     await seed_demo_rates(session, seed.org_id, history_start, seed.persons, seed.projects,
                           created.roles.get(ROLE_MANAGER))
     await seed_reports(session, seed.org_id, seed.persons["grace"], seed.persons["linus"],

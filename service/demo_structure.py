@@ -27,6 +27,9 @@ TEAMS = {
     "Engineering": ("grace", "margaret", "alan", "katherine"),
     "Design": ("linus", "dorothy", "edsger", "barbara"),
 }
+# Design submits monthly timesheets (the fronts' "this period" is their month); Engineering
+# the default weeks.
+TEAM_SETTINGS = {"Design": {"periodicity": "monthly"}}
 
 
 @dataclass
@@ -109,7 +112,7 @@ async def seed_tags(seed: DemoSeed, start_ms: int) -> None:
     for team, members in TEAMS.items():
         tag = Tag(
             organisation_id=seed.org_id, name=team, category_id=teams.id, level=0,
-            settings={}, created_ms=start_ms,
+            settings=dict(TEAM_SETTINGS.get(team, {})), created_ms=start_ms,
         )
         seed.add(tag)
         await seed.session.flush()

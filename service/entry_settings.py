@@ -1,30 +1,47 @@
-"""The account settings that shape time entry, applied to one entry. For an entry the value
-is a project's own (the first of the entry's projects that sets it), else the owner's
-(person > deepest tag > account > default: `settings_cascade.py`). The checks are pure and
-name the setting that refuses and what would be accepted.
+"""The account settings that shape time entry, applied to one write: the adapter of the pure
+rule table `service/rules/entry.py`. For an entry a setting's value is a project's own (the
+first of the entry's projects that sets it), else the owner's (person > deepest tag > account
+> default: `settings_cascade.py`).
 
-`checked_entry` is the one place the entry rules meet a write (adding, cloning, and the edits
-of start, end, duration and absence): the record as it would be after the write must start
-after the lock date (`lockDate`) and not after now (`noFutureTimeRecord`, admins included:
-the spec exempts no one), last at least `minimumTimeEntry` (checked on the duration as given),
-be an absence only where `allowTimeOffRecord` allows it and last at most a day with
-`absenceMaxOneDay`; its duration is then rounded up to a whole number of `timeEntryUnit` (the
-setting says "rounded"; rounding up never loses recorded time). Every setting is read from
-the JSON already loaded with the organisation, the person, their tags and the projects: no
-statement more than the lock date alone costs."""
+`checked` is the one place the entry rules meet a write: addTimeRecord, every
+editTimeRecord…, deleteTimeRecords, cloneTimeRecords, the legacy interface's time entries and
+submitTimesheet (its period's records as they stand) describe their write as a `Write` and get
+back the entry as it may be stored (its duration rounded to `timeEntryUnit`), or a
+RuleViolation whose message names the setting that refused and what would be accepted.
+Settings are read from the JSON already loaded with the organisation, the person, their tags
+and the projects; the planned day (schedules and holidays) is read only when a schedule rule
+is on, the category names only for a refusal that shows them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import RuleViolation
-from service.models import Organisation, Person, Project
-from service.settings_cascade import Resolved, for_person, own, reader
+from service.models import (
+    Organisation,
+    Person,
+    Project,
+    ProjectCategory,
+    Task,
+    TaskCategory,
+    TimeRecord,
+)
+from service.period_rules import check_period_open
+from service.rules import entry as rules
+from service.rules.entry import Entry, Facts, Period, ProjectFact, Write
+from service.rules.report_period import period_around
+from service.rules.schedules import expected_ms
+from service.schedule_plan import out_of_schedule_allowed, plan_person, planned_day
+from service.settings_cascade import Resolved, for_person, own, person_zone, reader
 from service.settings_registry import BY_NAME, TIME_SETTINGS
+
+__all__ = ["Entry", "Write", "checked", "entry_value", "record_entry"]
 
 
 async def entry_value(session: AsyncSession, organisation: Organisation, person: Person,
@@ -38,119 +55,120 @@ async def entry_value(session: AsyncSession, organisation: Organisation, person:
     return await for_person(session, organisation, person, read, setting.default, setting.ties)
 
 
-def _source(resolved: Resolved) -> str:
-    if not resolved.path:
-        return "the default"
-    where = resolved.path[0]
-    return f"{where['collection'].rstrip('s')} {where['name']}"
+def project_facts(projects: Iterable[Project]) -> tuple[ProjectFact, ...]:
+    return tuple(ProjectFact(p.name, p.category_id) for p in projects)
 
 
-def check_lock(lock: Resolved, start_ms: int) -> None:
-    """Time before the lock date (`lockDate`) is neither recorded, changed nor moved there."""
-    if lock.value is not None and start_ms < lock.value:
-        day = datetime.fromtimestamp(lock.value / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
-        raise RuleViolation(f"The timesheet settings lock time before {day} (lockDate of "
-                            f"{_source(lock)}): nothing before it may be recorded or changed")
+def record_entry(record: TimeRecord, *, task: Task | None = None,
+                 projects: Sequence[Project] | None = None, **changes: Any) -> Entry:
+    """The record as a write of `changes` (start_ms, end_ms, duration_ms, absence, comment)
+    leaves it; `task` / `projects` when the write names them (or the record's own are read)."""
+    values: dict[str, Any] = {
+        "start_ms": record.start_ms, "duration_ms": record.duration_ms,
+        "end_ms": record.end_ms, "absence": record.absence_id is not None,
+        "comment": record.comment, "has_task": record.task_id is not None,
+        "task_category": task.category_id if task is not None else None,
+        "projects": project_facts(record.projects if projects is None else projects),
+    }
+    if task is not None:
+        values["has_task"] = True
+    values.update(changes)
+    return Entry(**values)
 
 
-async def check_unlocked(session: AsyncSession, organisation: Organisation, person: Person,
-                         projects: Sequence[Project], *starts: int | None) -> None:
-    """RuleViolation when an entry starting at any of `starts` lies in locked time."""
-    lock = await entry_value(session, organisation, person, projects, "lockDate")
-    for start in starts:
-        if start is not None:
-            check_lock(lock, start)
+async def _names(session: AsyncSession, org_id: str, values: rules.Values) -> dict[str, str]:
+    ids: set[str] = set(values["taskCategories"].value or []) if "taskCategories" in values \
+        else set()
+    if "listOfProjectCategories" in values:
+        ids |= {c for level in values["listOfProjectCategories"].value or [] for c in level or []}
+    found: dict[str, str] = {}
+    for model in (TaskCategory, ProjectCategory):
+        rows = await session.execute(select(model.id, model.name).where(
+            model.organisation_id == org_id, model.id.in_(ids)))
+        found.update({row[0]: row[1] for row in rows})
+    return found
 
 
-def check_comment(force: Resolved, comment: str | None) -> None:
-    """With `forceComment`, a time record keeps a comment."""
-    if force.value and not (comment or "").strip():
-        raise RuleViolation("The timesheet settings require a comment on every time record "
-                            f"(forceComment of {_source(force)})")
+async def checked(session: AsyncSession, organisation: Organisation, person: Person,
+                  projects: Sequence[Project], write: Write, *, now_ms: int,
+                  admin: bool) -> Entry:
+    """The entry as the write may store it, or RuleViolation naming the setting that refuses."""
+    applying = rules.applying(write)
+    names = {name for rule in applying for name in rule.settings}
+    if rules.TIMED & write.fields:
+        names.add("timeEntryUnit")
+    values = {name: await entry_value(session, organisation, person, projects, name)
+              for name in sorted(names)}
+    facts = Facts(now_ms, admin)
+    if any("day" in rule.facts for rule in applying):
+        allowed = True
+        if not write.after.absence and "allowTimeRecordOutOfScheduleDaily" in values:
+            allowed = await out_of_schedule_allowed(session, organisation, person, projects)
+        if values["timeRecordOnWorkingDayOnly"].value or not allowed:
+            day = await planned_day(session, organisation, person, write.after.start_ms)
+            facts = replace(facts, day=day, out_of_schedule=allowed)
+    if any("period" in rule.facts for rule in applying) and not write.after.absence and \
+            values["allowTimeRecordOutOfSchedulePeriod"].value is False:
+        facts = replace(facts, period=await _period(session, organisation, person, write,
+                                                    values["periodicity"].value))
+    refused = rules.refusal(values, write, facts)
+    if refused is not None and any("names" in rule.facts for rule in applying):
+        facts = replace(facts, names=await _names(session, organisation.id, values))
+        refused = rules.refusal(values, write, facts)
+    if refused is not None:
+        raise RuleViolation(refused)
+    if write.kind in ("add", "clone", "legacy", "edit"):
+        await check_period_open(session, organisation, person, write.after.start_ms, now_ms)
+    unit = values.get("timeEntryUnit")
+    return rules.rounded(unit.value if unit is not None else None, write.after)
 
 
-# The settings an entry's start, duration and absence are checked against.
-ENTRY_RULES = ("lockDate", "noFutureTimeRecord", "minimumTimeEntry", "timeEntryUnit",
-               "allowTimeOffRecord", "absenceMaxOneDay")
-DAY_MS = 86_400_000
+# The timesheet periods (the periodicity setting) as report periods.
+_PERIODS = {"daily": "day", "weekly": "week", "biWeekly": "biWeekly",
+            "semiMonthly": "semiMonth", "monthly": "month"}
 
 
-@dataclass(frozen=True)
-class Entry:
-    """A time record as a write would leave it."""
+async def _period(session: AsyncSession, organisation: Organisation, person: Person,
+                  write: Write, periodicity: str | None) -> Period:
+    """The period of the entry's start: its scheduled time, and the time of the person's
+    other records in it."""
+    zone = await person_zone(session, organisation, person)
+    day = datetime.fromtimestamp(write.after.start_ms / 1000, UTC).astimezone(zone).date()
+    first, after = period_around(_PERIODS.get(periodicity or "weekly", "week"), day)
 
-    start_ms: int
-    duration_ms: int
-    end_ms: int | None = None
-    absence: bool = False
+    def midnight(on: date) -> int:
+        return int(datetime(on.year, on.month, on.day, tzinfo=zone).timestamp() * 1000)
 
-
-def _when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _length(ms: int) -> str:
-    minutes, rest = divmod(ms, 60_000)
-    hours, minutes = divmod(minutes, 60)
-    text = f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
-    return text + (f" {rest / 1000:g} s" if rest else "")
-
-
-def check_not_future(setting: Resolved, start_ms: int, now_ms: int) -> None:
-    if setting.value and start_ms > now_ms:
-        raise RuleViolation("The timesheet settings refuse time in the future "
-                            f"(noFutureTimeRecord of {_source(setting)}): the entry must start "
-                            f"at or before now, {_when(now_ms)}")
+    start_ms, end_ms = midnight(first), midnight(after)
+    planned = await plan_person(session, organisation, person, start_ms, end_ms)
+    others = select(func.coalesce(func.sum(TimeRecord.duration_ms), 0)).where(
+        TimeRecord.organisation_id == organisation.id, TimeRecord.person_id == person.id,
+        TimeRecord.start_ms >= start_ms, TimeRecord.start_ms < end_ms)
+    if write.record_id is not None:
+        others = others.where(TimeRecord.id != write.record_id)
+    recorded = int(await session.scalar(others) or 0)
+    return Period(first, after - timedelta(days=1), expected_ms(planned), recorded)
 
 
-def check_minimum(setting: Resolved, duration_ms: int) -> None:
-    if setting.value and duration_ms < setting.value:
-        raise RuleViolation(f"The timesheet settings refuse entries shorter than "
-                            f"{_length(setting.value)} (minimumTimeEntry of {_source(setting)}):"
-                            f" record at least {_length(setting.value)}")
+async def check_records(session: AsyncSession, organisation: Organisation, person: Person,
+                        records: Iterable[TimeRecord], *, kind: str, now_ms: int,
+                        admin: bool) -> None:
+    """Each record as it stands passes the rules of a `kind` write (a submission, a
+    deletion)."""
+    fields = frozenset({rules.ANY, rules.COMMENT, rules.END})
+    for record in records:
+        entry = record_entry(record)
+        await checked(session, organisation, person, record.projects,
+                      Write(kind, entry, fields, entry), now_ms=now_ms, admin=admin)
 
 
-def check_time_off(setting: Resolved, absence: bool) -> None:
-    if absence and setting.value is False:
-        raise RuleViolation("The timesheet settings do not allow recording time off "
-                            f"(allowTimeOffRecord of {_source(setting)}): record worked time "
-                            "only")
-
-
-def check_absence_length(setting: Resolved, entry: Entry) -> None:
-    span = entry.end_ms - entry.start_ms if entry.end_ms is not None else 0
-    if setting.value and entry.absence and max(entry.duration_ms, span) > DAY_MS:
-        raise RuleViolation("The timesheet settings allow an absence of at most one day "
-                            f"(absenceMaxOneDay of {_source(setting)}): record at most 24 h, "
-                            "one record per day")
-
-
-def rounded(setting: Resolved, entry: Entry) -> Entry:
-    """The entry with its duration rounded up to the unit (and an end that matched the
-    duration moved with it)."""
-    unit = setting.value
-    if not unit or entry.duration_ms % unit == 0:
-        return entry
-    duration = -(-entry.duration_ms // unit) * unit
-    end = entry.end_ms
-    if end is not None and end - entry.start_ms == entry.duration_ms:
-        end = entry.start_ms + duration
-    return replace(entry, duration_ms=duration, end_ms=end)
-
-
-def check_entry(rules: dict[str, Resolved], entry: Entry, now_ms: int) -> Entry:
-    """RuleViolation naming the first setting the entry breaks; else the entry as stored."""
-    check_lock(rules["lockDate"], entry.start_ms)
-    check_not_future(rules["noFutureTimeRecord"], entry.start_ms, now_ms)
-    check_minimum(rules["minimumTimeEntry"], entry.duration_ms)
-    check_time_off(rules["allowTimeOffRecord"], entry.absence)
-    check_absence_length(rules["absenceMaxOneDay"], entry)
-    return rounded(rules["timeEntryUnit"], entry)
-
-
-async def checked_entry(session: AsyncSession, organisation: Organisation, person: Person,
-                        projects: Sequence[Project], entry: Entry, now_ms: int) -> Entry:
-    """The entry as a write may store it, or RuleViolation naming the setting that refuses."""
-    rules = {name: await entry_value(session, organisation, person, projects, name)
-             for name in ENTRY_RULES}
-    return check_entry(rules, entry, now_ms)
+async def check_submission(session: AsyncSession, organisation: Organisation, owner: Person,
+                           start_ms: int, end_ms: int, *, now_ms: int, admin: bool) -> None:
+    """submitTimesheet: the period's records as they stand pass the rules that hold for a
+    record at rest (lockDate except for an admin, forceComment, mandatoryStartEndTime)."""
+    records = await session.scalars(select(TimeRecord).where(
+        TimeRecord.organisation_id == organisation.id, TimeRecord.person_id == owner.id,
+        TimeRecord.start_ms >= start_ms, TimeRecord.start_ms < end_ms,
+    ).order_by(TimeRecord.start_ms, TimeRecord.id))
+    await check_records(session, organisation, owner, records.unique(), kind="submit",
+                        now_ms=now_ms, admin=admin)

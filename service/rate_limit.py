@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbing.ids import new_id
 from service.errors import RuleViolation
 from service.models import Organisation
 from service.models.rate_limit import RateLimitHit
@@ -53,6 +54,7 @@ class Limit:
     per_organisation: int
     per_person: int | None = None  # None: the operation has no acting person
     window_ms: int = HOUR_MS
+    unit: str = "times"  # what is counted, as the message names it
 
     @property
     def window_label(self) -> str:
@@ -64,6 +66,11 @@ class Limit:
 # (those and the users created on their first single sign-on, who have no acting person,
 # share it).
 ADDING_PEOPLE = Limit("adding people", per_organisation=200, per_person=50)
+# Invitation e-mails (invitePersons counts one per invited person, so that the mails sent to
+# addresses that have not signed in yet are what is limited, not the calls): an administrator
+# brings in a large organisation in one call.
+INVITING_PEOPLE = Limit("inviting people", per_organisation=2_000, per_person=1_000,
+                        unit="invitations")
 
 
 async def _used(session: AsyncSession, org_id: str, action: str, scope: str, since: int) -> int:
@@ -79,8 +86,9 @@ async def _used(session: AsyncSession, org_id: str, action: str, scope: str, sin
 
 
 async def count_durable(session: AsyncSession, limit: Limit, org_id: str,
-                        person_id: str | None, now_ms: int) -> None:
-    """Counts one call of `limit.action` (RateLimited, counting nothing, when over)."""
+                        person_id: str | None, now_ms: int, amount: int = 1) -> None:
+    """Counts `amount` (one call, or one call's invitations) of `limit.action`
+    (RateLimited, counting nothing, when that would go over)."""
     await session.execute(
         select(Organisation.id).where(Organisation.id == org_id).with_for_update(key_share=True)
     )
@@ -91,12 +99,21 @@ async def count_durable(session: AsyncSession, limit: Limit, org_id: str,
     if person_id is not None and limit.per_person is not None:
         scopes.append((f"person:{person_id}", limit.per_person, "per person"))
     for scope, allowed, label in scopes:
-        if await _used(session, org_id, limit.action, scope, since) >= allowed:
+        used = await _used(session, org_id, limit.action, scope, since)
+        if used + amount > allowed:
+            asked = "" if amount == 1 else f" ({amount} asked, {max(0, allowed - used)} left)"
             raise RateLimited(
-                f"Rate limit: {limit.action} is allowed at most {allowed} times "
-                f"{limit.window_label} {label}; try again later"
+                f"Rate limit: {limit.action} is allowed at most {allowed} {limit.unit} "
+                f"{limit.window_label} {label}{asked}; try again later"
             )
-    for scope, _allowed, _label in scopes:
-        session.add(RateLimitHit(organisation_id=org_id, action=limit.action, scope=scope,
-                                 at_ms=now_ms))
-    await session.flush()
+    if amount == 1:
+        for scope, _allowed, _label in scopes:
+            session.add(RateLimitHit(organisation_id=org_id, action=limit.action, scope=scope,
+                                     at_ms=now_ms))
+        await session.flush()
+        return
+    await session.execute(insert(RateLimitHit), [
+        {"id": new_id(), "organisation_id": org_id, "action": limit.action, "scope": scope,
+         "at_ms": now_ms}
+        for scope, _allowed, _label in scopes for _ in range(amount)
+    ])

@@ -13,7 +13,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.approvals import settings as cfg
-from service.errors import BadInput, RuleViolation
+from service.errors import BadInput
 from service.models import Organisation, Person, Project
 from service.models.schedule import (
     TARGET_ORGANISATION,
@@ -111,22 +111,24 @@ async def _projects_allow(session: AsyncSession, projects: Sequence[Project]) ->
     return all(value is not False for value in values)
 
 
-async def check_in_schedule(
-    session: AsyncSession, organisation: Organisation, person: Person, start_ms: int,
+async def out_of_schedule_allowed(
+    session: AsyncSession, organisation: Organisation, person: Person,
     projects: Sequence[Project] = (),
-) -> None:
-    """RuleViolation when the person may not record time on the day that `start_ms` is in. A
-    project's explicit setting wins over the person's (person, tag, account) for its entries."""
+) -> bool:
+    """allowTimeRecordOutOfScheduleDaily as it applies to an entry: a project's explicit
+    setting wins over the person's (person, tag, account)."""
     allowed = await _projects_allow(session, projects)
     if allowed is None:
         setting = await cfg.resolve(session, organisation, person, ALLOW_OUT_OF_SCHEDULE)
         allowed = setting.value is not False
-    if allowed:
-        return
+    return allowed
+
+
+async def planned_day(
+    session: AsyncSession, organisation: Organisation, person: Person, start_ms: int,
+) -> rules.PlannedDay:
+    """The person's planned day (schedule and public holidays) that `start_ms` is in."""
     zone = await person_zone(session, organisation, person)
     day = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()
     midnight = int(datetime(day.year, day.month, day.day, tzinfo=zone).timestamp() * 1000)
-    planned = await plan_person(session, organisation, person, midnight, midnight + 1)
-    refusal = rules.out_of_schedule_refusal(False, planned[0])
-    if refusal is not None:
-        raise RuleViolation(refusal)
+    return (await plan_person(session, organisation, person, midnight, midnight + 1))[0]

@@ -45,7 +45,7 @@ def json_reader(key: str) -> Read:
 
 
 def reader(setting: Setting) -> Read:
-    by_json = json_reader(setting.name)
+    by_json = json_reader(setting.key)
 
     def read(entity: Any, level: str) -> tuple[bool, Any]:
         column = setting.columns.get(level)
@@ -79,7 +79,7 @@ def set_json(entity: Any, key: str, value: Any, column: str = "settings") -> Non
 def store(entity: Any, level: str, setting: Setting, value: Any) -> None:
     column = setting.columns.get(level)
     if column is None:
-        set_json(entity, setting.name, value)
+        set_json(entity, setting.key, value)
     else:
         setattr(entity, column, value)
 

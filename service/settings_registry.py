@@ -18,13 +18,21 @@ from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from plumbing import mail_templates
+
 TIME_SETTINGS = "TimeSettings"
 LOCALISATION = "Localisation"
+EMAIL_TEMPLATE = "EmailTemplate"
+NOTIFICATIONS = "NotificationSettings"
 # The levels, most general first; a person's value: person, then their tags, then the account.
 LEVELS = ("organisation", "tag", "person", "project")
 ACCOUNT = ("organisation", "tag", "person")
 # GraphQL attribute of each group on the entity types.
-ATTRIBUTES = {TIME_SETTINGS: "timeSettings", LOCALISATION: "localisation"}
+ATTRIBUTES = {TIME_SETTINGS: "timeSettings", LOCALISATION: "localisation",
+              EMAIL_TEMPLATE: "emailTemplates", NOTIFICATIONS: "notificationSettings"}
+# Groups of one setting that is the entity's attribute itself (`notificationSettings:
+# Attribute<Level>NotificationSettings`), not a field of a group type.
+DIRECT = (NOTIFICATIONS,)
 
 # A reference the value makes to another entity: (argument path, kind, id).
 Reference = tuple[str, str, str]
@@ -50,17 +58,37 @@ class Setting:
     references: Callable[[Any], Iterable[Reference]] | None = None
     # How the values of several tags at the deepest level combine (None: the first by name).
     ties: Callable[[list[Any]], Any] | None = None
+    # The mutation's argument (default: the name), its name and the attribute type's
+    # ({Level}, {group}, {Name} filled in), and the key of the value in `settings` JSON.
+    arg: str = ""
+    mutation_format: str = "edit{Level}{group}{Name}"
+    attribute_format: str = "Attribute{group}{Name}"
+    stored_as: str = ""
 
     @property
     def capitalised(self) -> str:
         return self.name[0].upper() + self.name[1:]
 
+    @property
+    def argument_name(self) -> str:
+        return self.arg or self.name
+
+    @property
+    def key(self) -> str:
+        return self.stored_as or self.name
+
+    def _named(self, form: str, level: str) -> str:
+        return form.format(Level=level.capitalize(), group=self.group, Name=self.capitalised)
+
     def mutation(self, level: str) -> str:
-        return f"edit{level.capitalize()}{self.group}{self.capitalised}"
+        return self._named(self.mutation_format, level)
+
+    def attribute_type_at(self, level: str) -> str:
+        return self._named(self.attribute_format, level)
 
     @property
     def attribute_type(self) -> str:
-        return f"Attribute{self.group}{self.capitalised}"
+        return self.attribute_type_at("organisation")
 
 
 # --- the rules (pure) ---------------------------------------------------------------------
@@ -167,6 +195,62 @@ def _local(name: str, argument: str, check: Callable[[Any], Any], description: s
                    self_edit=True, **extra)
 
 
+def email_template(kind: str) -> Callable[[Any], Any]:
+    """A template of that kind parses and renders with its sample values in the sandbox."""
+
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("must be a template, not blank (null clears it)")
+        try:
+            mail_templates.check(kind, value)
+        except mail_templates.TemplateProblem as problem:
+            raise ValueError(f"the template does not render: {problem}") from None
+        return str(value)
+
+    return check
+
+
+FREQUENCIES = ("none", "instant", "daily", "weekly")
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+CATEGORIES = ("mentions", "managedEntityMentions", "assignedEntityMentions", "approvalUpdate",
+              "budgetAlert")
+NOTIFICATIONS_DEFAULT = {"email": True, "push": True,
+                         **{category: {"frequency": "instant"} for category in CATEGORIES}}
+
+
+def _category(name: str, value: Any) -> dict[str, Any]:
+    frequency = value.get("frequency")
+    if frequency not in FREQUENCIES:
+        raise ValueError(f"{name}.frequency must be one of {', '.join(FREQUENCIES)}, "
+                         f"got {frequency!r}")
+    stored: dict[str, Any] = {"frequency": frequency}
+    if value.get("hour") is not None:
+        stored["hour"] = whole(0, 23, f"{name}.hour must be from 0 to 23")(value["hour"])
+    if value.get("dayOfWeek") is not None:
+        stored["dayOfWeek"] = one_of(*DAYS)(value["dayOfWeek"])
+    if value.get("threshold") is not None:
+        stored["threshold"] = whole(0, 1_000_000, f"{name}.threshold must be from 0 to "
+                                    "1000000")(value["threshold"])
+    for flag in ("atRisk", "overBudget"):
+        if value.get(flag) is not None:
+            stored[flag] = bool(value[flag])
+    return stored
+
+
+def notification_settings(value: Any) -> dict[str, Any]:
+    stored: dict[str, Any] = {flag: value.get(flag) for flag in ("email", "push")
+                              if value.get(flag) is not None}
+    for category in CATEGORIES:
+        stored[category] = _category(category, value[category])
+    return {**NOTIFICATIONS_DEFAULT, **stored}
+
+
+def _template(kind: str, description: str) -> Setting:
+    return Setting(kind, EMAIL_TEMPLATE, "String", "String", email_template(kind), description,
+                   levels=ACCOUNT, arg="template", stored_as=f"emailTemplate.{kind}",
+                   attribute_format="AttributeEmailTemplates{Name}")
+
+
 # --- the table ---------------------------------------------------------------------------
 
 SETTINGS: tuple[Setting, ...] = (
@@ -225,6 +309,9 @@ SETTINGS: tuple[Setting, ...] = (
     _time("autoSubmit", "Int", whole(0, 365, "must be a number of days from 0 to 365 (null: off)"),
           "Submit a week (Monday to Monday, UTC) holding entries this many days after it ends "
           "(extension).", levels=ACCOUNT),
+    _time("approvalEscalationDelay", "Int", whole(0, 30, "must be a number of working days "
+          "from 0 to 30 (null or 0: 1)"), "Ask the administrators this many working days "
+          "after a stage began to wait for an away approver (extension).", levels=ACCOUNT),
     _local("currency", "SvcCurrency", as_parsed,
            "The currency amounts are shown in.", columns={"organisation": "currency",
                                                             "person": "currency"},
@@ -244,6 +331,22 @@ SETTINGS: tuple[Setting, ...] = (
     _local("timeZone", "SvcTimeZone", time_zone, "An IANA time zone name, e.g. Europe/Berlin.",
            columns={"organisation": "timezone", "person": "timezone"},
            required=("organisation",)),
+    Setting("notificationSettings", NOTIFICATIONS, "SvcNotificationSettingsInput",
+            "SvcNotificationSettings!", notification_settings,
+            "Which mails and messages a person gets: email and push (Slack) on or off, and per "
+            "category how often (none, instant, daily, weekly).", levels=ACCOUNT,
+            default=NOTIFICATIONS_DEFAULT, self_edit=True, arg="notification",
+            mutation_format="edit{Level}NotificationSettings",
+            attribute_format="Attribute{Level}NotificationSettings"),
+    _template("signup", "The mail that confirms a sign-up."),
+    _template("signin", "The mail with a sign-in code and link."),
+    _template("invite", "The mail that invites a person."),
+    _template("mention", "The mail telling a person they were mentioned in the Journal."),
+    _template("timesheetSubmitted", "The mail asking an approver to review a timesheet."),
+    _template("reminder", "The mail reminding a person to submit their timesheet."),
+    _template("digest", "The daily digest of timesheets waiting for an approver."),
+    _template("approvalReminder", "The mail reminding an approver of a timesheet waiting."),
+    _template("report", "The mail that sends a report."),
 )
 
 BY_NAME = {(s.group, s.name): s for s in SETTINGS}

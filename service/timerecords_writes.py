@@ -14,7 +14,7 @@ from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
 from service.as_loaded import Columns, attach_written
-from service.entry_settings import Entry, check_unlocked, checked_entry
+from service.entry_settings import Entry, Write, checked, record_entry
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
 from service.models import AbsenceType, Person, Project, ProjectCategory, Task, TimeRecord
@@ -135,31 +135,24 @@ async def projects_by_ids(
     )
 
 
-def as_entry(record: TimeRecord, **changes: Any) -> Entry:
-    """The record as an edit of `changes` (start_ms, duration_ms, end_ms, absence) leaves it."""
-    values: dict[str, Any] = {"start_ms": record.start_ms, "duration_ms": record.duration_ms,
-                              "end_ms": record.end_ms, "absence": record.absence_id is not None}
-    values.update(changes)
-    return Entry(**values)
-
-
 async def guard_edit(
-    context: RequestContext, record: TimeRecord, *, new_start: int | None = None,
-    after: Entry | None = None,
-) -> Entry | None:
-    """Ask the lock date and the approval workflow first: the old start, and the new start
-    when it moves. With `after` (an edit of start, end, duration or absence), the record as
-    the edit leaves it passes the entry rules (entry_settings.py): returned as it may be
-    stored."""
-    await check_unlocked(context.session, context.organisation, record.person, record.projects,
-                         record.start_ms, new_start)
-    if after is not None:
-        after = await checked_entry(context.session, context.organisation, record.person,
-                                    record.projects, after, context.now_ms)
+    context: RequestContext, record: TimeRecord, field: str, after: Entry | None = None, *,
+    task: Task | None = None, projects: Sequence[Project] | None = None,
+) -> Entry:
+    """An edit of one `field` of the record (service/rules/entry.py names them), leaving it as
+    `after`: the entry rules first (entry_settings.py), then the approval workflow (the old
+    start, and the new start when it moves). Returns the record as it may be stored."""
+    before = record_entry(record)
+    if after is None:
+        after = record_entry(record, task=task, projects=projects)
+    entry = await checked(context.session, context.organisation, record.person,
+                          record.projects if projects is None else projects,
+                          Write("edit", after, frozenset({field}), before, record.id),
+                          now_ms=context.now_ms, admin=context.is_admin)
     await guard_time_record_change(context, record.person_id, record.start_ms)
-    if new_start is not None and new_start != record.start_ms:
-        await guard_time_record_change(context, record.person_id, new_start)
-    return after
+    if entry.start_ms != record.start_ms:
+        await guard_time_record_change(context, record.person_id, entry.start_ms)
+    return entry
 
 
 async def mark_modified(

@@ -9,6 +9,7 @@ twice), and a purge of an organisation another process purged first finds nothin
 
 from __future__ import annotations
 
+from email.message import EmailMessage
 from email.utils import formataddr
 
 import structlog
@@ -27,7 +28,7 @@ from timebot.worker import PollingWorker
 
 log = structlog.get_logger("shell.account_upkeep")
 
-BATCH = 50
+BATCH = 200
 MAIL_BACKOFF = Backoff(5_000, 300_000)
 MAIL_ATTEMPTS = 3
 """A service mail row that cannot be made into a message this often is set aside."""
@@ -63,6 +64,7 @@ class AccountUpkeep(PollingWorker):
                     .limit(BATCH)
                 )
             )
+        rendered: list[tuple[ServiceMail, EmailMessage]] = []
         for row in rows:
             try:
                 message = new_message(
@@ -76,18 +78,26 @@ class AccountUpkeep(PollingWorker):
             except Exception as error:  # the row's own: the others go on
                 await self._not_rendered(row, error)
                 continue
-            await self.outbox.enqueue(
-                message,
-                kind="account",
-                envelope_from=self.settings.mail_from,
-                dedupe_key=f"service-mail:{row.id}",
-            )
-            async with unit_of_work(self.service.sessions) as session:
-                await session.execute(
-                    update(ServiceMail)
-                    .where(ServiceMail.id == row.id)
-                    .values(handed_ms=self.service.clock.now_ms())
+            rendered.append((row, message))
+        if not rendered:
+            return len(rows)
+        # The batch in one transaction of each database (an invitation of a large
+        # organisation writes a thousand rows at once): queued, then marked handed.
+        async with unit_of_work(self.outbox.sessions) as outbox_session:
+            for row, message in rendered:
+                await self.outbox.enqueue(
+                    message,
+                    kind="account",
+                    envelope_from=self.settings.mail_from,
+                    dedupe_key=f"service-mail:{row.id}",
+                    session=outbox_session,
                 )
+        async with unit_of_work(self.service.sessions) as session:
+            await session.execute(
+                update(ServiceMail)
+                .where(ServiceMail.id.in_([row.id for row, _message in rendered]))
+                .values(handed_ms=self.service.clock.now_ms())
+            )
         return len(rows)
 
     async def _not_rendered(self, row: ServiceMail, error: Exception) -> None:

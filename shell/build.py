@@ -24,6 +24,7 @@ from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
 from timebot.draining import Draining
 from timebot.events import EventBus, EventStore, EventWorker
+from timebot.organisations import OrganisationKeys
 from timebot.runtime import Runtime
 from timebot.state.db import create_engine, session_factory
 from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
@@ -77,8 +78,12 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
         EmbeddedKeys(service.sessions, clock, settings.mail_from) if service is not None else None
     )
     box = SecretBox(settings.secret_key)
+    # A hosted service: the organisations registered with `timebot orgs add`, each its key.
+    organisations = None if service is not None else OrganisationKeys(
+        state_sessions, client, box, clock)
     directory = PeopleDirectory(
-        state_sessions, client, box, clock, provisioner, settings.integration_key
+        state_sessions, client, box, clock, provisioner, settings.integration_key,
+        organisations,
     )
     events = EventStore(state_sessions, clock)
     bus = EventBus()

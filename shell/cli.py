@@ -13,10 +13,12 @@ import click
 from plumbing.clock import SYSTEM_CLOCK
 from shell.cli_slack import slack
 from shell.embedded_db import embedded_sessions
+from shell.orgs_cli import orgs
 from shell.outbox_cli import outbox
 from shell.people_cli import people
 from shell.reminders_cli import reminders
 from shell.service_import import service_import
+from shell.templates_cli import templates
 from timebot.config import Settings, check_role, load_settings
 from timebot.errors import ConfigError
 
@@ -106,6 +108,11 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
         summary = _run(lambda: _with_service_session(settings, _seed_demo))
         _print_demo_banner(settings, summary)
         settings = dataclasses.replace(settings, demo=True)
+        from shell.demo_slack import start_for_demo
+
+        settings, lines = start_for_demo(settings, workers)  # #27: a second organisation
+        for line in lines:
+            click.echo(line)
     elif settings.runs_service and not _run(lambda: _with_service_session(settings, _any_org)):
         click.echo(NO_ORGANISATION_HINT)
     if workers > 1:
@@ -338,6 +345,8 @@ main.add_command(people)  # timebot people link|list (shell/people_cli.py)
 main.add_command(outbox)  # timebot outbox status|failed (shell/outbox_cli.py)
 main.add_command(reminders)  # timebot reminders preview|send (shell/reminders_cli.py)
 main.add_command(slack)  # timebot slack status (shell/cli_slack.py)
+main.add_command(templates)  # timebot templates kinds|preview (shell/templates_cli.py)
+main.add_command(orgs)  # timebot orgs add|list|remove (shell/orgs_cli.py)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,6 +19,7 @@ from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.errors import NotLinked, ServiceRequestError, UnknownPerson
+from timebot.organisations import OrganisationKeys
 from timebot.recent import Recent
 from timebot.state.models import PersonLink
 
@@ -91,6 +92,7 @@ class PeopleDirectory:
         clock: Clock,
         provisioner: KeyProvisioner | None = None,
         integration_key: str | None = None,
+        organisations: OrganisationKeys | None = None,
     ) -> None:
         self.sessions = sessions
         self.client = client
@@ -98,6 +100,8 @@ class PeopleDirectory:
         self.clock = clock
         self.provisioner = provisioner
         self._integration_key = integration_key
+        # A hosted service's organisations registered with `timebot orgs add` (#27).
+        self.organisations = organisations
         # Recent look-ups, reused for LOOKUP_TTL_S: a reply or a click needs the same person
         # and key several times within a second. Links stored by this process replace them
         # at once; by another process (the CLI), within the TTL.
@@ -116,22 +120,37 @@ class PeopleDirectory:
         return self._recent_details.get(person_id)
 
     async def integration_key(self, organisation_id: str) -> str:
-        """The key for directory look-ups and approval states of that organisation:
-        TIMEBOT_INTEGRATION_KEY, or one the embedded service provisions for timebot."""
+        """The key for directory look-ups and approval states of that organisation: its key
+        registered with `timebot orgs add`, TIMEBOT_INTEGRATION_KEY, or one the embedded
+        service provisions for timebot."""
+        if self.organisations is not None and organisation_id:
+            registered = await self.organisations.key_for(organisation_id)
+            if registered is not None:
+                return registered
         if self._integration_key is not None:
             return self._integration_key
         if self.provisioner is not None:
             return await self.provisioner.integration_key(organisation_id)
-        raise NotLinked("TIMEBOT_INTEGRATION_KEY is not set")
+        raise NotLinked("TIMEBOT_INTEGRATION_KEY is not set and no organisation is "
+                        f"registered for {organisation_id or 'this service'} (timebot orgs add)")
 
     async def organisation_ids(self) -> list[str]:
-        """The organisations timebot serves: every embedded one, or the integration key's."""
+        """The organisations timebot serves: every embedded one, or those registered with
+        `timebot orgs add` and the one of TIMEBOT_INTEGRATION_KEY."""
         if self.provisioner is not None and self._integration_key is None:
             return await self.provisioner.organisation_ids()
+        ids = ([served.organisation_id for served in await self.organisations.served()]
+               if self.organisations is not None else [])
+        if self._integration_key is None:
+            if self.organisations is None:
+                raise NotLinked("TIMEBOT_INTEGRATION_KEY is not set and no organisation is "
+                                "registered (timebot orgs add)")
+            return ids
         data = await self.client.execute(
-            "query { currentOrganisation { id } }", apikey=await self.integration_key("")
+            "query { currentOrganisation { id } }", apikey=self._integration_key
         )
-        return [str(data["currentOrganisation"]["id"])]
+        own = str(data["currentOrganisation"]["id"])
+        return [own, *(org_id for org_id in ids if org_id != own)]
 
     async def link(
         self, email: str, apikey: str, *, organisation_id: str | None = None

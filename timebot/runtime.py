@@ -17,6 +17,7 @@ from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
 from timebot.draining import DRAIN_SECONDS, drain_all
+from timebot.entry_rules import RulesCache
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.state.db import migrate
 from timebot.state.singleton import SingletonJobs
@@ -58,6 +59,8 @@ class Runtime:
     listen_sockets: dict[str, socket.socket] = field(default_factory=dict)
     # The jobs that run in one process at a time (timebot/state/singleton.py).
     singletons: SingletonJobs = field(init=False)
+    # Each person's rules of time entry, as the fronts refuse early (timebot/entry_rules.py).
+    entry_rules: RulesCache = field(init=False)
     _background: list[asyncio.Task[None]] = field(default_factory=list)
     _subscriber: asyncio.Task[None] | None = None
 
@@ -67,6 +70,8 @@ class Runtime:
         self.singletons = SingletonJobs(
             self.state_sessions, name=f"singleton-jobs:{self.settings.role}"
         )
+        self.entry_rules = RulesCache(self.client, self.clock.now_ms)
+        self.bus.subscribe("entry-rules", self.entry_rules.on_event)
 
     async def start(self, *, background: bool = True) -> None:
         """Migrate and start; `background=False` (the CLI) starts no workers."""

@@ -6,15 +6,21 @@ review and reminder e-mails, receipts, the owner's notices, Slack — converts h
 
 from __future__ import annotations
 
+from timebot import l10n
+
 __all__ = ["STAGE_TYPES", "stage_label", "stage_number"]
 
+def _(message: str) -> str:  # marks a text for the catalogs; translated where it is used
+    return message
+
+
 STAGE_TYPES = {
-    "person": "Specific people",
-    "tag": "Tagged people",
-    "pm": "Project managers",
-    "tm": "Task managers",
-    "ppm": "People managers",
-    "admin": "Admins",
+    "person": _("Specific people"),
+    "tag": _("Tagged people"),
+    "pm": _("Project managers"),
+    "tm": _("Task managers"),
+    "ppm": _("People managers"),
+    "admin": _("Admins"),
 }
 
 
@@ -25,6 +31,8 @@ def stage_number(stage: int) -> int:
 
 def stage_label(stage: int, count: int, stage_type: str | None = None) -> str:
     """`stage 1 of 2` (with the stage's kind: `stage 1 of 2 (People managers)`)."""
-    label = STAGE_TYPES.get(stage_type or "", stage_type or "")
-    text = f"stage {stage_number(stage)} of {max(count, stage_number(stage), 1)}"
+    known = STAGE_TYPES.get(stage_type or "")
+    label = l10n._(known) if known else stage_type or ""
+    text = l10n._("stage {number} of {count}").format(
+        number=stage_number(stage), count=max(count, stage_number(stage), 1))
     return text + (f" ({label})" if label else "")

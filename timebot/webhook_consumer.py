@@ -32,6 +32,7 @@ from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
+from timebot.errors import NotLinked
 from timebot.events import EventStore, ServiceEvent
 from timebot.state.models import WebhookRegistration
 
@@ -52,6 +53,9 @@ SUBSCRIBE = operation(
         integrations { webhooks { id url secret active } }
       }
     }"""
+)
+UNSUBSCRIBE = operation(
+    """mutation Unsubscribe($id: SvcId!) { deleteIntegrationWebhook(id: $id) { id } }"""
 )
 
 
@@ -123,6 +127,11 @@ class WebhookSubscriptions:
             return secret
         key = await self.directory.integration_key(organisation_id)
         data = await self.client.execute(OUR_WEBHOOKS, apikey=key)
+        if str(data["currentOrganisation"]["id"]) != organisation_id:
+            # Not a key of that organisation (one no longer registered falls back to
+            # TIMEBOT_INTEGRATION_KEY's): never store another organisation's secret for it.
+            raise NotLinked(f"timebot holds no integration key of organisation "
+                            f"{organisation_id}")
         webhooks = data["currentOrganisation"]["integrations"]["webhooks"] or []
         ours = next((hook for hook in webhooks if hook["url"] == self.url), None)
         if ours is None:
@@ -173,6 +182,21 @@ class WebhookSubscriptions:
             row.webhook_id = webhook_id
             row.url = self.url
             row.secret_sealed = self.box.seal(secret)
+
+    async def unsubscribe(self, organisation_id: str) -> None:
+        """Our webhook on that organisation deleted (with its key, while it is still held)
+        and its secret forgotten: no delivery of it verifies any more."""
+        key = await self.directory.integration_key(organisation_id)
+        data = await self.client.execute(OUR_WEBHOOKS, apikey=key)
+        if str(data["currentOrganisation"]["id"]) == organisation_id:
+            for hook in data["currentOrganisation"]["integrations"]["webhooks"] or []:
+                if hook["url"] == self.url:
+                    await self.client.execute(UNSUBSCRIBE, {"id": hook["id"]}, apikey=key)
+        async with unit_of_work(self.sessions) as session:
+            row = await session.get(WebhookRegistration, organisation_id)
+            if row is not None:
+                await session.delete(row)
+        log.info("webhook_unsubscribed", organisation=organisation_id)
 
     async def registrations(self) -> list[WebhookRegistration]:
         async with self.sessions() as session:

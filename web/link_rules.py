@@ -11,12 +11,18 @@ from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
+from timebot.l10n import N_, _
 from timebot.notify.approvals import ApprovalSnapshot
 from timebot.stages import stage_number
 from timebot.state.models import UsedLink
 from timebot.tokens import ApprovalToken
 
 STATUS_WORDS = {"a": "approved", "r": "rejected", "s": "waiting for approval", "d": "a draft"}
+ALREADY = {"a": N_("The timesheet is already approved."),
+           "r": N_("The timesheet is already rejected."),
+           "s": N_("The timesheet is already waiting for approval."),
+           "d": N_("The timesheet is already a draft.")}
+DECIDED = N_("The timesheet is already decided.")
 
 
 @dataclass(frozen=True)
@@ -43,22 +49,22 @@ def token_link_key(kind: str, token: str) -> str:
 
 
 def refusal(snapshot: ApprovalSnapshot | None, token: ApprovalToken, approver: str) -> str | None:
-    """Pure: why a review link may not act now (the state moved on), or None."""
+    """Pure: why a review link may not act now (the state moved on), or None (in the
+    language in force, `timebot.l10n`)."""
     if snapshot is None:
-        return "This timesheet is not known to the service."
+        return _("This timesheet is not known to the service.")
     if snapshot.submit_id != token.event_id:
-        return "This submission was replaced by a later one; a new request was sent for it."
+        return _("This submission was replaced by a later one; a new request was sent for it.")
     if snapshot.status != "s":
-        return f"The timesheet is already {STATUS_WORDS.get(snapshot.status or 'd', 'decided')}."
+        return _(ALREADY.get(snapshot.status or "d", DECIDED))
     if snapshot.stage != token.stage:
-        return (
-            f"Stage {stage_number(token.stage)} has already been decided; the timesheet is now "
-            f"at stage {stage_number(snapshot.stage or 0)}."
-        )
+        return _("Stage {stage} has already been decided; the timesheet is now at stage "
+                 "{now}.").format(stage=stage_number(token.stage),
+                                  now=stage_number(snapshot.stage or 0))
     if token.approver_id not in snapshot.pending_ids():
         if approver in snapshot.approved_by.get(token.stage, ()):
-            return "You have already approved this stage."
-        return "You are not a pending approver of this stage any more."
+            return _("You have already approved this stage.")
+        return _("You are not a pending approver of this stage any more.")
     return None
 
 

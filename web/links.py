@@ -42,6 +42,8 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
+from timebot.l10n import _, localisation_of
+from timebot.l10n.loading import speak_to
 from timebot.notify.approvals import (
     MODES,
     ApprovalSnapshot,
@@ -171,6 +173,8 @@ class Links:
         approver may no longer act."""
         entry = await self.runtime.directory.find_by_person_id(token.approver_id)
         key = await self.runtime.directory.integration_key(entry.organisation_id)
+        # The page in the approver's language (this request's task only: its own context)
+        await speak_to(self.runtime.client, key, token.approver_id)
         if await self.archived(key, token.approver_id):
             return no_longer_valid(entry.name)
         snapshot = await approval_snapshot(self.runtime.client, key, token.event_id)
@@ -190,7 +194,7 @@ class Links:
         organisation_id, name, snapshot = context
         why = refusal(snapshot, token, name)
         if why is not None:
-            return Outcome("Nothing changed", why, "notice")
+            return Outcome(_("Nothing changed"), why, "notice")
         assert snapshot is not None
         key = await self.runtime.directory.integration_key(organisation_id)
         summary = await load_summary(self.runtime.client, key, snapshot.person_id,
@@ -228,12 +232,13 @@ class Links:
                 await self.runtime.client.execute(APPROVE, {"id": token.event_id}, apikey=apikey)
             )["approveTimesheet"]
             if result["status"] == "a":
-                detail = (f"You approved the timesheet of {summary.person_name} for {period}; "
-                          "it is now approved.")
+                detail = _("You approved the timesheet of {person} for {period}; it is now "
+                           "approved.").format(person=summary.person_name, period=period)
             else:
-                detail = (f"You approved the timesheet of {summary.person_name} for {period}; "
-                          f"it now waits for stage {stage_number(int(result['stage']))}.")
-            return Outcome("Approved", detail, "ok")
+                detail = _("You approved the timesheet of {person} for {period}; it now waits "
+                           "for stage {stage}.").format(person=summary.person_name, period=period,
+                                                        stage=stage_number(int(result['stage'])))
+            return Outcome(_("Approved"), detail, "ok")
 
         return self.page(await self.act(review_link_key(token), "approve", call))
 
@@ -262,14 +267,14 @@ class Links:
                         apikey=apikey,
                     )
                     return Outcome(
-                        "Rejected",
-                        f"You rejected the timesheet for {period}. "
-                        f"{summary.person_name} was told why: {reason}",
-                        "ok",
-                    )
+                        _("Rejected"),
+                        _("You rejected the timesheet for {period}. {person} was told why: "
+                          "{reason}").format(period=period, person=summary.person_name,
+                                             reason=reason), "ok")
 
                 return self.page(await self.act(review_link_key(token), "reject", call))
-        error = "A reason is required to reject a timesheet." if request.method == "POST" else ""
+        error = _("A reason is required to reject a timesheet.") if request.method == "POST" \
+            else ""
         return self.form_page("reject_form", token, snapshot, summary, period,
                               400 if error else 200, error=error, reason=reason)
 
@@ -287,6 +292,7 @@ class Links:
         start, end = unpack_period(token.event_id)
         entry = await self.runtime.directory.find_by_person_id(token.approver_id)
         key = await self.runtime.directory.integration_key(entry.organisation_id)
+        await speak_to(self.runtime.client, key, token.approver_id)  # the owner's language
         if await self.archived(key, token.approver_id):
             return self.page(no_longer_valid(entry.name))
         state = (
@@ -341,7 +347,8 @@ class Links:
             saved = True
         mode = await preference(self.runtime, organisation_id, person_id)
         return HTMLResponse(
-            self.templates.page("prefs", person_name=person["name"], mode=mode, saved=saved),
+            self.templates.page("prefs", localisation_of(person), person_name=person["name"],
+                                mode=mode, saved=saved),
             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
         )
 

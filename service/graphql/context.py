@@ -15,7 +15,7 @@ from service.models.person import ROLE_ADMIN, ROLE_MANAGER
 
 if TYPE_CHECKING:
     from service.signin.sessions import SignedIn
-    from service.signin.web import WebExchange
+    from service.signin.web import SigninConfig, WebExchange
 
 
 @dataclass
@@ -44,6 +44,8 @@ class RequestContext:
     # mutations that run without credentials (organisation and person are then set by
     # `signin` itself before anything below it resolves).
     web: WebExchange | None = None
+    # The process's sign-in configuration (public URL for links in mail), with or without web.
+    signin_config: SigninConfig | None = None
     signed_in: SignedIn | None = None
     anonymous: bool = False
     # The request came with an integration key (createApiKey): it may not make or revoke keys.

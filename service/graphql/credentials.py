@@ -22,7 +22,7 @@ from service.signin.sessions import SignedIn, by_token
 from service.signin.web import WebExchange
 
 # The operations a browser needs before it has a session.
-ANONYMOUS_FIELDS = frozenset({"requestSignin", "signin"})
+ANONYMOUS_FIELDS = frozenset({"requestSignin", "signin", "requestSignup", "signup", "join"})
 # The queries a link carries its own credential for (a report's token).
 ANONYMOUS_QUERY_FIELDS = frozenset({"getReportResultFromToken"})
 MAX_ANONYMOUS_CHARS = 2_000
@@ -50,8 +50,11 @@ def missing_credentials(web: WebExchange | None) -> ApiKeyError:
 
 
 def may_be_anonymous(query: str) -> bool:
-    """Cheap test before parsing: could this be a sign-in mutation?"""
-    return len(query) <= MAX_ANONYMOUS_CHARS and ("ignin" in query or "FromToken" in query)
+    """Cheap test before parsing: could this be a sign-in (sign-up, join) mutation, or a
+    report link's query?"""
+    return len(query) <= MAX_ANONYMOUS_CHARS and (
+        "ignin" in query or "ignup" in query or "join" in query or "FromToken" in query
+    )
 
 
 def is_anonymous_operation(prepared: Prepared, operation_name: str | None) -> bool:

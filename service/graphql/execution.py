@@ -169,6 +169,7 @@ class Executor:
                 now_ms=now_ms,
                 mutation_savepoint=not mutation or not _one_root_field(operation),
                 web=web,
+                signin_config=self.signin,
                 signed_in=identity.signed_in if identity else None,
                 anonymous=anonymous,
                 integration_key=bool(identity and identity.integration_key),

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
+from service.entry_settings import Entry, Write, checked, project_facts
 from service.errors import PermissionDenied
 from service.item_access import check_owner_access
 from service.legacy.errors import InvalidServiceRequest, LegacyError
@@ -26,7 +27,6 @@ from service.rules.timesheet_edits import (
     may_edit_by_status,
     record_time_record_change,
 )
-from service.timerecords_rules import check_task_allowed
 
 
 async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
@@ -87,11 +87,16 @@ async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
         context, person.id, start_ms
     ):  # an approver without access by role may still edit the timesheet they review
         raise PermissionDenied("you may not log time for this person")
-    if task is not None:
-        await check_task_allowed(request.session, context.organisation, person, [task])
+    projects = [project] if project is not None else []
     await check_owner_access(request.session, context.organisation, person,
-                             projects=[project] if project is not None else [],
-                             absences=[absence])
+                             projects=projects, absences=[absence])
+    entry = await checked(  # the same entry rules as addTimeRecord (service/rules/entry.py)
+        request.session, context.organisation, person, projects,
+        Write("legacy", Entry(start_ms, duration_ms, end_ms, absence is not None, comment,
+                              task.category_id if task is not None else None,
+                              task is not None, project_facts(projects))),
+        now_ms=context.now_ms, admin=context.is_admin)
+    end_ms, duration_ms = entry.end_ms, entry.duration_ms
     await guard_time_record_change(context, person.id, start_ms)
 
     record = TimeRecord(
@@ -108,7 +113,7 @@ async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
         created_ms=context.now_ms,
         modified_ms=context.now_ms,
         modified_by_id=context.person.id,
-        projects=[project] if project is not None else [],
+        projects=projects,
     )
     request.session.add(record)
     await request.session.flush()

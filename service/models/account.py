@@ -8,10 +8,10 @@ process that embeds the service hands each row to its outbound mail once.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Integer, String, Text
+from sqlalchemy import BigInteger, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.models.base import Base, OrgScoped, id_column
+from service.models.base import Base, id_column
 
 
 class RetiredKey(Base):
@@ -21,10 +21,15 @@ class RetiredKey(Base):
     retired_ms: Mapped[int] = mapped_column(BigInteger)
 
 
-class ServiceMail(OrgScoped, Base):
+class ServiceMail(Base):
     __tablename__ = "service_mail"
 
     id: Mapped[str] = id_column()
+    # None for a sign-up's code: its organisation does not exist yet.
+    organisation_id: Mapped[str | None] = mapped_column(
+        String(24), ForeignKey("organisations.id", ondelete="CASCADE"), index=True,
+        nullable=True,
+    )
     to_name: Mapped[str] = mapped_column(String(255))
     to_address: Mapped[str] = mapped_column(String(320))
     subject: Mapped[str] = mapped_column(String(998))

@@ -15,6 +15,7 @@ from service.embedded import EmbeddedService
 from service.pages.account import account_routes
 from service.pages.common import PageContext
 from service.pages.config import PagesConfig
+from service.pages.joining import joining_routes
 from service.pages.passkeys import passkey_routes
 from service.pages.public_sso import public_sso_routes
 from service.pages.sections import AccountSection
@@ -33,6 +34,7 @@ def page_routes(
     pages = PageContext(service, config)
     return [
         *signin_routes(pages),
+        *joining_routes(pages),
         *account_routes(pages, sections),
         *passkey_routes(pages),
         *sso_routes(pages),

@@ -26,6 +26,7 @@ from service.approvals.state import (
     period_state,
 )
 from service.approvals.submit import submit
+from service.entry_settings import check_submission
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
@@ -37,6 +38,7 @@ from service.models.approval import (
     ApprovalEvent,
     Timesheet,
 )
+from service.period_rules import check_submit_period, period_settings
 from service.timesheet_access import caller_actor, can_view_timesheet, person_summary
 from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
 
@@ -209,6 +211,10 @@ async def resolve_submit(
                              "person")
     if not await context.can_access_person_data(owner.id):
         raise PermissionDenied("you may submit only your own timesheet or your people's")
+    check_submit_period(await period_settings(context.session, context.organisation, owner),
+                        startTime, endTime)
+    await check_submission(context.session, context.organisation, owner, startTime, endTime,
+                           now_ms=context.now_ms, admin=context.is_admin)
     event = await submit(caller_actor(context), owner, startTime, endTime)
     context.after_commit.append(KICK)
     return event

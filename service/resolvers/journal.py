@@ -21,8 +21,9 @@ from service.approvals.journal import REFERENCE_TYPE, add_mentions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
+from service.journal_refs import ENTITY_MODELS
 from service.lookup import get_in_org
-from service.models import Person, Project, Tag, Task, TimeRecord
+from service.models import Person
 from service.models.approval import ApprovalEvent, JournalMessage, MessageMention, Timesheet
 from service.timesheet_access import can_view_timesheet
 from service.webhooks.queue import EVENT_JOURNAL_MESSAGE, KICK, enqueue
@@ -36,14 +37,6 @@ message_type_scalar = ScalarType("SvcMessageType")
 
 JOURNAL_PAGE = 200
 MAX_CONTENT = 10_000
-ENTITY_MODELS: dict[str, Any] = {
-    "person": Person,
-    "project": Project,
-    "task": Task,
-    "tag": Tag,
-    "timeRecord": TimeRecord,
-    REFERENCE_TYPE: ApprovalEvent,
-}
 MESSAGE_TYPES = (
     "message", "timesheetSubmitted", "timesheetApproved", "timesheetRejected",
     "timesheetAutoSubmitted", "timesheetAutoApproved",

@@ -25,6 +25,7 @@ from service.models import Person, Project, ProjectCategory, Tag, TaskCategory, 
 from service.settings_cascade import effective, store
 from service.settings_registry import (
     ATTRIBUTES,
+    DIRECT,
     LEVELS,
     SETTINGS,
     Reference,
@@ -35,7 +36,8 @@ from service.settings_sdl import GROUP_TYPES, entity_type
 
 mutation = MutationType()
 entity_types = {level: ObjectType(entity_type(level)) for level in LEVELS}
-group_types = {group: ObjectType(GROUP_TYPES[group]) for group in ATTRIBUTES}
+group_types = {group: ObjectType(GROUP_TYPES[group]) for group in ATTRIBUTES
+               if group not in DIRECT}
 
 ENTITIES: dict[str, type[Any]] = {"tag": Tag, "person": Person, "project": Project}
 # The kinds of ids a value may name (registry `references`): model and how errors call it.
@@ -78,17 +80,18 @@ def _references(setting: Setting, value: Any) -> list[Reference]:
 async def _validated(context: RequestContext, setting: Setting, level: str, value: Any) -> Any:
     if value is None:
         if level in setting.required:
-            raise BadInput(setting.name, f"the {level} needs a {_spaced(setting.name)}")
+            raise BadInput(setting.argument_name,
+                           f"the {level} needs a {_spaced(setting.name)}")
         return None
     if isinstance(value, list) and len(value) > MAX_ITEMS:
-        raise BadInput(setting.name, f"has more than {MAX_ITEMS} items")
+        raise BadInput(setting.argument_name, f"has more than {MAX_ITEMS} items")
     try:
         value = setting.check(value)
     except ValueError as error:
-        raise BadInput(setting.name, str(error)) from None
+        raise BadInput(setting.argument_name, str(error)) from None
     refs = _references(setting, value)
     if len(refs) > MAX_ITEMS:
-        raise BadInput(setting.name, f"names more than {MAX_ITEMS} items")
+        raise BadInput(setting.argument_name, f"names more than {MAX_ITEMS} items")
     found = await _load(context, refs)
     for where, kind, ref in refs:
         if ref not in found:
@@ -127,7 +130,7 @@ def _bind_edit(setting: Setting, level: str) -> None:
         context: RequestContext = info.context
         entity = await _editable(context, setting, level, id)
         store(entity, level, setting, await _validated(context, setting, level,
-                                                       kwargs.get(setting.name)))
+                                                       kwargs.get(setting.argument_name)))
         return entity
 
     mutation.set_field(setting.mutation(level), resolver)
@@ -160,7 +163,13 @@ def _bind_attribute(setting: Setting) -> None:
                                    holder.entity, setting)
         return {"value": await _shown(context, setting, resolved.value), "path": resolved.path}
 
-    group_types[setting.group].set_field(setting.name, resolver)
+    if setting.group not in DIRECT:
+        group_types[setting.group].set_field(setting.name, resolver)
+        return
+    for level in setting.levels:  # the entity's attribute itself
+        entity_types[level].set_field(
+            ATTRIBUTES[setting.group],
+            lambda entity, info, level=level: resolver(Holder(level, entity), info))
 
 
 def _bind_holder(level: str, group: str) -> None:
@@ -176,6 +185,7 @@ for _setting in SETTINGS:
         _bind_edit(_setting, _level)
 for _level in LEVELS:
     for _group in groups_at(_level):
-        _bind_holder(_level, _group)
+        if _group not in DIRECT:
+            _bind_holder(_level, _group)
 
 BINDABLES = [mutation, *entity_types.values(), *group_types.values()]

@@ -6,21 +6,21 @@ start, duration or absence re-checks the absence allowances."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ariadne import MutationType
 
 from service.allowances import check_records_balance
-from service.entry_settings import check_comment, entry_value
+from service.entry_settings import record_entry
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.item_access import check_owner_access
 from service.lookup import get_in_org
 from service.models import AbsenceType, Task, TimeRecord
+from service.rules.entry import ABSENCE, ANY, COMMENT, DURATION, END, PROJECTS, START, TASK
 from service.timerecords_access import load_record_to_edit
-from service.timerecords_rules import check_task_allowed
 from service.timerecords_writes import (
-    as_entry,
     check_duration,
     check_period,
     guard_edit,
@@ -41,8 +41,7 @@ async def resolve_edit_start_time(
         raise BadInput("startTime", "is required")
     if record.end_ms is not None and record.end_ms < startTime:
         raise BadInput("startTime", "must not be after the record's endTime")
-    await guard_edit(context, record, new_start=startTime,
-                     after=as_entry(record, start_ms=startTime))
+    await guard_edit(context, record, START, record_entry(record, start_ms=startTime))
     moved_from = record.start_ms
     previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.start_ms = startTime
@@ -59,8 +58,14 @@ async def resolve_edit_end_time(
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
     check_period(record.start_ms, endTime, "endTime")
-    await guard_edit(context, record, after=as_entry(record, end_ms=endTime))
+    after = record_entry(record, end_ms=endTime)
+    stops = endTime is not None and record_entry(record).running
+    if stops and endTime is not None:  # a running timer stops: its duration is the time since
+        after = replace(after, duration_ms=endTime - record.start_ms)  # its start
+    entry = await guard_edit(context, record, END, after)
     record.end_ms = endTime
+    if stops:
+        record.end_ms, record.duration_ms = entry.end_ms, entry.duration_ms
     return await mark_modified(context, record)
 
 
@@ -71,8 +76,7 @@ async def resolve_edit_duration(
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
     check_duration(duration)
-    entry = await guard_edit(context, record, after=as_entry(record, duration_ms=duration))
-    assert entry is not None
+    entry = await guard_edit(context, record, DURATION, record_entry(record, duration_ms=duration))
     previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.duration_ms = entry.duration_ms
     await mark_modified(context, record)
@@ -93,7 +97,8 @@ async def resolve_edit_projects(
     await check_owner_access(context.session, context.organisation, record.person,
                              projects=[p for p in projects if p.id not in kept],
                              loaded=named.parents, members=named.members)
-    await guard_edit(context, record)
+    await guard_edit(context, record, ANY)  # the lock of the record's present projects
+    await guard_edit(context, record, PROJECTS, projects=projects)
     record.projects = projects
     return await mark_modified(context, record)
 
@@ -105,9 +110,7 @@ async def resolve_edit_task(
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
     task = await get_in_org(context.session, Task, context.org_id, taskId, "taskId", "task")
-    if task.id != record.task_id:
-        await check_task_allowed(context.session, context.organisation, record.person, [task])
-    await guard_edit(context, record)
+    await guard_edit(context, record, TASK if task.id != record.task_id else ANY, task=task)
     record.task_id = task.id
     record.task = task
     return await mark_modified(context, record)
@@ -125,7 +128,7 @@ async def resolve_edit_absence(
     if absence.id != record.absence_id:
         await check_owner_access(context.session, context.organisation, record.person,
                                  absences=[absence])
-    await guard_edit(context, record, after=as_entry(record, absence=True))
+    await guard_edit(context, record, ABSENCE, record_entry(record, absence=True))
     previous = (record.absence_id, record.start_ms, record.duration_ms)
     record.absence_id = absence.id
     record.absence = absence
@@ -141,9 +144,7 @@ async def resolve_edit_comment(
 ) -> TimeRecord:
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
-    check_comment(await entry_value(context.session, context.organisation, record.person,
-                                    record.projects, "forceComment"), comment)
-    await guard_edit(context, record)
+    await guard_edit(context, record, COMMENT, record_entry(record, comment=comment))
     record.comment = comment
     return await mark_modified(context, record)
 
@@ -154,7 +155,7 @@ async def resolve_edit_non_billable(
 ) -> TimeRecord:
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
-    await guard_edit(context, record)
+    await guard_edit(context, record, ANY)
     record.non_billable = nonBillable
     return await mark_modified(context, record)
 
@@ -165,7 +166,7 @@ async def resolve_edit_wfh(
 ) -> TimeRecord:
     context: RequestContext = info.context
     record = await load_record_to_edit(context, id)
-    await guard_edit(context, record)
+    await guard_edit(context, record, ANY)
     record.wfh = wfh
     return await mark_modified(context, record)
 

@@ -5,7 +5,7 @@ also those of the people they manage, an admin all (service/timerecords_access.p
 queries silently return only the visible records; get/edit/delete of an invisible one is
 refused. Every write passes through the approval-workflow bridge
 (service/rules/timesheet_edits.py). Editing a record is in time_record_edits.py, the setting
-"Record time on these plannings" in settings_registry.py (service/timerecords_rules.py
+"Record time on these plannings" in settings_registry.py (service/entry_settings.py
 applies it).
 """
 
@@ -17,7 +17,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 
 from service.allowances import check_records_balance
-from service.entry_settings import Entry, check_unlocked, checked_entry
+from service.entry_settings import (
+    Entry,
+    Write,
+    check_records,
+    checked,
+    project_facts,
+    record_entry,
+)
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -25,7 +32,6 @@ from service.item_access import check_owner_access
 from service.lookup import get_in_org, get_many_in_org
 from service.models import AbsenceType, Person, Task, TimeRecord
 from service.rules.timesheet_edits import guard_time_record_change, record_time_record_change
-from service.schedule_plan import check_in_schedule
 from service.timerecords_access import (
     load_owner,
     load_record,
@@ -39,7 +45,6 @@ from service.timerecords_query import (
     select_records,
     select_visible,
 )
-from service.timerecords_rules import check_task_allowed
 from service.timerecords_writes import (
     check_duration,
     check_period,
@@ -129,17 +134,15 @@ async def resolve_add_time_record(
     )
     named = await projects_by_ids(context, projectIds, "projectIds")
     projects = named.projects
-    if task is not None:
-        await check_task_allowed(context.session, context.organisation, person, [task])
     await check_owner_access(context.session, context.organisation, person, projects=projects,
                              absences=[absence], loaded=named.parents,
                              members=named.members)
-    if absence is None:
-        await check_in_schedule(context.session, context.organisation, person, startTime,
-                                projects)
-    entry = await checked_entry(context.session, context.organisation, person, projects,
-                                Entry(startTime, duration, endTime, absence is not None),
-                                context.now_ms)
+    entry = await checked(
+        context.session, context.organisation, person, projects,
+        Write("add", Entry(startTime, duration, endTime, absence is not None,
+                           task_category=task.category_id if task is not None else None,
+                           has_task=task is not None, projects=project_facts(projects))),
+        now_ms=context.now_ms, admin=context.is_admin)
     await guard_time_record_change(context, person.id, startTime)
     record = new_record(context, person, startTime, entry.end_ms, entry.duration_ms, task,
                         absence, projects)
@@ -160,8 +163,8 @@ async def resolve_delete_time_records(
     records = list({record.id: record for record in found}.values())
     for record in records:
         await require_edit_access(context, record.person_id, record.start_ms)
-        await check_unlocked(context.session, context.organisation, record.person,
-                             record.projects, record.start_ms)
+        await check_records(context.session, context.organisation, record.person, [record],
+                            kind="delete", now_ms=context.now_ms, admin=context.is_admin)
     await delete_records(context, records)
     return records
 
@@ -210,26 +213,22 @@ async def resolve_clone_time_records(
         .all()
         if record.start_ms + shift < targetEndTime
     ]
-    tasks = [record.task for record in sources if record.task is not None]
-    await check_task_allowed(context.session, context.organisation, person, tasks)
     await check_owner_access(context.session, context.organisation, person,
                              projects=[p for source in sources for p in source.projects],
                              absences=[source.absence for source in sources])
     if replaceExisting:
         existing = list(
             (await context.session.scalars(window(targetStartTime, targetEndTime))).unique())
-        for record in existing:
-            await check_unlocked(context.session, context.organisation, person, record.projects,
-                                 record.start_ms)
+        await check_records(context.session, context.organisation, person, existing,
+                            kind="delete", now_ms=context.now_ms, admin=context.is_admin)
         await delete_records(context, existing)
     clones = []
     for source in sources:
-        entry = await checked_entry(
-            context.session, context.organisation, person, source.projects,
-            Entry(source.start_ms + shift, source.duration_ms,
-                  source.end_ms + shift if source.end_ms is not None else None,
-                  source.absence is not None),
-            context.now_ms)
+        copy = record_entry(source, task=source.task, start_ms=source.start_ms + shift,
+                            end_ms=source.end_ms + shift if source.end_ms is not None else None)
+        entry = await checked(context.session, context.organisation, person, source.projects,
+                              Write("clone", copy), now_ms=context.now_ms,
+                              admin=context.is_admin)
         await guard_time_record_change(context, person.id, entry.start_ms)
         clones.append(new_record(
             context,

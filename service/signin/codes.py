@@ -22,6 +22,7 @@ from service.models.account import ServiceMail
 from service.models.signin import PendingSignin
 from service.signin.sso import blocks_email_code, initiate_path
 from service.signin.web import digest
+from service.templated_mail import templated
 
 CODE_VALID_MS = 5 * 60_000
 MAX_WRONG_CODES = 5
@@ -134,18 +135,23 @@ async def request_code(
                 created_ms=now_ms,
             )
         )
-    elif person is not None:
+    elif person is not None and organisation is not None:
+        subject, body = await templated(
+            session, organisation, person, "signin",
+            {"person": {"name": person.name, "email": person.email},
+             "organisation": organisation.name, "code": str(pin),
+             "link": f"{public_url}/signin", "minutes": CODE_VALID_MS // 60_000},
+            f"Your timebot sign-in code: {pin}",
+            f"Hello {person.name},\n\nyour sign-in code is\n\n    {pin}\n\n"
+            "It is valid for 5 minutes and can be used once. If you did not ask to "
+            "sign in, ignore this message: nobody can sign in without the code.\n")
         session.add(
             ServiceMail(
                 organisation_id=person.organisation_id,
                 to_name=person.name,
                 to_address=person.email,
-                subject=f"Your timebot sign-in code: {pin}",
-                body=(
-                    f"Hello {person.name},\n\nyour sign-in code is\n\n    {pin}\n\n"
-                    "It is valid for 5 minutes and can be used once. If you did not ask to "
-                    "sign in, ignore this message: nobody can sign in without the code.\n"
-                ),
+                subject=subject,
+                body=body,
                 created_ms=now_ms,
             )
         )

@@ -32,8 +32,11 @@ EVENT_APPROVAL_REMINDER = "approvalReminder"
 EVENT_TIMESHEET_REMINDER = "timesheetReminder"
 # A Journal message was written on a timesheet (addMessage): chat threads mirror it.
 EVENT_JOURNAL_MESSAGE = "journalMessage"
+# Such a message was edited (editMessage) or deleted (deleteMessage): the threads follow.
+EVENT_JOURNAL_MESSAGE_EDITED = "journalMessageEdited"
+EVENT_JOURNAL_MESSAGE_DELETED = "journalMessageDeleted"
 EVENTS = (EVENT_APPROVAL_UPDATE, EVENT_APPROVAL_REMINDER, EVENT_TIMESHEET_REMINDER,
-          EVENT_JOURNAL_MESSAGE)
+          EVENT_JOURNAL_MESSAGE, EVENT_JOURNAL_MESSAGE_EDITED, EVENT_JOURNAL_MESSAGE_DELETED)
 ALL_EVENTS = "*"
 
 # Seconds to wait before retry 1..5; after the fifth retry fails the delivery is given up.

@@ -382,6 +382,11 @@ class FakeSlack(FakeWorkspaces):
                 return {"ok": False, "error": "message_not_found"}
             self.messages[key] = {**self.messages[key], **args}
             return {"ok": True, "channel": key[0], "ts": key[1]}
+        if method == "chat.delete":
+            key = (str(args.get("channel")), str(args.get("ts")))
+            if self.messages.pop(key, None) is None:
+                return {"ok": False, "error": "message_not_found"}
+            return {"ok": True, "channel": key[0], "ts": key[1]}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"{1_700_000_000 + next(self._ts)}.000200"}
         if method in ("views.open", "views.publish", "views.update", "views.push"):

@@ -9,6 +9,7 @@ the token it carried."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -191,6 +192,115 @@ def _event(team: str, event: dict[str, Any]) -> bytes:
     body["team_id"] = team
     body["authorizations"] = [{"team_id": team, "user_id": f"UBOT{team}", "is_bot": True}]
     return json.dumps(body).encode()
+
+
+async def _waiting(two: Two, org: Org, team: str, tag: str
+                   ) -> tuple[SlackMember, SlackMember, Any]:
+    """Owner and approver of `org` in `team` (names unique to `tag`), the owner's timesheet
+    submitted: (owner, approver, the DM asking the approver)."""
+    owner = await member_in(two, org, team, f"Oscar {tag}")
+    approver = await member_in(two, org, team, f"Victor {tag}")
+    await org.admin.gql(
+        "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { editPersonApprovalStages("
+        "id: $id, stages: $s) { id } }",
+        {"id": owner.id, "s": [{"type": "person", "personIds": [approver.id],
+                                "quorum": "any"}]})
+    await add_record(owner.member, owner.member, day=0, hours=3)
+    await submit(owner.member, owner.member)
+    (dm,) = await two.fake.wait_for("chat.postMessage", channel=approver.slack_id)
+    return owner, approver, dm
+
+
+def _click(two: Two, team: str, user: str, action_id: str, value: str,
+           channel: str = "D0NOWHERE") -> dict[str, Any]:
+    return {"type": "block_actions", "team": {"id": team}, "user": {"id": user},
+            "api_app_id": "A0TIMEBOT", "trigger_id": f"trigger.{uuid.uuid4().hex[:8]}",
+            "response_url": two.fake.response_url(uuid.uuid4().hex[:8]),
+            "channel": {"id": channel},
+            "container": {"type": "message", "channel_id": channel, "message_ts": "1.0"},
+            "message": {"ts": "1.0", "text": ""},
+            "actions": [{"type": "button", "action_id": action_id, "block_id": "b",
+                         "value": value, "action_ts": "1.0"}]}
+
+
+def _view(team: str, user: str, callback_id: str, metadata: str,
+          values: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "view_submission", "team": {"id": team}, "user": {"id": user},
+            "api_app_id": "A0TIMEBOT", "trigger_id": f"trigger.{uuid.uuid4().hex[:8]}",
+            "view": {"id": "V1", "type": "modal", "callback_id": callback_id,
+                     "private_metadata": metadata, "state": {"values": values}}}
+
+
+COMMANDS = [("/time", "list"), ("/time", "week"), ("/time", "delete 1"), ("/time", "undo"),
+            ("/time", "edit 1 1h"), ("/time", "2h reviewing"), ("/timesheet", "status"),
+            ("/timesheet", "submit"), ("/timesheet", "remind"),
+            ("/timesheet", "nudges off")]
+
+
+async def test_no_command_button_view_or_home_crosses_organisations_either_way(
+    two: Two,
+) -> None:
+    """Both directions: an administrator of one organisation, in its workspace, whose Slack
+    address is the other organisation's approver's, tries every command, a copy of every
+    button and view of the other's, and Home: nothing of the other is read or changed, no
+    call goes out with the other workspace's token, and the approver still decides there."""
+    for tag, (home, home_org), (other, other_org) in (
+            ("ab", (TEAM_A, two.a), (TEAM_B, two.b)),
+            ("ba", (TEAM_B, two.b), (TEAM_A, two.a))):
+        two.fake.reset()
+        owner, victim, dm = await _waiting(two, other_org, other, tag)
+        value = buttons(dm)["timebot_approve"]
+        request = json.loads(value)
+        record_id = (await owner.member.gql(
+            "query($id: SvcId!) { getTimeRecords(filter: [{personId: $id}]) { id } }",
+            {"id": owner.id}))["getTimeRecords"][0]["id"]
+        intruder = await member_in(two, home_org, home, f"Ivy {tag}", role="admin",
+                                   email=victim.member.email)
+        user = intruder.slack_id
+        two.fake.reset()
+        for name, text in COMMANDS:
+            answer = await command(two, home, user, text, name=name)
+            assert answer.status_code == 200 and NOT_CONNECTED not in answer.text
+        told = await two.fake.wait_for("response_url", count=len(COMMANDS))
+        for click in (
+                _click(two, home, user, "timebot_approve", value, dm.args["channel"]),
+                _click(two, home, user, "timebot_reject", value, dm.args["channel"]),
+                _click(two, home, user, "timebot_approve_all",
+                       json.dumps([[request[0], request[1]]])),
+                _click(two, home, user, "timebot_time_undo", record_id),
+                _click(two, home, user, "timebot_time_edit", record_id),
+                _click(two, home, user, "timebot_nudge_off", "off"),
+                _view(home, user, "timebot_reject_reason",
+                      json.dumps({"request": value, "channel": dm.args["channel"]}),
+                      {"reason": {"value": {"type": "plain_text_input", "value": "no"}}}),
+                _view(home, user, "timebot_time_edit_view", record_id,
+                      {"entry": {"value": {"type": "plain_text_input", "value": "9h"}}}),
+                _view(home, user, "timebot_link", "", {"apikey": {"value": {
+                    "type": "plain_text_input", "value": victim.member.apikey}}})):
+            assert (await two.slack.interactive(click)).status_code == 200
+        opened = await two.slack.post(_event(home, {"type": "app_home_opened", "user": user,
+                                                    "tab": "home"}), "application/json")
+        assert opened.status_code == 200
+        (home_view,) = await two.fake.wait_for("views.publish", user_id=user)
+        # Nothing of the other organisation was shown, nothing sent with its token.
+        for call in [*told, home_view, *two.fake.calls]:
+            assert f"Oscar {tag}" not in json.dumps(call.args), call.args
+            assert call.token != two.fake.token_of(other), call.method
+        # Nothing of it changed: the record is as it was, the timesheet still waits on
+        # the approver, who decides it in the other workspace, as themselves.
+        records = (await owner.member.gql(
+            "query($id: SvcId!) { getTimeRecords(filter: [{personId: $id}]) { id duration } }",
+            {"id": owner.id}))["getTimeRecords"]
+        assert records == [{"id": record_id, "duration": 3 * 3_600_000}]
+        clicked = await two.slack.interactive(_click(
+            two, other, victim.slack_id, "timebot_approve", value, dm.args["channel"]))
+        assert clicked.status_code == 200
+        (update,) = await two.fake.wait_for("chat.update")
+        assert f"Approved by Victor {tag}" in str(update.args)
+        assert update.token == two.fake.token_of(other)
+        # The owner's notice (sent after the decision) goes out there too, before the next.
+        (notice,) = await two.fake.wait_for("chat.postMessage", channel=owner.slack_id)
+        assert notice.token == two.fake.token_of(other)
 
 
 async def test_a_team_not_installed_is_answered_and_not_acted_on(two: Two) -> None:

@@ -243,3 +243,25 @@ async def test_an_entry_with_slack_markup_is_shown_as_typed(world: World) -> Non
         assert "&lt;!channel&gt; &lt;https://evil|click&gt; &amp; co" in dumped
         assert "<!channel>" not in dumped and "<https://evil|click>" not in dumped
     assert "`/time edit &lt;n&gt; &lt;entry&gt;`" in listing["text"]
+
+
+async def test_a_settings_refusal_reaches_the_person(world: World) -> None:
+    """The service's entry rules (issue #24) refuse through /time with the setting named."""
+    world.live.clock.set(NOW_MS)
+    user, member = await world.user("Lou Locked")
+    admin = world.fx.org.admin.gql
+    await admin("mutation($id: SvcId!, $v: SvcTimestamp) { editPersonTimeSettingsLockDate("
+                "id: $id, lockDate: $v) { id } }", {"id": member.id, "v": NOW_MS - 39 * HOUR})
+    refused = await world.run("/time", "2h @acme/web monday", user)
+    # The front knows the person's rules and refuses before the mutation (the service's own
+    # refusal, relayed when a rule is not known to the front, is the mandatoryTimer's below).
+    assert refused["text"].startswith("Not logged: 2h @acme/web monday — Entries before Tue 17 "
+                                      "Mar 2026 are locked (lockDate): log time on Tue 17 Mar "
+                                      "2026 or later."), refused["text"]
+    assert (await world.run("/time", "2h @acme/web", user))["text"].startswith("Logged: 2h")
+    await admin("mutation($id: SvcId!) { editPersonTimeSettingsMandatoryTimer(id: $id,"
+                " mandatoryTimer: true) { id } }", {"id": member.id})
+    refused = await world.run("/time", "1h @acme/web", user)
+    assert "record time with the timer only (mandatoryTimer of person Lou Locked)" in \
+        refused["text"]
+    assert len(await records_of(world.fx.org, member.id)) == 1

@@ -5,6 +5,7 @@ once. Real SMTP sessions (aiosmtplib) to a live timebot, on SQLite and PostgreSQ
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
@@ -17,17 +18,20 @@ import pytest
 from sqlalchemy import select
 
 from tests.mail.reviews_support import mails, text_part, wait_for
-from tests.net import free_port
 from tests.protocol.reply_helpers import (
     DOMAIN,
     MailWorld,
     Sheet,
     no_receipt,
+    receipt_for,
+    reply,
     reply_token,
     smtp_send,
+    smtp_world,
     submitted_sheet,
 )
-from tests.support import DAY_MS, Org, new_org, start_live_server, stop_live_server
+from tests.support import DAY_MS, Org, new_org
+from timebot.notify.install import jobs_of
 from timebot.state.away import ApproverAbsence
 from timebot.tokens import reply_address
 
@@ -36,15 +40,9 @@ from timebot.tokens import reply_address
 async def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[MailWorld]:
-    root = tmp_path_factory.mktemp(f"away-{request.param}")
-    smtp_port = free_port()
-    live = await start_live_server(request.param, root / "data", extra_env={
-        "TIMEBOT_SMTP_PORT": str(smtp_port), "TIMEBOT_MAIL_DOMAIN": DOMAIN,
-    })
-    try:
-        yield MailWorld(live, None, smtp_port, 0, {})  # type: ignore[arg-type]
-    finally:
-        await stop_live_server(live)
+    async with smtp_world(request.param, tmp_path_factory.mktemp(f"away-{request.param}")) \
+            as built:
+        yield built
 
 
 @pytest.fixture
@@ -194,3 +192,45 @@ async def test_the_other_approver_is_asked_with_the_reason_once(
     assert len(await asked()) == 1
     assert not [text for text in map(text_part, await mails(world.runtime, mia0, "review"))
                 if "is away" in text]
+
+
+async def test_an_escalation_racing_the_approvers_late_reply_decides_once(
+    world: MailWorld, org: Org
+) -> None:
+    """Mia0, the stage's only approver, is away (her auto-reply); some working days later the
+    administrator is asked, with the reason. Then Mia0 (back early) and the administrator
+    both reply "approve" at once: exactly one decision, each receipt says what happened."""
+    sheet, _ = await submitted_sheet(org)
+    token = reply_token(world, sheet)
+    back = today(world) + timedelta(days=9)
+    raw = auto_reply(sheet.approver.email, token, "Out of Office: Timesheet of Bob",
+                     f"I am out of the office until {back.isoformat()}.")
+    await smtp_send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    await no_receipt(world, raw)
+    world.live.clock.advance(4 * DAY_MS)  # at least one working day, whatever today is
+    try:
+        escalator = jobs_of(world.runtime).escalator
+        assert await escalator.run(org.id) == 1
+        [asked] = [text_part(m) for m in await mails(world.runtime, org.admin, "review")]
+        assert f"Mia0 is away until {back.strftime('%a %d %b %Y')}" in asked
+        key = world.keys["example.com"]
+        late = reply(sheet.approver.email, reply_token(world, sheet), "approve", sign_with=key)
+        admin_token = reply_token(world, sheet, approver=org.admin)
+        admin = reply(org.admin.email, admin_token, "Approve", sign_with=key)
+        await asyncio.gather(
+            smtp_send(world, late, reply_address(token, DOMAIN), sheet.approver.email),
+            smtp_send(world, admin, reply_address(admin_token, DOMAIN), org.admin.email))
+        answers = sorted([(await receipt_for(world, late)).text,
+                          (await receipt_for(world, admin)).text])
+        assert await escalator.run(org.id) == 0  # decided: nobody is asked any more
+    finally:
+        world.live.clock.advance(-4 * DAY_MS)
+    state = (await org.admin.gql(
+        "query($id: SvcId!) { getApprovalEventById(id: $id) { status } "
+        "getMessages(of: {id: $id, type: \"approvalEvent\"}) { kind content } }",
+        {"id": sheet.event_id}))
+    assert state["getApprovalEventById"]["status"] == "a", state
+    approvals = [m for m in state["getMessages"] if (m["content"] or "").startswith("Approved")]
+    assert len(approvals) == 1, state["getMessages"]
+    assert sum("You approved" in text for text in answers) == 1, answers
+    assert sum("already approved" in text for text in answers) == 1, answers

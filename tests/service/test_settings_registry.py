@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 
-from service.settings_registry import SETTINGS, Setting
+from plumbing.mail_templates import KINDS
+from service.settings_registry import (
+    ATTRIBUTES,
+    CATEGORIES,
+    DIRECT,
+    EMAIL_TEMPLATE,
+    SETTINGS,
+    Setting,
+)
 from tests.support import Member, Org
 
 LOCK = 1_767_225_600_000  # 2026-01-01
@@ -43,6 +51,7 @@ SAMPLES: dict[str, tuple[list[Any], Any]] = {
                        [], [{"categoryId": "$tc0", "timesheetEndStatusId": "$st0"}]],
                       [{"categoryId": "$pc0"}]),
     "autoSubmit": ([2, 0, 7, 1], -1),
+    "approvalEscalationDelay": ([2, 0, 30, 1], 31),
     "currency": (["CHF", "USD", "GBP", "JPY"], None),
     "dateFormat": (["DD/MM/YYYY", "MM/DD/YYYY", "DD.MM.YYYY", "YYYY-MM-DD"], "YYYY/DD/MM"),
     "decimalFormat": ([",", ".", ",", "."], ";"),
@@ -50,7 +59,26 @@ SAMPLES: dict[str, tuple[list[Any], Any]] = {
     "firstDayOfWeek": ([0, 6, 3, 1], 7),
     "timeFormat": ([12, 24, 12, 24], 13),
     "timeZone": (["Europe/Berlin", "Asia/Tokyo", "America/New_York", "UTC"], None),
+    "notificationSettings": ([
+        {"email": False, **{c: {"frequency": "daily", "hour": 8} for c in CATEGORIES}},
+        {"push": False, **{c: {"frequency": "none"} for c in CATEGORIES}},
+        {"email": True, "push": False, **{c: {"frequency": "weekly", "dayOfWeek": "monday"}
+                                          for c in CATEGORIES}},
+        {**{c: {"frequency": "instant"} for c in CATEGORIES}}],
+        {**{c: {"frequency": "hourly"} for c in CATEGORIES}}),
 }
+# The e-mail templates (their names are the kinds, one of which a time setting shares).
+TEMPLATE_SAMPLES = ([["Subject: {{ person.name }}\n\nHello {{ person.name }}",
+                      "{{ person.name }}", "Dear {{ person.name|upper }}", "Hi"],
+                     "Hi\n{% if %}"])
+MENTIONS = "{ frequency hour dayOfWeek threshold atRisk overBudget }"
+
+
+def _notifications_shown(value: dict[str, Any]) -> dict[str, Any]:
+    keys = ("frequency", "hour", "dayOfWeek", "threshold", "atRisk", "overBudget")
+    full = {"email": True, "push": True, **value}
+    return {k: ({f: full[k].get(f) for f in keys} if k in CATEGORIES else full[k])
+            for k in ("email", "push", *CATEGORIES)}
 BOOLEAN = ([True, False, True, False], None)
 # How each value type is selected and how a stored value is shown.
 SHOWN: dict[str, tuple[str, Callable[[Any], Any]]] = {
@@ -58,6 +86,8 @@ SHOWN: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "[SvcTaskCategory]": (" { id }", lambda v: [{"id": i} for i in v]),
     "SvcTime": (" { ts }", lambda v: {"ts": v}),
     "SvcTimesheetReminder": (" { timing hour }", lambda v: v),
+    "SvcNotificationSettings!": (" { email push " + " ".join(
+        f"{c} {MENTIONS}" for c in CATEGORIES) + " }", _notifications_shown),
     "[SvcAutoTimesheetEntry]": (" { categoryId timesheetStartStatusId category { id } }",
                                 lambda v: [{"categoryId": e["categoryId"],
                                             "timesheetStartStatusId":
@@ -65,12 +95,15 @@ SHOWN: dict[str, tuple[str, Callable[[Any], Any]]] = {
                                             "category": {"id": e["categoryId"]}} for e in v]),
 }
 ENTITY_QUERY = {"person": "getPerson", "project": "getProject", "tag": "getTag"}
-ATTRIBUTE = {"TimeSettings": "timeSettings", "Localisation": "localisation"}
+ATTRIBUTE = ATTRIBUTES
 
 
 def samples(setting: Setting) -> tuple[list[Any], Any]:
     if setting.argument == "Boolean":
         return BOOLEAN
+    if setting.group == EMAIL_TEMPLATE:
+        assert setting.name in KINDS
+        return TEMPLATE_SAMPLES
     assert setting.name in SAMPLES, f"no sample values for the setting {setting.name}"
     return SAMPLES[setting.name]
 
@@ -95,13 +128,14 @@ def edit(setting: Setting, level: str) -> str:
     own_id = "$id: SvcId!, " if level != "organisation" else ""
     id_argument = "id: $id, " if level != "organisation" else ""
     return (f"mutation({own_id}$v: {setting.argument}) {{ {setting.mutation(level)}("
-            f"{id_argument}{setting.name}: $v) {{ id }} }}")
+            f"{id_argument}{setting.argument_name}: $v) {{ id }} }}")
 
 
 def read(setting: Setting, level: str) -> str:
     selection = SHOWN.get(setting.value, ("", None))[0]
-    attribute = (f"{ATTRIBUTE[setting.group]} {{ {setting.name} {{ value{selection} "
-                 "path { id collection } } }")
+    inner = f"{{ value{selection} path {{ id collection }} }}"
+    attribute = (f"{ATTRIBUTE[setting.group]} {inner}" if setting.group in DIRECT
+                 else f"{ATTRIBUTE[setting.group]} {{ {setting.name} {inner} }}")
     if level == "organisation":
         return f"{{ currentOrganisation {{ {attribute} }} }}"
     return f"query($id: SvcId!) {{ {ENTITY_QUERY[level]}(id: $id) {{ {attribute} }} }}"
@@ -126,7 +160,8 @@ async def attribute(org: Org, setting: Setting, level: str, ids: dict[str, str])
     data = await org.admin.gql(read(setting, level), {} if level == "organisation"
                                else {"id": ids[level]})
     entity = next(iter(data.values()))
-    return entity[ATTRIBUTE[setting.group]][setting.name]
+    found = entity[ATTRIBUTE[setting.group]]
+    return found if setting.group in DIRECT else found[setting.name]
 
 
 def expected(setting: Setting, value: Any, level: str | None, ids: dict[str, str]) -> Any:
@@ -187,7 +222,7 @@ async def test_each_setting_at_each_level(org: Org, setting: Setting) -> None:
     else:
         message = await org.admin.gql.error(edit(setting, "organisation"),
                                             {"v": substituted(invalid, ids)})
-        assert message.startswith(f'Invalid argument "{setting.name}'), message
+        assert message.startswith(f'Invalid argument "{setting.argument_name}'), message
         assert await attribute(org, setting, "organisation", ids) == expected(
             setting, values["organisation"], "organisation", ids)
 
@@ -200,7 +235,7 @@ async def test_each_setting_at_each_level(org: Org, setting: Setting) -> None:
                                                      for level in setting.levels}
     organisation_entry = next(e for e in entries
                               if e["operationName"] == setting.mutation("organisation"))
-    assert [a["name"] for a in organisation_entry["arguments"]] == [setting.name]
+    assert [a["name"] for a in organisation_entry["arguments"]] == [setting.argument_name]
     submitted = values["organisation"]
     assert organisation_entry["arguments"][0]["value"] == (
         submitted if isinstance(submitted, str) else json.dumps(submitted))

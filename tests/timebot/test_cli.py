@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -303,6 +304,7 @@ async def test_serve_demo(tmp_path: Path, http: httpx.AsyncClient) -> None:
         assert allowances.json()["data"]["currentPerson"]["absenceQuotas"]["value"] == [
             {"available": 10, "recurrent": True, "absenceType": {
                 "name": "Vacation", "accrual": {"isEnabled": True, "quantity": 1.5}}}]
+        await _second_organisation_in_its_own_workspace(http, base, printed)
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
@@ -317,3 +319,40 @@ async def test_serve_demo(tmp_path: Path, http: httpx.AsyncClient) -> None:
     # The printed keys are the demo organisation's, and a second start does not seed again.
     exported = (await timebot(env, "demo", "export")).json()
     assert {p["email"]: p["apikey"] for p in exported["persons"]} == keys
+
+
+async def _second_organisation_in_its_own_workspace(
+    http: httpx.AsyncClient, base: str, printed: str,
+) -> None:
+    """#27: the demo's second organisation, whose workspace is a fake Slack on loopback: Ken's
+    submission reaches Hedy there as a DM (and the page lists it, escaped)."""
+    assert "Second organisation: Globex Labs (demo)" in printed, printed
+    fake = re.search(r"what timebot sends there: (http://127\.0\.0\.1:\d+)/", printed)
+    ken = re.search(r"ken@globex\.example \(employee\): apikey ([0-9a-f]+)", printed)
+    assert fake and ken, printed
+    graphql, key = f"{base}/graphql", ken.group(1)
+
+    async def gql(query: str) -> Any:
+        answer = (await http.post(graphql, headers={"apikey": key},
+                                  json={"query": query})).json()
+        assert not answer.get("errors"), answer
+        return answer["data"]
+
+    me = (await gql("{ currentPerson { id } }"))["currentPerson"]["id"]
+    day, now = 86_400_000, int(time.time() * 1000)
+    monday = (now - (now // day + 3) % 7 * day) // day * day
+    await gql(f'mutation {{ addTimeRecord(startTime: {monday + 9 * 3_600_000}, '
+              f'duration: 7200000, personId: "{me}") {{ id }} }}')
+    await gql(f'mutation {{ submitTimesheet(personId: "{me}", startTime: {monday}, '
+              f'endTime: {monday + 7 * day}) {{ id }} }}')
+    page = ""
+    for _ in range(300):
+        page = (await http.get(fake.group(1) + "/")).text
+        if "chat.postMessage" in page:
+            break
+        await asyncio.sleep(0.1)
+    assert "Ken Thompson submitted the timesheet" in page, page
+    # The fake answers only its own token.
+    refused = await http.post(fake.group(1) + "/api/auth.test",
+                              headers={"authorization": "Bearer xoxb-guess"})
+    assert refused.json() == {"ok": False, "error": "invalid_auth"}

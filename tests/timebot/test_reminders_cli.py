@@ -213,3 +213,14 @@ def test_preview_notes_an_away_approver(world: dict[str, Any]) -> None:
     line = waiting()
     assert "bob@globex.example" in line
     assert f"away until {back.strftime('%a %d %b %Y')} (auto-reply)" in line, line
+    # What climbs and when: Bob, the only approver, is away (the administrator is asked one
+    # working day after the submission), and the approval reminders every 2 days climb
+    # after 4 to the administrator (Bob has no manager of his own).
+    preview = run(world, "reminders", "preview", "--org", world["org"],
+                  "--at", at.isoformat()).stdout
+    [escalation] = [line for line in preview.splitlines() if line.startswith("escalation")]
+    assert "Gina Admin" in escalation and f"Bob Draft is away until {back:%a %d %b %Y}" in \
+        escalation, escalation
+    [climbing] = [line for line in preview.splitlines() if line.startswith("climbing reminder")]
+    assert "Gina Admin" in climbing and "Bob Draft has not decided in 4 days" in climbing
+    assert " from " in climbing, climbing

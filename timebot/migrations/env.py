@@ -10,11 +10,12 @@ from sqlalchemy import create_engine, pool
 import timebot.state.away
 import timebot.state.digests
 import timebot.state.models
+import timebot.state.org_models
 import timebot.state.slack_models
 from timebot.state.db import VERSION_TABLE
 from timebot.state.models import StateBase
 
-_ = timebot.state.models, timebot.state.slack_models
+_ = timebot.state.models, timebot.state.slack_models, timebot.state.org_models
 target_metadata = StateBase.metadata
 
 

@@ -5,13 +5,13 @@ daily digest)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from plumbing.db import unit_of_work
+from timebot import l10n
 from timebot.client import ServiceClient, operation
+from timebot.l10n import LOCALISATION_FIELDS
 from timebot.runtime import Runtime
 from timebot.state.models import NotificationPreference
 
@@ -34,13 +34,13 @@ APPROVAL_STATE = operation(
     }"""
 )
 PERSON = operation(
-    """query ReviewPerson($id: SvcId!) {
-      getPerson(id: $id) {
+    f"""query ReviewPerson($id: SvcId!) {{
+      getPerson(id: $id) {{
         id name email archived
-        localisation { timeZone { value } }
-        timeSettings { approvalReminder { value } }
-      }
-    }"""
+        timeSettings {{ approvalReminder {{ value }} }}
+        {LOCALISATION_FIELDS}
+      }}
+    }}"""
 )
 # An extension of the embedded service, asked for only where the service offers it.
 PERSON_AUTO_SUBMIT_EXTENSION = operation(
@@ -50,14 +50,12 @@ PERSON_AUTO_SUBMIT_EXTENSION = operation(
 )
 
 
-def period_label(start_ms: int, end_ms: int, time_zone: str = "UTC") -> str:
-    """`Mon 02 Mar to Sun 08 Mar 2026` in the owner's time zone (end exclusive)."""
-    zone = ZoneInfo(time_zone)
-    first = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()
-    last = datetime.fromtimestamp(max(start_ms, end_ms - 1) / 1000, UTC).astimezone(zone).date()
-    if first == last:
-        return f"{first:%a %d %b %Y}"
-    return f"{first:%a %d %b} to {last:%a %d %b %Y}"
+def period_label(start_ms: int, end_ms: int, time_zone: str = "UTC",
+                 local: l10n.Localisation | None = None) -> str:
+    """`Mon 02 Mar to Sun 08 Mar 2026` in the owner's time zone (end exclusive), in the
+    reader's language and date format (`local`, default: the one in force)."""
+    reader = local or l10n.current()
+    return l10n.format_period(start_ms, end_ms, replace(reader, time_zone=time_zone))
 
 
 @dataclass(frozen=True)

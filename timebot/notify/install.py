@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from timebot.approval_poller import ApprovalPoller
+from timebot.notify.escalation_tick import Escalator
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
 from timebot.reconcile import Reconciler
@@ -26,6 +27,7 @@ class NotificationJobs:
     scheduler: Scheduler
     poller: ApprovalPoller
     reconciler: Reconciler
+    escalator: Escalator
 
 
 INSTALLED: dict[int, NotificationJobs] = {}
@@ -38,9 +40,10 @@ def jobs_of(runtime: Runtime) -> NotificationJobs:
 
 
 def install_notifications(runtime: Runtime) -> NotificationJobs:
-    jobs = NotificationJobs(
-        ReviewDispatch(runtime), Scheduler(runtime), ApprovalPoller(runtime), Reconciler(runtime)
-    )
+    reviews = ReviewDispatch(runtime)
+    jobs = NotificationJobs(reviews, Scheduler(runtime), ApprovalPoller(runtime),
+                            Reconciler(runtime), Escalator(runtime, reviews))
+    jobs.scheduler.passes.append(jobs.escalator.tick)
     INSTALLED[id(runtime)] = jobs
     runtime.bus.subscribe("review-requests", jobs.reviews)
 

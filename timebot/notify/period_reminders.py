@@ -1,8 +1,10 @@
 """Who is due an end-of-period reminder, in each person's own time zone.
 
-Periods are weeks, Monday 00:00 to Monday 00:00 in the person's time zone (GraphQL
-`localisation { timeZone { value } }`). When a week has ended (and for REMINDER_GRACE_MS after,
-so that a process that was down catches up), each active person whose timesheet for it is
+Periods are the person's `periodicity` (weeks by default, from their `firstDayOfWeek`) in
+their time zone (GraphQL `timeSettings { periodicity timesheetReminder }`, `localisation {
+timeZone firstDayOfWeek }`). When a period's reminder is due (`timesheetReminder`: at its end
+by default; timebot/notify/period_timing.py), and for REMINDER_GRACE_MS after, so that a
+process that was down catches up, each active person whose timesheet for it is
 draft, rejected or empty is reminded once: never when it is approved or submitted (waiting
 for someone else), nor when the person was absent on every working day of their work schedule
 (GraphQL `scheduledDays`: the schedule minus public holidays; Monday to Friday by default), nor
@@ -22,13 +24,11 @@ from zoneinfo import ZoneInfo
 from timebot.client import operation
 from timebot.notify.approvals import time_zone_of
 from timebot.notify.decisions import AlreadySent, PeriodReminder
+from timebot.notify.period_timing import due_now, noun_of, reminder_slots
 from timebot.notify.periods import (
-    WEEK_MS,
     Period,
     absent_whole_period,
-    last_ended_week,
     period_dedupe_key,
-    reminder_due,
     weekdays,
     working_days,
 )
@@ -40,7 +40,8 @@ PEOPLE = operation(
     """query SchedulerPeople {
       getPersons {
         id name email archived
-        localisation { timeZone { value } }
+        localisation { timeZone { value } firstDayOfWeek { value } }
+        timeSettings { periodicity { value } timesheetReminder { value { timing hour } } }
       }
     }"""
 )
@@ -87,7 +88,9 @@ async def with_auto_submit(
         return people
     data = await runtime.client.execute(PEOPLE_AUTO_SUBMIT_EXTENSION, apikey=key)
     settings = {p["id"]: p.get("timeSettings") for p in data.get("getPersons") or [] if p}
-    return [{**person, "timeSettings": settings.get(person["id"])} for person in people]
+    return [{**person, "timeSettings": {**(person.get("timeSettings") or {}),
+                                        **(settings.get(person["id"]) or {})}}
+            for person in people]
 
 
 @dataclass(frozen=True)
@@ -120,14 +123,17 @@ def _local_text(ms: int, time_zone: str) -> str:
     )
 
 
-def _timing(now: int, period: Period, since: int, zone_name: str) -> str:
-    """Pure: why the last ended week's reminder is not due at `now` ("" when it is)."""
-    if not reminder_due(now, period):
-        upcoming = last_ended_week(now + WEEK_MS, zone_name).end_ms
-        return f"none due now: the next is due from {_local_text(upcoming, zone_name)}"
-    if ended_before(period.end_ms, since):
-        return "the week ended before timebot first served the organisation"
-    return ""
+def _timing(now: int, person: dict[str, Any], since: int, zone_name: str
+            ) -> tuple[Period, str]:
+    """Pure: the period whose reminder is considered at `now`, and why it is not due ("" when
+    it is)."""
+    period, due, upcoming = reminder_slots(now, person, zone_name)
+    if not due_now(now, due):
+        return period, f"none due now: the next is due from {_local_text(upcoming, zone_name)}"
+    if ended_before(due, since):
+        return period, f"the {noun_of(person)} ended before timebot first served the " \
+            "organisation"
+    return period, ""
 
 
 async def period_verdicts(
@@ -150,8 +156,7 @@ async def period_verdicts(
         if not person.get("email") or \
                 str(person["email"]).lower() == runtime.settings.mail_from.lower():
             continue  # no address, or timebot's own integration person
-        period = last_ended_week(now, time_zone_of(person))
-        why_not = _timing(now, period, since, time_zone_of(person))
+        period, why_not = _timing(now, person, since, time_zone_of(person))
         if not why_not and await already_sent(
             period_dedupe_key(organisation_id, person["id"], period)
         ):
@@ -194,7 +199,7 @@ async def _verdict(
                              "today is not a working day for them: a later tick sends it")
     working = {day for day, works in planned.items() if works and day < end_day}
     if not working:
-        return PeriodVerdict(person, period, None, "no working day in the week")
+        return PeriodVerdict(person, period, None, f"no working day in the {noun_of(person)}")
     summary = await load_summary(runtime.client, key, person["id"], period.start_ms,
                                  period.end_ms)
     records = [(entry.day, entry.absence is not None) for entry in summary.entries]

@@ -15,7 +15,7 @@ import structlog
 
 from timebot.errors import TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
-from timebot.notify.decisions import ReviewChannel
+from timebot.notify.decisions import ReviewChannel, ReviewRequest
 from timebot.notify.reviews import review_requests
 from timebot.runtime import Runtime
 
@@ -71,3 +71,26 @@ class ReviewDispatch:
         if errors:
             raise ReviewChannelFailed(errors) from errors[0]
         return queued
+
+    async def deliver(self, requests: list[ReviewRequest]) -> int:
+        """Hand requests decided elsewhere (timebot.notify.escalation_tick) to every channel
+        that has not sent them (by dedupe key); returns how many were queued. Raises
+        `ReviewChannelFailed` after trying them all when a channel failed."""
+        errors: list[Exception] = []
+        queued = 0
+        for request in requests:
+            for channel in self.channels:
+                try:
+                    if not await channel.already_sent(request.dedupe_key):
+                        queued += await channel.review_request(request)
+                except Exception as error:
+                    log.exception("review_channel_failed", channel=type(channel).__name__,
+                                  submit=request.submit_id, approver=request.approver_id)
+                    errors.append(error)
+        if errors:
+            raise ReviewChannelFailed(errors) from errors[0]
+        return queued
+
+    async def unsent(self, dedupe_key: str) -> bool:
+        """Whether some channel has not sent this request yet."""
+        return not all([await channel.already_sent(dedupe_key) for channel in self.channels])

@@ -26,9 +26,9 @@ from timebot.notify.away_asks import (
     away_reason,
     stage_quorum,
 )
+from timebot.notify.away_facts import away_facts
 from timebot.notify.decisions import AlreadySent, ReviewRequest
 from timebot.runtime import Runtime
-from timebot.state.away import absences
 from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.notify.reviews")
@@ -61,14 +61,14 @@ async def review_requests(
         p for p in wanted
         if not await already_sent(review_dedupe_key(submit_id, stage, p["id"], mark))
     ]
-    recorded = await absences(runtime.state_sessions, event.organisation_id)
+    key = await runtime.directory.integration_key(event.organisation_id)
+    recorded = await away_facts(runtime, key, event.organisation_id, [p["id"] for p in wanted])
     now_ms = runtime.clock.now_ms()
     someone_away = any(
         away_reason("", recorded.get(p["id"], []), now_ms) for p in wanted
     )
     if not todo and not someone_away:
         return []
-    key = await runtime.directory.integration_key(event.organisation_id)
     snapshot = await approval_snapshot(runtime.client, key, submit_id)
     if (
         snapshot is None
@@ -95,8 +95,8 @@ async def review_requests(
             continue
         normal = review_dedupe_key(submit_id, stage, approver_id, mark)
         # Asked before because someone was away (who may be back now): asked all the same.
-        earlier = [away_dedupe_key(normal, pid) for pid in recorded if pid != approver_id
-                   and pid in still]
+        earlier = [away_dedupe_key(normal, pid) for pid, facts in recorded.items()
+                   if facts and pid != approver_id and pid in still]
         asked = approver_id not in todo_ids or any([await already_sent(k) for k in earlier])
         unsent = [ask for ask in asks if ask.approver_id == approver_id
                   and not await already_sent(away_dedupe_key(normal, ask.away_id))]

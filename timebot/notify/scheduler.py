@@ -1,5 +1,6 @@
-"""The scheduler: each tick, the end-of-period reminders due in every organisation and the
-daily digests, sent through the channels registered with it (mail's, by its install).
+"""The scheduler: each tick, the end-of-period reminders due in every organisation, the passes
+registered with it (the escalations of timebot.notify.escalation_tick) and the daily digests,
+sent through the channels registered with it (mail's, by its install).
 
 Several timebot processes may share one database: a lease (`scheduler_leases`) lets one of
 them run a tick at a time, and every notification carries a dedupe key (person, period), so
@@ -9,6 +10,7 @@ each reminder goes out exactly once even should two ticks overlap after a lease 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 
 import structlog
 
@@ -37,6 +39,8 @@ class Scheduler(PollingWorker):
         self.runtime = runtime
         self.channels: list[Channel] = []
         self.report_channels: list[ReportChannel] = []
+        # Further passes over each organisation each tick (the escalations'), queued counts.
+        self.passes: list[Callable[[str], Awaitable[int]]] = []
         # True when it runs as one of the process's singleton jobs (timebot/state/singleton.py):
         # that lease already makes it the only one, and is taken over within seconds of its
         # holder's death, where this tick lease would wait LEASE_MS.
@@ -86,6 +90,11 @@ class Scheduler(PollingWorker):
                 sent += await self.due_reports(organisation_id)
             except Exception:
                 log.exception("due_reports_failed", organisation=organisation_id)
+            for each in self.passes:
+                try:
+                    sent += await each(organisation_id)
+                except Exception:
+                    log.exception("scheduler_pass_failed", organisation=organisation_id)
         for channel in self.channels:
             sent += await channel.daily_digests()
         return sent

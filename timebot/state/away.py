@@ -1,5 +1,7 @@
-"""Approvers known to be away (`approver_absences`): one row per approver and source (today
-only "auto-reply": an out-of-office reply to a review e-mail, read by mail.away_reply), with
+"""Approvers known to be away (`approver_absences`): one row per approver and source
+("auto-reply": an out-of-office reply to a review e-mail, read by mail.away_reply;
+"slack-status": a Slack status that says so, bot.away_status; the service's own facts, time
+off and schedules, are read, not stored: timebot.notify.away_facts), with
 the return date the source stated (None: not stated) and when it was seen.
 
 A newer notice from the same source replaces the older one (the latest auto-reply tells the
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import BigInteger, Date, String, select, update
+from sqlalchemy import BigInteger, Date, String, delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -19,7 +21,7 @@ from plumbing.db import insert_ignoring, unit_of_work
 from timebot.state.models import StateBase
 
 __all__ = ["AUTO_REPLY", "UNKNOWN_RETURN_DAYS", "Absence", "ApproverAbsence", "absences",
-           "is_away", "record_absence"]
+           "clear_absence", "is_away", "record_absence"]
 
 AUTO_REPLY = "auto-reply"
 UNKNOWN_RETURN_DAYS = 14
@@ -102,3 +104,16 @@ async def absences(
             found.setdefault(row.approver_id, []).append(Absence(
                 row.organisation_id, row.approver_id, row.source, row.until, row.seen_ms))
     return found
+
+
+async def clear_absence(
+    sessions: async_sessionmaker[AsyncSession], *, organisation_id: str, approver_id: str,
+    source: str,
+) -> bool:
+    """The source no longer says the approver is away (a Slack status cleared); True when a
+    record was removed."""
+    async with unit_of_work(sessions) as session:
+        result = await session.execute(delete(ApproverAbsence).where(
+            ApproverAbsence.organisation_id == organisation_id,
+            ApproverAbsence.approver_id == approver_id, ApproverAbsence.source == source))
+        return bool(getattr(result, "rowcount", 0))

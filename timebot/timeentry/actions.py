@@ -7,9 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from zoneinfo import ZoneInfo
 
+from plumbing.periods import NOUNS
 from timebot.client import ServiceClient
+from timebot.entry_rules import Rules, RulesCache, format_duration
+from timebot.entry_rules import refusal as rules_refusal
 from timebot.errors import (
     PermissionRefused,
     ServiceClientError,
@@ -18,7 +22,7 @@ from timebot.errors import (
 )
 from timebot.grammar import ParseError, parse_entry
 from timebot.grammar.dates import format_day
-from timebot.summary import summarise
+from timebot.summary import hours, summarise
 from timebot.timeentry.balances import balance_text, day_bounds, time_off_left
 from timebot.timeentry.gateway import Gateway
 from timebot.timeentry.memory import Memory
@@ -37,6 +41,7 @@ from timebot.timeentry.texts import (
     format_record,
     format_state,
     format_week,
+    local_day,
     local_midnight_ms,
     sort_recent,
     today_in,
@@ -101,10 +106,34 @@ def refusal(error: ServiceClientError) -> str:
 
 
 class QuickTime:
-    def __init__(self, client: ServiceClient, memory: Memory, now_ms: Callable[[], int]) -> None:
+    def __init__(self, client: ServiceClient, memory: Memory, now_ms: Callable[[], int],
+                 rules: RulesCache | None = None) -> None:
         self.client = client
         self.memory = memory
         self.now_ms = now_ms
+        # The person's rules of entry and period (read once; None: weeks, the service decides)
+        self.rules = rules
+
+    async def _rules(self, who: Who) -> Rules | None:
+        if self.rules is None:
+            return None
+        return await self.rules.rules(who.organisation_id, who.person_id, who.apikey)
+
+    async def show(self, who: Who) -> Callable[[int], str]:
+        """How the person's durations are shown: their `durationFormat` where one is set,
+        else `2h 30m`."""
+        rules = await self._rules(who)
+        if rules is None or rules.duration_format is None:
+            return hours
+        return partial(format_duration, duration_format=rules.duration_format)
+
+    async def _refused(self, who: Who, plan: RecordPlan, source: str) -> str | None:
+        """Why the rules the front knows refuse the entry (None: ask the service)."""
+        rules = await self._rules(who)
+        if rules is None:
+            return None
+        return rules_refusal(rules, plan.start_ms, plan.duration_ms, plan.comment, plan.project_ids,
+                       self.now_ms(), "/time" if source == "slack" else "")
 
     def gateway(self, who: Who) -> Gateway:
         return Gateway(self.client, who.apikey, who.person_id)
@@ -137,6 +166,10 @@ class QuickTime:
                 plan = plan_entry(entry, catalogue)
                 if isinstance(plan, Unresolved):
                     outcomes.append(Outcome(piece, problem=plan.reason, choices=plan.choices))
+                    continue
+                refused = await self._refused(who, plan, source)
+                if refused is not None:
+                    outcomes.append(Outcome(piece, problem=refused))
                     continue
                 record = await gateway.create(plan)
             except ServiceUnavailable:
@@ -189,7 +222,7 @@ class QuickTime:
         records = sort_recent(await self.gateway(who).records(start, end))[:LIST_LIMIT]
         ids = [str(r["id"]) for r in records]
         await self.memory.save_listing(who.organisation_id, who.person_id, ids, self.now_ms())
-        return format_listing(records, who.zone), ids
+        return format_listing(records, who.zone, await self.show(who)), ids
 
     async def _numbered(self, who: Who, number: str) -> str | None:
         ids = await self.memory.listing(who.organisation_id, who.person_id)
@@ -212,7 +245,7 @@ class QuickTime:
         except ServiceClientError as error:
             return f"Entry {number.strip()} was not deleted: {refusal(error)}"
         await self.memory.forget_record(record_id, self.now_ms())
-        return f"Deleted: {format_record(record, who.zone)}"
+        return f"Deleted: {format_record(record, who.zone, await self.show(who))}"
 
     async def edit(self, who: Who, number: str, text: str) -> tuple[str, Outcome | None]:
         """Replace entry n (of the list last shown) with what `text` says."""
@@ -254,7 +287,7 @@ class QuickTime:
             return f"{label.capitalize()} unchanged: {refusal(error)}", None
         await self.memory.replace_record(who.organisation_id, who.person_id, record_id,
                                          new["id"], plan.reading)
-        return (f"Changed {label}: {format_record(old, who.zone)}"
+        return (f"Changed {label}: {format_record(old, who.zone, await self.show(who))}"
                 f"\n→ {plan.reading}"), Outcome(text, plan, new["id"])
 
     async def undo_record(self, who: Who, record_id: str) -> str:
@@ -266,7 +299,7 @@ class QuickTime:
         except ServiceClientError as error:
             return f"Not undone: {refusal(error)}"
         await self.memory.forget_record(record_id, self.now_ms())
-        return f"Undone: {format_record(record, who.zone)}"
+        return f"Undone: {format_record(record, who.zone, await self.show(who))}"
 
     async def reading_of(self, who: Who, record_id: str) -> str:
         """The record in the words of an entry (what an Edit form starts from)."""
@@ -276,11 +309,18 @@ class QuickTime:
             return ""
         return entry_text(record, who.zone)
 
-    def period(self, who: Who, last: bool) -> Period:
-        return week_of(today_in(who.zone, self.now_ms()), who.zone, 1 if last else 0)
+    async def period(self, who: Who, last: bool) -> Period:
+        """This (or the last) period of the person's `periodicity` (a week when unknown)."""
+        rules = await self._rules(who)
+        if rules is None:
+            return week_of(today_in(who.zone, self.now_ms()), who.zone, 1 if last else 0)
+        start, end = rules.period(self.now_ms(), 1 if last else 0)
+        first, after = local_day(start, rules.zone), local_day(end - 1, rules.zone)
+        return Period(first, start, end, (after - first).days + 1,
+                      NOUNS[rules.periodicity])
 
     async def week(self, who: Who, last: bool = False) -> str:
-        period = self.period(who, last)
+        period = await self.period(who, last)
         gateway = self.gateway(who)
         try:
             records = await gateway.records(period.start_ms, period.end_ms)
@@ -290,10 +330,10 @@ class QuickTime:
         person = {"id": who.person_id, "name": "", "email": "",
                   "localisation": {"timeZone": {"value": who.zone.key}}}
         summary = summarise(person, records, None, period.start_ms, period.end_ms)
-        return format_week(summary, period, state)
+        return format_week(summary, period, state, await self.show(who))
 
     async def submit(self, who: Who, last: bool = False) -> str:
-        period = self.period(who, last)
+        period = await self.period(who, last)
         try:
             event = await self.gateway(who).submit(period.start_ms, period.end_ms)
         except ServiceClientError as error:
@@ -307,12 +347,12 @@ class QuickTime:
         lines = []
         gateway = self.gateway(who)
         for last in (False, True):
-            period = self.period(who, last)
+            period = await self.period(who, last)
             try:
                 state = await gateway.approval_state(period.start_ms, period.end_ms)
             except ServiceClientError as error:
                 return refusal(error)
-            name = "Last week" if last else "This week"
+            name = f"Last {period.noun}" if last else f"This {period.noun}"
             lines.append(f"{name} ({format_day(period.first_day)} to "
                          f"{format_day(period.last_day)}): {format_state(state)}")
         return "\n".join(lines)

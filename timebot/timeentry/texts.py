@@ -3,7 +3,7 @@ lists, the week summary and the timesheet status, in plain words."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -24,19 +24,22 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 @dataclass(frozen=True)
 class Period:
-    """A week, Monday 00:00 to the next Monday 00:00 in the person's zone (a timesheet)."""
+    """A timesheet's period in the person's zone: a week (Monday 00:00 to the next Monday
+    00:00) unless their `periodicity` says otherwise (`noun`: week, month …)."""
 
     first_day: date
     start_ms: int
     end_ms: int
+    days: int = 7
+    noun: str = "week"
 
     @property
     def last_day(self) -> date:
-        return self.first_day + timedelta(days=6)
+        return self.first_day + timedelta(days=self.days - 1)
 
     @property
     def label(self) -> str:
-        return f"the week of {format_day(self.first_day)} to {format_day(self.last_day)}"
+        return f"the {self.noun} of {format_day(self.first_day)} to {format_day(self.last_day)}"
 
 
 def _ms(moment: datetime) -> int:
@@ -72,10 +75,12 @@ def record_target(record: Mapping[str, Any]) -> str:
     return "/".join(names) or "(no project)"
 
 
-def format_record(record: Mapping[str, Any], zone: ZoneInfo) -> str:
-    """2h 30m on Mon 16 Mar 2026 · Acme/Website · wfh · “the comment”."""
+def format_record(record: Mapping[str, Any], zone: ZoneInfo,
+                  show: Callable[[int], str] = hours) -> str:
+    """2h 30m on Mon 16 Mar 2026 · Acme/Website · wfh · “the comment” (`show`: the person's
+    `durationFormat`)."""
     start = int(record["startTime"]["ts"])
-    parts = [f"{hours(int(record['duration']))} on {format_day(local_day(start, zone))}",
+    parts = [f"{show(int(record['duration']))} on {format_day(local_day(start, zone))}",
              record_target(record)]
     if record.get("nonBillable"):
         parts.append("non-billable")
@@ -117,10 +122,11 @@ def sort_recent(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]
     return sorted(records, key=lambda r: (-int(r["startTime"]["ts"]), str(r["id"])))
 
 
-def format_listing(records: Sequence[Mapping[str, Any]], zone: ZoneInfo) -> str:
+def format_listing(records: Sequence[Mapping[str, Any]], zone: ZoneInfo,
+                   show: Callable[[int], str] = hours) -> str:
     if not records:
         return "No entries in the last two weeks."
-    lines = [f"{n}. {format_record(r, zone)}" for n, r in enumerate(records, 1)]
+    lines = [f"{n}. {format_record(r, zone, show)}" for n, r in enumerate(records, 1)]
     return "\n".join(lines)
 
 
@@ -133,18 +139,19 @@ def format_state(state: Mapping[str, Any]) -> str:
     return words
 
 
-def format_week(summary: TimesheetSummary, period: Period, state: Mapping[str, Any]) -> str:
-    lines = [f"Week of {format_day(period.first_day)}: {hours(summary.total_ms)}"
-             f" · timesheet {format_state(state)}"]
+def format_week(summary: TimesheetSummary, period: Period, state: Mapping[str, Any],
+                show: Callable[[int], str] = hours) -> str:
+    lines = [f"{period.noun.capitalize()} of {format_day(period.first_day)}: "
+             f"{show(summary.total_ms)} · timesheet {format_state(state)}"]
     by_day = dict(summary.by_day)
-    for offset in range(7):
+    for offset in range(period.days):
         day = period.first_day + timedelta(days=offset)
         if day in by_day:
-            lines.append(f"  {format_day(day)}: {hours(by_day[day])}")
+            lines.append(f"  {format_day(day)}: {show(by_day[day])}")
     for name, ms in summary.by_project:
-        lines.append(f"  {name}: {hours(ms)}")
+        lines.append(f"  {name}: {show(ms)}")
     for name, ms in summary.absences:
-        lines.append(f"  {name} (absence): {hours(ms)}")
+        lines.append(f"  {name} (absence): {show(ms)}")
     if not summary.entries:
         lines.append("  No entries.")
     return "\n".join(lines)

@@ -118,6 +118,27 @@ def upgrade() -> None:
         batch_op.create_index('ix_pending_signins_email_created', ['email', 'created_ms'], unique=False)
         batch_op.create_index('ix_pending_signins_ip_created', ['client_ip', 'created_ms'], unique=False)
 
+    op.create_table('pending_signups',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('cookie_digest', sa.String(length=64), nullable=False),
+    sa.Column('code_digest', sa.String(length=64), nullable=False),
+    sa.Column('organisation_name', sa.String(length=255), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('email', sa.String(length=320), nullable=False),
+    sa.Column('country', sa.String(length=2), nullable=True),
+    sa.Column('client_ip', sa.String(length=64), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.Column('wrong_attempts', sa.Integer(), nullable=False),
+    sa.Column('used_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=True),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_pending_signups')),
+    sa.UniqueConstraint('cookie_digest', name=op.f('uq_pending_signups_cookie_digest'))
+    )
+    with op.batch_alter_table('pending_signups', schema=None) as batch_op:
+        batch_op.create_index('ix_pending_signups_email_created', ['email', 'created_ms'], unique=False)
+        batch_op.create_index('ix_pending_signups_ip_created', ['client_ip', 'created_ms'], unique=False)
+
     op.create_table('retired_keys',
     sa.Column('key_digest', sa.String(length=64), nullable=False),
     sa.Column('retired_ms', sa.BigInteger(), nullable=False),
@@ -299,6 +320,7 @@ def upgrade() -> None:
 
     op.create_table('service_mail',
     sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=True),
     sa.Column('to_name', sa.String(length=255), nullable=False),
     sa.Column('to_address', sa.String(length=320), nullable=False),
     sa.Column('subject', sa.String(length=998), nullable=False),
@@ -309,7 +331,6 @@ def upgrade() -> None:
     sa.Column('next_attempt_ms', sa.BigInteger(), server_default='0', nullable=False),
     sa.Column('failed_ms', sa.BigInteger(), nullable=True),
     sa.Column('last_error', sa.Text(), nullable=True),
-    sa.Column('organisation_id', sa.String(length=24), nullable=False),
     sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_service_mail_organisation_id_organisations'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_service_mail'))
     )
@@ -613,6 +634,26 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_expense_type_projects_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_expense_type_projects_project_id'), ['project_id'], unique=False)
 
+    op.create_table('invitations',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('email', sa.String(length=320), nullable=False),
+    sa.Column('token_digest', sa.String(length=64), nullable=False),
+    sa.Column('invited_by_id', sa.String(length=24), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expires_ms', sa.BigInteger(), nullable=False),
+    sa.Column('used_ms', sa.BigInteger(), nullable=True),
+    sa.Column('voided_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_invitations_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_invitations_person_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_invitations')),
+    sa.UniqueConstraint('token_digest', name=op.f('uq_invitations_token_digest'))
+    )
+    with op.batch_alter_table('invitations', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_invitations_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index('ix_invitations_person', ['person_id', 'voided_ms'], unique=False)
+
     op.create_table('legacy_tokens',
     sa.Column('token', sa.String(length=64), nullable=False),
     sa.Column('person_id', sa.String(length=24), nullable=False),
@@ -638,6 +679,21 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('legacy_usage', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_legacy_usage_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('notification_reads',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('item_id', sa.String(length=24), nullable=False),
+    sa.Column('read_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_notification_reads_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_notification_reads_person_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_notification_reads')),
+    sa.UniqueConstraint('person_id', 'item_id', name='uq_notification_reads')
+    )
+    with op.batch_alter_table('notification_reads', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_notification_reads_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_notification_reads_person_id'), ['person_id'], unique=False)
 
     op.create_table('person_managers',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -1266,6 +1322,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_person_managers_manager_id'))
 
     op.drop_table('person_managers')
+    with op.batch_alter_table('notification_reads', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_notification_reads_person_id'))
+        batch_op.drop_index(batch_op.f('ix_notification_reads_organisation_id'))
+
+    op.drop_table('notification_reads')
     with op.batch_alter_table('legacy_usage', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_legacy_usage_organisation_id'))
 
@@ -1274,6 +1335,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_legacy_tokens_organisation_id'))
 
     op.drop_table('legacy_tokens')
+    with op.batch_alter_table('invitations', schema=None) as batch_op:
+        batch_op.drop_index('ix_invitations_person')
+        batch_op.drop_index(batch_op.f('ix_invitations_organisation_id'))
+
+    op.drop_table('invitations')
     with op.batch_alter_table('expense_type_projects', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_expense_type_projects_project_id'))
         batch_op.drop_index(batch_op.f('ix_expense_type_projects_organisation_id'))
@@ -1424,6 +1490,11 @@ def downgrade() -> None:
 
     op.drop_table('used_sso_states')
     op.drop_table('retired_keys')
+    with op.batch_alter_table('pending_signups', schema=None) as batch_op:
+        batch_op.drop_index('ix_pending_signups_ip_created')
+        batch_op.drop_index('ix_pending_signups_email_created')
+
+    op.drop_table('pending_signups')
     with op.batch_alter_table('pending_signins', schema=None) as batch_op:
         batch_op.drop_index('ix_pending_signins_ip_created')
         batch_op.drop_index('ix_pending_signins_email_created')

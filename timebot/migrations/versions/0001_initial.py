@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-26 15:48:23.952916
+Create Date: 2026-11-26 14:11:54.482010
 """
 
 from collections.abc import Sequence
@@ -38,6 +38,14 @@ def upgrade() -> None:
     sa.Column('seen_ms', sa.BigInteger(), nullable=False),
     sa.Column('message_key', sa.String(length=1000), nullable=False),
     sa.PrimaryKeyConstraint('organisation_id', 'approver_id', 'source', name=op.f('pk_approver_absences'))
+    )
+    op.create_table('hosted_organisations',
+    sa.Column('organisation_id', sa.String(length=64), nullable=False),
+    sa.Column('name', sa.String(length=200), nullable=False),
+    sa.Column('integration_key_sealed', sa.Text(), nullable=False),
+    sa.Column('added_ms', sa.BigInteger(), nullable=False),
+    sa.Column('updated_ms', sa.BigInteger(), nullable=False),
+    sa.PrimaryKeyConstraint('organisation_id', name=op.f('pk_hosted_organisations'))
     )
     op.create_table('imap_messages',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -411,6 +419,7 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_imap_messages_message_key'))
 
     op.drop_table('imap_messages')
+    op.drop_table('hosted_organisations')
     op.drop_table('approver_absences')
     with op.batch_alter_table('approval_reminder_tally', schema=None) as batch_op:
         batch_op.drop_index('ix_approval_reminder_tally_stage')

@@ -1,0 +1,325 @@
+"""The scheduler's escalation pass (issue 28): each tick, in each organisation, every timesheet
+waiting at a stage is looked at with the facts of absence (timebot.notify.away_facts) and the
+pure decisions of timebot.notify.escalations:
+
+- someone away, another approver there: the stage's review requests are dispatched again
+  (the review dispatch asks the others with the reason, once: timebot.notify.away_asks), so an
+  absence that began after the timesheet was submitted is noticed too;
+- nobody there who may decide, the delay passed: each administrator is asked (mail and DM,
+  with the reason), once (dedupe key `escalate:<submit>:<stage>:<admin>`), and the Journal of
+  the timesheet says so, once;
+- a stage waiting 2N days with approval reminders every N: the approver's people managers
+  (or the administrators) are asked to see to it, once each (`climb:…`).
+
+What is sent is what the channels hold under those keys (the outbox, the Slack sender): a
+second tick, a second process or a restart sends nothing twice, and a stage decided meanwhile
+is no longer read as waiting. `plans` is also what `timebot reminders preview` shows."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import Any
+
+import structlog
+
+from timebot.client import operation
+from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.approvals import setting_of
+from timebot.notify.away_asks import QUORUM, stage_quorum
+from timebot.notify.away_facts import away_facts
+from timebot.notify.decisions import ReviewRequest
+from timebot.notify.escalations import (
+    DAY_MS,
+    StageWait,
+    climb_due_ms,
+    climb_key,
+    climb_reason,
+    delay_days,
+    escalation,
+    escalation_key,
+    journal_text,
+)
+from timebot.notify.review_dispatch import ReviewDispatch
+from timebot.runtime import Runtime
+from timebot.state.away import is_away
+from timebot.summary import load_summary
+
+log = structlog.get_logger("timebot.notify.escalation_tick")
+
+AWAY, ESCALATION, CLIMB = "away", "escalation", "climbing reminder"
+IDLE_S = 300.0
+
+PENDING = operation(
+    """query EscalationPending {
+      getPendingApprovals(showAll: true) {
+        person { id name } startTime { ts } endTime { ts } status currentStage submitId
+        stageDetails { stage approvedBy { ts } pending { id name } }
+      }
+    }"""
+)
+SUBMITTED_AT = operation(
+    """query EscalationSubmittedAt($id: SvcId!) { getApprovalEventById(id: $id) { ts { ts } } }"""
+)
+ADMINS = operation(
+    """query EscalationAdmins {
+      currentPerson { role { id } }
+      getPersons { id name archived role { id } }
+    }"""
+)
+MANAGERS = operation(
+    """query EscalationManagers($id: SvcId!) {
+      getPerson(id: $id) { relations { managedBy { value { id name archived } } } }
+    }"""
+)
+DELAY_EXTENSION = operation(
+    """query EscalationDelay($id: SvcId!) {
+      getPerson(id: $id) { timeSettings { approvalEscalationDelay { value } } }
+    }"""
+)
+REMINDERS = operation(
+    """query EscalationReminders {
+      getPersons { id timeSettings { approvalReminder { value } } }
+    }"""
+)
+JOURNAL = operation(
+    """query EscalationJournal($ref: SvcReferenceInput!) { getMessages(of: $ref) { content } }"""
+)
+ADD_MESSAGE = operation(
+    """mutation EscalationNote($c: SvcMessageContent!, $ref: SvcReferenceInput) {
+      addMessage(content: $c, reference: $ref) { id }
+    }"""
+)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Someone to ask about a waiting stage, from `due_ms` on."""
+
+    kind: str  # AWAY (the others are asked: a dispatch), ESCALATION or CLIMB
+    wait: StageWait
+    entry: dict[str, Any]  # the getPendingApprovals item
+    recipients: tuple[tuple[str, str], ...]  # (id, name)
+    due_ms: int
+    reason: str
+    about: str  # the approver the plan is about (a climb), "" for an escalation
+
+
+def stage_entered(entry: dict[str, Any]) -> int | None:
+    """Pure: the last approval of an earlier stage (None: the stage is the first one reached)."""
+    stage = int(entry.get("currentStage") or 0)
+    earlier = [int(a["ts"]) for detail in entry.get("stageDetails") or [] if detail
+               and int(detail["stage"]) < stage for a in detail.get("approvedBy") or [] if a]
+    return max(earlier) if earlier else None
+
+
+class Escalator:
+    def __init__(self, runtime: Runtime, reviews: ReviewDispatch) -> None:
+        self.runtime = runtime
+        self.reviews = reviews
+        self._idle: dict[str, float] = {}  # organisation -> monotonic time to look again
+
+    async def _entered(self, key: str, entry: dict[str, Any]) -> int | None:
+        found = stage_entered(entry)
+        if found is not None:
+            return found
+        data = await self.runtime.client.execute(SUBMITTED_AT, {"id": entry["submitId"]},
+                                                 apikey=key)
+        event = data.get("getApprovalEventById") or {}
+        return int(event["ts"]["ts"]) if event.get("ts") else None
+
+    async def _admins(self, key: str) -> list[tuple[str, str]]:
+        data = await self.runtime.client.execute(ADMINS, apikey=key)
+        role = ((data.get("currentPerson") or {}).get("role") or {}).get("id")
+        return [(str(p["id"]), str(p["name"])) for p in data.get("getPersons") or []
+                if p and not p.get("archived") and (p.get("role") or {}).get("id") == role]
+
+    async def _managers(self, key: str, person_id: str) -> list[tuple[str, str]]:
+        data = await self.runtime.client.execute(MANAGERS, {"id": person_id}, apikey=key,
+                                                 allow_partial=True)
+        relations = ((data.get("getPerson") or {}).get("relations") or {}).get("managedBy")
+        return [(str(r["value"]["id"]), str(r["value"]["name"])) for r in relations or []
+                if r and r.get("value") and not r["value"].get("archived")]
+
+    async def _delay(self, key: str, owner_id: str) -> int:
+        if not await self.runtime.client.offers(
+                "SvcTimeSettings", "approvalEscalationDelay", apikey=key):
+            return delay_days(None)
+        data = await self.runtime.client.execute(DELAY_EXTENSION, {"id": owner_id}, apikey=key,
+                                                 allow_partial=True)
+        return delay_days(setting_of(data.get("getPerson") or {}, "approvalEscalationDelay"))
+
+    async def plans(self, organisation_id: str) -> list[Plan]:
+        """Everyone to ask about the waiting timesheets of an organisation, due now or later.
+        Reads: the waiting timesheets, the facts of absence of all their approvers and the
+        owners' reminder settings at once; the rest only for a stage that calls for it."""
+        runtime = self.runtime
+        key = await runtime.directory.integration_key(organisation_id)
+        now_ms = runtime.clock.now_ms()
+        pending = [entry for entry in (await runtime.client.execute(PENDING, apikey=key)).get(
+            "getPendingApprovals") or [] if entry and entry.get("status") == "s"
+            and entry.get("submitId")]
+        if not pending:
+            return []
+        waits = [(entry, _waiting(entry)) for entry in pending]
+        approvers = sorted({pid for _, waiting in waits for pid, _ in waiting})
+        facts = await away_facts(runtime, key, organisation_id, approvers)
+        today = _today(now_ms)
+        away = {pid for pid in approvers if any(is_away(a, today, now_ms) for a in facts[pid])}
+        reminders = await self._reminder_days(key)
+        admins: list[tuple[str, str]] | None = None
+        plans: list[Plan] = []
+        for entry, waiting in waits:
+            owner_id = str(entry["person"]["id"])
+            every = reminders.get(owner_id)
+            if not waiting or (not every and not away.intersection(p for p, _ in waiting)):
+                continue
+            entered = await self._entered(key, entry)
+            if entered is None:
+                continue
+            stage = int(entry.get("currentStage") or 0)
+            quorum = "any"
+            if away.intersection(p for p, _ in waiting):
+                owner = (await runtime.client.execute(QUORUM, {"id": owner_id}, apikey=key)
+                         ).get("getPerson")
+                quorum = stage_quorum(owner, stage) or "any"
+            wait = StageWait(str(entry["submitId"]), stage, owner_id,
+                             str(entry["person"]["name"]), entered, waiting, quorum)
+            if away.intersection(p for p, _ in waiting):
+                due = escalation(wait, facts, await self._delay(key, owner_id), now_ms)
+                if due is None:
+                    plans.append(Plan(AWAY, wait, entry, (), now_ms, "", ""))
+                else:
+                    admins = admins if admins is not None else await self._admins(key)
+                    plans.append(Plan(ESCALATION, wait, entry,
+                                      await self._available(key, organisation_id, admins, wait),
+                                      due.due_ms, due.reason(), ""))
+            climb = climb_due_ms(entered, every)
+            if climb is None or every is None:
+                continue
+            for approver_id, name in waiting:
+                people = [m for m in await self._managers(key, approver_id)
+                          if m[0] not in (approver_id, owner_id)]
+                if not people:
+                    admins = admins if admins is not None else await self._admins(key)
+                    people = [a for a in admins if a[0] not in (approver_id, owner_id)]
+                days = max(2 * every, (now_ms - entered) // DAY_MS)
+                plans.append(Plan(CLIMB, wait, entry, tuple(people), climb,
+                                  climb_reason(name, int(days), every), approver_id))
+        return plans
+
+    async def _reminder_days(self, key: str) -> dict[str, int]:
+        """Each person's approvalReminder (days; absent: none)."""
+        data = await self.runtime.client.execute(REMINDERS, apikey=key)
+        found = {str(p["id"]): setting_of(p, "approvalReminder")
+                 for p in data.get("getPersons") or [] if p}
+        return {pid: days for pid, days in found.items() if days}
+
+    async def _available(self, key: str, organisation_id: str, admins: list[tuple[str, str]],
+                         wait: StageWait) -> tuple[tuple[str, str], ...]:
+        """The administrators to ask: not the owner, not away (all of them if all are)."""
+        candidates = [a for a in admins if a[0] != wait.owner_id]
+        now_ms = self.runtime.clock.now_ms()
+        facts = await away_facts(self.runtime, key, organisation_id, [a for a, _ in candidates])
+        there = [a for a in candidates
+                 if not any(is_away(f, _today(now_ms), now_ms) for f in facts.get(a[0], []))]
+        return tuple(there or candidates)
+
+    async def _ask_others(self, organisation_id: str, entry: dict[str, Any],
+                          wait: StageWait) -> None:
+        """The stage's review requests dispatched again (asks the others, once)."""
+        data: dict[str, Any] = {
+            "action": "submitted" if wait.stage == 0 else "approved",
+            "submitId": wait.submit_id, "person": {"id": wait.owner_id},
+            "startTime": int(entry["startTime"]["ts"]), "endTime": int(entry["endTime"]["ts"]),
+            "status": "s", "stage": wait.stage,
+            "stageCount": len(entry.get("stageDetails") or []) or 1,
+            "pendingApprovers": [{"id": pid, "name": name} for pid, name in wait.pending],
+            "by": None, "comment": None, "reconciled": True,
+        }
+        event = ServiceEvent(f"away-tick:{wait.submit_id}:{wait.stage}", APPROVAL_UPDATE,
+                             organisation_id, self.runtime.clock.now_ms(), data)
+        await self.reviews.handle(event)
+
+    async def tick(self, organisation_id: str) -> int:
+        """The scheduler's pass: `run`, except that an organisation where nothing waits for
+        anyone away and nothing climbs is looked at again only IDLE_S later (wall clock): an
+        absence or a setting that appears meanwhile is noticed within IDLE_S; a known one is
+        acted on at the first tick after it is due."""
+        if time.monotonic() < self._idle.get(organisation_id, 0.0):
+            return 0
+        plans = await self.plans(organisation_id)
+        if not plans:
+            self._idle[organisation_id] = time.monotonic() + IDLE_S
+        return await self.run(organisation_id, plans)
+
+    async def run(self, organisation_id: str, plans: list[Plan] | None = None) -> int:
+        """Ask whoever is due now; returns how many requests were queued."""
+        now_ms = self.runtime.clock.now_ms()
+        queued = 0
+        for plan in plans if plans is not None else await self.plans(organisation_id):
+            if plan.due_ms > now_ms:
+                continue
+            if plan.kind == AWAY:
+                await self._ask_others(organisation_id, plan.entry, plan.wait)
+            else:
+                queued += await self._send(organisation_id, plan)
+        return queued
+
+    async def _send(self, organisation_id: str, plan: Plan) -> int:
+        wait, runtime = plan.wait, self.runtime
+        keys = {pid: (escalation_key(wait.submit_id, wait.stage, pid) if not plan.about
+                      else climb_key(wait.submit_id, wait.stage, plan.about, pid))
+                for pid, _ in plan.recipients}
+        todo = [pid for pid, _ in plan.recipients if await self.reviews.unsent(keys[pid])]
+        if not todo and plan.about:
+            return 0
+        key = await runtime.directory.integration_key(organisation_id)
+        entry = plan.entry
+        queued = 0
+        if todo:
+            summary = await load_summary(runtime.client, key, wait.owner_id,
+                                         int(entry["startTime"]["ts"]),
+                                         int(entry["endTime"]["ts"]), wait.submit_id)
+            queued = await self.reviews.deliver([ReviewRequest(
+                organisation_id=organisation_id, submit_id=wait.submit_id, timesheet_id="",
+                stage=wait.stage, stage_count=len(entry.get("stageDetails") or []) or 1,
+                approver_id=pid, summary=summary, dedupe_key=keys[pid], digest=False,
+                reason=plan.reason) for pid in todo])
+            log.info("approval_escalated", kind=plan.kind, submit=wait.submit_id,
+                     stage=wait.stage, to=todo, queued=queued)
+        if not plan.about:
+            await self._journal(key, wait, plan)
+        return queued
+
+    async def _journal(self, key: str, wait: StageWait, plan: Plan) -> None:
+        """The timesheet's Journal says the administrators were asked, once per stage."""
+        ref = {"id": wait.submit_id, "type": "approvalEvent"}
+        mark = f"Stage {wait.stage + 1}: timebot asked the administrators"
+        messages = (await self.runtime.client.execute(JOURNAL, {"ref": ref}, apikey=key)
+                    ).get("getMessages") or []
+        if any(str((m or {}).get("content") or "").startswith(mark) for m in messages):
+            return
+        text = f"Stage {wait.stage + 1}: " + journal_text(
+            plan.reason, [name for _, name in plan.recipients])
+        await self.runtime.client.execute(ADD_MESSAGE, {"c": text, "ref": ref}, apikey=key)
+
+
+async def is_administrator(client: Any, key: str, person_id: str) -> bool:
+    """Whether the person holds the administrators' role (the integration person's)."""
+    data = await client.execute(ADMINS, apikey=key)
+    role = ((data.get("currentPerson") or {}).get("role") or {}).get("id")
+    return any(str(p["id"]) == person_id and (p.get("role") or {}).get("id") == role
+               for p in data.get("getPersons") or [] if p)
+
+
+def _waiting(entry: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Pure: (id, name) of the pending approvers of the entry's current stage."""
+    stage = int(entry.get("currentStage") or 0)
+    return tuple((str(p["id"]), str(p["name"])) for d in entry.get("stageDetails") or []
+                 if d and int(d["stage"]) == stage for p in d.get("pending") or [] if p)
+
+
+def _today(now_ms: int) -> date:
+    return datetime.fromtimestamp(now_ms / 1000, UTC).date()
