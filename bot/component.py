@@ -30,6 +30,7 @@ from bot import (
     linking,
     nudge_preferences,
     owner_notices,
+    report_dms,
     review_dms,
     slash_commands,
     submit_now,
@@ -139,6 +140,7 @@ def build_bot(
     team_reminders.register(deps)
     time_commands.register(app, deps)
     owner_notices.register(deps)
+    report_dms.register(deps)
     away_status.register(app, deps)
     return SlackBot(app, deps, NudgesPart(deps))
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from mail.digest import send_digests
 from mail.reminders import send_timesheet_reminder
+from mail.report_mail import send_due_report
 from mail.reviews import MailContext, already_queued, send_approver_mail
 from timebot.notify.decisions import PeriodReminder, ReviewRequest
+from timebot.notify.due_reports import DueReport
 
 
 class MailChannel:
@@ -36,6 +38,9 @@ class MailChannel:
             kind="review",
             extra={"reason": request.reason},
         )
+
+    async def due_report(self, due: DueReport) -> int:
+        return await send_due_report(self.ctx, due)
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         return await send_timesheet_reminder(

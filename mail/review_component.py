@@ -50,6 +50,7 @@ def install_reviews(
     runtime.bus.subscribe("mail-reminders", component.reminders)
     runtime.bus.subscribe("mail-owner-notices", OwnerNotices(ctx))
     notifications.scheduler.add_channel(component.channel)
+    notifications.scheduler.add_report_channel(component.channel)
     if not runtime.settings.smtp_relay:
         routes.extend(OutboxPage(ctx).routes())
 

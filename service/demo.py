@@ -3,7 +3,8 @@
 `seed_demo` creates it once (it does nothing when the data dir already has it): here the
 organisation, its people and who manages whom; its structure (demo_structure), schedule
 (demo_schedules), time-off allowance (demo_time_off), history (demo_history), rates
-(demo_rates) and custom field (demo_custom_fields) come from the modules named. One finished
+(demo_rates), custom field (demo_custom_fields) and weekly scheduled report (demo_reports)
+come from the modules named. One finished
 phase, Discovery, shows the entry rules: its time before the current week is locked
 (`lockDate`) and its entries need a comment (`forceComment`). The Design team submits monthly
 timesheets (its tag's `periodicity`, demo_structure). Everything is written with the models
@@ -24,6 +25,7 @@ from service.demo_away import seed_away_approver
 from service.demo_custom_fields import seed_custom_fields
 from service.demo_history import seed_expenses, seed_time_records
 from service.demo_rates import seed_demo_rates
+from service.demo_reports import seed_reports
 from service.demo_schedules import seed_schedule
 from service.demo_seed import DAY_MS, DEMO_CURRENCY, DEMO_TIMEZONE, HISTORY_WEEKS, DemoSeed
 from service.demo_structure import seed_projects, seed_tags, seed_tasks, seed_types
@@ -137,4 +139,6 @@ async def seed_demo(session: AsyncSession, now_ms: int) -> None:
     await seed_away_approver(seed, organisation)
     await seed_demo_rates(session, seed.org_id, history_start, seed.persons, seed.projects,
                           created.roles.get(ROLE_MANAGER))
+    await seed_reports(session, seed.org_id, seed.persons["grace"], seed.persons["linus"],
+                       now_ms)
     await session.flush()

@@ -47,7 +47,7 @@ def _records(records: Sequence[Any]) -> set[str]:
     return kinds
 
 
-def _bounds(context: RequestContext, period: Mapping[str, Any] | None) -> tuple[int, int]:
+def period_bounds(context: RequestContext, period: Mapping[str, Any] | None) -> tuple[int, int]:
     """[start, end) in ms of the report's period (default: the current month)."""
     period = period or {"target": "current", "period": "month"}
     target = period.get("target")
@@ -74,7 +74,7 @@ def _bounds(context: RequestContext, period: Mapping[str, Any] | None) -> tuple[
     return ms(first), ms(after)
 
 
-def _check_filters(filters: Sequence[Mapping[str, Any] | None]) -> list[Mapping[str, Any]]:
+def check_filters(filters: Sequence[Mapping[str, Any] | None]) -> list[Mapping[str, Any]]:
     checked: list[Mapping[str, Any]] = []
     for index, item in enumerate(filters):
         if item is None:
@@ -135,9 +135,14 @@ def _currency(context: RequestContext, options: Mapping[str, Any]) -> str:
     return currency
 
 
-def _quantities(totals: Totals, money: bool) -> dict[str, Any]:
+def _quantities(totals: Totals, money: bool, wfh_ms: int = 0) -> dict[str, Any]:
     def f(value: Any) -> float:
         return float(value) if money else 0.0
+
+    markup = (totals.margin / totals.cost * 100 if money and totals.cost
+              else Decimal(0)).quantize(Decimal("0.01"))
+    hours_ms = totals.hours * 3_600_000
+    wfh_share = int(Decimal(wfh_ms) * 100 / hours_ms) if hours_ms else 0
 
     return {
         "hours": float(totals.hours),
@@ -151,12 +156,19 @@ def _quantities(totals: Totals, money: bool) -> dict[str, Any]:
         "marginPercent": f(totals.margin_percent.quantize(Decimal("0.01"))),
         "billableHours": float(totals.billable_hours),
         "billablePercentage": totals.billable_percentage,
+        "markupPercent": float(markup),
+        # whole hours (the reference's type is Int) and the share of the time, rounded down
+        "wfhHours": wfh_ms // 3_600_000,
+        "wfhPercentage": wfh_share,
     }
 
 
-async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) -> dict[str, Any]:
-    kinds = _records(args.get("records") or [])
-    start_ms, end_ms = _bounds(context, args.get("period"))
+def check_params(context: RequestContext, args: Mapping[str, Any]) -> None:
+    """Refuses (BadInput naming the argument) the parameters this report cannot honour,
+    without reading anything: what a saved report is checked with before it is stored."""
+    _records(args.get("records") or [])
+    if args.get("period") is not None:
+        period_bounds(context, args.get("period"))
     attributes = args.get("attributes") or {}
     for key in _UNSUPPORTED_ATTRIBUTES:
         if attributes.get(key):
@@ -164,9 +176,25 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
     if args.get("groupBy"):
         raise BadInput("groupBy", "is not supported: group with attributes.person and "
                        "attributes.projects")
+    _currency(context, args.get("options") or {})
+    check_filters(args.get("filters") or [])
+
+
+async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
+                            scopes: Sequence[Sequence[Mapping[str, Any]]] = (),
+                            record_scope: str | None = None) -> dict[str, Any]:
+    """The report's rows. `scopes`: further filter chains every record must also match
+    (a saved report's folder and its own filters); `record_scope`: the only record type
+    (a folder's recordScope)."""
+    check_params(context, args)
+    kinds = _records(args.get("records") or [])
+    if record_scope is not None:
+        kinds &= {record_scope}
+    start_ms, end_ms = period_bounds(context, args.get("period"))
+    attributes = args.get("attributes") or {}
     options = args.get("options") or {}
     currency = _currency(context, options)
-    filters = _check_filters(args.get("filters") or [])
+    chains = [check_filters(args.get("filters") or []), *scopes]
     money = await may_view_rates(context)
     if not money and any(options.get(key) for key in _MONEY_OPTIONS):
         raise PermissionDenied("billing and cost amounts need the Billing rates permission")
@@ -178,6 +206,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
         TimeRecord.start_ms >= start_ms,
         TimeRecord.start_ms < end_ms,
     )
+    if not kinds:
+        return {"rows": [], "error": None}
     if kinds == {"time"}:
         statement = statement.where(TimeRecord.absence_id.is_(None))
     elif kinds == {"absence"}:
@@ -194,10 +224,11 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
     persons: dict[str, Person] = {}
     projects: dict[str, Project] = {}
     priced: list[PricedEntry] = []
+    wfh: dict[Hashable, int] = {}
     for record in records:
         project_ids = [p.id for p in record.projects]
         chain = rules.project_chain(billing_book, project_ids)
-        if not _matches(filters, record.person_id, chain):
+        if not all(_matches(filters, record.person_id, chain) for filters in chains):
             continue
         persons[record.person_id] = record.person
         projects.update({p.id: p for p in record.projects})
@@ -207,6 +238,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
             record.person_id if by_person else None,
             tuple(sorted(project_ids)) if by_projects else None,
         )
+        if record.wfh:
+            wfh[group] = wfh.get(group, 0) + record.duration_ms
         cost = rules.resolve(cost_book, entry)
         if absence and not (record.absence is not None and record.absence.involve_costs):
             cost = None
@@ -225,7 +258,7 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any]) ->
         rows.append({
             "entities": {"person": person, "projects": row_projects, "tasks": [],
                          "absenceType": None},
-            "quantities": _quantities(totals, money),
+            "quantities": _quantities(totals, money, wfh.get(group_key, 0)),
         })
     rows.sort(key=lambda r: (
         r["entities"]["person"].name if r["entities"]["person"] else "",

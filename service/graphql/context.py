@@ -55,7 +55,20 @@ class RequestContext:
     failure_writes: list[Callable[[AsyncSession], Awaitable[None]]] = field(
         default_factory=list
     )
+    # Writes a query makes (a report run keeps its rows): run after its read, in a write
+    # session of their own, then committed (a query's own session may be read-only).
+    query_writes: list[Callable[[AsyncSession], Awaitable[None]]] = field(
+        default_factory=list
+    )
     _managed_ids: set[str] | None = None
+
+    async def run_query_writes(self, sessions: Callable[[], Any]) -> None:
+        """The writes a query asked for, in a write session of their own, committed."""
+        if self.query_writes:
+            async with sessions() as writer:
+                for write in self.query_writes:
+                    await write(writer)
+                await writer.commit()
 
     @property
     def org_id(self) -> str:

@@ -1,5 +1,6 @@
 """Who a GraphQL request is: an `apikey` header, or a browser session cookie with its CSRF
-token (`X-Timebot-CSRF`), or nobody, which only the sign-in mutations accept.
+token (`X-Timebot-CSRF`), or nobody, which only the sign-in mutations accept (and the
+report link's query, whose token is its credential).
 
 A request without credentials is parsed only when it is small and names a sign-in mutation:
 everything else is refused before its document is read, as a request with a bad key is.
@@ -22,6 +23,8 @@ from service.signin.web import WebExchange
 
 # The operations a browser needs before it has a session.
 ANONYMOUS_FIELDS = frozenset({"requestSignin", "signin", "requestSignup", "signup", "join"})
+# The queries a link carries its own credential for (a report's token).
+ANONYMOUS_QUERY_FIELDS = frozenset({"getReportResultFromToken"})
 MAX_ANONYMOUS_CHARS = 2_000
 
 
@@ -47,19 +50,23 @@ def missing_credentials(web: WebExchange | None) -> ApiKeyError:
 
 
 def may_be_anonymous(query: str) -> bool:
-    """Cheap test before parsing: could this be a sign-in (sign-up, join) mutation?"""
+    """Cheap test before parsing: could this be a sign-in (sign-up, join) mutation, or a
+    report link's query?"""
     return len(query) <= MAX_ANONYMOUS_CHARS and (
-        "ignin" in query or "ignup" in query or "join" in query
+        "ignin" in query or "ignup" in query or "join" in query or "FromToken" in query
     )
 
 
 def is_anonymous_operation(prepared: Prepared, operation_name: str | None) -> bool:
     operation = prepared.operation(operation_name)
-    if operation is None or operation.operation != OperationType.MUTATION:
+    if operation is None or operation.operation not in (OperationType.MUTATION,
+                                                        OperationType.QUERY):
         return False
+    allowed = (ANONYMOUS_FIELDS if operation.operation == OperationType.MUTATION
+               else ANONYMOUS_QUERY_FIELDS)
     selections = operation.selection_set.selections
     return bool(selections) and all(
-        isinstance(selection, FieldNode) and selection.name.value in ANONYMOUS_FIELDS
+        isinstance(selection, FieldNode) and selection.name.value in allowed
         for selection in selections
     )
 

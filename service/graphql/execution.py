@@ -196,6 +196,7 @@ class Executor:
                 await session.commit()
             # A query's transaction ends when the session closes (a rollback), without the
             # explicit rollback's expiring of every object loaded first.
+        await context.run_query_writes(self.sessions)
         if context.after_commit and self.after_commit is not None:
             await self.after_commit(context.after_commit)
         return GraphQLResponse(200, shape_result(result))

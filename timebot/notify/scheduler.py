@@ -16,6 +16,7 @@ import structlog
 
 from plumbing.waiting import wait_for_event
 from timebot.notify.decisions import Channel
+from timebot.notify.due_reports import ReportChannel, due_reports
 from timebot.notify.period_reminders import due_period_reminders
 from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease
@@ -37,6 +38,7 @@ class Scheduler(PollingWorker):
         super().__init__(poll_seconds)
         self.runtime = runtime
         self.channels: list[Channel] = []
+        self.report_channels: list[ReportChannel] = []
         # Further passes over each organisation each tick (the escalations'), queued counts.
         self.passes: list[Callable[[str], Awaitable[int]]] = []
         # True when it runs as one of the process's singleton jobs (timebot/state/singleton.py):
@@ -47,6 +49,10 @@ class Scheduler(PollingWorker):
     def add_channel(self, channel: Channel) -> None:
         self.channels.append(channel)
 
+    def add_report_channel(self, channel: ReportChannel) -> None:
+        """A way of sending due saved reports (mail's e-mail, the bot's DM)."""
+        self.report_channels.append(channel)
+
     async def period_reminders(self, organisation_id: str) -> int:
         """The end-of-period reminders due now in one organisation; returns how many were
         queued."""
@@ -56,6 +62,16 @@ class Scheduler(PollingWorker):
             async with contextlib.aclosing(reminders):
                 async for reminder in reminders:
                     sent += await channel.period_reminder(reminder)
+        return sent
+
+    async def due_reports(self, organisation_id: str) -> int:
+        """The saved reports due now in one organisation, to every channel that sends them
+        (each queues an occurrence once, by its key)."""
+        sent = 0
+        if self.report_channels:
+            async for due in due_reports(self.runtime, organisation_id):
+                for channel in self.report_channels:
+                    sent += await channel.due_report(due)
         return sent
 
     async def run_once(self) -> int:
@@ -70,6 +86,10 @@ class Scheduler(PollingWorker):
                 sent += await self.period_reminders(organisation_id)
             except Exception:  # one organisation's failure does not stop the others
                 log.exception("period_reminders_failed", organisation=organisation_id)
+            try:
+                sent += await self.due_reports(organisation_id)
+            except Exception:
+                log.exception("due_reports_failed", organisation=organisation_id)
             for each in self.passes:
                 try:
                     sent += await each(organisation_id)

@@ -814,6 +814,24 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_rates_project_id'), ['project_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_rates_tag_id'), ['tag_id'], unique=False)
 
+    op.create_table('report_folders',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('owner_id', sa.String(length=24), nullable=False),
+    sa.Column('filters', sa.JSON(), nullable=True),
+    sa.Column('period', sa.JSON(), nullable=True),
+    sa.Column('record_scope', sa.String(length=16), nullable=True),
+    sa.Column('shared_with', sa.JSON(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_report_folders_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['owner_id'], ['persons.id'], name=op.f('fk_report_folders_owner_id_persons'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_report_folders'))
+    )
+    with op.batch_alter_table('report_folders', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_report_folders_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_report_folders_owner_id'), ['owner_id'], unique=False)
+
     op.create_table('tasks',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -952,6 +970,31 @@ def upgrade() -> None:
     with op.batch_alter_table('rate_splits', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_rate_splits_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('reports',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('folder_id', sa.String(length=24), nullable=False),
+    sa.Column('name', sa.String(length=255), nullable=False),
+    sa.Column('params', sa.JSON(), nullable=False),
+    sa.Column('chart', sa.JSON(), nullable=True),
+    sa.Column('notify_emails', sa.JSON(), nullable=False),
+    sa.Column('recurrence_enabled', sa.Boolean(), nullable=False),
+    sa.Column('recurrence_period', sa.String(length=16), nullable=False),
+    sa.Column('recurrence_target', sa.String(length=16), nullable=False),
+    sa.Column('send_mode', sa.String(length=16), nullable=False),
+    sa.Column('send_offset', sa.Integer(), nullable=False),
+    sa.Column('hour_of_day', sa.Integer(), nullable=False),
+    sa.Column('last_run_ms', sa.BigInteger(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('edited_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['folder_id'], ['report_folders.id'], name=op.f('fk_reports_folder_id_report_folders'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_reports_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_reports'))
+    )
+    with op.batch_alter_table('reports', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_reports_folder_id'), ['folder_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_reports_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('task_dependencies',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('task_id', sa.String(length=24), nullable=False),
@@ -1082,6 +1125,48 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_custom_field_values_task_id'), ['task_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_custom_field_values_time_record_id'), ['time_record_id'], unique=False)
 
+    op.create_table('report_links',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('report_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('digest', sa.String(length=64), nullable=False),
+    sa.Column('start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('end_ms', sa.BigInteger(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expire_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_report_links_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_report_links_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['report_id'], ['reports.id'], name=op.f('fk_report_links_report_id_reports'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_report_links')),
+    sa.UniqueConstraint('digest', name=op.f('uq_report_links_digest'))
+    )
+    with op.batch_alter_table('report_links', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_report_links_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_report_links_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_report_links_report_id'), ['report_id'], unique=False)
+
+    op.create_table('report_results',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('report_id', sa.String(length=24), nullable=True),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('rows', sa.JSON(), nullable=False),
+    sa.Column('error', sa.String(length=1000), nullable=True),
+    sa.Column('start_ms', sa.BigInteger(), nullable=False),
+    sa.Column('end_ms', sa.BigInteger(), nullable=False),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('expire_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_report_results_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_report_results_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['report_id'], ['reports.id'], name=op.f('fk_report_results_report_id_reports'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_report_results'))
+    )
+    with op.batch_alter_table('report_results', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_report_results_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_report_results_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_report_results_report_id'), ['report_id'], unique=False)
+
     op.create_table('time_record_projects',
     sa.Column('time_record_id', sa.String(length=24), nullable=False),
     sa.Column('project_id', sa.String(length=24), nullable=False),
@@ -1101,6 +1186,18 @@ def downgrade() -> None:
         batch_op.drop_index('ix_time_record_projects_project')
 
     op.drop_table('time_record_projects')
+    with op.batch_alter_table('report_results', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_report_results_report_id'))
+        batch_op.drop_index(batch_op.f('ix_report_results_person_id'))
+        batch_op.drop_index(batch_op.f('ix_report_results_organisation_id'))
+
+    op.drop_table('report_results')
+    with op.batch_alter_table('report_links', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_report_links_report_id'))
+        batch_op.drop_index(batch_op.f('ix_report_links_person_id'))
+        batch_op.drop_index(batch_op.f('ix_report_links_organisation_id'))
+
+    op.drop_table('report_links')
     with op.batch_alter_table('custom_field_values', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_custom_field_values_time_record_id'))
         batch_op.drop_index(batch_op.f('ix_custom_field_values_task_id'))
@@ -1141,6 +1238,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_task_dependencies_organisation_id'))
 
     op.drop_table('task_dependencies')
+    with op.batch_alter_table('reports', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_reports_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_reports_folder_id'))
+
+    op.drop_table('reports')
     with op.batch_alter_table('rate_splits', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_rate_splits_organisation_id'))
 
@@ -1176,6 +1278,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_tasks_organisation_id'))
 
     op.drop_table('tasks')
+    with op.batch_alter_table('report_folders', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_report_folders_owner_id'))
+        batch_op.drop_index(batch_op.f('ix_report_folders_organisation_id'))
+
+    op.drop_table('report_folders')
     with op.batch_alter_table('rates', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_rates_tag_id'))
         batch_op.drop_index(batch_op.f('ix_rates_project_id'))

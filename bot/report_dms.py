@@ -1,0 +1,55 @@
+"""Due saved reports as Slack DMs: the bot's channel of the scheduler's due reports
+(timebot/notify/due_reports.py). Each address to notify that is a person linked to a Slack
+user of a workspace serving the organisation gets the figures, queued in the Slack sender
+under the occurrence's key for that address, so it goes out once."""
+
+from __future__ import annotations
+
+from bot.deps import SlackDeps
+from bot.mrkdwn import escape
+from timebot.errors import UnknownPerson
+from timebot.notify.approvals import period_label, time_zone_of
+from timebot.notify.due_reports import DueReport
+from timebot.notify.install import INSTALLED
+
+
+def report_text(due: DueReport) -> str:
+    period = period_label(due.occurrence.start_ms, due.occurrence.end_ms,
+                          time_zone_of(due.owner))
+    lines = [f"*{escape(due.name)}*, {period}"]
+    lines += [f"• {escape(label)}: {hours:.2f} h" for label, hours in due.rows]
+    lines.append(f"Total: {due.total_hours:.2f} h")
+    return "\n".join(lines)
+
+
+class ReportDMs:
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
+
+    async def due_report(self, due: DueReport) -> int:
+        if not await self.deps.workspace.serves(due.organisation_id):
+            return 0
+        sent = 0
+        for address in due.emails:
+            try:
+                entry = await self.deps.runtime.directory.find_by_email(
+                    address, due.organisation_id)
+            except UnknownPerson:
+                continue
+            user = await self.deps.identity.slack_user_for(entry.person_id, address)
+            if user is None:
+                continue
+            if await self.deps.sender.post(user, report_text(due), None,
+                                           key=f"report-dm:{due.dedupe_key(address)}"):
+                sent += 1
+        return sent
+
+
+def register(deps: SlackDeps) -> ReportDMs | None:
+    """A channel of the scheduler only (when the runtime has the notification jobs)."""
+    jobs = INSTALLED.get(id(deps.runtime))
+    if jobs is None:
+        return None
+    part = ReportDMs(deps)
+    jobs.scheduler.add_report_channel(part)
+    return part

@@ -1,0 +1,62 @@
+"""A saved report's recurrence sends it by e-mail through the outbox when due: the figures of
+the occurrence's period as the folder's owner sees them, to each address to notify, once per
+occurrence (a second tick, another scheduler — a restart, a second process — queue nothing);
+not before its moment, not when disabled."""
+
+from __future__ import annotations
+
+from tests.mail.reviews_support import (
+    WEEK,
+    WEEK_END,
+    add_record,
+    jobs,
+    outbox_rows,
+    parse,
+    runtime_of,
+    text_part,
+)
+from tests.support import HOUR_MS, Org
+from timebot.notify.scheduler import Scheduler
+
+
+async def test_a_due_report_is_mailed_once_per_occurrence(org: Org) -> None:
+    runtime = runtime_of(org)
+    scheduler = jobs(org).scheduler
+    gql = org.admin.gql
+    runtime.clock.set(WEEK - 24 * HOUR_MS)
+    bob = await org.add_member("Bob")
+    folder = (await gql('mutation { createReportFolder(name: "Team") { id } }'))[
+        "createReportFolder"]["id"]
+    report = (await gql(
+        'mutation($f: SvcId!) { createReport(name: "Weekly hours", folderId: $f, '
+        'records: ["time"], attributes: {person: true}) { id } }', {"f": folder}))[
+        "createReport"]["id"]
+    await add_record(bob, day=1, hours=3)
+    await add_record(bob, day=2, hours=2)
+    await gql("mutation($id: SvcId!) { addReportEmailToNotify(id: $id, email: "
+              "\"boss@example.org\") { id } addReportEmailToNotify(id: $id, email: "
+              "\"finance@example.org\") { id } }".replace("} addR", "} b: addR"), {"id": report})
+
+    runtime.clock.set(WEEK_END + 9 * HOUR_MS)
+    assert await scheduler.due_reports(org.id) == 0  # not enabled
+    await gql("mutation($id: SvcId!) { editReportReccurenceEnabled(id: $id, enabled: true) "
+              "{ id } }", {"id": report})
+    runtime.clock.set(WEEK_END + 8 * HOUR_MS - 1)
+    assert await scheduler.due_reports(org.id) == 0  # Monday 08:00 not yet
+    runtime.clock.set(WEEK_END + 8 * HOUR_MS)
+    assert await scheduler.due_reports(org.id) == 2
+    assert await scheduler.due_reports(org.id) == 0  # the same occurrence: queued already
+    other = Scheduler(runtime)  # another process, or this one restarted
+    for channel in scheduler.report_channels:
+        other.add_report_channel(channel)
+    assert await other.due_reports(org.id) == 0
+
+    (row,) = await outbox_rows(runtime, "boss@example.org", "report")
+    message = parse(row.raw)
+    assert message["Subject"].startswith("Weekly hours: ")
+    text = text_part(message)
+    assert "Bob: 5.00 h" in text and "Total: 5.00 h" in text
+    assert len(await outbox_rows(runtime, "finance@example.org", "report")) == 1
+    # the next week's occurrence is a new one
+    runtime.clock.set(WEEK_END + 7 * 24 * HOUR_MS + 8 * HOUR_MS)
+    assert await scheduler.due_reports(org.id) == 2

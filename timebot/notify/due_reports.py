@@ -1,0 +1,102 @@
+"""Which saved reports are due now in an organisation, run for the e-mail: each enabled
+report's recurrence (timebot/notify/report_schedule.py, in its owner's time zone) names the
+occurrence due, if any; the report is then run as its folder's owner over the occurrence's
+period, and a `DueReport` record says what the channels send (the figures, the link token
+when the service offers it) and under which key (one per occurrence, per recipient)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from timebot.client import operation
+from timebot.notify.approvals import time_zone_of
+from timebot.notify.periods import zone
+from timebot.notify.report_schedule import Occurrence, Recurrence, due_occurrence
+from timebot.runtime import Runtime
+
+REPORTS = operation(
+    """query DueReports {
+      getReports {
+        id name reccurenceEnabled notifyByEmail
+        reccurence { period target sendMode sendOffset hourOfDay lastRun { ts } }
+        folder { owner { id name email localisation { timeZone { value } } } }
+      }
+    }"""
+)
+_ROWS = """rows { entities { person { name } projects { name } }
+                  quantities { hours } }"""
+RUN = operation(
+    f"""query DueReportRun($id: SvcId!, $p: SvcReportParamPeriodInput) {{
+      runReport(id: $id, period: $p) {{ error {_ROWS} }}
+    }}"""
+)
+# SvcReportResult.token is the embedded service's (ServiceClient.offers).
+RUN_WITH_LINK_EXTENSION = operation(
+    f"""query DueReportRunLink($id: SvcId!, $p: SvcReportParamPeriodInput) {{
+      runReport(id: $id, period: $p) {{ error token {_ROWS} }}
+    }}"""
+)
+
+
+@dataclass(frozen=True)
+class DueReport:
+    organisation_id: str
+    report_id: str
+    name: str
+    owner: dict[str, Any]
+    emails: tuple[str, ...]
+    occurrence: Occurrence
+    rows: tuple[tuple[str, float], ...]  # (label, hours)
+    total_hours: float
+    token: str | None
+
+    def dedupe_key(self, recipient: str) -> str:
+        return f"{self.occurrence.key}:{recipient.lower()}"
+
+
+class ReportChannel(Protocol):
+    async def due_report(self, due: DueReport) -> int:
+        """Render and queue the report for whom this channel reaches; how many were new."""
+        ...
+
+
+def _label(row: dict[str, Any]) -> str:
+    entities = row.get("entities") or {}
+    parts = [(entities.get("person") or {}).get("name") or ""]
+    parts += [p["name"] for p in entities.get("projects") or [] if p]
+    return " / ".join(p for p in parts if p) or "Total"
+
+
+async def due_reports(runtime: Runtime, organisation_id: str) -> AsyncIterator[DueReport]:
+    key = await runtime.directory.integration_key(organisation_id)
+    data = await runtime.client.execute(REPORTS, {}, apikey=key)
+    now = runtime.clock.now_ms()
+    for report in data.get("getReports") or []:
+        if not report or not report.get("reccurenceEnabled"):
+            continue
+        owner = (report.get("folder") or {}).get("owner") or {}
+        settings = report["reccurence"]
+        recurrence = Recurrence(settings["period"], settings["target"], settings["sendMode"],
+                                int(settings["sendOffset"]), int(settings["hourOfDay"]))
+        last_run = int(((settings.get("lastRun") or {}).get("ts")) or 0)
+        try:
+            occurrence = due_occurrence(report["id"], recurrence, now,
+                                        zone(time_zone_of(owner)), last_run)
+        except ValueError:
+            continue  # a recurrence this timebot does not know
+        if occurrence is None or not owner.get("id"):
+            continue
+        owner_key = await runtime.directory.apikey_for(organisation_id, str(owner["id"]))
+        linked = await runtime.client.offers("SvcReportResult", "token", apikey=owner_key)
+        period = {"target": "custom", "start": occurrence.start_ms, "end": occurrence.end_ms}
+        result = (await runtime.client.execute(
+            RUN_WITH_LINK_EXTENSION if linked else RUN, {"id": report["id"], "p": period},
+            apikey=owner_key)).get("runReport") or {}
+        rows = tuple((_label(row), float(row["quantities"]["hours"]))
+                     for row in result.get("rows") or [] if row)
+        emails = tuple(e for e in report.get("notifyByEmail") or [] if e)
+        yield DueReport(organisation_id, report["id"], report["name"], owner, emails,
+                        occurrence, rows, sum(hours for _, hours in rows),
+                        result.get("token"))
