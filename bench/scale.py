@@ -8,8 +8,9 @@ bench.scale_seed (cached per size), on SQLite, or PostgreSQL when BENCH_MAIL_DAT
 - scale_week_p99: p99 ms of getTimeRecords of the approver's team for a week.
 - scale_persons_p99: p99 ms of getPersons (the approver's key: the whole organisation).
 - scale_reminder_cpu: CPU ms of `timebot serve` per person for one sendTimesheetReminder of
-  every employee (of the week after the submitted one), from the request until every reminder mail is in the outbox (the service's
-  webhook, the mail half, the outbox); the count of reminder mails must equal the people.
+  every employee (of the week after the submitted one), from the request until every
+  reminder mail is in the outbox (the service's webhook, the mail half, the outbox);
+  the count of reminder mails must equal the people.
 - scale_rss: resident MB of `timebot serve` (the process tree) after the above.
 
 p99s are medians over BENCH_SCALE_RUNS (default 3) runs of ROUNDS requests each: the machine
@@ -35,8 +36,9 @@ from sqlalchemy import func, select
 from bench.busy import busy_machine
 from bench.common import Figure, median, note
 from bench.mail_load import free_port
-from bench.serve import cpu_seconds, kill_tree, serve_command, workers_started
+from bench.mail_world import spawn
 from bench.scale_seed import DAY, WEEK, Org, _pg, _pg_url, drop, seeded
+from bench.serve import cpu_seconds, kill_tree, serve_command, workers_started
 from plumbing.db import create_engine, session_factory
 from service.models.approval import DELIVERY_PENDING, WebhookDelivery
 from timebot.state.models import OutboxMessage, ReceivedEvent
@@ -103,9 +105,7 @@ class Serve:
         self.process: subprocess.Popen[bytes] | None = None
 
     async def start(self) -> None:
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(serve_command(self.workers), env=self.env,
-                                            stdout=log, stderr=log)
+        self.process = spawn(serve_command(self.workers), self.env, self.log)
         for _ in range(1200):
             if self.process.poll() is not None:
                 raise RuntimeError(f"timebot serve exited: {self.log.read_text()[-2000:]}")

@@ -53,7 +53,8 @@ class Org:
 
 
 def cache_dir() -> Path:
-    root = Path(os.environ.get("BENCH_CACHE") or Path(tempfile.gettempdir()) / "timebot-bench-scale")
+    default = Path(tempfile.gettempdir()) / "timebot-bench-scale"
+    root = Path(os.environ.get("BENCH_CACHE") or default)
     root.mkdir(parents=True, exist_ok=True)
     return root
 
