@@ -4,6 +4,11 @@ outside a real `timebot serve` process (HTTP, /proc) on the seeded organisations
 bench.scale_seed (cached per size), on SQLite, or PostgreSQL when BENCH_MAIL_DATABASE=postgresql
 (the figure names end in _sqlite / _postgresql).
 
+- scale_review_cpu: CPU ms of `timebot serve` per person for the review fan-out of the
+  seeded submissions (delivered once timebot has subscribed at its start), from the server
+  answering until every review mail is out (one per person, else an error);
+  scale_review_s: the seconds that took (the goal: 1,000 within 20 s with `--workers 2`;
+  BENCH_SCALE_WORKERS sets the workers, default 1).
 - scale_pending_p99: p99 ms of an approver's getPendingApprovals (their ten people).
 - scale_week_p99: p99 ms of getTimeRecords of the approver's team for a week.
 - scale_persons_p99: p99 ms of getPersons (the approver's key: the whole organisation).
@@ -43,8 +48,8 @@ from plumbing.db import create_engine, session_factory
 from service.models.approval import DELIVERY_PENDING, WebhookDelivery
 from timebot.state.models import OutboxMessage, ReceivedEvent
 
-NAMES = ("scale_pending_p99", "scale_week_p99", "scale_persons_p99", "scale_reminder_cpu",
-         "scale_rss")
+NAMES = ("scale_review_cpu", "scale_review_s", "scale_pending_p99", "scale_week_p99",
+         "scale_persons_p99", "scale_reminder_cpu", "scale_rss")
 FIGURES = tuple(f"{n}_{db}" for n in NAMES for db in ("sqlite", "postgresql"))
 ROUNDS = 100
 
@@ -152,11 +157,10 @@ class Serve:
         samples.sort()
         return samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
-    async def reminders(self) -> int:
+    async def reminders(self, kind: str = "timesheet-reminder") -> int:
         async with session_factory(self.state_engine)() as session:
             return int(await session.scalar(select(func.count()).select_from(OutboxMessage)
-                                             .where(OutboxMessage.kind == "timesheet-reminder"))
-                       or 0)
+                                             .where(OutboxMessage.kind == kind)) or 0)
 
     async def settled(self) -> bool:
         async with session_factory(self.service_engine)() as session:
@@ -186,12 +190,13 @@ async def _state_url(root: Path) -> str:
     return _pg_url(name)
 
 
-async def measure(people: int, runs: int, workers: int = 1) -> dict[str, float]:
+async def measure(people: int, runs: int) -> dict[str, float]:
     """Every figure's value at one size."""
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
         root = Path(tmp)
         org, service_url = await seeded(people, database(), root)
         state_url = await _state_url(root)
+        workers = int(os.environ.get("BENCH_SCALE_WORKERS", "1"))
         serve = Serve(root, service_url, state_url, workers)
         try:
             await serve.start()
@@ -202,8 +207,26 @@ async def measure(people: int, runs: int, workers: int = 1) -> dict[str, float]:
             await drop(state_url)
 
 
+async def _reviews(serve: Serve, org: Org) -> dict[str, float]:
+    assert serve.process is not None
+    before, started = cpu_seconds(serve.process.pid), time.perf_counter()
+
+    async def all_out() -> bool:
+        return await serve.reminders("review") >= len(org.employees) and await serve.settled()
+
+    with busy_machine():
+        await _wait(all_out, "the review mails")
+    elapsed = time.perf_counter() - started
+    sent = await serve.reminders("review")
+    if sent != len(org.employees):
+        raise RuntimeError(f"{sent} review mails for {len(org.employees)} submissions")
+    return {"scale_review_cpu": (cpu_seconds(serve.process.pid) - before) * 1000 / sent,
+            "scale_review_s": elapsed}
+
+
 async def _figures(serve: Serve, org: Org, runs: int) -> dict[str, float]:
-    found: dict[str, list[float]] = {n: [] for n in NAMES[:3]}
+    reviews = await _reviews(serve, org)
+    found: dict[str, list[float]] = {n: [] for n in NAMES[2:5]}
     week = {"s": WEEK, "e": WEEK + 7 * DAY, "p": org.team}
     listed = await serve.gql(org.approver_key, PENDING)
     records = await serve.gql(org.approver_key, WEEK_RECORDS, week)
@@ -213,9 +236,8 @@ async def _figures(serve: Serve, org: Org, runs: int) -> dict[str, float]:
         found["scale_pending_p99"].append(await serve.p99(org.approver_key, PENDING))
         found["scale_week_p99"].append(await serve.p99(org.approver_key, WEEK_RECORDS, week))
         found["scale_persons_p99"].append(await serve.p99(org.approver_key, PERSONS))
-    values = {name: median(samples) for name, samples in found.items()}
+    values = {**reviews, **{name: median(samples) for name, samples in found.items()}}
     assert serve.process is not None
-    await _wait(serve.settled, "start-up work")
     before, started = cpu_seconds(serve.process.pid), time.perf_counter()
     with busy_machine():
         await serve.gql(org.admin_key, REMIND, {"p": org.employees, "s": WEEK + 7 * DAY,
@@ -239,7 +261,8 @@ async def _figures(serve: Serve, org: Org, runs: int) -> dict[str, float]:
 def run(names: set[str]) -> list[Figure]:
     small, large = sizes()
     runs = int(os.environ.get("BENCH_SCALE_RUNS", "3"))
-    units = {"scale_reminder_cpu": "ms/person", "scale_rss": "MB"}
+    units = {"scale_reminder_cpu": "ms/person", "scale_review_cpu": "ms/person",
+             "scale_review_s": "s", "scale_rss": "MB"}
     db = database()
     wanted = [n for n in NAMES if f"{n}_{db}" in names]
     if not wanted:
