@@ -11,6 +11,7 @@ from __future__ import annotations
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.person_notify import SLACK, gets
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
 
@@ -28,7 +29,7 @@ class OwnerNoticesPart:
         owner_id = str((event.data.get("person") or {}).get("id"))
         owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
         notice = owner_notice(event.data, owner.time_zone if owner else None)
-        if owner is None or notice is None:
+        if owner is None or notice is None or not gets(owner.notify, "ownerNotice", SLACK):
             return
         user = await self.deps.identity.slack_user_for(owner.person_id, owner.email)
         if user is None:

@@ -15,6 +15,7 @@ import structlog
 
 from mail.reviews import MailContext, build_message
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.person_notify import EMAIL, gets
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
 log = structlog.get_logger("mail.owner_notices")
@@ -43,7 +44,8 @@ class OwnerNotices:
         owner_id = str((event.data.get("person") or {}).get("id"))
         owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
         notice = owner_notice(event.data, owner.time_zone if owner else None)
-        if owner is None or notice is None or not owner.email:
+        if owner is None or notice is None or not owner.email or not gets(
+                owner.notify, "ownerNotice", EMAIL):
             return False
         rendered = self.ctx.templates.mail("owner_notice", notice=notice, owner_name=owner.name)
         message = build_message(runtime.settings, rendered, to=owner.email)

@@ -26,7 +26,8 @@ __all__ = [
 ]
 
 # What a read of a person (getPerson, or an approval event's person) selects for the notice.
-PERSON_FIELDS = "id name email archived localisation { timeZone { value } }"
+PERSON_FIELDS = ("id name email archived localisation { timeZone { value } } "
+                 "notificationSettings { value { email push approvalUpdate { frequency } } }")
 OWNER = operation(
     f"query NoticeOwner($id: SvcId!) {{ getPerson(id: $id) {{ {PERSON_FIELDS} }} }}"
 )
@@ -35,8 +36,10 @@ OWNER = operation(
 def person_details(found: dict[str, Any]) -> PersonDetails:
     """A person as read with PERSON_FIELDS (the time zone UTC when unset)."""
     zone = ((found.get("localisation") or {}).get("timeZone") or {}).get("value") or "UTC"
+    notify = (found.get("notificationSettings") or {}).get("value") or {}
     return PersonDetails(str(found["id"]), str(found.get("name") or ""),
-                         found.get("email") or None, str(zone), bool(found.get("archived")))
+                         found.get("email") or None, str(zone), bool(found.get("archived")),
+                         notify)
 
 
 async def load_owner(

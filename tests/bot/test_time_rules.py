@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from tests.mail.reviews_support import org_events, settings_seen
 from tests.bot.test_time_commands import World, world  # noqa: F401  (the module's server)
+from tests.mail.reviews_support import org_events, settings_seen
 from tests.timebot.timeentry_setup import NOW_MS, records_of
 
 BERLIN = ZoneInfo("Europe/Berlin")
