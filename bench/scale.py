@@ -1,5 +1,6 @@
 """Large organisations (issue #26): the same paths at 100 people and at BENCH_SCALE_MAX
-(default 1,000; 10,000 takes hours to seed on 2 cores) people, each figure the larger size's value beside the 100's, measured from
+(default 1,000; 10,000 takes hours to seed on 2 cores) people, each figure the larger
+size's value beside the 100's, measured from
 outside a real `timebot serve` process (HTTP, /proc) on the seeded organisations of
 bench.scale_seed (cached per size), on SQLite, or PostgreSQL when BENCH_MAIL_DATABASE=postgresql
 (the figure names end in _sqlite / _postgresql).

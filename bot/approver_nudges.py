@@ -19,6 +19,7 @@ from bot.mrkdwn import escape
 from bot.nudge_preferences import NudgePreferences, nudge_controls
 from bot.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
 from timebot.notify.periods import DAY_MS, local_date, zone
+from timebot.notify.person_notify import SLACK, sends
 from timebot.state.models import SlackOutgoing
 
 REMIND_SETTING = "query { currentOrganisation { timeSettings { approvalReminder { value } } } }"
@@ -94,7 +95,9 @@ class ApproverNudges:
                 after[org_id] = await self._remind_after_days(org_id)
             user = items[0].slack_user
             pref = await self.preferences.get(org_id, approver_id, user)
-            if snoozed(pref, now):
+            if snoozed(pref, now) or not await sends(
+                    self.deps.runtime.client, await self.deps.runtime.directory.integration_key(
+                        org_id), approver_id, "approvalReminder", SLACK):
                 continue
             tz = (await self.deps.identity.profile(user)).tz
             if pref.digest:

@@ -12,6 +12,7 @@ from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from timebot import l10n
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.person_notify import SLACK, gets
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
 
@@ -28,7 +29,7 @@ class OwnerNoticesPart:
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))
         owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
-        if owner is None:
+        if owner is None or not gets(owner.notify, "ownerNotice", SLACK):
             return
         with l10n.using(owner.localisation):  # in the owner's language and formats
             notice = owner_notice(event.data, owner.localisation)

@@ -17,6 +17,7 @@ from timebot import l10n
 from timebot.entry_rules import Rules
 from timebot.errors import TimebotError
 from timebot.notify.periods import DAY_MS, local_date, week_of
+from timebot.notify.person_notify import SLACK, sends
 from timebot.state.models import PersonLink
 
 log = structlog.get_logger("timebot.slack.nudges")
@@ -98,6 +99,8 @@ class StaffNudges:
     ) -> bool:
         apikey = await self.deps.runtime.directory.apikey_for(link.organisation_id,
                                                               link.person_id)
+        if not await sends(self.deps.runtime.client, apikey, link.person_id, "reminder", SLACK):
+            return False  # push off in their notification settings
         day_start, day_end = local_day_bounds(local_date(now, tz), tz)
         client = self.deps.runtime.client
         data = await client.execute(OWN_STATE, {

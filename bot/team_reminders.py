@@ -14,6 +14,7 @@ from bot.mrkdwn import escape
 from bot.nudge_schedule import to_remind
 from bot.submit_now import submit_blocks
 from timebot.notify.periods import local_date, previous_week, week_of
+from timebot.notify.person_notify import SLACK, sends
 
 TEAM_QUERY = """
 query Team {
@@ -64,7 +65,9 @@ class TeamReminders:
         for person in remind:
             user = await self.deps.identity.slack_user_for(str(person["id"]),
                                                            emails.get(person["id"]))
-            if user is None:
+            if user is None or not await sends(
+                    self.deps.runtime.client, await self.deps.runtime.directory.integration_key(
+                        context.person.organisation_id), str(person["id"]), "reminder", SLACK):
                 continue
             in_slack.append(str(person.get("name")))
             text = (f"{escape(context.person.name)} reminds you to submit your timesheet for "

@@ -16,6 +16,7 @@ import structlog
 from mail.reviews import MailContext, build_message
 from timebot import l10n
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.person_notify import EMAIL, gets
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
 log = structlog.get_logger("mail.owner_notices")
@@ -43,7 +44,7 @@ class OwnerNotices:
         key = await runtime.directory.integration_key(event.organisation_id)
         owner_id = str((event.data.get("person") or {}).get("id"))
         owner = await load_owner(runtime.client, key, owner_id, runtime.directory)
-        if owner is None or not owner.email:
+        if owner is None or not owner.email or not gets(owner.notify, "ownerNotice", EMAIL):
             return False
         with l10n.using(owner.localisation):  # in the owner's language and formats
             notice = owner_notice(event.data, owner.localisation)

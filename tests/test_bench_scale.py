@@ -1,6 +1,6 @@
 """bench.scale at a tiny size, so the bench cannot rot: the seed (and its cache) and every
-figure taken from a real `timebot serve` at 10 people, on SQLite (and PostgreSQL with BENCH_SCALE_TEST_PG=1) (the figure
-lines themselves are `Figure`s of two such measurements).
+figure taken from a real `timebot serve` at 10 people, on SQLite (and PostgreSQL with
+BENCH_SCALE_TEST_PG=1) (the figure lines themselves are `Figure`s of two such measurements).
 No timing is asserted: only that the figures come out, and that each reminder mail went out
 once per person (bench.scale raises otherwise)."""
 

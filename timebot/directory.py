@@ -7,8 +7,9 @@ and stored encrypted) or, against the embedded service, are provisioned on first
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -49,6 +50,8 @@ class PersonDetails:
     time_zone: str
     archived: bool
     localisation: Localisation = ENGLISH  # their language and formats (#24)
+    # The person's notificationSettings value (timebot.notify.person_notify.gets).
+    notify: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

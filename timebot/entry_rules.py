@@ -1,9 +1,9 @@
 """The rules of time entry that apply to a person, as the fronts know them: read once over
 GraphQL (the person's `timeSettings` and `localisation`, and the projects' own values, which
 beat the person's for entries on them), kept per person, and forgotten when the service tells
-of a change in the organisation (any of its webhook events) or after `TTL_MS` (the service
-sends no event when a setting changes; a stale rule costs one refused call, whose message the
-front then relays).
+of a change in the organisation (any of its webhook events: the embedded service sends
+`settingsUpdate` when a setting is edited) or after `TTL_MS` (a service that sends no such
+event; a stale rule costs one refused call, whose message the front then relays).
 
 `refusal` is pure: the words a front answers a refused entry with, naming the setting and what
 would be accepted, before it calls the service ("Entries before Sun 1 Nov 2026 are locked

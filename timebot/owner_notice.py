@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 # What a read of a person (getPerson, or an approval event's person) selects for the notice.
-PERSON_FIELDS = f"id name email archived {LOCALISATION_FIELDS}"
+PERSON_FIELDS = (f"id name email archived {LOCALISATION_FIELDS} "
+                 "notificationSettings { value { email push approvalUpdate { frequency } } }")
 OWNER = operation(
     f"query NoticeOwner($id: SvcId!) {{ getPerson(id: $id) {{ {PERSON_FIELDS} }} }}"
 )
@@ -37,9 +38,10 @@ OWNER = operation(
 def person_details(found: dict[str, Any]) -> PersonDetails:
     """A person as read with PERSON_FIELDS (the time zone UTC when unset)."""
     local = localisation_of(found)
+    notify = (found.get("notificationSettings") or {}).get("value") or {}
     return PersonDetails(str(found["id"]), str(found.get("name") or ""),
                          found.get("email") or None, local.time_zone,
-                         bool(found.get("archived")), local)
+                         bool(found.get("archived")), local, notify)
 
 
 async def load_owner(

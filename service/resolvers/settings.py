@@ -33,6 +33,7 @@ from service.settings_registry import (
     groups_at,
 )
 from service.settings_sdl import GROUP_TYPES, entity_type
+from service.webhooks.queue import EVENT_SETTINGS_UPDATE, KICK, enqueue
 
 mutation = MutationType()
 entity_types = {level: ObjectType(entity_type(level)) for level in LEVELS}
@@ -131,6 +132,10 @@ def _bind_edit(setting: Setting, level: str) -> None:
         entity = await _editable(context, setting, level, id)
         store(entity, level, setting, await _validated(context, setting, level,
                                                        kwargs.get(setting.argument_name)))
+        await enqueue(context.session, context.org_id, EVENT_SETTINGS_UPDATE, {
+            "level": level, "id": entity.id, "group": ATTRIBUTES[setting.group],
+            "setting": setting.name}, context.now_ms)
+        context.after_commit.append(KICK)
         return entity
 
     mutation.set_field(setting.mutation(level), resolver)

@@ -35,8 +35,12 @@ EVENT_JOURNAL_MESSAGE = "journalMessage"
 # Such a message was edited (editMessage) or deleted (deleteMessage): the threads follow.
 EVENT_JOURNAL_MESSAGE_EDITED = "journalMessageEdited"
 EVENT_JOURNAL_MESSAGE_DELETED = "journalMessageDeleted"
+# A setting of the registry was edited (time settings, localisation, notification settings,
+# e-mail templates; service/resolvers/settings.py): the fronts read the rules they keep again.
+EVENT_SETTINGS_UPDATE = "settingsUpdate"
 EVENTS = (EVENT_APPROVAL_UPDATE, EVENT_APPROVAL_REMINDER, EVENT_TIMESHEET_REMINDER,
-          EVENT_JOURNAL_MESSAGE, EVENT_JOURNAL_MESSAGE_EDITED, EVENT_JOURNAL_MESSAGE_DELETED)
+          EVENT_JOURNAL_MESSAGE, EVENT_JOURNAL_MESSAGE_EDITED, EVENT_JOURNAL_MESSAGE_DELETED,
+          EVENT_SETTINGS_UPDATE)
 ALL_EVENTS = "*"
 
 # Seconds to wait before retry 1..5; after the fifth retry fails the delivery is given up.

@@ -65,7 +65,7 @@ async def test_an_approver_with_slack_off_gets_no_review_dm(h: SlackHarness) -> 
     settings = {c: {"frequency": "instant"} for c in CATEGORIES}
     await quiet.member.gql(NOTIFY, {"id": quiet.member.id, "n": {**settings, "push": False}})
     events = len([e for e in await h.live.app.state.runtime.events.all()
-                  if e.organisation_id == h.org.id])
+                  if e.organisation_id == h.org.id and e.event != "settingsUpdate"])
     await add_record(sam.member, sam.member, day=0, hours=3)
     await submit(sam.member, sam.member)
     await h.fake.wait_for("chat.postMessage", channel=other.slack_id)

@@ -93,3 +93,39 @@ async def test_only_the_final_approval_tells_the_owner(h: SlackHarness) -> None:
     assert len(await _owner_dms(h, owner.slack_id)) == 1
     assert len(await _owner_mails(h, owner.member.email)) == 1
     await h.fake.wait_for("chat.update", count=2)  # both requests settled: nothing left over
+
+
+NOTIFY = ("mutation($id: SvcId!, $n: SvcNotificationSettingsInput) { "
+          "editPersonNotificationSettings(id: $id, notification: $n) { id } }")
+INSTANT = {c: {"frequency": "instant"} for c in (
+    "mentions", "managedEntityMentions", "assignedEntityMentions", "approvalUpdate",
+    "budgetAlert")}
+
+
+async def _wait_mail(h: SlackHarness, email: str) -> OutboxMessage:
+    for _ in range(400):
+        if found := await _owner_mails(h, email):
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no owner notice mailed to {email}")
+
+
+async def test_the_owner_notice_follows_the_owners_notification_settings(
+        h: SlackHarness) -> None:
+    """push off: the mail only; email off: the DM only (the owner's settings come with the
+    read the notice makes anyway)."""
+    owner, (ann,), event, _dms = await submitted(h, approvers=1)
+    await owner.member.gql(NOTIFY, {"id": owner.member.id, "n": {**INSTANT, "push": False}})
+    await reject(ann.member, event["submitId"], 0, "Tuesday's client call is missing")
+    assert "was rejected" in (await _wait_mail(h, owner.member.email)).subject
+    await h.fake.wait_for("chat.update", channel="D" + ann.slack_id[1:])
+    await _all_dispatched(h)
+    assert await _owner_dms(h, owner.slack_id) == []
+
+    owner2, (bob,), event2, _dms = await submitted(h, approvers=1)
+    await owner2.member.gql(NOTIFY, {"id": owner2.member.id, "n": {**INSTANT, "email": False}})
+    await approve(bob.member, event2["submitId"])
+    [dm] = await h.fake.wait_for("chat.postMessage", channel=owner2.slack_id)
+    assert "approved your timesheet" in str(dm.args["text"])
+    await _all_dispatched(h)
+    assert await _owner_mails(h, owner2.member.email) == []

@@ -10,10 +10,12 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from tests.bot.test_time_commands import World, world  # noqa: F401  (the module's server)
+from tests.mail.reviews_support import org_events, settings_seen
 from tests.timebot.timeentry_setup import NOW_MS, records_of
 
 BERLIN = ZoneInfo("Europe/Berlin")
 TEN_MARCH = int(datetime(2026, 3, 10, tzinfo=BERLIN).timestamp() * 1000)
+SEVENTEEN_MARCH = int(datetime(2026, 3, 17, tzinfo=BERLIN).timestamp() * 1000)
 
 
 async def test_a_monthly_team_sees_and_submits_its_month(world: World) -> None:  # noqa: F811
@@ -64,9 +66,20 @@ async def test_time_refuses_early_and_says_why(world: World) -> None:  # noqa: F
     # durationFormat 0 (h:mm) where it is set; elsewhere the fronts' `1h`.
     listing = (await world.run("/time", "list", user))["text"]
     assert "1. 1:00 on Wed 18 Mar 2026 · Acme" in listing, listing
-    # A rule set after the front read the person's rules: the service refuses, in its words.
-    await gql("mutation($id: SvcId!) { editPersonTimeSettingsMinimumTimeEntry(id: $id,"
-              " minimumTimeEntry: 1800000) { id } }", {"id": member.id})
+    # A rule set after the front read the person's rules: the service's settingsUpdate makes
+    # the front read them again, and it refuses at once (the clock stands: no expiry).
+    runtime = world.live.app.state.runtime
+    await runtime.subscriptions.ensure(world.fx.org.id)
+    seen = len([e for e in await org_events(runtime, world.fx.org.id)
+                if e.event == "settingsUpdate"])
+    await gql("mutation($id: SvcId!, $l: SvcTimestamp) { editPersonTimeSettingsLockDate("
+              "id: $id, lockDate: $l) { id } editPersonTimeSettingsMinimumTimeEntry(id: $id,"
+              " minimumTimeEntry: 1800000) { id } }", {"id": member.id, "l": SEVENTEEN_MARCH})
+    await settings_seen(runtime, world.fx.org.id, seen + 2)
+    locked = (await world.run("/time", "1h @acme monday design review", user))["text"]
+    assert ("Entries before Tue 17 Mar 2026 are locked (lockDate): log time on Tue 17 Mar "
+            "2026 or later.") in locked, locked
     short = (await world.run("/time", "10m @acme call", user))["text"]
-    assert "minimumTimeEntry" in short and "record at least 30 min" in short, short
+    assert ("Entries shorter than 0:30 are not accepted (minimumTimeEntry): log at least "
+            "0:30.") in short, short
     assert len(await records_of(world.fx.org, member.id)) == 1

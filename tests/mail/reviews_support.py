@@ -105,13 +105,27 @@ async def org_events(runtime: Runtime, org_id: str) -> list[ReceivedEvent]:
 
 
 async def settle(runtime: Runtime, org_id: str, count: int) -> None:
-    """Wait until `count` events of the organisation arrived and were all dispatched."""
+    """Wait until `count` events of the organisation arrived and were all dispatched (a
+    setting's edit, `settingsUpdate`, not counted)."""
 
     async def done() -> bool:
         rows = await org_events(runtime, org_id)
-        return len(rows) >= count and all(row.status == "done" for row in rows)
+        counted = [row for row in rows if row.event != "settingsUpdate"]
+        return len(counted) >= count and all(row.status == "done" for row in rows)
 
     await wait_for(done, what=f"{count} dispatched events")
+
+
+async def settings_seen(runtime: Runtime, org_id: str, count: int = 1) -> None:
+    """Wait until `count` settingsUpdate events of the organisation were dispatched (the
+    fronts' rules of time entry forgotten)."""
+
+    async def done() -> bool:
+        rows = [row for row in await org_events(runtime, org_id)
+                if row.event == "settingsUpdate" and row.status == "done"]
+        return len(rows) >= count
+
+    await wait_for(done, what=f"{count} settingsUpdate events dispatched")
 
 
 async def outbox_rows(runtime: Runtime, address: str, kind: str | None = None

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
+from tests.mail.reviews_support import org_events, settings_seen
 from tests.net import free_port
 from tests.support import LiveServer, Org, new_org, start_live_server, stop_live_server
 from tests.timebot.timeentry_setup import Fixture, build, require_approval
@@ -21,6 +22,7 @@ from timebot.state.models import InboxMessage, OutboxMessage
 
 HOUR = 3_600_000
 TRUSTED = "mx.timebot.test"
+SEVENTEEN_MARCH = 1_773_702_000_000  # Tue 17 Mar 2026 00:00 in Berlin
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -181,3 +183,27 @@ async def test_a_logged_absence_reports_the_allowance_left(
     assert ("Mon 16 Mar 2026 · Vacation (1d counted as 8h (a working day is 8h)) — Vacation left:"
             " 4 days (until 31 Dec 2026)") in body
     assert "— Vacation left: 3 days (until 31 Dec 2026)" in body
+
+
+async def test_a_new_lock_date_is_refused_by_the_front_at_once(
+    server: tuple[LiveServer, int], fx: Fixture
+) -> None:
+    """The rules read for the first mail are forgotten on the service's settingsUpdate: the
+    next mail's entry before the new lockDate is refused early, in the front's words (the
+    clock stands still: no expiry involved)."""
+    live, port = server
+    runtime = live.app.state.runtime
+    await runtime.subscriptions.ensure(fx.org.id)
+    sender = fx.employee.email
+    await swaks(port, sender, "1h @acme planning", subject="first")
+    assert text_of(await receipt_to(live, sender)).splitlines()[0] == "Logged 1 entry"
+    seen = len([e for e in await org_events(runtime, fx.org.id) if e.event == "settingsUpdate"])
+    await fx.org.admin.gql(
+        "mutation($id: SvcId!, $l: SvcTimestamp) { editPersonTimeSettingsLockDate(id: $id,"
+        " lockDate: $l) { id } }", {"id": fx.employee.id, "l": SEVENTEEN_MARCH})
+    await settings_seen(runtime, fx.org.id, seen + 1)
+    await swaks(port, sender, "2h @acme monday design", subject="second")
+    body = text_of(await receipt_to(live, sender, count=2))
+    assert ("Entries before Tue 17 Mar 2026 are locked (lockDate): log time on Tue 17 Mar "
+            "2026 or later.") in body, body
+    assert len(await fx.records()) == 1

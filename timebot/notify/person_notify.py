@@ -72,3 +72,9 @@ async def person_notify(client: ServiceClient, key: str, person_id: str) -> Pers
     templates = {kind: str(item["value"]) for kind, item in
                  (found.get("emailTemplates") or {}).items() if item and item.get("value")}
     return PersonNotify(settings, templates)
+
+
+async def sends(client: ServiceClient, key: str, person_id: str, what: str,
+                channel: str) -> bool:
+    """`gets` for the person, their settings read now."""
+    return gets((await person_notify(client, key, person_id)).settings, what, channel)
