@@ -27,15 +27,12 @@ import hmac
 import json
 import time
 import uuid
-from email import policy
 from pathlib import Path
 
-import dkim
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from bench.same_work_baseline import DOMAIN, Program, run_program
-from timebot.tokens import verify_token
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS persons (id TEXT PRIMARY KEY, name TEXT, email TEXT, "
@@ -101,12 +98,7 @@ class FullProgram(Program):
         self.known.add(approver)
 
     async def process(self, row_id: str, raw: bytes, recipients: list[str]) -> None:
-        message = email.message_from_bytes(raw, policy=policy.compat32)
-        if not dkim.verify(raw, dnsfunc=self.dnsfunc):
-            raise RuntimeError("DKIM does not verify")
-        local = recipients[0].split("@", 1)[0]
-        token = verify_token(self.secret, "reply", local.split("+", 1)[1],
-                             now_ms=int(time.time() * 1000))
+        message, token = self.verified(raw, recipients)
         self._know(token.approver_id, str(message["From"]))
         assert self.http is not None
         response = await self.http.post(self.url, json={

@@ -26,6 +26,7 @@ import sys
 import time
 import uuid
 from email import policy
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from timebot.tokens import verify_token
+from timebot.tokens import ApprovalToken, verify_token
 
 DOMAIN = "timebot.localhost"
 
@@ -99,13 +100,17 @@ class Program:
         task.add_done_callback(self.tasks.discard)
         return "250 2.0.0 OK"
 
-    async def process(self, row_id: str, raw: bytes, recipients: list[str]) -> None:
+    def verified(self, raw: bytes, recipients: list[str]) -> tuple[Message, ApprovalToken]:
+        """The message parsed, its DKIM signature and its reply token's HMAC checked."""
         message = email.message_from_bytes(raw, policy=policy.compat32)
         if not dkim.verify(raw, dnsfunc=self.dnsfunc):
             raise RuntimeError("DKIM does not verify")
         local = recipients[0].split("@", 1)[0]
-        token = verify_token(self.secret, "reply", local.split("+", 1)[1],
-                             now_ms=int(time.time() * 1000))
+        return message, verify_token(self.secret, "reply", local.split("+", 1)[1],
+                                     now_ms=int(time.time() * 1000))
+
+    async def process(self, row_id: str, raw: bytes, recipients: list[str]) -> None:
+        message, token = self.verified(raw, recipients)
         assert self.http is not None
         response = await self.http.post(self.url, json={
             "event": token.event_id, "approver": token.approver_id, "decision": "approve",

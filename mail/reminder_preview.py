@@ -16,10 +16,9 @@ from sqlalchemy import func, select
 
 from mail.digest import digest_person_ids, digest_plan, send_digests
 from mail.reviews import MailContext, already_queued
-from timebot.client import operation
 from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
 from timebot.notify.away_facts import away_facts
-from timebot.notify.escalation_tick import AWAY, Escalator
+from timebot.notify.escalation_tick import AWAY, PENDING, SUBMITTED_AT, Escalator
 from timebot.notify.escalations import climb_key, escalation_key
 from timebot.notify.period_reminders import period_verdicts
 from timebot.notify.period_timing import noun_of
@@ -31,17 +30,6 @@ from timebot.state.models import ApprovalReminderTally
 
 DAY_MS = 86_400_000
 
-PENDING = operation(
-    """query PreviewPending {
-      getPendingApprovals(showAll: true) {
-        person { id name } startTime { ts } endTime { ts } status currentStage submitId
-        stageDetails { stage approvedBy { ts } pending { id name } }
-      }
-    }"""
-)
-SUBMITTED_AT = operation(
-    """query PreviewSubmittedAt($id: SvcId!) { getApprovalEventById(id: $id) { ts { ts } } }"""
-)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ dispatch goes on, then raises `ReviewChannelFailed`, and the event worker retrie
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
 import structlog
 
 from timebot.errors import TimebotError
@@ -81,20 +84,8 @@ class ReviewDispatch:
         """Hand requests decided elsewhere (timebot.notify.escalation_tick) to every channel
         that has not sent them (by dedupe key); returns how many were queued. Raises
         `ReviewChannelFailed` after trying them all when a channel failed."""
-        errors: list[Exception] = []
-        queued = 0
-        for request in requests:
-            for channel in self.channels:
-                try:
-                    if not await channel.already_sent(request.dedupe_key):
-                        queued += await channel.review_request(request)
-                except Exception as error:
-                    log.exception("review_channel_failed", channel=type(channel).__name__,
-                                  submit=request.submit_id, approver=request.approver_id)
-                    errors.append(error)
-        if errors:
-            raise ReviewChannelFailed(errors) from errors[0]
-        return queued
+        return await _deliver_each(self.channels, requests,
+                                   lambda channel, request: channel.review_request(request))
 
     async def unsent(self, dedupe_key: str) -> bool:
         """Whether some channel has not sent this request yet."""
@@ -105,17 +96,25 @@ class ReviewDispatch:
 
     async def deliver_climbs(self, requests: list[ClimbRequest]) -> int:
         """`deliver` for climbing reminders (timebot.notify.escalation_tick)."""
-        errors: list[Exception] = []
-        queued = 0
-        for request in requests:
-            for channel in self.climb_channels:
-                try:
-                    if not await channel.already_sent(request.dedupe_key):
-                        queued += await channel.climb_request(request)
-                except Exception as error:
-                    log.exception("climb_channel_failed", channel=type(channel).__name__,
-                                  submit=request.submit_id, to=request.recipient_id)
-                    errors.append(error)
-        if errors:
-            raise ReviewChannelFailed(errors) from errors[0]
-        return queued
+        return await _deliver_each(self.climb_channels, requests,
+                                   lambda channel, request: channel.climb_request(request))
+
+
+async def _deliver_each(channels: Sequence[Any], requests: Sequence[Any],
+                        send: Callable[[Any, Any], Awaitable[int]]) -> int:
+    """Each request to each channel that has not sent it (by its dedupe key); the channels
+    are all tried, then `ReviewChannelFailed` is raised when one failed."""
+    errors: list[Exception] = []
+    queued = 0
+    for request in requests:
+        for channel in channels:
+            try:
+                if not await channel.already_sent(request.dedupe_key):
+                    queued += await send(channel, request)
+            except Exception as error:
+                log.exception("review_channel_failed", channel=type(channel).__name__,
+                              submit=request.submit_id, key=request.dedupe_key)
+                errors.append(error)
+    if errors:
+        raise ReviewChannelFailed(errors) from errors[0]
+    return queued
