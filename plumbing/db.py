@@ -3,13 +3,14 @@ unit of work, dialect-aware inserts, and migrations run under a lock."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from sqlalchemy import event, make_url
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -149,6 +150,16 @@ NAMING = {
 # at the same moment on an empty database take turns instead of racing on alembic_version.
 SERVICE_MIGRATION_LOCK = 0x74696D65_0001
 BOT_MIGRATION_LOCK = 0x74696D65_0002
+
+
+async def once_more_on_conflict(work: Callable[[], Awaitable[None]]) -> None:
+    """Runs `work`, a unit of work that reads a row and inserts it when missing; when a
+    concurrent one inserted it first (the key's IntegrityError), runs it once more: the row
+    is found then and updated."""
+    try:
+        await work()
+    except IntegrityError:
+        await work()
 
 
 async def upgrade_under_lock(

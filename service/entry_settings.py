@@ -165,7 +165,7 @@ async def check_records(session: AsyncSession, organisation: Organisation, perso
 async def check_submission(session: AsyncSession, organisation: Organisation, owner: Person,
                            start_ms: int, end_ms: int, *, now_ms: int, admin: bool) -> None:
     """submitTimesheet: the period's records as they stand pass the rules that hold for a
-    record at rest (lockDate except for an admin, forceComment, mandatoryStartEndTime)."""
+    record at rest (forceComment, mandatoryStartEndTime; not lockDate: it records nothing)."""
     records = await session.scalars(select(TimeRecord).where(
         TimeRecord.organisation_id == organisation.id, TimeRecord.person_id == owner.id,
         TimeRecord.start_ms >= start_ms, TimeRecord.start_ms < end_ms,

@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from plumbing.clock import Clock
-from plumbing.db import unit_of_work
+from plumbing.db import once_more_on_conflict, unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
@@ -172,16 +172,21 @@ class WebhookSubscriptions:
             return None
 
     async def _store(self, organisation_id: str, webhook_id: str, secret: str) -> None:
-        async with unit_of_work(self.sessions) as session:
-            row = await session.get(WebhookRegistration, organisation_id)
-            if row is None:
-                row = WebhookRegistration(
-                    organisation_id=organisation_id, created_ms=self.clock.now_ms()
-                )
-                session.add(row)
-            row.webhook_id = webhook_id
-            row.url = self.url
-            row.secret_sealed = self.box.seal(secret)
+        # Two subscriptions of one organisation may race (startup's ensure_all beside a
+        # first delivery, two processes): the one that loses the insert updates the row.
+        async def store() -> None:
+            async with unit_of_work(self.sessions) as session:
+                row = await session.get(WebhookRegistration, organisation_id)
+                if row is None:
+                    row = WebhookRegistration(
+                        organisation_id=organisation_id, created_ms=self.clock.now_ms()
+                    )
+                    session.add(row)
+                row.webhook_id = webhook_id
+                row.url = self.url
+                row.secret_sealed = self.box.seal(secret)
+
+        await once_more_on_conflict(store)
 
     async def unsubscribe(self, organisation_id: str) -> None:
         """Our webhook on that organisation deleted (with its key, while it is still held)

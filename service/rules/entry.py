@@ -293,9 +293,9 @@ class Rule:
     facts: frozenset[str] = frozenset()  # what the adapter must read: "day", "names"
 
 
-_ALL = frozenset({"add", "clone", "legacy", "edit", "delete", "submit"})
 RULES: tuple[Rule, ...] = (
-    Rule(("lockDate",), NEW, lock_date, _ALL),
+    # Not "submit": a submission records nothing (the period's locked time stays locked).
+    Rule(("lockDate",), NEW, lock_date, frozenset({"add", "clone", "legacy", "edit", "delete"})),
     Rule(("noFutureTimeRecord",), TIMED, no_future),
     Rule(("minimumTimeEntry",), TIMED, minimum, frozenset({"add", "clone", "legacy", "edit"})),
     Rule(("allowTimeOffRecord",), TIMED, time_off),

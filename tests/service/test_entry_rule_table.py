@@ -1,6 +1,6 @@
 """The entry rules of issue #24 that the rule table (service/rules/entry.py) added, through
 POST /graphql and the legacy interface, as the right and the wrong role: `lockDate` spares
-only an admin (adding, editing, deleting, submitting, legacy entries),
+only an admin (adding, editing, deleting, legacy entries; a submission records nothing),
 `timeRecordOnWorkingDayOnly` (the schedules of part 3), `enableStartEndTime` /
 `mandatoryStartEndTime`, `enableTimer` / `mandatoryTimer` (a running timer is a worked record
 of duration 0 without an end; giving it its end stops it) and `listOfProjectCategories`. Each
@@ -65,13 +65,13 @@ async def test_lock_date_spares_only_an_admin(org: Org) -> None:
         assert lock in message and accepted in message, message
     late = await added(bob, entry(bob, thursday))
     assert lock in await bob.gql.error(START, {"id": late["id"], "v": tuesday})
-    # Nor submitting a period that holds locked time; the admin may do all of it.
-    submit = {"p": bob.id, "s": WEEK, "e": WEEK_END}
-    assert lock in await bob.gql.error(SUBMIT, submit)
+    # The admin may do all of it.
     assert await org.admin.gql(ADD, entry(bob, tuesday))
     assert await org.admin.gql(WFH, {"id": early["id"], "v": True})
     assert await org.admin.gql(START, {"id": late["id"], "v": tuesday + HOUR_MS})
-    assert await org.admin.gql(SUBMIT, submit)
+    # Submitting records nothing: a period that holds locked time is still submitted (a
+    # person who forgot to submit before the lock can), and its time stays locked.
+    assert await bob.gql(SUBMIT, {"p": bob.id, "s": WEEK, "e": WEEK_END})
     # The legacy interface's time entries hold to the same rule.
     as_bob, as_admin = await legacy_for(org, bob), await legacy_for(org, org.admin)
     legacy_entry = {"start": "2026-03-03 09:00:00", "duration": 3600,

@@ -90,7 +90,7 @@ REMINDERS = operation(
       getPersons { id timeSettings { approvalReminder { value } } }
     }"""
 )
-OWNER_DAYS = operation(
+OWNER_DAYS_EXTENSION = operation(
     """query EscalationOwnerDays($id: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
       getPerson(id: $id) { scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay } }
     }"""
@@ -236,7 +236,7 @@ class Escalator:
             return {}
         start = entered_ms - entered_ms % DAY_MS
         data = await self.runtime.client.execute(
-            OWNER_DAYS, {"id": owner_id, "s": start, "e": start + SCHEDULE_DAYS * DAY_MS},
+            OWNER_DAYS_EXTENSION, {"id": owner_id, "s": start, "e": start + SCHEDULE_DAYS * DAY_MS},
             apikey=key, allow_partial=True)
         return working_days((data.get("getPerson") or {}).get("scheduledDays") or [], "UTC")
 

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from plumbing.mail_templates import KINDS
 from timebot.client import ServiceClient, operation
 
 EMAIL = "email"
@@ -35,11 +34,16 @@ GOVERNED_BY: dict[str, str | None] = {
 
 _CATEGORIES = ("mentions", "managedEntityMentions", "assignedEntityMentions",
                "approvalUpdate", "budgetAlert")
+# Written out whole (not generated) so that the front's documents can be checked against
+# the schemas: the categories are _CATEGORIES, the templates plumbing.mail_templates.KINDS.
 PERSON_NOTIFY = operation(
-    "query PersonNotify($id: SvcId!) { getPerson(id: $id) { id "
-    "notificationSettings { value { email push "
-    + " ".join(f"{c} {{ frequency }}" for c in _CATEGORIES)
-    + " } } emailTemplates { " + " ".join(f"{k} {{ value }}" for k in KINDS) + " } } }"
+    """query PersonNotify($id: SvcId!) { getPerson(id: $id) { id
+      notificationSettings { value { email push mentions { frequency }
+        managedEntityMentions { frequency } assignedEntityMentions { frequency }
+        approvalUpdate { frequency } budgetAlert { frequency } } }
+      emailTemplates { signup { value } signin { value } invite { value } mention { value }
+        timesheetSubmitted { value } reminder { value } digest { value }
+        approvalReminder { value } report { value } } } }"""
 )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from plumbing.db import unit_of_work
+from plumbing.db import once_more_on_conflict, unit_of_work
 from timebot.state.models import QuickEntry, QuickListing
 
 
@@ -62,13 +62,16 @@ class Memory:
 
     async def save_listing(self, org_id: str, person_id: str, record_ids: list[str],
                            now_ms: int) -> None:
-        async with unit_of_work(self.sessions) as session:
-            listing = await session.get(QuickListing, (org_id, person_id))
-            if listing is None:
-                listing = QuickListing(organisation_id=org_id, person_id=person_id)
-                session.add(listing)
-            listing.record_ids = list(record_ids)
-            listing.created_ms = now_ms
+        async def save() -> None:  # two listings of one person may race: see plumbing.db
+            async with unit_of_work(self.sessions) as session:
+                listing = await session.get(QuickListing, (org_id, person_id))
+                if listing is None:
+                    listing = QuickListing(organisation_id=org_id, person_id=person_id)
+                    session.add(listing)
+                listing.record_ids = list(record_ids)
+                listing.created_ms = now_ms
+
+        await once_more_on_conflict(save)
 
     async def listing(self, org_id: str, person_id: str) -> list[str] | None:
         async with self.sessions() as session:
