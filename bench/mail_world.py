@@ -31,7 +31,7 @@ from sqlalchemy import func, select
 
 from bench.common import note
 from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
-from bench.serve import cpu_seconds, kill_tree, serve_command, workers_started
+from bench.serve import cpu_seconds, kill_tree, serve_command, until_ready
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import create_engine, session_factory, unit_of_work
 from service.db import migrate
@@ -115,16 +115,7 @@ class TimebotProcess:
             args = serve_command(self.workers, "import cProfile; from shell.cli import main; "
                                  f"cProfile.run('main()', {os.environ['BENCH_PROFILE']!r})")
         self.process = spawn(args, self.env, self.log_path)
-        for _ in range(600):
-            if self.process.poll() is not None:
-                raise RuntimeError(f"timebot serve exited: {self.log_path.read_text()[-2000:]}")
-            try:
-                if (await self.http.get(f"{self.base}/healthz")).status_code == 200 \
-                        and workers_started(self.log_path) >= self.workers:
-                    break
-            except httpx.HTTPError:
-                pass
-            await asyncio.sleep(0.1)
+        await until_ready(self.process, self.http, self.base, self.log_path, self.workers, 600)
         # The bench only reads timebot's databases: read-only engines, whose transactions on
         # SQLite begin deferred and never take the write lock timebot's writers wait for.
         self.service_engine = create_engine(self.service_url, read_only=True)

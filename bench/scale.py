@@ -44,7 +44,7 @@ from bench.common import Figure, median, note
 from bench.mail_load import free_port
 from bench.mail_world import spawn
 from bench.scale_seed import DAY, WEEK, Org, _pg, _pg_url, drop, seeded
-from bench.serve import cpu_seconds, kill_tree, serve_command, workers_started
+from bench.serve import cpu_seconds, kill_tree, serve_command, until_ready
 from plumbing.db import create_engine, session_factory
 from service.models.approval import DELIVERY_PENDING, WebhookDelivery
 from timebot.state.models import OutboxMessage, ReceivedEvent
@@ -112,16 +112,7 @@ class Serve:
 
     async def start(self) -> None:
         self.process = spawn(serve_command(self.workers), self.env, self.log)
-        for _ in range(1200):
-            if self.process.poll() is not None:
-                raise RuntimeError(f"timebot serve exited: {self.log.read_text()[-2000:]}")
-            try:
-                if (await self.http.get(f"{self.base}/healthz")).status_code == 200 \
-                        and workers_started(self.log) >= self.workers:
-                    break
-            except httpx.HTTPError:
-                pass
-            await asyncio.sleep(0.1)
+        await until_ready(self.process, self.http, self.base, self.log, self.workers, 1200)
         self.service_engine = create_engine(self.service_url, read_only=True)
         self.state_engine = create_engine(self.state_url, read_only=True)
 

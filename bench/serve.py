@@ -3,11 +3,14 @@ its workers have started (read from its log), and the CPU its processes have use
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import httpx
 
 CLI = "from shell.cli import main; main()"
 STARTED = b"Application startup complete."  # uvicorn's line, once per worker
@@ -31,6 +34,26 @@ def workers_started(log_path: Path) -> int:
         return log_path.read_bytes().count(STARTED)
     except FileNotFoundError:
         return 0
+
+
+def _log_tail(log_path: Path) -> str:
+    return log_path.read_text()[-2000:]
+
+
+async def until_ready(process: subprocess.Popen[bytes], http: httpx.AsyncClient, base: str,
+                      log_path: Path, workers: int, tries: int) -> None:
+    """Waits (0.1 s a try) until `timebot serve` answers /healthz and all its workers have
+    started; raises when it exited meanwhile."""
+    for _ in range(tries):
+        if process.poll() is not None:
+            raise RuntimeError(f"timebot serve exited: {_log_tail(log_path)}")
+        try:
+            if (await http.get(f"{base}/healthz")).status_code == 200 \
+                    and workers_started(log_path) >= workers:
+                return
+        except httpx.HTTPError:
+            pass
+        await asyncio.sleep(0.1)
 
 
 def _children(pid: int) -> list[int]:
