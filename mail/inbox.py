@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from email.parser import BytesHeaderParser
 from email.policy import compat32
+from email.utils import getaddresses
 from typing import Any
 
 import structlog
@@ -45,6 +46,22 @@ def message_key(raw: bytes) -> str:
         normalised = f"{local}@{domain.lower()}" if local else found.group(1)
         return f"mid:{normalised}"[:400]
     return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def inbox_lane(raw: bytes, source: str, mail_from: str, rcpt_tos: list[str]) -> str:
+    """The lane of a message: its sender and its recipients. One person's mails to one address
+    (a time entry then `submit`; two answers to one review) are processed in the order they
+    came. Over IMAP, which has no envelope, the From and To headers say who and to whom."""
+    sender, recipients = mail_from, list(rcpt_tos)
+    if source == "imap" or not sender:
+        headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
+        senders = getaddresses([str(value) for value in headers.get_all("From", [])])
+        sender = sender or next((address for _, address in senders if address), "")
+        if source == "imap":
+            recipients = [address for _, address in getaddresses(
+                [str(value) for value in headers.get_all("To", [])]) if address]
+    parts = [sender.strip().lower(), *sorted({address.strip().lower() for address in recipients})]
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "replace")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -94,6 +111,7 @@ class Inbox:
             "rcpt_tos": rcpt_tos,
             "raw": raw,
             "headers_trusted": headers_trusted,
+            "lane": inbox_lane(raw, source, mail_from, rcpt_tos),
             "received_ms": self.clock.now_ms(),
             "status": QUEUED,
             "attempts": 0,
@@ -143,9 +161,11 @@ class InboxWorker(PollingWorker):
     async def run_once(self) -> int:
         """Process what is claimable now; returns how many messages were handled.
 
-        Messages to different reply addresses are processed concurrently (the slow part is
-        waiting for the service); those to the same address — the same approver deciding on
-        the same stage — one after another in the order they came, as are IMAP messages."""
+        Messages of different lanes (`inbox_lane`: a sender and its recipients) are processed
+        concurrently (the slow part is waiting for the service); those of one lane — a time
+        entry then `submit`, the same approver deciding on the same stage — one after another
+        in the order they came, across workers and processes: a claim takes only the oldest
+        unfinished message of a lane."""
         clock = self.inbox.clock
         rows = await claim_records(
             self.inbox.sessions,
@@ -156,6 +176,7 @@ class InboxWorker(PollingWorker):
             limit=self.batch,
             due_column=InboxMessage.next_attempt_ms,
             order_column=InboxMessage.received_ms,
+            lane_column=InboxMessage.lane,
         )
         lanes: dict[str, list[Row[Any]]] = {}
         for row in rows:
@@ -224,8 +245,10 @@ class InboxWorker(PollingWorker):
 
 
 def _lane(row: Row[Any]) -> str:
-    """Messages of one lane are processed in order: by envelope recipients (a reply address
-    names one approver's decision on one stage); IMAP messages, which have none, share one."""
+    """Messages of one lane are processed in order (`inbox_lane`); rows stored without one, by
+    envelope recipients, and IMAP messages then share one."""
+    if row.lane:
+        return str(row.lane)
     if row.source == "imap" or not row.rcpt_tos:
         return f"source:{row.source}"
     return "rcpt:" + ",".join(sorted(str(address).lower() for address in row.rcpt_tos))

@@ -57,7 +57,10 @@ class InboxMessage(StateBase):
     outside TIMEBOT_MAIL_TRUSTED_NETWORKS)."""
 
     __tablename__ = "inbox_messages"
-    __table_args__ = (Index("ix_inbox_messages_status", "status", "received_ms"),)
+    __table_args__ = (
+        Index("ix_inbox_messages_status", "status", "received_ms"),
+        Index("ix_inbox_messages_lane", "lane", "received_ms"),
+    )
 
     id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
     message_key: Mapped[str] = mapped_column(String(400), unique=True)
@@ -66,6 +69,9 @@ class InboxMessage(StateBase):
     rcpt_tos: Mapped[list[str]] = mapped_column(JSON, default=list)
     raw: Mapped[bytes] = mapped_column(LargeBinary)
     headers_trusted: Mapped[bool] = mapped_column(Boolean, default=True)
+    # One sender's messages to one address are processed in the order they came, across
+    # workers and processes (`mail.inbox.inbox_lane`); NULL: no order kept.
+    lane: Mapped[str | None] = mapped_column(String(64), nullable=True)
     received_ms: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(12), default="queued")
     attempts: Mapped[int] = mapped_column(Integer, default=0)

@@ -17,7 +17,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import BigInteger, Integer, and_, bindparam, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    and_,
+    bindparam,
+    exists,
+    or_,
+    select,
+    text,
+    update,
+)
 from sqlalchemy import Row as SqlRow
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
@@ -31,14 +41,45 @@ WORKING = "working"
 DONE = "done"
 FAILED = "failed"
 
+LANE_HOLD_ATTEMPTS = 3
+"""An older row of the lane holds the rows behind it for this many attempts at most (a row
+that kills its worker every time must not hold its lane forever)."""
+
 _CLAIMS: dict[tuple[Any, Any, Any], tuple[Any, Any]] = {}
 _FINISHES: dict[tuple[Any, frozenset[str]], Any] = {}
 
 
-def _claimable(selected: Any, table: Any, due_column: Any, order_column: Any) -> Any:
+def _lane_is_free(table: Any, lane_column: Any, due_column: Any, order_column: Any) -> Any:
+    """No older row of the same lane is being worked on, or waiting out a retry delay: rows of
+    one lane go one after another, in order, whichever worker or process claims them. (An older
+    row that is due is claimed in the same statement, before this one: claims are oldest first
+    and serialised, see `claim_records`.) An older row that failed for its own reason
+    (`failures`), or was claimed LANE_HOLD_ATTEMPTS times, no longer holds the lane: a row
+    that fails never blocks the rows behind it."""
+    older = table.alias("older")
+    order = order_column.key if order_column is not None else "id"
+    lane = lane_column.key
+    held = older.c.status == WORKING
+    if due_column is not None:
+        held = or_(held, and_(older.c.status == QUEUED,
+                              older.c[due_column.key] > bindparam("claim_now_ms",
+                                                                  type_=BigInteger)))
+    return ~exists().where(
+        older.c[lane] == table.c[lane],
+        or_(older.c[order] < table.c[order],
+            and_(older.c[order] == table.c[order], older.c.id < table.c.id)),
+        held,
+        older.c.failures == 0,
+        older.c.attempts < LANE_HOLD_ATTEMPTS,
+    )
+
+
+def _claimable(selected: Any, table: Any, due_column: Any, order_column: Any,
+               lane_column: Any = None) -> Any:
     """SELECT `selected` of the rows a worker may claim now — queued, or working under an
-    expired lease (and due, with `due_column`) — oldest first, at most `claim_limit`, locked
-    (FOR UPDATE SKIP LOCKED: a second worker passes over them)."""
+    expired lease (and due, with `due_column`; the first of its lane, with `lane_column`) —
+    oldest first, at most `claim_limit`, locked (FOR UPDATE SKIP LOCKED: a second worker
+    passes over them)."""
     now = bindparam("claim_now_ms", type_=BigInteger)
     claimable = or_(
         table.c.status == QUEUED,
@@ -46,6 +87,8 @@ def _claimable(selected: Any, table: Any, due_column: Any, order_column: Any) ->
     )
     if due_column is not None:
         claimable = and_(claimable, table.c[due_column.key] <= now)
+    if lane_column is not None:
+        claimable = and_(claimable, _lane_is_free(table, lane_column, due_column, order_column))
     return (
         select(selected)
         .where(claimable)
@@ -122,18 +165,19 @@ async def claim_rows(
         return rows
 
 
-_TAKES: dict[tuple[Any, Any, Any], Any] = {}
+_TAKES: dict[tuple[Any, Any, Any, Any], Any] = {}
+_SERIALISE = text("SELECT pg_advisory_xact_lock(hashtext(:lock_name))")
 
 
-def _take_statement(model: Any, due_column: Any, order_column: Any) -> Any:
+def _take_statement(model: Any, due_column: Any, order_column: Any, lane_column: Any) -> Any:
     """UPDATE … SET status='working', … WHERE id IN (the claimable rows, oldest first, at most
     `claim_limit`, FOR UPDATE SKIP LOCKED) RETURNING the rows as updated."""
-    key = (model, due_column, order_column)
+    key = (model, due_column, order_column, lane_column)
     statement = _TAKES.get(key)
     if statement is not None:
         return statement
     table = model.__table__
-    chosen = _claimable(table.c.id, table, due_column, order_column)
+    chosen = _claimable(table.c.id, table, due_column, order_column, lane_column)
     statement = (
         update(table)
         .where(table.c.id.in_(chosen))
@@ -155,15 +199,23 @@ async def claim_records(
     limit: int,
     due_column: Any = None,
     order_column: Any = None,
+    lane_column: Any = None,
 ) -> list[SqlRow[Any]]:
     """`claim_rows` in one statement, the claimed rows as read-only records (Core rows: the
     model's columns as attributes, as the claim wrote them) rather than ORM objects — no
-    identity map, no loading, one round trip. In the claim's order (RETURNING has none)."""
-    statement = _take_statement(model, due_column, order_column)
+    identity map, no loading, one round trip. In the claim's order (RETURNING has none).
+    With `lane_column`, only the oldest unfinished row of each lane is claimable (at most one
+    row of a lane a claim): see `_lane_is_free`."""
+    statement = _take_statement(model, due_column, order_column, lane_column)
     parameters = {"claim_now_ms": now_ms, "claim_limit": limit, "claim_owner": owner,
                   "claim_until_ms": now_ms + lease_ms}
     async with unit_of_work(sessions) as session:
         connection = await session.connection()
+        if lane_column is not None and connection.dialect.name == "postgresql":
+            # Claims of a laned table one at a time (SQLite's BEGIN IMMEDIATE does the same):
+            # a claim then sees the rows the previous one took as working, never as queued
+            # rows it skips as locked while it takes a younger row of their lane.
+            await connection.execute(_SERIALISE, {"lock_name": model.__tablename__})
         rows = list((await connection.execute(statement, parameters)).all())
     order = order_column.key if order_column is not None else "id"
     rows.sort(key=lambda row: (getattr(row, order), row.id))

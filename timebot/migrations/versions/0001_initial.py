@@ -73,6 +73,7 @@ def upgrade() -> None:
     sa.Column('rcpt_tos', sa.JSON(), nullable=False),
     sa.Column('raw', sa.LargeBinary(), nullable=False),
     sa.Column('headers_trusted', sa.Boolean(), nullable=False),
+    sa.Column('lane', sa.String(length=64), nullable=True),
     sa.Column('received_ms', sa.BigInteger(), nullable=False),
     sa.Column('status', sa.String(length=12), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
@@ -86,6 +87,7 @@ def upgrade() -> None:
     sa.UniqueConstraint('message_key', name=op.f('uq_inbox_messages_message_key'))
     )
     with op.batch_alter_table('inbox_messages', schema=None) as batch_op:
+        batch_op.create_index('ix_inbox_messages_lane', ['lane', 'received_ms'], unique=False)
         batch_op.create_index('ix_inbox_messages_status', ['status', 'received_ms'], unique=False)
 
     op.create_table('mail_digests',
@@ -418,6 +420,7 @@ def downgrade() -> None:
     op.drop_table('mail_digests')
     with op.batch_alter_table('inbox_messages', schema=None) as batch_op:
         batch_op.drop_index('ix_inbox_messages_status')
+        batch_op.drop_index('ix_inbox_messages_lane')
 
     op.drop_table('inbox_messages')
     with op.batch_alter_table('imap_messages', schema=None) as batch_op:
