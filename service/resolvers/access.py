@@ -1,8 +1,10 @@
 """Access (assignments): the account's "show by default" switches, the "Who has access?"
-lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,CustomField}To{Person,Tag},
-and reset<Member><Items>Relations, which removes one member's links of one row of the table),
-expense types limited to projects, custom fields assigned to projects, tasks and time records,
-getAvailableSubProjects and getAvailableAbsenceTypes.
+lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,ScheduleType,CustomField}
+To{Person,Tag}, and reset<Member><Items>Relations, which removes one member's links of one
+row of the table), expense types limited to projects, custom fields assigned to projects,
+tasks and time records, subprojects offered under another project, the tags a task is offered
+to (potential owners by tag), getAvailableSubProjects and getAvailableAbsenceTypes. The rows'
+links are read as relations by service/resolvers/link_reads.py.
 
 Every mutation is the administrators'. Assigning is idempotent (a retry, or a second process
 doing the same, returns the existing link); unassigning a link that does not exist is
@@ -40,6 +42,8 @@ from service.models.access import (
     ProjectAccess,
 )
 from service.models.custom_fields import CustomField, CustomFieldLink
+from service.models.relations_more import ProjectSubProject, ScheduleTypeAccess, TaskTagAccess
+from service.models.schedule import ScheduleType
 from service.rules.access import SWITCHES
 from service.structure import descendants, parent_map, raw_relation
 
@@ -85,8 +89,10 @@ class Link:
 
     assign: str
     unassign: str
-    member_argument: str  # personId | tagId | projectId
-    item_argument: str  # projectId | subProjectId | absenceTypeId | expenseTypeId | customFieldId
+    member_argument: str  # personId | tagId | projectId | taskId | timerecordId
+    # projectId | subProjectId | absenceTypeId | expenseTypeId | scheduleTypeId | tagId |
+    # customFieldId
+    item_argument: str
     row_model: Any
     item_model: Any
     item_column: str
@@ -94,6 +100,10 @@ class Link:
     source_key: str  # the member's relation ("projects", "absenceTypes", ...)
     target_key: str  # the item's relation ("projectsOfPerson", ...)
     reset: str | None = None  # reset<Member><Items>Relations (custom fields: elsewhere)
+    # The permission that edits the link (None: the item kind's, see _ITEM_PERMISSIONS).
+    permission: str | None = None
+    # Read back as <member>.relations.<source_key> and <item>.relations.<target_key>.
+    readable: bool = False
 
 
 def _links() -> list[Link]:
@@ -114,6 +124,10 @@ def _links() -> list[Link]:
                  "expenseTypeId", ExpenseTypeAccess, ExpenseType, "expense_type_id",
                  "expense type", "expenseTypes", f"expenseTypesOf{who}",
                  f"reset{who}ExpenseTypesRelations"),
+            Link(f"assignScheduleTypeTo{who}", f"unassignScheduleTypeFrom{who}", argument,
+                 "scheduleTypeId", ScheduleTypeAccess, ScheduleType, "schedule_type_id",
+                 "schedule type", "scheduleTypes", f"scheduleTypesOf{who}",
+                 f"reset{who}ScheduleTypesRelations", readable=True),
         ]
     links.append(
         Link("assignExpenseTypeToProject", "unassignExpenseTypeFromProject", "projectId",
@@ -121,6 +135,15 @@ def _links() -> list[Link]:
              "expense type", "expenseTypes", "expenseTypesOfProject",
              "resetProjectExpenseTypesRelations")
     )
+    links += [
+        Link("assignSubProjectToProject", "unassignSubProjectFromProject", "projectId",
+             "subProjectId", ProjectSubProject, Project, "sub_project_id", "subproject",
+             "subProjects", "subProjectsOfProject", "resetProjectSubProjectsRelations",
+             readable=True),
+        Link("assignTaskToTag", "unassignTaskFromTag", "taskId", "tagId", TaskTagAccess, Tag,
+             "tag_id", "tag", "tags", "tagsOfTask", "resetTaskTagsRelations",
+             permission=permissions.TASKS, readable=True),
+    ]
     for who, argument in (("Tag", "tagId"), ("Person", "personId"), ("Project", "projectId"),
                           ("Task", "taskId"), ("TimeRecord", "timerecordId")):
         links.append(Link(f"assignCustomFieldTo{who}", f"unassignCustomFieldFrom{who}",
@@ -129,6 +152,8 @@ def _links() -> list[Link]:
                           f"customFieldsOf{who}"))
     return links
 
+
+LINKS: tuple[Link, ...] = tuple(_links())
 
 MEMBER_MODELS: dict[str, tuple[Any, str]] = {
     "personId": (Person, "person"),
@@ -149,6 +174,8 @@ async def _load(context: RequestContext, link: Link, kwargs: dict[str, Any]) -> 
                             kwargs[link.item_argument], link.item_argument, link.item_label)
     if link.item_argument == "subProjectId" and item.parent_id is None:
         raise BadInput("subProjectId", f"the project {item.name} is not a subproject")
+    if item.id == member.id:
+        raise BadInput(link.item_argument, f"{item.name} cannot be linked to itself")
     return member, item
 
 
@@ -169,12 +196,14 @@ def _relation(link: Link, row: Any, member: Any, item: Any) -> dict[str, Any]:
 # Who has access to an item is edited with the permission of the item's kind.
 _ITEM_PERMISSIONS = {"absenceTypeId": permissions.SETTINGS,
                      "expenseTypeId": permissions.EXPENSES,
+                     "scheduleTypeId": permissions.SETTINGS,
                      "customFieldId": permissions.SETTINGS}
 
 
 def _require_for(context: RequestContext, link: Link) -> None:
-    permissions.require(context, _ITEM_PERMISSIONS.get(link.item_argument, permissions.PROJECTS),
-                        "edit who has access")
+    permission = link.permission or _ITEM_PERMISSIONS.get(link.item_argument,
+                                                          permissions.PROJECTS)
+    permissions.require(context, permission, "edit who has access")
 
 
 def _bind_link(link: Link) -> None:
@@ -194,7 +223,7 @@ def _bind_link(link: Link) -> None:
                 link.item_column: item.id,
                 MEMBER_COLUMNS[link.member_argument]: member.id,
             }
-            if link.row_model is not ExpenseTypeProject:
+            if hasattr(link.row_model, "member_id"):
                 values["member_id"] = member.id
             row = link.row_model(**values)
             try:
@@ -254,7 +283,7 @@ def _resetter(link: Link) -> Any:
     return resolve_reset
 
 
-for _link in _links():
+for _link in LINKS:
     _bind_link(_link)
 
 
@@ -279,7 +308,12 @@ async def resolve_get_available_sub_projects(
                                "project")
     person = await _person_for(context, personId)
     parents = await parent_map(session, Project, context.org_id)
-    below = set(descendants(parents, [project.id]))
+    # Its own subprojects and those offered under it (assignSubProjectToProject), all levels.
+    offered = list(await session.scalars(select(ProjectSubProject.sub_project_id).where(
+        ProjectSubProject.organisation_id == context.org_id,
+        ProjectSubProject.project_id == project.id)))
+    below = set(descendants(parents, [project.id, *offered])) | set(offered)
+    below.discard(project.id)
     allowed = below & await accessible_ids(session, context.organisation, person.id, "project")
     if not allowed:
         return []
