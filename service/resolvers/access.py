@@ -3,8 +3,8 @@ lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,ScheduleType,C
 To{Person,Tag}, and reset<Member><Items>Relations, which removes one member's links of one
 row of the table), expense types limited to projects, custom fields assigned to projects,
 tasks and time records, subprojects offered under another project, the tags a task is offered
-to (potential owners by tag), getAvailableSubProjects and getAvailableAbsenceTypes. The rows'
-links are read as relations by service/resolvers/link_reads.py.
+to (potential owners by tag), getAvailableSubProjects and getAvailableAbsenceTypes. The table
+of links is service/access_links.py; service/resolvers/link_reads.py reads them back.
 
 Every mutation is the administrators'. Assigning is idempotent (a retry, or a second process
 doing the same, returns the existing link); unassigning a link that does not exist is
@@ -13,7 +13,6 @@ refused naming the argument. The rule itself is `service.rules.access.has_access
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType
@@ -21,29 +20,14 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from service import permissions
+from service.access_links import LINKS, MEMBER_COLUMNS, MEMBER_MODELS, Link
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.item_access import AVAILABILITY_KEY, access_defaults, accessible_ids
 from service.lookup import get_in_org
-from service.models import (
-    AbsenceType,
-    ExpenseType,
-    Organisation,
-    Person,
-    Project,
-    Tag,
-    Task,
-    TimeRecord,
-)
-from service.models.access import (
-    AbsenceTypeAccess,
-    ExpenseTypeAccess,
-    ExpenseTypeProject,
-    ProjectAccess,
-)
-from service.models.custom_fields import CustomField, CustomFieldLink
-from service.models.relations_more import ProjectSubProject, ScheduleTypeAccess, TaskTagAccess
-from service.models.schedule import ScheduleType
+from service.models import AbsenceType, Organisation, Person, Project
+from service.models.access import ProjectAccess
+from service.models.relations_more import ProjectSubProject
 from service.rules.access import SWITCHES
 from service.structure import descendants, parent_map, raw_relation
 
@@ -81,89 +65,6 @@ for _switch, _operation in SWITCHES.items():
 
 
 # -- "Who has access?" lists ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Link:
-    """One pair of assign / unassign mutations."""
-
-    assign: str
-    unassign: str
-    member_argument: str  # personId | tagId | projectId | taskId | timerecordId
-    # projectId | subProjectId | absenceTypeId | expenseTypeId | scheduleTypeId | tagId |
-    # customFieldId
-    item_argument: str
-    row_model: Any
-    item_model: Any
-    item_column: str
-    item_label: str
-    source_key: str  # the member's relation ("projects", "absenceTypes", ...)
-    target_key: str  # the item's relation ("projectsOfPerson", ...)
-    reset: str | None = None  # reset<Member><Items>Relations (custom fields: elsewhere)
-    # The permission that edits the link (None: the item kind's, see _ITEM_PERMISSIONS).
-    permission: str | None = None
-    # Read back as <member>.relations.<source_key> and <item>.relations.<target_key>.
-    readable: bool = False
-
-
-def _links() -> list[Link]:
-    links = []
-    for who, argument in (("Person", "personId"), ("Tag", "tagId")):
-        links += [
-            Link(f"assignProjectTo{who}", f"unassignProjectFrom{who}", argument, "projectId",
-                 ProjectAccess, Project, "project_id", "project", "projects",
-                 f"projectsOf{who}", f"reset{who}ProjectsRelations"),
-            Link(f"assignSubProjectTo{who}", f"unassignSubProjectFrom{who}", argument,
-                 "subProjectId", ProjectAccess, Project, "project_id", "subproject",
-                 "subProjects", f"subProjectsOf{who}", f"reset{who}SubProjectsRelations"),
-            Link(f"assignAbsenceTypeTo{who}", f"unassignAbsenceTypeFrom{who}", argument,
-                 "absenceTypeId", AbsenceTypeAccess, AbsenceType, "absence_type_id",
-                 "absence type", "absenceTypes", f"absenceTypesOf{who}",
-                 f"reset{who}AbsenceTypesRelations"),
-            Link(f"assignExpenseTypeTo{who}", f"unassignExpenseTypeFrom{who}", argument,
-                 "expenseTypeId", ExpenseTypeAccess, ExpenseType, "expense_type_id",
-                 "expense type", "expenseTypes", f"expenseTypesOf{who}",
-                 f"reset{who}ExpenseTypesRelations"),
-            Link(f"assignScheduleTypeTo{who}", f"unassignScheduleTypeFrom{who}", argument,
-                 "scheduleTypeId", ScheduleTypeAccess, ScheduleType, "schedule_type_id",
-                 "schedule type", "scheduleTypes", f"scheduleTypesOf{who}",
-                 f"reset{who}ScheduleTypesRelations", readable=True),
-        ]
-    links.append(
-        Link("assignExpenseTypeToProject", "unassignExpenseTypeFromProject", "projectId",
-             "expenseTypeId", ExpenseTypeProject, ExpenseType, "expense_type_id",
-             "expense type", "expenseTypes", "expenseTypesOfProject",
-             "resetProjectExpenseTypesRelations")
-    )
-    links += [
-        Link("assignSubProjectToProject", "unassignSubProjectFromProject", "projectId",
-             "subProjectId", ProjectSubProject, Project, "sub_project_id", "subproject",
-             "subProjects", "subProjectsOfProject", "resetProjectSubProjectsRelations",
-             readable=True),
-        Link("assignTaskToTag", "unassignTaskFromTag", "taskId", "tagId", TaskTagAccess, Tag,
-             "tag_id", "tag", "tags", "tagsOfTask", "resetTaskTagsRelations",
-             permission=permissions.TASKS, readable=True),
-    ]
-    for who, argument in (("Tag", "tagId"), ("Person", "personId"), ("Project", "projectId"),
-                          ("Task", "taskId"), ("TimeRecord", "timerecordId")):
-        links.append(Link(f"assignCustomFieldTo{who}", f"unassignCustomFieldFrom{who}",
-                          argument, "customFieldId", CustomFieldLink, CustomField,
-                          "custom_field_id", "custom field", "customFields",
-                          f"customFieldsOf{who}"))
-    return links
-
-
-LINKS: tuple[Link, ...] = tuple(_links())
-
-MEMBER_MODELS: dict[str, tuple[Any, str]] = {
-    "personId": (Person, "person"),
-    "tagId": (Tag, "tag"),
-    "projectId": (Project, "project"),
-    "taskId": (Task, "task"),
-    "timerecordId": (TimeRecord, "time record"),
-}
-MEMBER_COLUMNS = {"personId": "person_id", "tagId": "tag_id", "projectId": "project_id",
-                  "taskId": "task_id", "timerecordId": "time_record_id"}
 
 
 async def _load(context: RequestContext, link: Link, kwargs: dict[str, Any]) -> tuple[Any, Any]:

@@ -1,5 +1,5 @@
-"""The links of access.py's table read back as relations, derived from its rows (those marked
-`readable`): the member's side (`<member>.relations.<sourceKey>`, e.g. a person's
+"""The links of service/access_links.py's table read back as relations, derived from its
+rows (those marked `readable`): the member's side (`<member>.relations.<sourceKey>`, e.g. a person's
 `scheduleTypes`) and the item's (`<item>.relations.<targetKey>`, e.g. a schedule type's
 `scheduleTypesOfPerson`); and the `relations` attribute of projects and tasks, and a tag's
 `memberOfTasks` (the tasks offered to it)."""
@@ -11,10 +11,10 @@ from typing import Any
 from ariadne import ObjectType
 from sqlalchemy import func, select
 
+from service.access_links import LINKS, MEMBER_COLUMNS, MEMBER_MODELS, Link, relation
 from service.graphql.context import RequestContext
 from service.models import Tag, Task
 from service.models.relations_more import TaskTagAccess
-from service.resolvers.access import LINKS, MEMBER_COLUMNS, MEMBER_MODELS, Link
 
 RELATIONS_TYPES = {"Person": "SvcPersonRelations", "Tag": "SvcTagRelations",
                    "Project": "SvcProjectRelations", "Task": "SvcTaskRelations",
@@ -26,12 +26,6 @@ def relations_object(type_name: str) -> ObjectType:
     if type_name not in _objects:
         _objects[type_name] = ObjectType(type_name)
     return _objects[type_name]
-
-
-def relation(row_id: str, value: Any, start_ms: int | None = None) -> dict[str, Any]:
-    """One Svc<Kind>Relation (the fields of every variant)."""
-    return {"relationId": row_id, "value": value, "startTime": start_ms,
-            "operation": "assign", "path": []}
 
 
 def _by_name(model: Any) -> tuple[Any, Any]:

@@ -15,12 +15,12 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from service import permissions
+from service.access_links import relation
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, PersonManager, Project, ProjectManager, Tag, Task
 from service.models.relations_more import TagManager, TaskManager
-from service.resolvers.link_reads import relation
 from service.structure import raw_relation
 
 mutation = MutationType()

@@ -13,12 +13,12 @@ from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, select
 
 from service import permissions
+from service.access_links import relation
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, PersonTag, Project, ProjectTag, Tag, Task
 from service.models.relations_more import TaskTag
-from service.resolvers.link_reads import relation
 from service.structure import raw_relation
 from service.tag_lookup import tag_in_org
 
