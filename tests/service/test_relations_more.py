@@ -15,6 +15,16 @@ import httpx
 import pytest
 
 from tests.service.access_support import project, tag
+from tests.service.test_approvals_support import (
+    STATE,
+    WEEK,
+    WEEK_END,
+    add_record,
+    add_task,
+    approve,
+    set_stages,
+    submit,
+)
 from tests.support import LiveServer, Member, Org, new_org
 from tests.timebot.signin_support import browser, csrf_of, gql, sign_in
 
@@ -427,3 +437,18 @@ async def test_took_over_by(org: Org) -> None:
         body = await gql(client, "{ tookOverBy { id name } currentPerson { id } }", csrf=csrf)
         assert body["data"] == {"tookOverBy": {"id": org.admin.id, "name": org.admin.name},
                                 "currentPerson": {"id": bob.id}}
+
+
+async def test_a_task_manager_approves_the_task_managers_stage(org: Org) -> None:
+    bob = await org.add_member("Bob")
+    tina = await org.add_member("Tina", role="manager")
+    design = await add_task(org, "Design")  # no owner: its manager alone
+    await org.admin.gql(_pair("makeManagerOfTask", "managerId", "taskId"),
+                        {"m": tina.id, "i": design})
+    await set_stages(org, [{"type": "tm"}])
+    await add_record(bob, bob, task=design)
+    event = await submit(bob, bob)
+    assert event["status"] == "s"
+    current = (await bob.gql(STATE, {"p": bob.id, "s": WEEK, "e": WEEK_END}))
+    assert [p["id"] for p in current["getApprovalState"]["pendingApprovers"]] == [tina.id]
+    assert (await approve(tina, event["id"]))["status"] == "a"
