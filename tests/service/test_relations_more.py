@@ -405,10 +405,17 @@ async def test_reset_task_projects_relations(world: World) -> None:
     task, apollo = await new_task(world), await new_project(world)
     pair = "mutation($t: SvcId!, $p: SvcId!) { assignTaskToProject(taskId: $t, projectId: $p) { id } }"  # noqa: E501
     await world.admin(pair, {"t": task, "p": apollo})
+    projects = "relations { projects { value { id } } }"
+    assert values((await read(world, "taskId", task, projects))["relations"]["projects"]) == [
+        apollo]
+    planned = await read(world, "projectId", apollo,
+                         "relations { relatedProjectsOfTask { value { id } } }")
+    assert values(planned["relations"]["relatedProjectsOfTask"]) == [task]
     reset = "mutation($t: SvcId!) { resetTaskProjectsRelations(taskId: $t) { id } }"
     assert await world.employee.gql.denied(reset, {"t": task}) == [
         "Mutation.resetTaskProjectsRelations"]
     assert (await world.admin(reset, {"t": task}))["resetTaskProjectsRelations"]["id"] == task
+    assert (await read(world, "taskId", task, projects))["relations"]["projects"] == []
     assert "is not planned on" in await world.admin.error(
         pair.replace("assignTaskToProject", "unassignTaskFromProject"), {"t": task, "p": apollo})
     assert 'Invalid argument "taskId"' in await world.admin.error(reset, {"t": "f" * 24})
@@ -452,3 +459,17 @@ async def test_a_task_manager_approves_the_task_managers_stage(org: Org) -> None
     current = (await bob.gql(STATE, {"p": bob.id, "s": WEEK, "e": WEEK_END}))
     assert [p["id"] for p in current["getApprovalState"]["pendingApprovers"]] == [tina.id]
     assert (await approve(tina, event["id"]))["status"] == "a"
+
+
+async def test_a_tasks_owner_and_potential_owners_are_read(world: World) -> None:
+    task, owner, maybe = await new_task(world), await new_person(world), await new_person(world)
+    for operation, person in (("assignOwnerOfTask", owner), ("assignTaskToPerson", maybe)):
+        await world.admin(_pair(operation, "taskId", "personId"), {"m": task, "i": person})
+    read_task = "relations { owner { value { id } } persons { value { id } } }"
+    shown = (await read(world, "taskId", task, read_task))["relations"]
+    assert (shown["owner"]["value"]["id"], values(shown["persons"])) == (owner, [maybe])
+    of_owner = "relations { ownerOfTasks { value { id } } personsOfTask { value { id } } }"
+    mine = (await read(world, "personId", owner, of_owner))["relations"]
+    assert (values(mine["ownerOfTasks"]), mine["personsOfTask"]) == ([task], [])
+    theirs = (await read(world, "personId", maybe, of_owner))["relations"]
+    assert (theirs["ownerOfTasks"], values(theirs["personsOfTask"])) == ([], [task])
