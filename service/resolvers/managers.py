@@ -37,8 +37,9 @@ class Managed:
     argument: str
     label: str
     permission: str
-    manager_of_key: str  # the person's relations.managerOf.<key>
+    manager_of_key: str | None  # the person's relations.managerOf.<key> (None: read elsewhere)
     relations_type: str | None  # the item's relations type whose managedBy is read here
+    # (People's manager reads, both sides, are person_managers.py's.)
     make_and_remove: bool = True  # False: bound by an older module
     reset: bool = True
 
@@ -49,7 +50,7 @@ MANAGED: tuple[Managed, ...] = (
     Managed("Task", TaskManager, Task, "task_id", "person_id", "taskId", "task",
             permissions.TASKS, "tasks", "SvcTaskRelations"),
     Managed("Person", PersonManager, Person, "person_id", "manager_id", "personId", "person",
-            permissions.PEOPLE, "persons", None, make_and_remove=False),
+            permissions.PEOPLE, None, None, make_and_remove=False),
     Managed("Project", ProjectManager, Project, "project_id", "person_id", "projectId",
             "project", permissions.PROJECTS, "projects", "SvcProjectRelations",
             make_and_remove=False, reset=False),
@@ -142,7 +143,7 @@ def _bind(managed: Managed) -> None:
         mutation.set_field(f"removeManagerOf{managed.kind}", resolve_remove)
     if managed.reset:
         mutation.set_field(f"resetManaged{managed.kind}s", resolve_reset)
-    if managed.kind != "Person":  # a person's own reads: person_managers.py
+    if managed.manager_of_key is not None:
         manager_of_type.set_field(managed.manager_of_key, resolve_managed)
     if managed.relations_type is not None:
         reads = ObjectType(managed.relations_type)
