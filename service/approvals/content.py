@@ -16,6 +16,7 @@ from service.approvals import stages as st
 from service.approvals.actor import Actor
 from service.models import Person, PersonManager, PersonTag, Role, Tag, TaskOwner, TimeRecord
 from service.models.person import ROLE_ADMIN
+from service.models.relations_more import TaskManager
 from service.projects_access import project_manager_ids
 from service.structure import descendants, parent_map
 
@@ -105,6 +106,11 @@ async def load_directory(
                 TaskOwner.task_id.in_(tasks),
                 TaskOwner.potential.is_(False),
             )
+        ):
+            task_managers.setdefault(task_id, set()).add(person_id)
+        for task_id, person_id in await session.execute(  # makeManagerOfTask
+            select(TaskManager.task_id, TaskManager.person_id).where(
+                TaskManager.organisation_id == org_id, TaskManager.task_id.in_(tasks))
         ):
             task_managers.setdefault(task_id, set()).add(person_id)
     tagged: dict[str, set[str]] = {}

@@ -12,6 +12,7 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     String,
+    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -61,6 +62,7 @@ class Task(OrgScoped, Base):
     )
     level: Mapped[int] = mapped_column(Integer, default=0)
     color: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
     start_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     end_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     effort: Mapped[float | None] = mapped_column(Float, nullable=True)  # minutes

@@ -1,8 +1,10 @@
 """Access (assignments): the account's "show by default" switches, the "Who has access?"
-lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,CustomField}To{Person,Tag},
-and reset<Member><Items>Relations, which removes one member's links of one row of the table),
-expense types limited to projects, custom fields assigned to projects, tasks and time records,
-getAvailableSubProjects and getAvailableAbsenceTypes.
+lists (assign|unassign{Project,SubProject,AbsenceType,ExpenseType,ScheduleType,CustomField}
+To{Person,Tag}, and reset<Member><Items>Relations, which removes one member's links of one
+row of the table), expense types limited to projects, custom fields assigned to projects,
+tasks and time records, subprojects offered under another project, the tags a task is offered
+to (potential owners by tag), getAvailableSubProjects and getAvailableAbsenceTypes. The table
+of links is service/access_links.py; service/resolvers/link_reads.py reads them back.
 
 Every mutation is the administrators'. Assigning is idempotent (a retry, or a second process
 doing the same, returns the existing link); unassigning a link that does not exist is
@@ -11,7 +13,6 @@ refused naming the argument. The rule itself is `service.rules.access.has_access
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType
@@ -19,27 +20,14 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
 from service import permissions
+from service.access_links import LINKS, MEMBER_COLUMNS, MEMBER_MODELS, Link
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.item_access import AVAILABILITY_KEY, access_defaults, accessible_ids
 from service.lookup import get_in_org
-from service.models import (
-    AbsenceType,
-    ExpenseType,
-    Organisation,
-    Person,
-    Project,
-    Tag,
-    Task,
-    TimeRecord,
-)
-from service.models.access import (
-    AbsenceTypeAccess,
-    ExpenseTypeAccess,
-    ExpenseTypeProject,
-    ProjectAccess,
-)
-from service.models.custom_fields import CustomField, CustomFieldLink
+from service.models import AbsenceType, Organisation, Person, Project
+from service.models.access import ProjectAccess
+from service.models.relations_more import ProjectSubProject
 from service.rules.access import SWITCHES
 from service.structure import descendants, parent_map, raw_relation
 
@@ -79,68 +67,6 @@ for _switch, _operation in SWITCHES.items():
 # -- "Who has access?" lists ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Link:
-    """One pair of assign / unassign mutations."""
-
-    assign: str
-    unassign: str
-    member_argument: str  # personId | tagId | projectId
-    item_argument: str  # projectId | subProjectId | absenceTypeId | expenseTypeId | customFieldId
-    row_model: Any
-    item_model: Any
-    item_column: str
-    item_label: str
-    source_key: str  # the member's relation ("projects", "absenceTypes", ...)
-    target_key: str  # the item's relation ("projectsOfPerson", ...)
-    reset: str | None = None  # reset<Member><Items>Relations (custom fields: elsewhere)
-
-
-def _links() -> list[Link]:
-    links = []
-    for who, argument in (("Person", "personId"), ("Tag", "tagId")):
-        links += [
-            Link(f"assignProjectTo{who}", f"unassignProjectFrom{who}", argument, "projectId",
-                 ProjectAccess, Project, "project_id", "project", "projects",
-                 f"projectsOf{who}", f"reset{who}ProjectsRelations"),
-            Link(f"assignSubProjectTo{who}", f"unassignSubProjectFrom{who}", argument,
-                 "subProjectId", ProjectAccess, Project, "project_id", "subproject",
-                 "subProjects", f"subProjectsOf{who}", f"reset{who}SubProjectsRelations"),
-            Link(f"assignAbsenceTypeTo{who}", f"unassignAbsenceTypeFrom{who}", argument,
-                 "absenceTypeId", AbsenceTypeAccess, AbsenceType, "absence_type_id",
-                 "absence type", "absenceTypes", f"absenceTypesOf{who}",
-                 f"reset{who}AbsenceTypesRelations"),
-            Link(f"assignExpenseTypeTo{who}", f"unassignExpenseTypeFrom{who}", argument,
-                 "expenseTypeId", ExpenseTypeAccess, ExpenseType, "expense_type_id",
-                 "expense type", "expenseTypes", f"expenseTypesOf{who}",
-                 f"reset{who}ExpenseTypesRelations"),
-        ]
-    links.append(
-        Link("assignExpenseTypeToProject", "unassignExpenseTypeFromProject", "projectId",
-             "expenseTypeId", ExpenseTypeProject, ExpenseType, "expense_type_id",
-             "expense type", "expenseTypes", "expenseTypesOfProject",
-             "resetProjectExpenseTypesRelations")
-    )
-    for who, argument in (("Tag", "tagId"), ("Person", "personId"), ("Project", "projectId"),
-                          ("Task", "taskId"), ("TimeRecord", "timerecordId")):
-        links.append(Link(f"assignCustomFieldTo{who}", f"unassignCustomFieldFrom{who}",
-                          argument, "customFieldId", CustomFieldLink, CustomField,
-                          "custom_field_id", "custom field", "customFields",
-                          f"customFieldsOf{who}"))
-    return links
-
-
-MEMBER_MODELS: dict[str, tuple[Any, str]] = {
-    "personId": (Person, "person"),
-    "tagId": (Tag, "tag"),
-    "projectId": (Project, "project"),
-    "taskId": (Task, "task"),
-    "timerecordId": (TimeRecord, "time record"),
-}
-MEMBER_COLUMNS = {"personId": "person_id", "tagId": "tag_id", "projectId": "project_id",
-                  "taskId": "task_id", "timerecordId": "time_record_id"}
-
-
 async def _load(context: RequestContext, link: Link, kwargs: dict[str, Any]) -> tuple[Any, Any]:
     member_model, member_label = MEMBER_MODELS[link.member_argument]
     member = await get_in_org(context.session, member_model, context.org_id,
@@ -149,6 +75,8 @@ async def _load(context: RequestContext, link: Link, kwargs: dict[str, Any]) -> 
                             kwargs[link.item_argument], link.item_argument, link.item_label)
     if link.item_argument == "subProjectId" and item.parent_id is None:
         raise BadInput("subProjectId", f"the project {item.name} is not a subproject")
+    if item.id == member.id:
+        raise BadInput(link.item_argument, f"{item.name} cannot be linked to itself")
     return member, item
 
 
@@ -169,12 +97,14 @@ def _relation(link: Link, row: Any, member: Any, item: Any) -> dict[str, Any]:
 # Who has access to an item is edited with the permission of the item's kind.
 _ITEM_PERMISSIONS = {"absenceTypeId": permissions.SETTINGS,
                      "expenseTypeId": permissions.EXPENSES,
+                     "scheduleTypeId": permissions.SETTINGS,
                      "customFieldId": permissions.SETTINGS}
 
 
 def _require_for(context: RequestContext, link: Link) -> None:
-    permissions.require(context, _ITEM_PERMISSIONS.get(link.item_argument, permissions.PROJECTS),
-                        "edit who has access")
+    permission = link.permission or _ITEM_PERMISSIONS.get(link.item_argument,
+                                                          permissions.PROJECTS)
+    permissions.require(context, permission, "edit who has access")
 
 
 def _bind_link(link: Link) -> None:
@@ -194,7 +124,7 @@ def _bind_link(link: Link) -> None:
                 link.item_column: item.id,
                 MEMBER_COLUMNS[link.member_argument]: member.id,
             }
-            if link.row_model is not ExpenseTypeProject:
+            if hasattr(link.row_model, "member_id"):
                 values["member_id"] = member.id
             row = link.row_model(**values)
             try:
@@ -254,7 +184,7 @@ def _resetter(link: Link) -> Any:
     return resolve_reset
 
 
-for _link in _links():
+for _link in LINKS:
     _bind_link(_link)
 
 
@@ -279,7 +209,12 @@ async def resolve_get_available_sub_projects(
                                "project")
     person = await _person_for(context, personId)
     parents = await parent_map(session, Project, context.org_id)
-    below = set(descendants(parents, [project.id]))
+    # Its own subprojects and those offered under it (assignSubProjectToProject), all levels.
+    offered = list(await session.scalars(select(ProjectSubProject.sub_project_id).where(
+        ProjectSubProject.organisation_id == context.org_id,
+        ProjectSubProject.project_id == project.id)))
+    below = set(descendants(parents, [project.id, *offered])) | set(offered)
+    below.discard(project.id)
     allowed = below & await accessible_ids(session, context.organisation, person.id, "project")
     if not allowed:
         return []

@@ -185,4 +185,14 @@ async def resolve_unassign_task_from_project(
     return raw_relation(task.id, task.id, "projects", project.id, "relatedProjectsOfTask")
 
 
+@mutation.field("resetTaskProjectsRelations")
+async def resolve_reset_task_projects(_root: Any, info: Any, taskId: str) -> Task:
+    """The task is planned on no project any more (a retry changes nothing)."""
+    context: RequestContext = info.context
+    require_permission(context)
+    task = await task_by_id(context, taskId, "taskId")
+    task.project_id = None
+    return task
+
+
 BINDABLES = [mutation]

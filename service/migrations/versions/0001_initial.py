@@ -765,6 +765,22 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_project_managers_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_project_managers_project_id'), ['project_id'], unique=False)
 
+    op.create_table('project_sub_projects',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('project_id', sa.String(length=24), nullable=False),
+    sa.Column('sub_project_id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_project_sub_projects_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_project_sub_projects_project_id_projects'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['sub_project_id'], ['projects.id'], name=op.f('fk_project_sub_projects_sub_project_id_projects'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_project_sub_projects')),
+    sa.UniqueConstraint('project_id', 'sub_project_id', name='uq_project_sub_projects_project_sub')
+    )
+    with op.batch_alter_table('project_sub_projects', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_project_sub_projects_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_project_sub_projects_project_id'), ['project_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_project_sub_projects_sub_project_id'), ['sub_project_id'], unique=False)
+
     op.create_table('project_tags',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('tag_id', sa.String(length=24), nullable=False),
@@ -832,6 +848,42 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_report_folders_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_report_folders_owner_id'), ['owner_id'], unique=False)
 
+    op.create_table('schedule_type_access',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('schedule_type_id', sa.String(length=24), nullable=False),
+    sa.Column('member_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=True),
+    sa.Column('tag_id', sa.String(length=24), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_schedule_type_access_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_schedule_type_access_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['schedule_type_id'], ['schedule_types.id'], name=op.f('fk_schedule_type_access_schedule_type_id_schedule_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_schedule_type_access_tag_id_tags'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_schedule_type_access')),
+    sa.UniqueConstraint('schedule_type_id', 'member_id', name='uq_schedule_type_access_type_member')
+    )
+    with op.batch_alter_table('schedule_type_access', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_schedule_type_access_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_schedule_type_access_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_schedule_type_access_schedule_type_id'), ['schedule_type_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_schedule_type_access_tag_id'), ['tag_id'], unique=False)
+
+    op.create_table('tag_managers',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('tag_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_tag_managers_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_tag_managers_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_tag_managers_tag_id_tags'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_tag_managers')),
+    sa.UniqueConstraint('tag_id', 'person_id', name='uq_tag_managers_tag_person')
+    )
+    with op.batch_alter_table('tag_managers', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_tag_managers_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_tag_managers_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_tag_managers_tag_id'), ['tag_id'], unique=False)
+
     op.create_table('tasks',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -841,6 +893,7 @@ def upgrade() -> None:
     sa.Column('project_id', sa.String(length=24), nullable=True),
     sa.Column('level', sa.Integer(), nullable=False),
     sa.Column('color', sa.String(length=32), nullable=True),
+    sa.Column('description', sa.Text(), nullable=True),
     sa.Column('start_ms', sa.BigInteger(), nullable=True),
     sa.Column('end_ms', sa.BigInteger(), nullable=True),
     sa.Column('effort', sa.Float(), nullable=True),
@@ -1010,6 +1063,22 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_task_dependencies_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_task_dependencies_task_id'), ['task_id'], unique=False)
 
+    op.create_table('task_managers',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('task_id', sa.String(length=24), nullable=False),
+    sa.Column('person_id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_task_managers_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['person_id'], ['persons.id'], name=op.f('fk_task_managers_person_id_persons'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_task_managers_task_id_tasks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_managers')),
+    sa.UniqueConstraint('task_id', 'person_id', name='uq_task_managers_task_person')
+    )
+    with op.batch_alter_table('task_managers', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_task_managers_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_managers_person_id'), ['person_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_managers_task_id'), ['task_id'], unique=False)
+
     op.create_table('task_owners',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('task_id', sa.String(length=24), nullable=False),
@@ -1027,6 +1096,39 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_task_owners_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_task_owners_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_task_owners_task_id'), ['task_id'], unique=False)
+
+    op.create_table('task_tag_access',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('task_id', sa.String(length=24), nullable=False),
+    sa.Column('tag_id', sa.String(length=24), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_task_tag_access_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_task_tag_access_tag_id_tags'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_task_tag_access_task_id_tasks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_tag_access')),
+    sa.UniqueConstraint('task_id', 'tag_id', name='uq_task_tag_access_task_tag')
+    )
+    with op.batch_alter_table('task_tag_access', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_task_tag_access_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_tag_access_tag_id'), ['tag_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_tag_access_task_id'), ['task_id'], unique=False)
+
+    op.create_table('task_tags',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('tag_id', sa.String(length=24), nullable=False),
+    sa.Column('task_id', sa.String(length=24), nullable=False),
+    sa.Column('start_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_task_tags_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['tag_id'], ['tags.id'], name=op.f('fk_task_tags_tag_id_tags'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_task_tags_task_id_tasks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_tags')),
+    sa.UniqueConstraint('tag_id', 'task_id', name='uq_task_tags_tag_task')
+    )
+    with op.batch_alter_table('task_tags', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_task_tags_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_tags_tag_id'), ['tag_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_tags_task_id'), ['task_id'], unique=False)
 
     op.create_table('time_records',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -1227,12 +1329,30 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_time_records_absence_id'))
 
     op.drop_table('time_records')
+    with op.batch_alter_table('task_tags', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_task_tags_task_id'))
+        batch_op.drop_index(batch_op.f('ix_task_tags_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_task_tags_organisation_id'))
+
+    op.drop_table('task_tags')
+    with op.batch_alter_table('task_tag_access', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_task_tag_access_task_id'))
+        batch_op.drop_index(batch_op.f('ix_task_tag_access_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_task_tag_access_organisation_id'))
+
+    op.drop_table('task_tag_access')
     with op.batch_alter_table('task_owners', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_task_owners_task_id'))
         batch_op.drop_index(batch_op.f('ix_task_owners_person_id'))
         batch_op.drop_index(batch_op.f('ix_task_owners_organisation_id'))
 
     op.drop_table('task_owners')
+    with op.batch_alter_table('task_managers', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_task_managers_task_id'))
+        batch_op.drop_index(batch_op.f('ix_task_managers_person_id'))
+        batch_op.drop_index(batch_op.f('ix_task_managers_organisation_id'))
+
+    op.drop_table('task_managers')
     with op.batch_alter_table('task_dependencies', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_task_dependencies_task_id'))
         batch_op.drop_index(batch_op.f('ix_task_dependencies_organisation_id'))
@@ -1278,6 +1398,19 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_tasks_organisation_id'))
 
     op.drop_table('tasks')
+    with op.batch_alter_table('tag_managers', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_tag_managers_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_tag_managers_person_id'))
+        batch_op.drop_index(batch_op.f('ix_tag_managers_organisation_id'))
+
+    op.drop_table('tag_managers')
+    with op.batch_alter_table('schedule_type_access', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_schedule_type_access_tag_id'))
+        batch_op.drop_index(batch_op.f('ix_schedule_type_access_schedule_type_id'))
+        batch_op.drop_index(batch_op.f('ix_schedule_type_access_person_id'))
+        batch_op.drop_index(batch_op.f('ix_schedule_type_access_organisation_id'))
+
+    op.drop_table('schedule_type_access')
     with op.batch_alter_table('report_folders', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_report_folders_owner_id'))
         batch_op.drop_index(batch_op.f('ix_report_folders_organisation_id'))
@@ -1297,6 +1430,12 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_project_tags_organisation_id'))
 
     op.drop_table('project_tags')
+    with op.batch_alter_table('project_sub_projects', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_project_sub_projects_sub_project_id'))
+        batch_op.drop_index(batch_op.f('ix_project_sub_projects_project_id'))
+        batch_op.drop_index(batch_op.f('ix_project_sub_projects_organisation_id'))
+
+    op.drop_table('project_sub_projects')
     with op.batch_alter_table('project_managers', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_project_managers_project_id'))
         batch_op.drop_index(batch_op.f('ix_project_managers_person_id'))
