@@ -41,8 +41,9 @@ async def _projects(context: RequestContext, ids: Sequence[str] | None,
     if ids is not None:
         return await get_many_in_org(context.session, Project, context.org_id, list(ids),
                                      "budgetProjectIds", "project")
-    statement = (select(Project).join(Budget, Budget.project_id == Project.id)
-                 .where(Project.organisation_id == context.org_id).distinct())
+    held = select(Budget.project_id).where(Budget.organisation_id == context.org_id)
+    statement = select(Project).where(Project.organisation_id == context.org_id,
+                                      Project.id.in_(held))
     if not include_archived:
         statement = statement.where(Project.archived.is_(False))
     return list((await context.session.scalars(statement)).unique())
