@@ -8,8 +8,9 @@ them, period by period over [startTime, endTime), and the steps of their budgets
   ends or without effort plans nothing), the share inside each report period.
 - real: the time records (not absences) on the tasks, by their start, over the records the
   caller may see.
-- budgetSteps: the running total of the tasks' budget quantities (hours), one step at each
-  budget's creation (or at startTime for the budgets made before).
+- budgetSteps: the running total of the tasks' budget quantities (hours): a budget made inside
+  the report's span steps in when it was made, any other (budgets have no date of their own)
+  holds from startTime.
 
 Filters (AND): taskIds, notTaskIds, projectIds, notProjectIds (a task planned on one of them
 or a subproject), personId, notPersonId (the records' person); other fields are refused by
@@ -160,13 +161,16 @@ async def planned_vs_real(context: RequestContext, args: Mapping[str, Any]) -> d
             real[index] += duration / MS_PER_HOUR
 
     steps: list[dict[str, float]] = []
+    dated: list[tuple[int, str, int]] = []
     total = 0.0
     for budget in await session.scalars(
             select(Budget).where(Budget.organisation_id == context.org_id,
-                                 Budget.task_id.in_(task_ids), Budget.created_ms < end_ms)
-            .order_by(Budget.created_ms, Budget.id)):
-        total += budget.quantity
-        ts = float(max(budget.created_ms, start_ms))
+                                 Budget.task_id.in_(task_ids))):
+        inside = start_ms < budget.created_ms < end_ms
+        dated.append((budget.created_ms if inside else start_ms, budget.id, budget.quantity))
+    for ts_ms, _id, quantity in sorted(dated):
+        total += quantity
+        ts = float(ts_ms)
         if steps and steps[-1]["ts"] == ts:
             steps[-1]["quantity"] = total
         else:
