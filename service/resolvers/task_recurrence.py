@@ -281,3 +281,6 @@ async def resolve_delete_recurrent(_root: Any, info: Any, id: str, scope: str) -
         Task.organisation_id == context.org_id, Task.id.in_(ids))))
     await _delete_tasks(context, doomed)
     return task
+
+
+BINDABLES = [mutation, task_type]
