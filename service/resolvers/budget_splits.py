@@ -9,18 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ariadne import MutationType
+from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, select
 
+from service.budget_store import budget_by_id, check_quantity, check_split_type
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, Project
 from service.models.budget import Budget, BudgetSplit
 from service.rates_store import check_amount, require_view_rates
-from service.resolvers.budgets import budget_by_id, budget_type, check_quantity, check_split_type
 
 mutation = MutationType()
+budget_type = ObjectType("SvcBudget")
 
 # split type -> (the model of its rows' entities, what it is called)
 ENTITIES: dict[str, tuple[type[Person] | type[Project], str]] = {
@@ -170,4 +171,4 @@ def _bind_rows(field: str, split_type: str) -> None:
 _bind_rows("personSplit", "persons")
 _bind_rows("projectSplit", "projects")
 
-BINDABLES = [mutation]
+BINDABLES = [mutation, budget_type]

@@ -13,7 +13,8 @@ from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
 from service.budget_alerts import mark_budgets
-from service.errors import BadInput, NotFound
+from service.budget_store import budget_by_id, check_quantity, check_split_type
+from service.errors import NotFound
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
 from service.lookup import get_in_org
@@ -23,9 +24,6 @@ from service.rates_store import check_amount, require_manage_rates, require_view
 
 mutation = MutationType()
 budget_type = ObjectType("SvcBudget")
-
-SPLIT_TYPES = ("persons", "projects")
-
 
 @dataclass(frozen=True)
 class Holder:
@@ -42,26 +40,6 @@ HOLDERS = (
     Holder("Project", Project, "projectId", "project_id", "project"),
     Holder("Task", Task, "taskId", "task_id", "task"),
 )
-
-
-def check_quantity(value: Any, argument: str = "quantity") -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10**12:
-        raise BadInput(argument, "must be a whole non-negative number (hours)")
-    return value
-
-
-def check_split_type(value: Any, argument: str = "splitType") -> str | None:
-    if value is not None and value not in SPLIT_TYPES:
-        raise BadInput(argument, f"must be one of {', '.join(SPLIT_TYPES)} or null, "
-                       f"got {value!r}")
-    return None if value is None else str(value)
-
-
-async def budget_by_id(context: RequestContext, budget_id: str, argument: str = "id") -> Budget:
-    """The budget, for an edit (Billing rates permission, manage)."""
-    await require_manage_rates(context)
-    return await get_in_org(context.session, Budget, context.org_id, budget_id, argument,
-                            "budget", for_update=True)
 
 
 def _bind(holder: Holder) -> None:

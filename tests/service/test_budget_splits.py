@@ -76,8 +76,8 @@ async def test_task_budgets_and_split_rows(org: Org) -> None:
          'Invalid argument "splitType"'),
         (ADD_TASK_BUDGET, {"t": "f" * 24, "b": eur(1), "c": eur(1), "q": 1},
          'Invalid argument "taskId"'),
-        ("mutation($b: SvcId!) { removeBudgetSplit(budgetId: $b, entityId: \"eeeeeeeeeeeeeeeeeeeeeeee\") { id } }",
-         {"b": budget["id"]}, 'Invalid argument "entityId"'),
+        ("mutation($b: SvcId!, $e: SvcId!) { removeBudgetSplit(budgetId: $b, entityId: $e) "
+         "{ id } }", {"b": budget["id"], "e": "e" * 24}, 'Invalid argument "entityId"'),
     ]:
         message = await gql.error(query, variables)
         assert message.startswith(expected), (variables, message)
