@@ -8,7 +8,8 @@ from collections.abc import Mapping
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.models import Person, Project, Role
+from service.budget_alerts import mark_budgets
+from service.models import Organisation, Person, Project, Role
 from service.models.budget import Budget
 from service.models.person import ROLE_CUSTOM
 from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit
@@ -56,6 +57,9 @@ async def seed_demo_rates(
                billing_value=6_000_000, billing_currency=CURRENCY, cost_value=3_500_000,
                cost_currency=CURRENCY, quantity=400, created_ms=start_ms),
     ])
+    organisation = await session.get(Organisation, org_id)
+    if organisation is not None:
+        mark_budgets(organisation)  # its alerts fire as the demo's time is recorded
     if manager_role is not None:
         manager_role.authorisations = {
             **(manager_role.authorisations or {}),

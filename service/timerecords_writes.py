@@ -14,6 +14,7 @@ from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
 from service.as_loaded import Columns, attach_written
+from service.budget_alerts import check_budget_alerts
 from service.entry_settings import Entry, Write, checked, record_entry
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
@@ -169,6 +170,7 @@ async def mark_modified(
     await record_time_record_change(
         context, record.person_id, record.start_ms, record.id, "modified"
     )
+    await check_budget_alerts(context, [record])
     return record
 
 
@@ -244,6 +246,7 @@ async def insert_records(context: RequestContext, records: Sequence[TimeRecord])
         await session.execute(_INSERT_PROJECT_LINK, links)
     for record in records:
         attach_written(session, record)
+    await check_budget_alerts(context, records)
 
 
 async def delete_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:

@@ -12,6 +12,7 @@ from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import Task
 from service.task_lookup import task_by_id
+from service.task_plans import check_end_unlocked
 
 require_permission = permissions.requirer(permissions.TASKS)
 
@@ -32,6 +33,7 @@ def _bind(operation: str, argument: str, column: str) -> None:
         end = value if column == "end_ms" else task.end_ms
         if start is not None and end is not None and end < start:
             raise BadInput(argument, "the task's end would be before its start")
+        await check_end_unlocked(context, task, end)
         setattr(task, column, value)
         return task
 

@@ -14,6 +14,7 @@ from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import Task, TaskDependency
+from service.models.task_plan import TaskPlan
 from service.structure import (
     check_new_parent,
     check_unique_ids,
@@ -52,7 +53,12 @@ async def resolve_task_parent(task: Task, info: Any) -> Task | None:
 async def resolve_task_children_ids(task: Task, info: Any) -> list[str]:
     context: RequestContext = info.context
     rows = await context.session.scalars(
-        select(Task.id).where(Task.parent_id == task.id).order_by(Task.position, Task.id)
+        select(Task.id)
+        .outerjoin(TaskPlan, TaskPlan.task_id == Task.id)
+        .where(Task.parent_id == task.id)
+        # the order of editTaskChildrenOrder first, then the tasks never ordered
+        .order_by(TaskPlan.sibling_position.is_(None), TaskPlan.sibling_position,
+                  Task.position, Task.id)
     )
     return list(rows)
 

@@ -41,6 +41,7 @@ from service.structure import (
     parent_map,
 )
 from service.task_lookup import category_by_id, status_by_id, task_by_id
+from service.task_plans import check_end_unlocked
 from service.task_statuses import (
     category_statuses,
     check_capacity,
@@ -314,6 +315,7 @@ async def resolve_edit_task_period(_root: Any, info: Any, id: str, **kwargs: Any
     if start is not None and end is not None and end < start:
         raise BadInput("endTime", "is before startTime")
     _check_effort(effort)
+    await check_end_unlocked(context, task, end)
     task.start_ms, task.end_ms, task.effort = start, end, effort
     return task
 

@@ -556,25 +556,6 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_absence_type_access_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_absence_type_access_tag_id'), ['tag_id'], unique=False)
 
-    op.create_table('budgets',
-    sa.Column('id', sa.String(length=24), nullable=False),
-    sa.Column('project_id', sa.String(length=24), nullable=False),
-    sa.Column('billing_value', sa.BigInteger(), nullable=False),
-    sa.Column('billing_currency', sa.String(length=3), nullable=False),
-    sa.Column('cost_value', sa.BigInteger(), nullable=False),
-    sa.Column('cost_currency', sa.String(length=3), nullable=False),
-    sa.Column('quantity', sa.BigInteger(), nullable=False),
-    sa.Column('split_type', sa.String(length=16), nullable=True),
-    sa.Column('created_ms', sa.BigInteger(), nullable=False),
-    sa.Column('organisation_id', sa.String(length=24), nullable=False),
-    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_budgets_organisation_id_organisations'), ondelete='CASCADE'),
-    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_budgets_project_id_projects'), ondelete='CASCADE'),
-    sa.PrimaryKeyConstraint('id', name=op.f('pk_budgets'))
-    )
-    with op.batch_alter_table('budgets', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_budgets_organisation_id'), ['organisation_id'], unique=False)
-        batch_op.create_index(batch_op.f('ix_budgets_project_id'), ['project_id'], unique=False)
-
     op.create_table('expense_records',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('date_ms', sa.BigInteger(), nullable=False),
@@ -987,6 +968,30 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_approvals_submit_id'), ['submit_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_approvals_timesheet_id'), ['timesheet_id'], unique=False)
 
+    op.create_table('budgets',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('project_id', sa.String(length=24), nullable=True),
+    sa.Column('task_id', sa.String(length=24), nullable=True),
+    sa.Column('billing_value', sa.BigInteger(), nullable=False),
+    sa.Column('billing_currency', sa.String(length=3), nullable=False),
+    sa.Column('cost_value', sa.BigInteger(), nullable=False),
+    sa.Column('cost_currency', sa.String(length=3), nullable=False),
+    sa.Column('quantity', sa.BigInteger(), nullable=False),
+    sa.Column('split_type', sa.String(length=16), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('threshold_notified_ms', sa.BigInteger(), nullable=True),
+    sa.Column('over_budget_notified_ms', sa.BigInteger(), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_budgets_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['project_id'], ['projects.id'], name=op.f('fk_budgets_project_id_projects'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_budgets_task_id_tasks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_budgets'))
+    )
+    with op.batch_alter_table('budgets', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_budgets_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_budgets_project_id'), ['project_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_budgets_task_id'), ['task_id'], unique=False)
+
     op.create_table('pending_approvals',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('timesheet_id', sa.String(length=24), nullable=False),
@@ -1097,6 +1102,27 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_task_owners_person_id'), ['person_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_task_owners_task_id'), ['task_id'], unique=False)
 
+    op.create_table('task_plans',
+    sa.Column('task_id', sa.String(length=24), nullable=False),
+    sa.Column('end_locked', sa.Boolean(), nullable=True),
+    sa.Column('sibling_position', sa.Integer(), nullable=True),
+    sa.Column('recurrence', sa.JSON(), nullable=True),
+    sa.Column('skipped', sa.JSON(), nullable=True),
+    sa.Column('last_materialized_index', sa.Integer(), nullable=True),
+    sa.Column('series_id', sa.String(length=24), nullable=True),
+    sa.Column('series_index', sa.Integer(), nullable=True),
+    sa.Column('root_series_id', sa.String(length=24), nullable=True),
+    sa.Column('created_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_task_plans_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_task_plans_task_id_tasks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('task_id', name=op.f('pk_task_plans'))
+    )
+    with op.batch_alter_table('task_plans', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_task_plans_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_plans_root_series_id'), ['root_series_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_task_plans_series_id'), ['series_id'], unique=False)
+
     op.create_table('task_tag_access',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('task_id', sa.String(length=24), nullable=False),
@@ -1158,6 +1184,25 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_time_records_organisation_id'), ['organisation_id'], unique=False)
         batch_op.create_index('ix_time_records_person_start', ['organisation_id', 'person_id', 'start_ms'], unique=False)
         batch_op.create_index(batch_op.f('ix_time_records_task_id'), ['task_id'], unique=False)
+
+    op.create_table('budget_splits',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('budget_id', sa.String(length=24), nullable=False),
+    sa.Column('entity_id', sa.String(length=24), nullable=False),
+    sa.Column('billing_value', sa.BigInteger(), nullable=False),
+    sa.Column('billing_currency', sa.String(length=3), nullable=False),
+    sa.Column('cost_value', sa.BigInteger(), nullable=False),
+    sa.Column('cost_currency', sa.String(length=3), nullable=False),
+    sa.Column('quantity', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['budget_id'], ['budgets.id'], name=op.f('fk_budget_splits_budget_id_budgets'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_budget_splits_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_budget_splits')),
+    sa.UniqueConstraint('budget_id', 'entity_id', name='uq_budget_splits_entity')
+    )
+    with op.batch_alter_table('budget_splits', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_budget_splits_budget_id'), ['budget_id'], unique=False)
+        batch_op.create_index(batch_op.f('ix_budget_splits_organisation_id'), ['organisation_id'], unique=False)
 
     op.create_table('custom_field_links',
     sa.Column('id', sa.String(length=24), nullable=False),
@@ -1321,6 +1366,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_custom_field_links_custom_field_id'))
 
     op.drop_table('custom_field_links')
+    with op.batch_alter_table('budget_splits', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_budget_splits_organisation_id'))
+        batch_op.drop_index(batch_op.f('ix_budget_splits_budget_id'))
+
+    op.drop_table('budget_splits')
     with op.batch_alter_table('time_records', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_time_records_task_id'))
         batch_op.drop_index('ix_time_records_person_start')
@@ -1341,6 +1391,12 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_task_tag_access_organisation_id'))
 
     op.drop_table('task_tag_access')
+    with op.batch_alter_table('task_plans', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_task_plans_series_id'))
+        batch_op.drop_index(batch_op.f('ix_task_plans_root_series_id'))
+        batch_op.drop_index(batch_op.f('ix_task_plans_organisation_id'))
+
+    op.drop_table('task_plans')
     with op.batch_alter_table('task_owners', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_task_owners_task_id'))
         batch_op.drop_index(batch_op.f('ix_task_owners_person_id'))
@@ -1373,6 +1429,12 @@ def downgrade() -> None:
         batch_op.drop_index('ix_pending_approvals_approver')
 
     op.drop_table('pending_approvals')
+    with op.batch_alter_table('budgets', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_budgets_task_id'))
+        batch_op.drop_index(batch_op.f('ix_budgets_project_id'))
+        batch_op.drop_index(batch_op.f('ix_budgets_organisation_id'))
+
+    op.drop_table('budgets')
     with op.batch_alter_table('approvals', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_approvals_timesheet_id'))
         batch_op.drop_index(batch_op.f('ix_approvals_submit_id'))
@@ -1499,11 +1561,6 @@ def downgrade() -> None:
         batch_op.drop_index('ix_expense_records_org_date')
 
     op.drop_table('expense_records')
-    with op.batch_alter_table('budgets', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_budgets_project_id'))
-        batch_op.drop_index(batch_op.f('ix_budgets_organisation_id'))
-
-    op.drop_table('budgets')
     with op.batch_alter_table('absence_type_access', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_absence_type_access_tag_id'))
         batch_op.drop_index(batch_op.f('ix_absence_type_access_person_id'))
