@@ -15,6 +15,7 @@ from bot.deps import SlackDeps
 from bot.nudge_schedule import snooze_until
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import action_value
+from timebot.l10n import _
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackNudgePreference
 
@@ -25,11 +26,11 @@ NUDGES_OFF = "timebot_nudge_off"
 def nudge_controls() -> dict[str, Any]:
     return {"type": "actions", "block_id": "nudge", "elements": [
         {"type": "button", "action_id": SNOOZE, "value": "1h",
-         "text": {"type": "plain_text", "text": "Snooze 1 hour"}},
+         "text": {"type": "plain_text", "text": _("Snooze 1 hour")}},
         {"type": "button", "action_id": f"{SNOOZE}_tomorrow", "value": "tomorrow",
-         "text": {"type": "plain_text", "text": "Until tomorrow"}},
+         "text": {"type": "plain_text", "text": _("Until tomorrow")}},
         {"type": "button", "action_id": NUDGES_OFF, "value": "off",
-         "text": {"type": "plain_text", "text": "Turn nudges off"}},
+         "text": {"type": "plain_text", "text": _("Turn nudges off")}},
     ]}
 
 
