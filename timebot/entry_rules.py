@@ -13,7 +13,7 @@ would be accepted, before it calls the service ("Entries before Sun 1 Nov 2026 a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -177,7 +177,8 @@ def refusal(rules: Rules, start_ms: int, duration_ms: int, comment: str | None,
         open_from = periods.period_of(rules.periodicity, earliest, rules.first_day)[0]
         noun = periods.NOUNS[rules.periodicity]
         return l10n._(CLOSED.get(noun, CLOSED["week"])).format(
-            dates=periods.dates_label(start, end, zone), days=days,
+            dates=l10n.format_period(start, end, replace(l10n.current(), time_zone=zone.key),
+                                     named=False), days=days,
             day=l10n.format_entry_day(open_from, l10n.current()))
     return None
 
