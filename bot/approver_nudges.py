@@ -19,7 +19,7 @@ from bot.mrkdwn import escape
 from bot.nudge_preferences import NudgePreferences, nudge_controls
 from bot.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
 from timebot import l10n
-from timebot.l10n import _, ngettext
+from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.notify.person_notify import SLACK, sends
@@ -156,9 +156,7 @@ class ApproverNudges:
     async def _digest(self, user: str, items: list[Waiting], key: str) -> None:
         # Slack takes 50 blocks: the header, two per item, "Approve all" and the controls.
         shown = items[:min(23, MAX_ITEMS)]
-        waiting = ngettext("{n} timesheet waits for your approval",
-                           "{n} timesheets wait for your approval", len(items)).format(
-            n=len(items))
+        waiting = _("{n} timesheet(s) wait for your approval").format(n=len(items))
         if shown != items:
             waiting += " " + _("(the first {n} here)").format(n=len(shown))
         lines = [f"*{waiting}:*"]
