@@ -47,8 +47,8 @@ async def test_time_answers_in_french(world: World) -> None:  # noqa: F811
 
     listing = (await world.run("/time", "list", user))["text"]
     assert listing.startswith("Vos saisies (les plus récentes d\u2019abord) :\n1. 2,5 h le "
-                              "mer. 18/03/2026 · Acme/Website · “fixing the header”"), listing
-    assert "Modifiez-en une avec `/time edit <n> <entry>`" in listing
+                              "mer. 18/03/2026 · Website · “fixing the header”"), listing
+    assert "Modifiez-en une avec `/time edit &lt;n&gt; &lt;entry&gt;`" in listing
     week = (await world.run("/time", "week", user))["text"]
     assert week.splitlines()[0] == ("Semaine du lun. 16/03/2026 : 2,5 h · feuille de temps "
                                     "brouillon (non soumise)"), week
@@ -82,8 +82,8 @@ async def test_time_answers_in_german(world: World) -> None:  # noqa: F811
     await gql(ADD_ALLOWANCE, {"p": member.id, "a": world.fx.ids["vacation"],
                               "s": BERLIN_2026, "e": BERLIN_2027})
     first = (await world.run("/time", "1d vacation monday", user))["text"]
-    assert first == ("Erfasst: 1d on Mon 16 Mar 2026 · Vacation — Vacation übrig: 1 Tag "
-                     "(bis 31.12.2026)"), first
+    assert first == ("Erfasst: 1d on Mon 16 Mar 2026 · Vacation (1d als 8h gezählt (ein "
+                     "Arbeitstag hat 8h)) — Vacation übrig: 1 Tag (bis 31.12.2026)"), first
     second = (await world.run("/time", "2x @acme", user))["text"]
     assert second.startswith("Nicht verstanden, nichts erfasst:"), second
     helped = (await world.run("/time", "help", user))["text"]

@@ -71,7 +71,7 @@ async def test_an_empty_mail_is_refused_in_german(
     live, port = server
     await fx.org.admin.gql(LANG, {"id": fx.employee.id, "lang": "de", "date": None})
     sender = fx.employee.email
-    await swaks(port, sender, "-- \nErin\n", subject="")
+    await swaks(port, sender, "\n-- \nErin\n", subject="")
     body = text_of(await receipt_to(live, sender))
     assert body.splitlines()[0] == "Nothing changed", body  # the receipt's first line: a contract
     assert "Ihre E-Mail enthält keine Einträge, daher wurde nichts erfasst." in body
