@@ -96,6 +96,10 @@ async def test_the_approver_nudge_speaks_french_and_english_stays(h: SlackHarnes
     labels = str(french.args["blocks"])
     assert "Reporter d\u2019une heure" in labels and "Désactiver les relances" in labels
     assert "Approuver" in labels and "Rejeter" in labels
+    await h.slack.action(user=ann.slack_id, action_id="timebot_nudge_snooze", value="1h",
+                         channel="D" + ann.slack_id[1:], ts="1.0")
+    [snoozed] = await h.fake.wait_for("chat.postEphemeral", user=ann.slack_id)
+    assert snoozed.args["text"].startswith("Relances reportées jusqu'à <!date^")
     [english] = posted(h, eli, "Reminder:")
     assert english.args["text"].startswith(
         "Reminder: the timesheet of Sue for Mon 02 Mar - Sun 08 Mar 2026 has waited for your "
