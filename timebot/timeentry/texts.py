@@ -57,6 +57,8 @@ def reader() -> l10n.Localisation | None:
 def day_text(day: date) -> str:
     """`Mon 16 Mar 2026`; `lun. 16 mars 2026` or `lun. 16/03/2026` for a French reader."""
     return l10n.format_entry_day(day, l10n.current())
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
