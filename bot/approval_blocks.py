@@ -83,7 +83,8 @@ def slack_time(ms: int) -> str:
     """A time every reader sees in their own time zone."""
     seconds = ms // 1000
     fallback = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"<!date^{seconds}^{{date_short_pretty}} at {{time}}|{fallback}>"
+    shown = _("{date} at {time}").format(date="{date_short_pretty}", time="{time}")
+    return f"<!date^{seconds}^{shown}|{fallback}>"
 
 
 def _localised() -> l10n.Localisation | None:

@@ -41,7 +41,7 @@ from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_of
 from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
-from timebot.l10n import _
+from timebot.l10n import N_, _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.reviews import round_mark
 from timebot.state.db import unit_of_work
@@ -95,26 +95,30 @@ def outcome_for(
     return None
 
 
+SERVICE_REFUSED = N_("The service refused the decision.")
+
+
 def refusal_reason(state: dict[str, Any] | None, request: Request, person_id: str) -> str:
     """Why this person may not decide this request now (shown only to them)."""
     if not state or not state.get("submitId"):
-        return "This timesheet is no longer waiting for approval."
+        return _("This timesheet is no longer waiting for approval.")
     if state.get("submitId") != request.submit_id:
-        return "This request is out of date: the timesheet was submitted again since."
+        return _("This request is out of date: the timesheet was submitted again since.")
     status = status_word(state.get("status"))
     if status == "approved":
-        return "This timesheet is already approved."
+        return _("This timesheet is already approved.")
     if status == "rejected":
-        return "This timesheet was already rejected."
+        return _("This timesheet was already rejected.")
     if status != "submitted":
-        return "This timesheet is no longer waiting for approval."
+        return _("This timesheet is no longer waiting for approval.")
     pending = state.get("pendingApprovers") or []
     if int(state.get("currentStage") or 0) != request.stage:
-        return "This stage was already decided; the timesheet has moved on."
+        return _("This stage was already decided; the timesheet has moved on.")
     if person_id not in {p.get("id") for p in pending}:
-        names = ", ".join(escape(p.get("name")) for p in pending) or "nobody"
-        return f"You are not an approver of this stage: it waits for {names}."
-    return "The service refused the decision."
+        names = ", ".join(escape(p.get("name")) for p in pending) or _("nobody")
+        return _("You are not an approver of this stage: it waits for {names}.").format(
+            names=names)
+    return _(SERVICE_REFUSED)
 
 
 class ApprovalsPart:
@@ -202,7 +206,7 @@ class ApprovalsPart:
         verb = "approve" if comment is None else "reject"
         claim = f"{verb}:{request.submit_id}:{request.stage}:{person.person_id}"
         if not await self._claim(claim, person.slack_user_id):
-            return "Your decision on this timesheet was already recorded."
+            return _("Your decision on this timesheet was already recorded.")
         try:
             if comment is None:
                 await self.deps.runtime.client.execute(
@@ -216,7 +220,7 @@ class ApprovalsPart:
             await self._release(claim)
             state = await self._state(person.organisation_id, request)
             reason = refusal_reason(state, request, person.person_id)
-            if reason == "The service refused the decision." and isinstance(
+            if reason == _(SERVICE_REFUSED) and isinstance(
                     error, ServiceRequestError):
                 reason = escape("; ".join(error.messages))
             return reason

@@ -8,7 +8,9 @@ the CLICKING person with their own key, each named request that still waits for 
 stage (re-read with the integration key first: a request decided meanwhile, moved on,
 resubmitted or no longer theirs is reported, never decided by anyone else's right). Each
 decision is claimed like a single button's (`slack_claims`, bot.approvals): a double click or a
-retry decides nothing twice. One ephemeral message lists each request's outcome."""
+retry decides nothing twice. One ephemeral message lists each request's outcome. The button and
+its dialog are in the reader's language (`l10n.using` around the message that shows them), the
+outcome in the clicking person's."""
 
 from __future__ import annotations
 
@@ -21,10 +23,14 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from bot.approval_blocks import Request, period_text, status_word
 from bot.approvals import ApprovalsPart, refusal_reason
 from bot.deps import SlackDeps
+from bot.identity import SlackPerson
 from bot.mrkdwn import escape
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
+from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError
+from timebot.l10n import _, ngettext
+from timebot.l10n.loading import load_localisation
 
 log = structlog.get_logger("timebot.slack.approve_all")
 
@@ -58,17 +64,17 @@ def read_value(value: str) -> list[tuple[str, int]]:
 def approve_all_button(requests: list[Request]) -> dict[str, Any]:
     """The actions block: "Approve all (N)" with a confirmation naming N."""
     count = min(len(requests), MAX_ITEMS)
-    noun = "timesheet" if count == 1 else "timesheets"
     return {"type": "actions", "block_id": "approve_all", "elements": [{
         "type": "button", "action_id": APPROVE_ALL, "style": "primary",
-        "text": {"type": "plain_text", "text": f"Approve all ({count})"},
+        "text": {"type": "plain_text", "text": _("Approve all ({n})").format(n=count)},
         "value": approve_all_value(requests),
         "confirm": {
-            "title": {"type": "plain_text", "text": "Approve all?"},
-            "text": {"type": "mrkdwn",
-                     "text": f"Approve the {count} {noun} listed here?"},
-            "confirm": {"type": "plain_text", "text": f"Approve {count}"},
-            "deny": {"type": "plain_text", "text": "Cancel"},
+            "title": {"type": "plain_text", "text": _("Approve all?")},
+            "text": {"type": "mrkdwn", "text": ngettext(
+                "Approve the {n} timesheet listed here?",
+                "Approve the {n} timesheets listed here?", count).format(n=count)},
+            "confirm": {"type": "plain_text", "text": _("Approve {n}").format(n=count)},
+            "deny": {"type": "plain_text", "text": _("Cancel")},
             "style": "primary",
         },
     }]}
@@ -92,13 +98,20 @@ class ApproveAllPart:
         person = await person_or_prompt(self.deps, user_id, channel)
         if person is None:
             return
+        with l10n.using(await load_localisation(self.deps.runtime.client, person.apikey,
+                                                person.person_id)):
+            await self._approve_all(person, named, body, channel)
+
+    async def _approve_all(self, person: SlackPerson, named: list[tuple[str, int]],
+                           body: dict[str, Any], channel: str) -> None:
+        user_id = person.slack_user_id
         key = await self.deps.runtime.directory.integration_key(person.organisation_id)
         lines: list[str] = []
         approved = 0
         for number, (submit_id, stage) in enumerate(named, 1):
             request, name = await self._request(key, submit_id, stage)
             if request is None:
-                lines.append(f"{number}. no longer waiting for approval")
+                lines.append(f"{number}. " + _("no longer waiting for approval"))
                 continue
             label = f"{escape(name)}, {period_text(request.start_ms, request.end_ms)}"
             state = await self.approvals._state(person.organisation_id, request)
@@ -109,10 +122,12 @@ class ApproveAllPart:
             why_not = await self.approvals._decide(person, request, channel, None)
             if why_not is None:
                 approved += 1
-                lines.append(f"{number}. {label}: approved")
+                lines.append(f"{number}. {label}: " + _("approved"))
             else:
                 lines.append(f"{number}. {label}: {why_not}")
-        head = f"You approved {approved} of the {len(named)} timesheet(s):"
+        head = ngettext("You approved {approved} of the {n} timesheet:",
+                        "You approved {approved} of the {n} timesheets:", len(named)).format(
+            approved=approved, n=len(named))
         log.info("slack_approve_all", user=user_id, named=len(named), approved=approved)
         await ephemeral(self.deps.web, channel, user_id, "\n".join([head, *lines]))
         if (body.get("view") or {}).get("type") == "home":  # clicked in the Home tab

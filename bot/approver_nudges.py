@@ -2,7 +2,7 @@
 N days (the service's approvalReminder setting, else 2), then after 1, 2, 4, 7, 7… more days;
 an approver with the daily digest on gets instead one message a day at 09:00 in their time
 zone listing everything waiting. Snoozed or switched-off approvers get nothing
-(bot.nudge_preferences)."""
+(bot.nudge_preferences). Each nudge and digest is in the approver's language and formats."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from bot.nudge_preferences import NudgePreferences, nudge_controls
 from bot.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
+from timebot import l10n
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.notify.person_notify import SLACK, sends
 from timebot.state.models import SlackOutgoing
@@ -105,7 +108,8 @@ class ApproverNudges:
                 due = [i for i in items if now - i.since_ms >= after[org_id] * DAY_MS]
                 if due and pref.last_digest_day != day and \
                         datetime.fromtimestamp(now / 1000, zone(tz)).hour >= DIGEST_HOUR:
-                    await self._digest(user, due, f"digest:{approver_id}:{day}")
+                    with l10n.using(await self._localisation(org_id, approver_id)):
+                        await self._digest(user, due, f"digest:{approver_id}:{day}")
                     await self.preferences.update(org_id, approver_id, user,
                                                   last_digest_day=day)
                     sent += 1
@@ -115,17 +119,24 @@ class ApproverNudges:
                 count, last = nudged.get(item.request.submit_id, [0, None])
                 if not approver_nudge_due(item.since_ms, int(count), last, now, after[org_id]):
                     continue
-                await self._nudge(item, int(count) + 1)
+                with l10n.using(await self._localisation(org_id, approver_id)):
+                    await self._nudge(item, int(count) + 1)
                 nudged[item.request.submit_id] = [int(count) + 1, now]
                 sent += 1
             if nudged != (pref.nudged or {}):
                 await self.preferences.update(org_id, approver_id, user, nudged=nudged)
         return sent
 
+    async def _localisation(self, organisation_id: str, approver_id: str
+                            ) -> l10n.Localisation:
+        key = await self.deps.runtime.directory.integration_key(organisation_id)
+        return await load_localisation(self.deps.runtime.client, key, approver_id)
+
     async def _nudge(self, item: Waiting, count: int) -> None:
         period = period_text(item.request.start_ms, item.request.end_ms)
-        text = (f"Reminder: the timesheet of {escape(item.person_name)} for {period} has waited"
-                f" for your approval since {slack_time(item.since_ms)}.")
+        text = _("Reminder: the timesheet of {person} for {period} has waited for your "
+                 "approval since {since}.").format(person=escape(item.person_name),
+                                                   period=period, since=slack_time(item.since_ms))
         blocks: list[dict[str, Any]] = [
             {"type": "section", "text": {"type": "mrkdwn", "text": text}},
             {"type": "actions", "block_id": "decision",
@@ -145,17 +156,18 @@ class ApproverNudges:
     async def _digest(self, user: str, items: list[Waiting], key: str) -> None:
         # Slack takes 50 blocks: the header, two per item, "Approve all" and the controls.
         shown = items[:min(23, MAX_ITEMS)]
-        lines = [f"*{len(items)} timesheet(s) wait for your approval:*" if shown == items else
-                 f"*{len(items)} timesheet(s) wait for your approval (the first "
-                 f"{len(shown)} here):*"]
+        waiting = _("{n} timesheet(s) wait for your approval").format(n=len(items))
+        if shown != items:
+            waiting += " " + _("(the first {n} here)").format(n=len(shown))
+        lines = [f"*{waiting}:*"]
         items = shown
         blocks: list[dict[str, Any]] = [
             {"type": "section", "text": {"type": "mrkdwn", "text": lines[0]}}]
         for item in items:
             blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
                 f"{escape(item.person_name)} - "
-                f"{period_text(item.request.start_ms, item.request.end_ms)}"
-                f" - since {slack_time(item.since_ms)}")}})
+                f"{period_text(item.request.start_ms, item.request.end_ms)} - "
+                + _("since {since}").format(since=slack_time(item.since_ms)))}})
             blocks.append({"type": "actions", "elements": decision_buttons(item.request)})
         if len(items) > 1:
             blocks.append(approve_all_button([item.request for item in items]))

@@ -12,9 +12,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.approval_blocks import slack_time
 from bot.commands import CommandContext
 from bot.deps import SlackDeps
+from bot.identity import SlackPerson
 from bot.nudge_schedule import snooze_until
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import action_value
+from timebot import l10n
+from timebot.l10n import N_, _
+from timebot.l10n.loading import load_localisation
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackNudgePreference
 
@@ -25,11 +29,11 @@ NUDGES_OFF = "timebot_nudge_off"
 def nudge_controls() -> dict[str, Any]:
     return {"type": "actions", "block_id": "nudge", "elements": [
         {"type": "button", "action_id": SNOOZE, "value": "1h",
-         "text": {"type": "plain_text", "text": "Snooze 1 hour"}},
+         "text": {"type": "plain_text", "text": _("Snooze 1 hour")}},
         {"type": "button", "action_id": f"{SNOOZE}_tomorrow", "value": "tomorrow",
-         "text": {"type": "plain_text", "text": "Until tomorrow"}},
+         "text": {"type": "plain_text", "text": _("Until tomorrow")}},
         {"type": "button", "action_id": NUDGES_OFF, "value": "off",
-         "text": {"type": "plain_text", "text": "Turn nudges off"}},
+         "text": {"type": "plain_text", "text": _("Turn nudges off")}},
     ]}
 
 
@@ -63,6 +67,11 @@ class NudgePreferences:
                 setattr(pref, name, value)
 
 
+ANSWERS = {"on": N_("Approval nudges are on."), "off": N_("Approval nudges are off."),
+           "digest": N_("You get one digest a day at 09:00 of what waits for you."),
+           "instant": N_("You get a nudge per request again.")}
+
+
 class NudgeSettingsPart:
     def __init__(self, deps: SlackDeps) -> None:
         self.deps = deps
@@ -76,16 +85,18 @@ class NudgeSettingsPart:
             "digest": {"digest": True, "off": False},
             "instant": {"digest": False, "off": False},
         }
-        if word not in changes:
-            await context.respond("Use `/timesheet nudges on`, `off`, `digest` or `instant`.")
-            return
         person = context.person
-        await self.preferences.update(person.organisation_id, person.person_id,
-                                      person.slack_user_id, **changes[word])
-        answers = {"on": "Approval nudges are on.", "off": "Approval nudges are off.",
-                   "digest": "You get one digest a day at 09:00 of what waits for you.",
-                   "instant": "You get a nudge per request again."}
-        await context.respond(answers[word])
+        with l10n.using(await self._local(person)):
+            if word not in changes:
+                await context.respond(_("Use `/timesheet nudges on`, `off`, `digest` or "
+                                        "`instant`."))
+                return
+            await self.preferences.update(person.organisation_id, person.person_id,
+                                          person.slack_user_id, **changes[word])
+            await context.respond(_(ANSWERS[word]))
+
+    async def _local(self, person: SlackPerson) -> l10n.Localisation:
+        return await load_localisation(self.deps.runtime.client, person.apikey, person.person_id)
 
     async def on_snooze(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
@@ -97,8 +108,9 @@ class NudgeSettingsPart:
         until = snooze_until(choice, self.deps.runtime.clock.now_ms(), person.tz)
         await self.preferences.update(person.organisation_id, person.person_id, user_id,
                                       snoozed_until_ms=until)
-        await ephemeral(self.deps.web, action_channel(body), user_id,
-                        f"Nudges snoozed until {slack_time(until)}.")
+        with l10n.using(await self._local(person)):
+            text = _("Nudges snoozed until {until}.").format(until=slack_time(until))
+        await ephemeral(self.deps.web, action_channel(body), user_id, text)
 
     async def on_off(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
@@ -108,8 +120,9 @@ class NudgeSettingsPart:
             return
         await self.preferences.update(person.organisation_id, person.person_id, user_id,
                                       off=True)
-        await ephemeral(self.deps.web, action_channel(body), user_id,
-                        "Approval nudges are off; `/timesheet nudges on` to resume.")
+        with l10n.using(await self._local(person)):
+            text = _("Approval nudges are off; `/timesheet nudges on` to resume.")
+        await ephemeral(self.deps.web, action_channel(body), user_id, text)
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> NudgeSettingsPart:

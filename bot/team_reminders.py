@@ -1,6 +1,7 @@
 """`/timesheet remind [last]`: a manager reminds those of their team who have not submitted
 (sendTimesheetReminder, as the manager, plus a DM with "Submit now" to those in Slack), never
-those submitted or approved."""
+those submitted or approved. The manager's answer is in their language; each DM in the
+reminded person's."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from bot.nudge_schedule import to_remind
 from bot.submit_now import submit_blocks
+from timebot import l10n
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.notify.periods import local_date, previous_week, week_of
 from timebot.notify.person_notify import SLACK, sends
 
@@ -37,6 +41,12 @@ class TeamReminders:
         self.deps = deps
 
     async def remind(self, context: CommandContext) -> None:
+        client = self.deps.runtime.client
+        with l10n.using(await load_localisation(client, context.person.apikey,
+                                                context.person.person_id)):
+            await self._remind(context)
+
+    async def _remind(self, context: CommandContext) -> None:
         now = self.deps.runtime.clock.now_ms()
         last = context.args.strip().lower().startswith("last")
         start, end = previous_week(now) if last else week_of(now)
@@ -46,7 +56,7 @@ class TeamReminders:
             if r and r.get("value")
         ]
         if not members:
-            await context.respond("You manage nobody, so there is no one to remind.")
+            await context.respond(_("You manage nobody, so there is no one to remind."))
             return
         states = (await context.gql(
             TEAM_STATES, {"ids": [m["id"] for m in members], "start": start, "end": end}
@@ -54,7 +64,8 @@ class TeamReminders:
         remind, skipped = to_remind(states)
         period = period_text(start, end)
         if not remind:
-            await context.respond(f"Everyone of your team has submitted {period}.")
+            await context.respond(_("Everyone of your team has submitted {period}.").format(
+                period=period))
             return
         await context.gql(
             SEND_REMINDER, {"ids": [p["id"] for p in remind], "start": start, "end": end})
@@ -62,6 +73,7 @@ class TeamReminders:
         in_slack: list[str] = []
         messages: list[tuple[str, str, Sequence[dict[str, Any]] | None, str | None]] = []
         today = local_date(now, context.person.tz).isoformat()
+        key = await self.deps.runtime.directory.integration_key(context.person.organisation_id)
         for person in remind:
             user = await self.deps.identity.slack_user_for(str(person["id"]),
                                                            emails.get(person["id"]))
@@ -70,17 +82,23 @@ class TeamReminders:
                         context.person.organisation_id), str(person["id"]), "reminder", SLACK):
                 continue
             in_slack.append(str(person.get("name")))
-            text = (f"{escape(context.person.name)} reminds you to submit your timesheet for "
-                    f"{period}.")
-            key = f"remind:{person['id']}:{start}:{today}"
-            messages.append((user, text, submit_blocks(text, start, end, key), key))
+            # In the reminded person's language and formats
+            with l10n.using(await load_localisation(self.deps.runtime.client, key,
+                                                    str(person["id"]))):
+                text = _("{manager} reminds you to submit your timesheet for {period}.").format(
+                    manager=escape(context.person.name), period=period_text(start, end))
+                dedupe = f"remind:{person['id']}:{start}:{today}"
+                messages.append((user, text, submit_blocks(text, start, end, dedupe), dedupe))
         await self.deps.sender.post_many(messages)
         names = ", ".join(str(p.get("name")) for p in remind)
-        answer = f"Reminded {len(remind)} for {period}: {names}."
+        answer = _("Reminded {n} for {period}: {names}.").format(n=len(remind), period=period,
+                                                                  names=names)
         if skipped:
-            answer += f" Not reminded (submitted or approved): {', '.join(skipped)}."
+            answer += " " + _("Not reminded (submitted or approved): {names}.").format(
+                names=", ".join(skipped))
         if len(in_slack) < len(remind):
-            answer += f" {len(remind) - len(in_slack)} by e-mail only (not in Slack)."
+            answer += " " + _("{n} by e-mail only (not in Slack).").format(
+                n=len(remind) - len(in_slack))
         await context.respond(answer)
 
 

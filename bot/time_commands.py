@@ -10,12 +10,14 @@ Commands (added to bot.commands' registry by `register`):
 
 The buttons (Undo, Edit, a candidate) and the Edit modal are bolt listeners that `register`
 adds to the Slack app. Everything goes through timebot.timeentry.QuickTime with the person's
-own key; nothing here talks to the service directly.
+own key; nothing here talks to the service directly. Every answer is in the person's language
+and formats (`speaking`: their localisation, read with their key, in force around the handler).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -23,8 +25,11 @@ from bot.commands import CommandContext, CommandRegistry
 from bot.deps import SlackDeps
 from bot.identity import NotIdentified, SlackPerson
 from bot.mrkdwn import escape
+from timebot import l10n
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
-from timebot.timeentry.texts import HELP
+from timebot.timeentry.texts import help_text
 
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
@@ -45,6 +50,22 @@ def who_of(person: SlackPerson) -> Who:
     except (ZoneInfoNotFoundError, ValueError):
         zone = ZoneInfo("UTC")
     return Who(person.organisation_id, person.person_id, person.apikey, zone)
+
+
+async def speaking(runtime: Runtime, person: SlackPerson) -> l10n.Localisation:
+    """The person's language and formats (read with their own key; English when unread)."""
+    return await load_localisation(runtime.client, person.apikey, person.person_id)
+
+
+def localised(handler: Callable[[CommandContext], Awaitable[None]]
+              ) -> Callable[[CommandContext], Awaitable[None]]:
+    """The command's answers in the caller's language."""
+
+    async def run(ctx: CommandContext) -> None:
+        with l10n.using(await speaking(ctx.runtime, ctx.person)):
+            await handler(ctx)
+
+    return run
 
 
 def quick(runtime: Runtime) -> QuickTime:
@@ -69,8 +90,8 @@ def _button(text: str, action_id: str, value: str, style: str | None = None
 def log_blocks(result: LogResult) -> tuple[str, list[dict[str, Any]]]:
     """The answer to `/time <entry>` (pure): each entry as read, with its buttons."""
     if result.parse_error is not None:
-        text = f"Not understood, nothing logged: {result.parse_error}"
-        return text, [_section(text), _section("See `/time help` for what I understand.")]
+        text = _("Not understood, nothing logged: {problem}").format(problem=result.parse_error)
+        return text, [_section(text), _section(_("See `/time help` for what I understand."))]
     blocks: list[dict[str, Any]] = []
     lines: list[str] = []
     for outcome in result.outcomes:
@@ -79,8 +100,8 @@ def log_blocks(result: LogResult) -> tuple[str, list[dict[str, Any]]]:
         blocks.append(_section(line))
         if outcome.record_id is not None:
             blocks.append({"type": "actions", "elements": [
-                _button("Undo", UNDO, outcome.record_id, "danger"),
-                _button("Edit", EDIT, outcome.record_id),
+                _button(_("Undo"), UNDO, outcome.record_id, "danger"),
+                _button(_("Edit"), EDIT, outcome.record_id),
             ]})
         elif outcome.choices:
             blocks.append({"type": "actions", "elements": [
@@ -97,17 +118,16 @@ async def time_log(ctx: CommandContext) -> None:
 
 
 async def time_list(ctx: CommandContext) -> None:
-    listing, _ = await quick(ctx.runtime).recent(who_of(ctx.person))
-    await ctx.respond(f"Your entries (newest first):\n{listing}\n"
-                      "Change one with `/time edit <n> <entry>`, remove one with"
-                      " `/time delete <n>`.")
+    listing, _ids = await quick(ctx.runtime).recent(who_of(ctx.person))
+    await ctx.respond(_("Your entries (newest first):") + f"\n{listing}\n" + _(
+        "Change one with `/time edit <n> <entry>`, remove one with `/time delete <n>`."))
 
 
 async def time_edit(ctx: CommandContext) -> None:
-    number, _, text = ctx.args.strip().partition(" ")
+    number, _space, text = ctx.args.strip().partition(" ")
     if not number or not text.strip():
-        await ctx.respond("Write `/time edit <n> <entry>`, e.g. `/time edit 2 1h30 @acme`"
-                          " (the numbers come from `/time list`).")
+        await ctx.respond(_("Write `/time edit <n> <entry>`, e.g. `/time edit 2 1h30 @acme`"
+                            " (the numbers come from `/time list`)."))
         return
     message, outcome = await quick(ctx.runtime).edit(who_of(ctx.person), number, text)
     result = LogResult((outcome,)) if outcome is not None and outcome.choices else None
@@ -117,7 +137,7 @@ async def time_edit(ctx: CommandContext) -> None:
 
 async def time_delete(ctx: CommandContext) -> None:
     if not ctx.args.strip():
-        await ctx.respond("Write `/time delete <n>` (the numbers come from `/time list`).")
+        await ctx.respond(_("Write `/time delete <n>` (the numbers come from `/time list`)."))
         return
     await ctx.respond(await quick(ctx.runtime).delete(who_of(ctx.person), ctx.args))
 
@@ -138,19 +158,20 @@ def _last(args: str) -> bool | None:
 async def time_week(ctx: CommandContext) -> None:
     last = _last(ctx.args)
     if last is None:
-        await ctx.respond("Write `/time week` or `/time week last`.")
+        await ctx.respond(_("Write `/time week` or `/time week last`."))
         return
     await ctx.respond(await quick(ctx.runtime).week(who_of(ctx.person), last))
 
 
 async def time_help(ctx: CommandContext) -> None:
-    await ctx.respond(HELP)
+    await ctx.respond(help_text())
 
 
 async def timesheet_submit(ctx: CommandContext) -> None:
     last = _last(ctx.args)
     if last is None:
-        await ctx.respond("Write `/timesheet submit` (this week) or `/timesheet submit last`.")
+        await ctx.respond(_("Write `/timesheet submit` (this week) or `/timesheet submit "
+                            "last`."))
         return
     await ctx.respond(await quick(ctx.runtime).submit(who_of(ctx.person), last))
 
@@ -160,15 +181,19 @@ async def timesheet_status(ctx: CommandContext) -> None:
 
 
 def add_commands(registry: CommandRegistry) -> None:
-    registry.add("/time", "list", time_list, "your recent entries, numbered")
-    registry.add("/time", "edit", time_edit, "`<n> <entry>` replace entry n of the list")
-    registry.add("/time", "delete", time_delete, "`<n>` delete entry n of the list")
-    registry.add("/time", "undo", time_undo, "remove what you logged last")
-    registry.add("/time", "week", time_week, "`[last]` hours by day and project, and status")
-    registry.add("/time", "help", time_help, "what `/time` understands")
-    registry.fallback("/time", time_log)
-    registry.add("/timesheet", "submit", timesheet_submit, "`[last]` submit this (last) week")
-    registry.add("/timesheet", "status", timesheet_status, "this and last week's status")
+    registry.add("/time", "list", localised(time_list), "your recent entries, numbered")
+    registry.add("/time", "edit", localised(time_edit),
+                 "`<n> <entry>` replace entry n of the list")
+    registry.add("/time", "delete", localised(time_delete), "`<n>` delete entry n of the list")
+    registry.add("/time", "undo", localised(time_undo), "remove what you logged last")
+    registry.add("/time", "week", localised(time_week),
+                 "`[last]` hours by day and project, and status")
+    registry.add("/time", "help", localised(time_help), "what `/time` understands")
+    registry.fallback("/time", localised(time_log))
+    registry.add("/timesheet", "submit", localised(timesheet_submit),
+                 "`[last]` submit this (last) week")
+    registry.add("/timesheet", "status", localised(timesheet_status),
+                 "this and last week's status")
 
 
 # --- buttons and the Edit modal ---------------------------------------------------------------
@@ -179,12 +204,12 @@ def edit_view(record_id: str, text: str) -> dict[str, Any]:
         "type": "modal",
         "callback_id": EDIT_VIEW,
         "private_metadata": record_id,
-        "title": {"type": "plain_text", "text": "Edit entry"},
-        "submit": {"type": "plain_text", "text": "Save"},
-        "close": {"type": "plain_text", "text": "Cancel"},
+        "title": {"type": "plain_text", "text": _("Edit entry")},
+        "submit": {"type": "plain_text", "text": _("Save")},
+        "close": {"type": "plain_text", "text": _("Cancel")},
         "blocks": [{
             "type": "input", "block_id": "entry",
-            "label": {"type": "plain_text", "text": "Entry"},
+            "label": {"type": "plain_text", "text": _("Entry")},
             "element": {"type": "plain_text_input", "action_id": "value",
                         "initial_value": text},
         }],
@@ -217,7 +242,8 @@ class TimeButtons:
         person = await self._person(body, respond)
         if person is None:
             return
-        text = await quick(self.deps.runtime).undo_record(who_of(person), self._value(body))
+        with l10n.using(await speaking(self.deps.runtime, person)):
+            text = await quick(self.deps.runtime).undo_record(who_of(person), self._value(body))
         await respond(text=escape(text), response_type="ephemeral", replace_original=True)
 
     async def on_edit(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
@@ -227,13 +253,14 @@ class TimeButtons:
         if person is None:
             return
         record_id = self._value(body)
-        text = await quick(self.deps.runtime).reading_of(who_of(person), record_id)
-        if not text:
-            await respond(text="That entry is gone.", response_type="ephemeral",
-                          replace_original=False)
-            return
-        await self.deps.web.views_open(trigger_id=str(body.get("trigger_id", "")),
-                                       view=edit_view(record_id, text))
+        with l10n.using(await speaking(self.deps.runtime, person)):
+            text = await quick(self.deps.runtime).reading_of(who_of(person), record_id)
+            if not text:
+                await respond(text=_("That entry is gone."), response_type="ephemeral",
+                              replace_original=False)
+                return
+            view = edit_view(record_id, text)
+        await self.deps.web.views_open(trigger_id=str(body.get("trigger_id", "")), view=view)
 
     async def on_pick(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond
                        ) -> None:
@@ -241,9 +268,10 @@ class TimeButtons:
         person = await self._person(body, respond)
         if person is None:
             return
-        result = await quick(self.deps.runtime).log(who_of(person), self._value(body),
-                                                    source="slack")
-        text, blocks = log_blocks(result)
+        with l10n.using(await speaking(self.deps.runtime, person)):
+            result = await quick(self.deps.runtime).log(who_of(person), self._value(body),
+                                                        source="slack")
+            text, blocks = log_blocks(result)
         await respond(text=escape(text), blocks=blocks, response_type="ephemeral",
                       replace_original=True)
 
@@ -258,8 +286,9 @@ class TimeButtons:
         except NotIdentified as refusal:
             await ack(response_action="errors", errors={"entry": refusal.message[:150]})
             return
-        message, outcome = await quick(self.deps.runtime).replace(who_of(person), record_id,
-                                                                  text)
+        with l10n.using(await speaking(self.deps.runtime, person)):
+            message, outcome = await quick(self.deps.runtime).replace(who_of(person),
+                                                                      record_id, text)
         if outcome is None or outcome.record_id is None:
             await ack(response_action="errors", errors={"entry": message[:150]})
             return

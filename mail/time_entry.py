@@ -14,7 +14,8 @@ Refusals (unknown sender, nothing to log) are error receipts: "Nothing changed",
 per sender an hour (mail.receipt_sender), and only to a sender who authenticated
 (`Replier.answer`): mail from a sender who did not is logged and dropped, unanswered (its From
 may be anyone's). A mail processed twice (a retry after a crash) creates its records once:
-each line is remembered under the mail's key.
+each line is remembered under the mail's key. Once the sender is known and authenticated, the
+receipt is in their language and formats (`timebot.l10n`); before, in English.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from mail.receipt_sender import receipt_dedupe_key
 from mail.receipts import Outcome, Verdict, thread_subject
 from mail.time_submit import submit_receipt, submit_request
 from timebot.errors import DirectoryError, ServiceClientError, ServiceUnavailable
+from timebot.l10n import N_, _, ngettext
+from timebot.l10n.loading import speak_to
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
 from timebot.timeentry.actions import refusal
 from timebot.timeentry.gateway import Gateway
@@ -39,10 +42,11 @@ from timebot.timeentry.gateway import Gateway
 log = structlog.get_logger("mail.time_entry")
 
 MAX_LINES = 50
-HOW_TO = (
+HOW_TO = N_(
     "Write one entry a line, e.g. “2h @acme/website fixing the header” or “1d vacation "
     "friday”, and send it from your own mailbox to {address}."
 )
+FOOTER = N_("timebot (this is an automatic answer to your e-mail)")
 
 
 def receipt_body(lines: list[tuple[str, LogResult]], zone: str) -> tuple[str, int, int]:
@@ -52,7 +56,8 @@ def receipt_body(lines: list[tuple[str, LogResult]], zone: str) -> tuple[str, in
     for line, result in lines:
         if result.parse_error is not None:
             failed += 1
-            out.append(f"Not logged: {line}\n  Not understood: {result.parse_error}")
+            out.append(_("Not logged: {entry}").format(entry=line) + "\n  " + _(
+                "Not understood: {problem}").format(problem=result.parse_error))
             continue
         for outcome in result.outcomes:
             if outcome.created:
@@ -60,15 +65,16 @@ def receipt_body(lines: list[tuple[str, LogResult]], zone: str) -> tuple[str, in
                 out.append(outcome.line())
             else:
                 failed += 1
-                out.append(f"Not logged: {outcome.text.strip()}\n  {outcome.problem}")
+                out.append(_("Not logged: {entry}").format(entry=outcome.text.strip())
+                           + f"\n  {outcome.problem}")
                 for choice in outcome.choices:
-                    out.append(f"  - did you mean: {choice.text}")
-    head = f"Logged {created} {'entry' if created == 1 else 'entries'}"
+                    out.append("  - " + _("did you mean: {entry}").format(entry=choice.text))
+    head = ngettext("Logged {n} entry", "Logged {n} entries", created).format(n=created)
     if failed:
-        head += f", {failed} not logged"
-    body = [head, "", *out, "", f"(Dates read in your time zone, {zone}.)",
-            "Undo in Slack with /time undo, or see your week with /time week.",
-            "", "-- ", "timebot (this is an automatic answer to your e-mail)"]
+        head += ", " + _("{n} not logged").format(n=failed)
+    body = [head, "", *out, "", _("(Dates read in your time zone, {zone}.)").format(zone=zone),
+            _("Undo in Slack with /time undo, or see your week with /time week."),
+            "", "-- ", _(FOOTER)]
     return "\n".join(body) + "\n", created, failed
 
 
@@ -79,13 +85,23 @@ def compose(read: ReadMessage, text: str, *, to: str, mail_from: str,
         headers["In-Reply-To"] = read.message_id
         parents = list(read.references) or list(read.in_reply_to[-1:])
         headers["References"] = " ".join([*parents, read.message_id])
-    subject = thread_subject(read.subject) or "your time entries"
+    subject = thread_subject(read.subject) or _("your time entries")
     return new_message(mail_from=mail_from, to=to, subject=f"Re: {subject}", text=text,
                        mail_domain=mail_domain, headers=headers)
 
 
 def _refusal(code: str, why: str, address: str) -> Outcome:
-    return Outcome(Verdict.NOTHING_CHANGED, code, why, HOW_TO.format(address=address))
+    return Outcome(Verdict.NOTHING_CHANGED, code, why, _(HOW_TO).format(address=address))
+
+
+async def _speak_to(processor: Replier, organisation_id: str, person_id: str) -> None:
+    """The rest of the answer in the sender's language (English when it cannot be read)."""
+    runtime = processor.runtime
+    try:
+        key = await runtime.directory.integration_key(organisation_id)
+    except DirectoryError:
+        return
+    await speak_to(runtime.client, key, person_id)
 
 
 async def process_time_entry(processor: Replier, mail: InboundMail) -> str:
@@ -101,20 +117,21 @@ async def process_time_entry(processor: Replier, mail: InboundMail) -> str:
         # (answered only to an authenticated sender: Replier.answer)
         return await processor.answer(mail, _refusal(
             "unknown-sender",
-            f"{sender} is not the address of a person of the time tracking service, so "
-            "nothing was logged.", address))
+            _("{sender} is not the address of a person of the time tracking service, so "
+              "nothing was logged.").format(sender=sender), address))
     verdict = await processor.authenticate(mail)
     if not verdict.authenticated:
         log.info("sender_not_verified", id=mail.inbound.id, sender=sender,
                  reason=verdict.reason[:200])
         return f"sender-not-verified; no receipt: {verdict.reason[:200]}"
+    await _speak_to(processor, person.organisation_id, person.person_id)
     text = extract_reply(mail.read.text)
     lines = [line.strip() for line in text.splitlines() if line.strip()][:MAX_LINES]
     if not lines and mail.read.subject.strip():
         lines = [thread_subject(mail.read.subject)]
     if not lines:
         return await processor.answer(mail, _refusal(
-            "empty", "Your mail holds no entries, so nothing was logged.", address))
+            "empty", _("Your mail holds no entries, so nothing was logged."), address))
     org_id = person.organisation_id
     apikey = await runtime.directory.apikey_for(org_id, person.person_id)
     try:

@@ -7,6 +7,8 @@ queued once per mail."""
 
 from __future__ import annotations
 
+from timebot.l10n import _
+
 SUBMIT_LINES = {
     "submit": False, "submit this week": False, "submit last": True, "submit last week": True,
     "submit this period": False, "submit last period": True,
@@ -24,7 +26,7 @@ def submit_request(lines: list[str]) -> bool | None:
 def submit_receipt(answer: str, zone: str) -> str:
     """Pure: the receipt's text around the service's answer."""
     return "\n".join([
-        answer, "", f"(Periods read in your time zone, {zone}.)",
-        "Write `submit last` to submit the last period's timesheet instead.",
-        "", "-- ", "timebot (this is an automatic answer to your e-mail)",
+        answer, "", _("(Periods read in your time zone, {zone}.)").format(zone=zone),
+        _("Write `submit last` to submit the last period's timesheet instead."),
+        "", "-- ", _("timebot (this is an automatic answer to your e-mail)"),
     ]) + "\n"

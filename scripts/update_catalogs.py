@@ -21,7 +21,8 @@ from timebot.l10n.settings import LANGUAGES  # noqa: E402
 from timebot.l10n.texts import catalog_path  # noqa: E402
 
 SOURCES = ("mail", "bot", "web", "timebot")
-METHODS = [("**.py", "python"), ("**.j2", "jinja2.ext:babel_extract")]
+METHODS = [("**.py", "python"), ("**.j2", "jinja2.ext:babel_extract"),
+           ("**.html", "jinja2.ext:babel_extract")]
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 
 

@@ -13,7 +13,7 @@ would be accepted, before it calls the service ("Entries before Sun 1 Nov 2026 a
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -21,14 +21,27 @@ from zoneinfo import ZoneInfo
 import structlog
 
 from plumbing import periods
+from timebot import l10n
 from timebot.client import ServiceClient, operation
 from timebot.errors import ServiceClientError
 from timebot.events import ServiceEvent
-from timebot.grammar.dates import format_day
+from timebot.l10n import N_
 
 log = structlog.get_logger("timebot.entry_rules")
 
 TTL_MS = 5 * 60_000
+CLOSED = {  # per period noun (plumbing.periods.NOUNS): whole sentences, each language agrees them
+    "day": N_("The day of {dates} is closed (turnOffPeriodAfter: {days} days after it ends): "
+              "log time from {day} on."),
+    "week": N_("The week of {dates} is closed (turnOffPeriodAfter: {days} days after it "
+               "ends): log time from {day} on."),
+    "fortnight": N_("The fortnight of {dates} is closed (turnOffPeriodAfter: {days} days after "
+                    "it ends): log time from {day} on."),
+    "half-month": N_("The half-month of {dates} is closed (turnOffPeriodAfter: {days} days "
+                     "after it ends): log time from {day} on."),
+    "month": N_("The month of {dates} is closed (turnOffPeriodAfter: {days} days after it "
+                "ends): log time from {day} on."),
+}
 # The person's rules, and the settings a project may set for the entries on it (its own value
 # beats the person's).
 PERSON_RULES = operation(
@@ -141,20 +154,21 @@ def refusal(rules: Rules, start_ms: int, duration_ms: int, comment: str | None,
     zone = rules.zone
     lock = rules.value("lockDate", project_ids)
     if isinstance(lock, int) and start_ms < lock:
-        day = format_day(periods.local_day(lock, zone))
-        return f"Entries before {day} are locked (lockDate): log time on {day} or later."
+        day = l10n.format_entry_day(periods.local_day(lock, zone), l10n.current())
+        return l10n._("Entries before {day} are locked (lockDate): log time on {day} or "
+                 "later.").format(day=day)
     if rules.value("noFutureTimeRecord", project_ids) and start_ms > now_ms:
-        return ("Time in the future is not accepted (noFutureTimeRecord): log it once done, "
-                "today or earlier.")
+        return l10n._("Time in the future is not accepted (noFutureTimeRecord): log it once done, "
+                 "today or earlier.")
     minimum = rules.value("minimumTimeEntry", project_ids)
     if isinstance(minimum, int) and minimum and duration_ms < minimum:
         shown = format_duration(minimum, 2 if rules.duration_format is None
                                 else rules.duration_format)
-        return f"Entries shorter than {shown} are not accepted (minimumTimeEntry): log at " \
-               f"least {shown}."
+        return l10n._("Entries shorter than {duration} are not accepted (minimumTimeEntry): log at "
+                 "least {duration}.").format(duration=shown)
     if rules.value("forceComment", project_ids) and not (comment or "").strip():
-        return ("A comment is required (forceComment): say what you did after the entry, "
-                f"e.g. {example} 2h @acme what you did")
+        return l10n._("A comment is required (forceComment): say what you did after the entry, "
+                 "e.g. {example} 2h @acme what you did").format(example=example)
     days = rules.settings.get("turnOffPeriodAfter")
     if isinstance(days, int) and now_ms >= periods.closed_since(
             rules.periodicity, start_ms, zone, rules.first_day, days):
@@ -162,9 +176,10 @@ def refusal(rules: Rules, start_ms: int, duration_ms: int, comment: str | None,
         earliest = periods.local_day(now_ms, zone) - timedelta(days=days)
         open_from = periods.period_of(rules.periodicity, earliest, rules.first_day)[0]
         noun = periods.NOUNS[rules.periodicity]
-        return (f"The {noun} of {periods.dates_label(start, end, zone)} is closed "
-                f"(turnOffPeriodAfter: {days} days after it ends): log time from "
-                f"{format_day(open_from)} on.")
+        return l10n._(CLOSED.get(noun, CLOSED["week"])).format(
+            dates=l10n.format_period(start, end, replace(l10n.current(), time_zone=zone.key),
+                                     named=False), days=days,
+            day=l10n.format_entry_day(open_from, l10n.current()))
     return None
 
 

@@ -18,6 +18,13 @@ from timebot.state.models import UsedLink
 from timebot.tokens import ApprovalToken
 
 STATUS_WORDS = {"a": "approved", "r": "rejected", "s": "waiting for approval", "d": "a draft"}
+# The submit link's answers, whole sentences per status (each language agrees them)
+YOURS_ALREADY = {"a": N_("Your timesheet for {period} is already approved."),
+                 "s": N_("Your timesheet for {period} is already waiting for approval.")}
+YOURS_NOW = {"a": N_("Your timesheet for {period} is now approved."),
+             "r": N_("Your timesheet for {period} is now rejected."),
+             "s": N_("Your timesheet for {period} is now waiting for approval."),
+             "d": N_("Your timesheet for {period} is now a draft.")}
 ALREADY = {"a": N_("The timesheet is already approved."),
            "r": N_("The timesheet is already rejected."),
            "s": N_("The timesheet is already waiting for approval."),
@@ -35,9 +42,27 @@ class Outcome:
 
 def no_longer_valid(name: str) -> Outcome:
     """The page of a link whose person may no longer act (archived, or gone)."""
-    return Outcome("This link is no longer valid",
-                   f"{name} is no longer an active person of the organisation, so this link "
-                   "cannot act for them. Nothing was changed.", "error", 403)
+    return Outcome(_("This link is no longer valid"),
+                   _("{name} is no longer an active person of the organisation, so this link "
+                     "cannot act for them. Nothing was changed.").format(name=name),
+                   "error", 403)
+
+
+def expired_page() -> Outcome:
+    return Outcome(_("This link has expired"),
+                   _("Links in our e-mails work for a limited time. Nothing was changed; open "
+                     "the timesheet in the service, or reply to the e-mail."), "error", 410)
+
+
+def invalid_page() -> Outcome:
+    return Outcome(_("This link is not valid"),
+                   _("The link is incomplete or was altered. Nothing was changed; copy the "
+                     "whole link from the e-mail."), "error", 400)
+
+
+def unreachable() -> Outcome:
+    return Outcome(_("The time tracking service is unreachable"),
+                   _("Nothing was changed. Please try the link again in a moment."), "error", 503)
 
 
 def review_link_key(token: ApprovalToken) -> str:
@@ -81,5 +106,5 @@ def foreign_origin(request: Request, public_url: str) -> str | None:
 
 
 def already_page(row: UsedLink) -> Outcome:
-    return Outcome("This link was already used", f"{row.outcome} Nothing changed this time.",
-                   "notice")
+    return Outcome(_("This link was already used"),
+                   f"{row.outcome} " + _("Nothing changed this time."), "notice")

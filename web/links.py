@@ -42,7 +42,7 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
-from timebot.l10n import _, localisation_of
+from timebot.l10n import _, localisation_of, switch
 from timebot.l10n.loading import speak_to
 from timebot.notify.approvals import (
     MODES,
@@ -69,14 +69,18 @@ from timebot.tokens import (
 )
 from web.link_operations import ACTIVE, APPROVE, REJECT, STATE, SUBMIT
 from web.link_rules import (
-    STATUS_WORDS,
+    YOURS_ALREADY,
+    YOURS_NOW,
     Outcome,
     already_page,
+    expired_page,
     foreign_origin,
+    invalid_page,
     no_longer_valid,
     refusal,
     review_link_key,
     token_link_key,
+    unreachable,
 )
 
 log = structlog.get_logger("web.links")
@@ -98,20 +102,25 @@ class Links:
             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"},
         )
 
-    def verify(self, purpose: Purpose, token: str) -> ApprovalToken | Outcome:
+    async def speak(self, person_id: str) -> None:
+        """Speak the language of the person a genuine link was made for (or English)."""
+        try:
+            entry = await self.runtime.directory.find_by_person_id(person_id)
+            key = await self.runtime.directory.integration_key(entry.organisation_id)
+        except DirectoryError:
+            return
+        await speak_to(self.runtime.client, key, person_id)
+
+    async def verify(self, purpose: Purpose, token: str) -> ApprovalToken | Outcome:
         try:
             return verify_token(
                 self.runtime.settings.secret_key, purpose, token, now_ms=self.runtime.clock.now_ms()
             )
-        except TokenExpired:
-            return Outcome("This link has expired",
-                           "Links in our e-mails work for a limited time. Nothing was changed; "
-                           "open the timesheet in the service, or reply to the e-mail.",
-                           "error", 410)
-        except TokenError:
-            return Outcome("This link is not valid",
-                           "The link is incomplete or was altered. Nothing was changed; copy the "
-                           "whole link from the e-mail.", "error", 400)
+        except TokenExpired as expired:  # genuine: its person's language
+            await self.speak(expired.token.approver_id)
+            return expired_page()
+        except TokenError:  # anyone's: English
+            return invalid_page()
 
     async def used(self, link_key: str) -> UsedLink | None:
         async with self.runtime.state_sessions() as session:
@@ -149,14 +158,13 @@ class Links:
             outcome = await call()
         except ServiceUnavailable:
             await self.unclaim(link_key)
-            return Outcome("The time tracking service is unreachable",
-                           "Nothing was changed. Please try the link again in a moment.",
-                           "error", 503)
+            return unreachable()
         except InvalidCredentials:  # the person's key no longer answers (archived since)
             await self.unclaim(link_key)
-            return no_longer_valid("This person")
+            return no_longer_valid(_("This person"))
         except (ServiceRequestError, PermissionRefused) as error:
-            outcome = Outcome("Nothing changed", f"The service refused: {error}.", "notice")
+            outcome = Outcome(_("Nothing changed"),
+                              _("The service refused: {error}.").format(error=error), "notice")
         await self.finish(link_key, outcome.detail)
         return outcome
 
@@ -187,6 +195,7 @@ class Links:
         now, else the page saying why not (already used, or the state moved on)."""
         row = await self.used(review_link_key(token))
         if row is not None:
+            await self.speak(token.approver_id)
             return already_page(row)
         context = await self.review_context(token)
         if isinstance(context, Outcome):
@@ -216,7 +225,7 @@ class Links:
     # --- GET/POST /a/<token> ----------------------------------------------------------------
 
     async def approve(self, request: Request) -> Response:
-        token = self.verify("approve-link", request.path_params["token"])
+        token = await self.verify("approve-link", request.path_params["token"])
         if isinstance(token, Outcome):
             return self.page(token)
         found = await self.decision_context(token)
@@ -245,7 +254,7 @@ class Links:
     # --- GET/POST /r/<token> ----------------------------------------------------------------
 
     async def reject(self, request: Request) -> Response:
-        token = self.verify("reject-link", request.path_params["token"])
+        token = await self.verify("reject-link", request.path_params["token"])
         if isinstance(token, Outcome):
             return self.page(token)
         found = await self.decision_context(token)
@@ -282,12 +291,13 @@ class Links:
 
     async def submit(self, request: Request) -> Response:
         raw = request.path_params["token"]
-        token = self.verify("submit-link", raw)
+        token = await self.verify("submit-link", raw)
         if isinstance(token, Outcome):
             return self.page(token)
         link_key = token_link_key("submit", raw)
         row = await self.used(link_key)
         if row is not None:
+            await self.speak(token.approver_id)
             return self.page(already_page(row))
         start, end = unpack_period(token.event_id)
         entry = await self.runtime.directory.find_by_person_id(token.approver_id)
@@ -305,9 +315,7 @@ class Links:
         status = state.get("status") or "d"
         if status in ("s", "a"):
             return self.page(Outcome(
-                "Nothing changed",
-                f"Your timesheet for {period} is already {STATUS_WORDS[status]}.", "notice",
-            ))
+                _("Nothing changed"), _(YOURS_ALREADY[status]).format(period=period), "notice"))
         if request.method != "POST":
             return HTMLResponse(
                 self.templates.page("submit", summary=summary, period=period),
@@ -321,28 +329,30 @@ class Links:
                     SUBMIT, {"p": token.approver_id, "s": start, "e": end}, apikey=apikey
                 )
             )["submitTimesheet"]
-            state_word = STATUS_WORDS.get(result["status"], "submitted")
-            return Outcome("Submitted", f"Your timesheet for {period} is now {state_word}.", "ok")
+            now = _(YOURS_NOW.get(result["status"], YOURS_NOW["s"])).format(period=period)
+            return Outcome(_("Submitted"), now, "ok")
 
         return self.page(await self.act(link_key, "submit", call))
 
     # --- GET/POST /prefs/<token> ------------------------------------------------------------
 
     async def prefs(self, request: Request) -> Response:
-        token = self.verify("prefs-link", request.path_params["token"])
+        token = await self.verify("prefs-link", request.path_params["token"])
         if isinstance(token, Outcome):
             return self.page(token)
         organisation_id, person_id = token.event_id, token.approver_id
         key = await self.runtime.directory.integration_key(organisation_id)
         person = await person_info(self.runtime.client, key, person_id)
         if person is None:
-            return self.page(Outcome("Unknown person", "Nothing was changed.", "error", 404))
+            return self.page(Outcome(_("Unknown person"), _("Nothing was changed."), "error",
+                                     404))
+        switch(localisation_of(person))  # their language from here on
         saved = False
         if request.method == "POST":
             mode = str((await request.form()).get("mode") or "")
             if mode not in MODES:
-                return self.page(Outcome("Choose instantly or digest", "Nothing was changed.",
-                                         "error", 400))
+                return self.page(Outcome(_("Choose instantly or digest"),
+                                         _("Nothing was changed."), "error", 400))
             await set_preference(self.runtime, organisation_id, person_id, mode)
             saved = True
         mode = await preference(self.runtime, organisation_id, person_id)
@@ -362,25 +372,22 @@ class Links:
             if request.method == "POST" and origin is not None:
                 log.warning("link_cross_site_post", origin=origin, path=request.url.path)
                 return self.page(Outcome(
-                    "Nothing changed",
-                    f"This form was sent from another site ({origin}). Open the link from "
-                    "the e-mail and confirm there.", "error", 403,
+                    _("Nothing changed"),
+                    _("This form was sent from another site ({origin}). Open the link from "
+                      "the e-mail and confirm there.").format(origin=origin), "error", 403,
                 ))
             try:
                 return await handler(request)
             except DirectoryError as error:
                 log.warning("link_directory_error", error=str(error))
                 return self.page(Outcome(
-                    "timebot cannot act for you",
-                    f"{error}. Link your API key (timebot people link), then follow the link "
-                    "again. Nothing was changed.", "error", 403,
+                    _("timebot cannot act for you"),
+                    _("{error}. Link your API key (timebot people link), then follow the link "
+                      "again. Nothing was changed.").format(error=error), "error", 403,
                 ))
             except ServiceClientError as error:
                 log.warning("link_service_error", error=str(error))
-                return self.page(Outcome(
-                    "The time tracking service is unreachable",
-                    "Nothing was changed. Please try the link again in a moment.", "error", 503,
-                ))
+                return self.page(unreachable())
 
         return endpoint
 

@@ -1,7 +1,9 @@
 """Timebot's section of the account page: the person's Slack identity and their notification
 preferences (approval e-mails instantly or as a daily digest; Slack nudges instantly, as a
 digest or off), read from and saved to timebot's state. The service's /account shows it and
-hands its form to `handle` once Origin and the CSRF token are checked (the shell wires it)."""
+hands its form to `handle` once Origin and the CSRF token are checked (the shell wires it).
+The section and its refusals are in the person's language (`timebot.l10n`; the page around
+it is the service's)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import unit_of_work
+from timebot import l10n
+from timebot.errors import DirectoryError
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.notify.approvals import MODES, preference, set_preference
 from timebot.runtime import Runtime
 from timebot.state.models import PersonLink, SlackNudgePreference, SlackWorkspace
@@ -23,7 +29,9 @@ from timebot.state.slack_models import SlackInstallation
 TEMPLATES = Environment(
     loader=FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
     autoescape=select_autoescape(default=True),
+    extensions=["jinja2.ext.i18n"],
 )
+TEMPLATES.install_gettext_callables(l10n._, l10n.ngettext, newstyle=True)  # type: ignore[attr-defined]
 CHAT_MODES = {
     "instant": {"off": False, "digest": False},
     "digest": {"off": False, "digest": True},
@@ -65,6 +73,14 @@ class PreferencesSection:
     notices = {"prefs": "Your notification preferences were saved.",
                "slack": "The Slack workspace is connected to your organisation."}
 
+    async def localisation(self, organisation_id: str, person_id: str) -> l10n.Localisation:
+        """The person's language and formats (English when they cannot be read)."""
+        try:
+            key = await self.runtime.directory.integration_key(organisation_id)
+        except DirectoryError:
+            return l10n.ENGLISH
+        return await load_localisation(self.runtime.client, key, person_id)
+
     def __init__(self, runtime: Runtime,
                  is_admin: Callable[[str, str], Awaitable[bool]] | None = None) -> None:
         self.runtime = runtime
@@ -79,27 +95,35 @@ class PreferencesSection:
             chat = await state.get(SlackNudgePreference, (organisation_id, person_id))
             workspaces = await workspaces_of(state, organisation_id) if admin else []
         mail_mode = await preference(self.runtime, organisation_id, person_id)
-        return TEMPLATES.get_template("preferences.html").render(
-            path=self.path, csrf=csrf, slack_user_id=slack_user_id, mail_mode=mail_mode,
-            chat_mode=chat_mode_of(chat) if slack_user_id else None,
-            install_url=("/slack/install?" + urlencode({"organisation": organisation_id})
-                         if admin else None),
-            workspaces=workspaces,
-        )
+        with l10n.using(await self.localisation(organisation_id, person_id)):
+            return TEMPLATES.get_template("preferences.html").render(
+                path=self.path, csrf=csrf, slack_user_id=slack_user_id, mail_mode=mail_mode,
+                chat_mode=chat_mode_of(chat) if slack_user_id else None,
+                install_url=("/slack/install?" + urlencode({"organisation": organisation_id})
+                             if admin else None),
+                workspaces=workspaces,
+            )
 
     async def handle(self, organisation_id: str, person_id: str, fields: dict[str, str]) -> str:
+        with l10n.using(await self.localisation(organisation_id, person_id)):
+            return await self._handle(organisation_id, person_id, fields)
+
+    async def _handle(self, organisation_id: str, person_id: str, fields: dict[str, str]
+                      ) -> str:
         mail_mode = fields.get("mail", "")
         if mail_mode not in MODES:
-            return f'Invalid "mail": choose one of {", ".join(MODES)}.'
+            return _('Invalid "{field}": choose one of {values}.').format(
+                field="mail", values=", ".join(MODES))
         chat = fields.get("chat")
         if chat is not None and chat not in CHAT_MODES:
-            return f'Invalid "chat": choose one of {", ".join(CHAT_MODES)}.'
+            return _('Invalid "{field}": choose one of {values}.').format(
+                field="chat", values=", ".join(CHAT_MODES))
         await set_preference(self.runtime, organisation_id, person_id, mail_mode)
         if chat is not None:
             async with unit_of_work(self.runtime.state_sessions) as state:
                 slack_user_id = await slack_user_of(state, person_id)
                 if slack_user_id is None:
-                    return "Link your Slack account first to choose chat notifications."
+                    return _("Link your Slack account first to choose chat notifications.")
                 pref = await state.get(SlackNudgePreference, (organisation_id, person_id))
                 if pref is None:
                     pref = SlackNudgePreference(

@@ -41,6 +41,15 @@ def format_day(day: date, local: Localisation = ENGLISH, *, year: bool = False) 
                                    locale=local.lang)
 
 
+def format_entry_day(day: date, local: Localisation = ENGLISH) -> str:
+    """A day as quick time entry names it: `Mon 2 Mar 2026` (the grammar's own words, which
+    `/time` reads back); for a reader of another language or date format, `format_day` with
+    the year (`lun. 02 mars 2026`, `lun. 02/03/2026`)."""
+    if local.lang == "en" and not local.date_format:
+        return babel_dates.format_date(day, "EEE d MMM y", locale="en")
+    return format_day(day, local, year=True)
+
+
 def _local_days(start_ms: int, end_ms: int, local: Localisation) -> tuple[date, date]:
     zone = zone_of(local)
     first = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(zone).date()

@@ -11,6 +11,7 @@ from functools import partial
 from zoneinfo import ZoneInfo
 
 from plumbing.periods import NOUNS
+from timebot import l10n
 from timebot.client import ServiceClient
 from timebot.entry_rules import Rules, RulesCache, format_duration
 from timebot.entry_rules import refusal as rules_refusal
@@ -21,7 +22,7 @@ from timebot.errors import (
     ServiceUnavailable,
 )
 from timebot.grammar import ParseError, parse_entry
-from timebot.grammar.dates import format_day
+from timebot.l10n import N_, _
 from timebot.summary import hours, summarise
 from timebot.timeentry.balances import balance_text, day_bounds, time_off_left
 from timebot.timeentry.gateway import Gateway
@@ -39,16 +40,18 @@ from timebot.timeentry.texts import (
     entry_text,
     format_listing,
     format_record,
-    format_state,
     format_week,
     local_day,
     local_midnight_ms,
+    period_status,
+    reader,
     sort_recent,
     today_in,
     week_of,
 )
 
-UNREACHABLE = "The time tracking service could not be reached; nothing was logged. Try again."
+UNREACHABLE = N_("The time tracking service could not be reached; nothing was logged. Try "
+                 "again.")
 LIST_DAYS = 14
 LIST_LIMIT = 20
 
@@ -83,8 +86,9 @@ class Outcome:
         if self.plan is not None and self.record_id is not None:
             note = f" ({self.plan.note})" if self.plan.note else ""
             left = f" — {self.balance}" if self.balance else ""
-            return f"Logged: {self.plan.reading}{note}{left}"
-        return f"Not logged: {self.text.strip()} — {self.problem}"
+            return _("Logged: {entry}").format(entry=self.plan.reading) + note + left
+        return _("Not logged: {entry} — {problem}").format(entry=self.text.strip(),
+                                                           problem=self.problem)
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,9 @@ def refusal(error: ServiceClientError) -> str:
     if isinstance(error, ServiceRequestError):
         return plain_words(error.messages)
     if isinstance(error, PermissionRefused):
-        return "You may not do this (the service refused it)."
-    return f"The time tracking service could not be reached ({error}); nothing was changed."
+        return _("You may not do this (the service refused it).")
+    return _("The time tracking service could not be reached ({error}); nothing was "
+             "changed.").format(error=error)
 
 
 class QuickTime:
@@ -121,7 +126,11 @@ class QuickTime:
 
     async def show(self, who: Who) -> Callable[[int], str]:
         """How the person's durations are shown: their `durationFormat` where one is set,
-        else `2h 30m`."""
+        else `2h 30m` (in a reader's own numbers where their language or formats differ
+        from the house style)."""
+        local = reader()
+        if local is not None:
+            return partial(l10n.format_duration, local=local)
         rules = await self._rules(who)
         if rules is None or rules.duration_format is None:
             return hours
@@ -175,7 +184,7 @@ class QuickTime:
             except ServiceUnavailable:
                 if source_key is not None:
                     raise  # a mail is retried later; what was created is remembered by key
-                outcomes.append(Outcome(piece, problem=UNREACHABLE))
+                outcomes.append(Outcome(piece, problem=_(UNREACHABLE)))
                 continue
             except ServiceClientError as error:
                 outcomes.append(Outcome(piece, problem=refusal(error)))
@@ -200,18 +209,20 @@ class QuickTime:
     async def undo(self, who: Who) -> str:
         last = await self.memory.last_creation(who.organisation_id, who.person_id)
         if last is None:
-            return "Nothing to undo: you have not logged anything with /time or by mail."
+            return _("Nothing to undo: you have not logged anything with /time or by mail.")
         try:
             await self.gateway(who).delete([last.record_id])
         except ServiceRequestError as error:
             if any("time record" in m and "not" in m.lower() for m in error.messages):
                 await self.memory.forget_record(last.record_id, self.now_ms())
-                return f"Already gone: {last.reading}"
-            return f"Could not undo {last.reading}: {refusal(error)}"
+                return _("Already gone: {entry}").format(entry=last.reading)
+            return _("Could not undo {entry}: {why}").format(entry=last.reading,
+                                                             why=refusal(error))
         except ServiceClientError as error:
-            return f"Could not undo {last.reading}: {refusal(error)}"
+            return _("Could not undo {entry}: {why}").format(entry=last.reading,
+                                                             why=refusal(error))
         await self.memory.forget_record(last.record_id, self.now_ms())
-        return f"Undone: {last.reading}"
+        return _("Undone: {entry}").format(entry=last.reading)
 
     async def recent(self, who: Who) -> tuple[str, list[str]]:
         """The numbered list of the last two weeks' entries, most recent first (remembered
@@ -237,46 +248,50 @@ class QuickTime:
     async def delete(self, who: Who, number: str) -> str:
         record_id = await self._numbered(who, number)
         if record_id is None:
-            return f"There is no entry {number.strip()} in your list: see `/time list`."
+            return no_entry(number)
         gateway = self.gateway(who)
         try:
             record = await gateway.record(record_id)
             await gateway.delete([record_id])
         except ServiceClientError as error:
-            return f"Entry {number.strip()} was not deleted: {refusal(error)}"
+            return _("Entry {n} was not deleted: {why}").format(n=number.strip(),
+                                                               why=refusal(error))
         await self.memory.forget_record(record_id, self.now_ms())
-        return f"Deleted: {format_record(record, who.zone, await self.show(who))}"
+        return _("Deleted: {entry}").format(
+            entry=format_record(record, who.zone, await self.show(who)))
 
     async def edit(self, who: Who, number: str, text: str) -> tuple[str, Outcome | None]:
         """Replace entry n (of the list last shown) with what `text` says."""
         record_id = await self._numbered(who, number)
         if record_id is None:
-            return f"There is no entry {number.strip()} in your list: see `/time list`.", None
-        return await self.replace(who, record_id, text, f"entry {number.strip()}")
+            return no_entry(number), None
+        return await self.replace(who, record_id, text, _("entry {n}").format(n=number.strip()))
 
-    async def replace(self, who: Who, record_id: str, text: str, label: str = "the entry"
+    async def replace(self, who: Who, record_id: str, text: str, label: str = ""
                       ) -> tuple[str, Outcome | None]:
         """Replace a record with what `text` says (a whole entry, as `/time` reads it): the
         new record is created first, then the old one deleted; if that fails, the new one
         goes again, so the entry is either replaced or untouched."""
+        label = label or _("the entry")
+        what = label[:1].upper() + label[1:]
         gateway = self.gateway(who)
         try:
             old = await gateway.record(record_id)
         except ServiceClientError as error:
-            return f"{label.capitalize()} cannot be edited: {refusal(error)}", None
+            return _("{what} cannot be edited: {why}").format(what=what, why=refusal(error)), None
         parsed = parse_entry(text, who.zone, today_in(who.zone, self.now_ms()))
         if isinstance(parsed, ParseError):
-            return f"Not understood: {parsed}", None
+            return _("Not understood: {problem}").format(problem=parsed), None
         if len(parsed) != 1:
-            return "Edit one entry at a time (no `;`).", None
+            return _("Edit one entry at a time (no `;`)."), None
         try:
             plan = plan_entry(parsed[0], await gateway.catalogue())
             if isinstance(plan, Unresolved):
-                return f"{label.capitalize()} unchanged: {plan.reason}", Outcome(
+                return _("{what} unchanged: {why}").format(what=what, why=plan.reason), Outcome(
                     text, problem=plan.reason, choices=plan.choices)
             new = await gateway.create(plan)
         except ServiceClientError as error:
-            return f"{label.capitalize()} unchanged: {refusal(error)}", None
+            return _("{what} unchanged: {why}").format(what=what, why=refusal(error)), None
         try:
             await gateway.delete([record_id])
         except ServiceClientError as error:
@@ -284,11 +299,12 @@ class QuickTime:
                 await gateway.delete([new["id"]])
             except ServiceClientError:
                 pass
-            return f"{label.capitalize()} unchanged: {refusal(error)}", None
+            return _("{what} unchanged: {why}").format(what=what, why=refusal(error)), None
         await self.memory.replace_record(who.organisation_id, who.person_id, record_id,
                                          new["id"], plan.reading)
-        return (f"Changed {label}: {format_record(old, who.zone, await self.show(who))}"
-                f"\n→ {plan.reading}"), Outcome(text, plan, new["id"])
+        return (_("Changed {what}: {entry}").format(
+            what=label, entry=format_record(old, who.zone, await self.show(who)))
+                + f"\n→ {plan.reading}"), Outcome(text, plan, new["id"])
 
     async def undo_record(self, who: Who, record_id: str) -> str:
         """Undo one creation (the Undo button of its confirmation)."""
@@ -297,9 +313,10 @@ class QuickTime:
             record = await gateway.record(record_id)
             await gateway.delete([record_id])
         except ServiceClientError as error:
-            return f"Not undone: {refusal(error)}"
+            return _("Not undone: {why}").format(why=refusal(error))
         await self.memory.forget_record(record_id, self.now_ms())
-        return f"Undone: {format_record(record, who.zone, await self.show(who))}"
+        return _("Undone: {entry}").format(
+            entry=format_record(record, who.zone, await self.show(who)))
 
     async def reading_of(self, who: Who, record_id: str) -> str:
         """The record in the words of an entry (what an Edit form starts from)."""
@@ -337,11 +354,11 @@ class QuickTime:
         try:
             event = await self.gateway(who).submit(period.start_ms, period.end_ms)
         except ServiceClientError as error:
-            return f"Not submitted: {refusal(error)}"
-        what = f"Timesheet for {period.label}"
+            return _("Not submitted: {why}").format(why=refusal(error))
         if event.get("status") == "a":
-            return f"{what} submitted and approved (no approval workflow applies)."
-        return f"{what} submitted for approval."
+            return _("Timesheet for {period} submitted and approved (no approval workflow "
+                     "applies).").format(period=period.label)
+        return _("Timesheet for {period} submitted for approval.").format(period=period.label)
 
     async def status(self, who: Who) -> str:
         lines = []
@@ -352,10 +369,12 @@ class QuickTime:
                 state = await gateway.approval_state(period.start_ms, period.end_ms)
             except ServiceClientError as error:
                 return refusal(error)
-            name = f"Last {period.noun}" if last else f"This {period.noun}"
-            lines.append(f"{name} ({format_day(period.first_day)} to "
-                         f"{format_day(period.last_day)}): {format_state(state)}")
+            lines.append(period_status(period, last, state))
         return "\n".join(lines)
+
+
+def no_entry(number: str) -> str:
+    return _("There is no entry {n} in your list: see `/time list`.").format(n=number.strip())
 
 
 def _known_plan(reading: str) -> RecordPlan:

@@ -13,7 +13,9 @@ from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from timebot import l10n
 from timebot.client import ServiceClient, operation
+from timebot.l10n import _, ngettext
 
 DAY_MS = 86_400_000
 
@@ -60,15 +62,29 @@ def balances_of(report: dict[str, Any] | None) -> list[Balance]:
 
 
 def amount(value: float, unit: str) -> str:
-    number = f"{value:.2f}".rstrip("0").rstrip(".")
+    """`8.5 days`, `1 hour` (`8,5 jours` for a French reader)."""
+    local = l10n.current()
+    if local.lang == "en" and local.decimal is None and local.thousands is None:
+        number = f"{value:.2f}".rstrip("0").rstrip(".")
+    else:
+        number = l10n.format_number(value, local)
+    count = 1 if abs(value) == 1 else 2
+    if unit == "hour":
+        return ngettext("{n} hour", "{n} hours", count).format(n=number)
+    if unit == "day":
+        return ngettext("{n} day", "{n} days", count).format(n=number)
     return f"{number} {unit}{'' if abs(value) == 1 else 's'}"
 
 
 def balance_text(balance: Balance, zone: ZoneInfo) -> str:
-    """`Vacation left: 8.5 days (until 31 Dec 2026)` (pure)."""
+    """`Vacation left: 8.5 days (until 31 Dec 2026)` (pure; in the reader's language)."""
     last = datetime.fromtimestamp((balance.end_ms - 1) / 1000, zone)
-    return (f"{balance.type_name} left: {amount(balance.remaining, balance.unit)} "
-            f"(until {last:%d %b %Y})")
+    local = l10n.current()
+    until = f"{last:%d %b %Y}" if local.lang == "en" and not local.date_format \
+        else l10n.format_date(last.date(), local) if local.date_format \
+        else l10n.format_day(last.date(), local, year=True)
+    return _("{absence} left: {amount} (until {day})").format(
+        absence=balance.type_name, amount=amount(balance.remaining, balance.unit), day=until)
 
 
 def day_bounds(day_ms: int, today_ms: int, zone: ZoneInfo) -> tuple[int, int]:

@@ -33,6 +33,7 @@ from timebot.grammar.matching import target_index
 from timebot.grammar.model import MS_PER_HOUR
 from timebot.grammar.render import format_target
 from timebot.grammar.target_index import TargetIndex
+from timebot.l10n import _
 
 WORKING_DAY_MS = 8 * MS_PER_HOUR
 
@@ -190,7 +191,8 @@ def _amount_ms(entry: ParsedEntry) -> tuple[int, str]:
     ms = int(Decimal(WORKING_DAY_MS) * entry.days)
     hours = Decimal(ms) / Decimal(MS_PER_HOUR)
     text = f"{hours.normalize():f}h"
-    return ms, f"{entry.days.normalize():f}d counted as {text} (a working day is 8h)"
+    return ms, _("{days}d counted as {hours} (a working day is 8h)").format(
+        days=f"{entry.days.normalize():f}", hours=text)
 
 
 def _listing(names: Sequence[str]) -> str:
@@ -201,7 +203,7 @@ def plan_entry(entry: ParsedEntry, catalogue: Catalogue) -> RecordPlan | Unresol
     """What to create for one parsed entry, or why not (unknown or ambiguous target)."""
     duration_ms, note = _amount_ms(entry)
     if duration_ms <= 0:
-        return Unresolved("The duration is zero: nothing to log.")
+        return Unresolved(_("The duration is zero: nothing to log."))
     end_ms = entry.start_ms + duration_ms if entry.is_range else None
     if entry.target is not None:
         typed = format_target(entry.target)
@@ -211,15 +213,14 @@ def plan_entry(entry: ParsedEntry, catalogue: Catalogue) -> RecordPlan | Unresol
                 Choice("/".join(c.path), describe(replace(entry, target=c.path)))
                 for c in found.candidates
             )
-            return Unresolved(
-                f"{typed} could mean several: {_listing([c.label for c in choices])}.", choices
-            )
+            return Unresolved(_("{typed} could mean several: {names}.").format(
+                typed=typed, names=_listing([c.label for c in choices])), choices)
         if isinstance(found, NoMatch):
-            hint = (
-                f" Did you mean {_listing(['/'.join(c.path) for c in found.suggestions])}?"
-                if found.suggestions else ""
-            )
-            return Unresolved(f"{typed} is no project or task you may log time on.{hint}")
+            hint = (" " + _("Did you mean {names}?").format(
+                names=_listing(["/".join(c.path) for c in found.suggestions]))
+                if found.suggestions else "")
+            return Unresolved(_("{typed} is no project or task you may log time on.").format(
+                typed=typed) + hint)
         target = catalogue.target(found.value)
         resolved = replace(entry, target=target.candidate.path)
         return RecordPlan(
@@ -236,10 +237,10 @@ def plan_entry(entry: ParsedEntry, catalogue: Catalogue) -> RecordPlan | Unresol
             note=note,
         )
     if not entry.absence_words:
-        return Unresolved(
+        return Unresolved(_(
             "What was it for? Name a project or task with @ (e.g. @acme/website), or an"
             " absence type (e.g. 1d vacation)."
-        )
+        ))
     types = [AbsenceType(a.id, a.name) for a in catalogue.absences]
     typed_words = " ".join(entry.absence_words)
     absence = match_absence(entry.absence_words, types)
@@ -248,18 +249,14 @@ def plan_entry(entry: ParsedEntry, catalogue: Catalogue) -> RecordPlan | Unresol
             Choice(t.name, describe(replace(entry, absence_words=(t.name,))))
             for t in absence.candidates
         )
-        return Unresolved(
-            f"“{typed_words}” could be several absence types: "
-            f"{_listing([c.label for c in choices])}.",
-            choices,
-        )
+        return Unresolved(_("“{typed}” could be several absence types: {names}.").format(
+            typed=typed_words, names=_listing([c.label for c in choices])), choices)
     if not isinstance(absence, Match):
         names = [t.name for t in absence.suggestions] or [a.name for a in catalogue.absences]
-        hint = f" Absence types: {_listing(names)}." if names else ""
-        return Unresolved(
-            f"“{typed_words}” is no absence type; for project work put @ before the project."
-            f"{hint}"
-        )
+        hint = (" " + _("Absence types: {names}.").format(names=_listing(names))
+                if names else "")
+        return Unresolved(_("“{typed}” is no absence type; for project work put @ before the "
+                            "project.").format(typed=typed_words) + hint)
     row = catalogue.absence(absence.value.id)
     comment_parts = [*absence.rest, *([entry.comment] if entry.comment else [])]
     comment = " ".join(comment_parts) or None
@@ -309,9 +306,10 @@ def plain_words(messages: Sequence[str]) -> str:
         if text == "AccountIsInactive":
             text = AccountInactive.PLAIN
         elif text.startswith("APIKeyError"):
-            text = "the service did not accept your key (ask an administrator to re-link it)"
+            text = _("the service did not accept your key (ask an administrator to re-link "
+                     "it)")
         if not text:
             continue
         text = text[0].upper() + text[1:]
         sentences.append(text if text.endswith((".", "!", "?")) else text + ".")
-    return " ".join(dict.fromkeys(sentences)) or "The service refused it."
+    return " ".join(dict.fromkeys(sentences)) or _("The service refused it.")

@@ -1,5 +1,8 @@
 """Pure texts and periods of quick time entry: weeks in the person's zone, numbered entry
-lists, the week summary and the timesheet status, in plain words."""
+lists, the week summary and the timesheet status, in plain words — in the reader's language
+and formats (`timebot.l10n`, set by the front around the call; English house style when
+nothing was chosen). What reads back as an entry (`entry_text`, an entry's reading) stays in
+the grammar's own words: `/time` understands those."""
 
 from __future__ import annotations
 
@@ -9,16 +12,53 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from timebot import l10n
 from timebot.grammar.dates import format_day
 from timebot.grammar.render import format_target, quote
+from timebot.l10n import N_, _
 from timebot.summary import TimesheetSummary, hours
 
 STATUS_WORDS = {
-    "d": "draft (not submitted)",
-    "s": "submitted, awaiting approval",
-    "a": "approved",
-    "r": "rejected",
+    "d": N_("draft (not submitted)"),
+    "s": N_("submitted, awaiting approval"),
+    "a": N_("approved"),
+    "r": N_("rejected"),
 }
+# Per period noun (plumbing.periods.NOUNS): whole phrases, so that each language agrees them.
+PERIOD_LABELS = {
+    "day": N_("the day of {first} to {last}"),
+    "week": N_("the week of {first} to {last}"),
+    "fortnight": N_("the fortnight of {first} to {last}"),
+    "half-month": N_("the half-month of {first} to {last}"),
+    "month": N_("the month of {first} to {last}"),
+}
+PERIOD_HEADS = {
+    "day": N_("Day of {day}: {total} · timesheet {state}"),
+    "week": N_("Week of {day}: {total} · timesheet {state}"),
+    "fortnight": N_("Fortnight of {day}: {total} · timesheet {state}"),
+    "half-month": N_("Half-month of {day}: {total} · timesheet {state}"),
+    "month": N_("Month of {day}: {total} · timesheet {state}"),
+}
+THIS_PERIOD = {"day": N_("This day"), "week": N_("This week"),
+               "fortnight": N_("This fortnight"), "half-month": N_("This half-month"),
+               "month": N_("This month")}
+LAST_PERIOD = {"day": N_("Last day"), "week": N_("Last week"),
+               "fortnight": N_("Last fortnight"), "half-month": N_("Last half-month"),
+               "month": N_("Last month")}
+
+
+def reader() -> l10n.Localisation | None:
+    """The reader's localisation where it differs from the house style (English, no date
+    format chosen), else None (the output English has always had)."""
+    local = l10n.current()
+    return local if local.lang != "en" or local.date_format else None
+
+
+def day_text(day: date) -> str:
+    """`Mon 16 Mar 2026`; `lun. 16 mars 2026` or `lun. 16/03/2026` for a French reader."""
+    return l10n.format_entry_day(day, l10n.current())
+
+
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -39,7 +79,8 @@ class Period:
 
     @property
     def label(self) -> str:
-        return f"the {self.noun} of {format_day(self.first_day)} to {format_day(self.last_day)}"
+        return _(PERIOD_LABELS.get(self.noun, PERIOD_LABELS["week"])).format(
+            first=day_text(self.first_day), last=day_text(self.last_day))
 
 
 def _ms(moment: datetime) -> int:
@@ -72,7 +113,7 @@ def record_target(record: Mapping[str, Any]) -> str:
     task = (record.get("task") or {}).get("name")
     if task:
         names.append(str(task))
-    return "/".join(names) or "(no project)"
+    return "/".join(names) or _("(no project)")
 
 
 def format_record(record: Mapping[str, Any], zone: ZoneInfo,
@@ -80,12 +121,13 @@ def format_record(record: Mapping[str, Any], zone: ZoneInfo,
     """2h 30m on Mon 16 Mar 2026 · Acme/Website · wfh · “the comment” (`show`: the person's
     `durationFormat`)."""
     start = int(record["startTime"]["ts"])
-    parts = [f"{show(int(record['duration']))} on {format_day(local_day(start, zone))}",
+    parts = [_("{duration} on {day}").format(duration=show(int(record["duration"])),
+                                             day=day_text(local_day(start, zone))),
              record_target(record)]
     if record.get("nonBillable"):
-        parts.append("non-billable")
+        parts.append(_("non-billable"))
     if record.get("wfh"):
-        parts.append("wfh")
+        parts.append(_("wfh"))
     if record.get("comment"):
         parts.append(quote(str(record["comment"])))
     return " · ".join(parts)
@@ -125,39 +167,54 @@ def sort_recent(records: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]
 def format_listing(records: Sequence[Mapping[str, Any]], zone: ZoneInfo,
                    show: Callable[[int], str] = hours) -> str:
     if not records:
-        return "No entries in the last two weeks."
+        return _("No entries in the last two weeks.")
     lines = [f"{n}. {format_record(r, zone, show)}" for n, r in enumerate(records, 1)]
     return "\n".join(lines)
 
 
 def format_state(state: Mapping[str, Any]) -> str:
     status = str(state.get("status") or "d")
-    words = STATUS_WORDS.get(status, status)
+    words = _(STATUS_WORDS[status]) if status in STATUS_WORDS else status
     pending = [str(p["name"]) for p in state.get("pendingApprovers") or [] if p]
     if status == "s" and pending:
-        words += f" (waiting for {', '.join(pending)})"
+        words += " " + _("(waiting for {names})").format(names=", ".join(pending))
     return words
 
 
 def format_week(summary: TimesheetSummary, period: Period, state: Mapping[str, Any],
                 show: Callable[[int], str] = hours) -> str:
-    lines = [f"{period.noun.capitalize()} of {format_day(period.first_day)}: "
-             f"{show(summary.total_ms)} · timesheet {format_state(state)}"]
+    lines = [_(PERIOD_HEADS.get(period.noun, PERIOD_HEADS["week"])).format(
+        day=day_text(period.first_day), total=show(summary.total_ms), state=format_state(state))]
     by_day = dict(summary.by_day)
     for offset in range(period.days):
         day = period.first_day + timedelta(days=offset)
         if day in by_day:
-            lines.append(f"  {format_day(day)}: {show(by_day[day])}")
+            lines.append(f"  {day_text(day)}: {show(by_day[day])}")
     for name, ms in summary.by_project:
         lines.append(f"  {name}: {show(ms)}")
     for name, ms in summary.absences:
-        lines.append(f"  {name} (absence): {show(ms)}")
+        lines.append("  " + _("{name} (absence): {duration}").format(name=name,
+                                                                      duration=show(ms)))
     if not summary.entries:
-        lines.append("  No entries.")
+        lines.append("  " + _("No entries."))
     return "\n".join(lines)
 
 
-HELP = """Log time: `/time 2h @acme/website fixing the header` · `/time 9:00-11:30 @acme yesterday`
+def period_status(period: Period, last: bool, state: Mapping[str, Any]) -> str:
+    """`This week (Mon 16 Mar 2026 to Sun 22 Mar 2026): approved`."""
+    names = LAST_PERIOD if last else THIS_PERIOD
+    return _("{name} ({first} to {last}): {state}").format(
+        name=_(names.get(period.noun, names["week"])), first=day_text(period.first_day),
+        last=day_text(period.last_day), state=format_state(state))
+
+
+def help_text() -> str:
+    """What `/time` understands, in the reader's language."""
+    return _(HELP)
+
+
+HELP = N_(
+    """Log time: `/time 2h @acme/website fixing the header` · `/time 9:00-11:30 @acme yesterday`
 · `/time 1d vacation friday` · `/time 1:30 @acme $ #wfh "call with Bob"`
 · several at once: separate them with `;`
 Durations 2h, 2h30, 90m, 1.5h, 1:30, ranges 9-11:30, 9am-1pm; dates today, yesterday, mon,
@@ -165,4 +222,4 @@ last fri, 2026-03-15, 15.03.; `$` billable, `!nb` non-billable, `#wfh` worked fr
 `/time list` your recent entries, numbered · `/time edit <n> <entry>` replace entry n ·
 `/time delete <n>` · `/time undo` removes what you last logged · `/time week [last]` hours by
 day and project, and the timesheet's status · `/timesheet submit [last]` · `/timesheet status`
-By mail: write one entry a line to time@ (the same words)."""
+By mail: write one entry a line to time@ (the same words).""")
