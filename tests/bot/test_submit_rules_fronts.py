@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from service.approvals.autosubmit import auto_submit
 from tests.bot.test_time_commands import World, world  # noqa: F401  (the module's server)
+from tests.mail.reviews_support import org_events, settings_seen
 from tests.timebot.timeentry_setup import NOW_MS, records_of
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -45,12 +46,30 @@ async def test_time_on_a_project_whose_period_is_turned_off(world: World) -> Non
     await world.fx.org.admin.gql(
         "mutation($id: SvcId!) { editProjectTimeSettingsTurnOffPeriodAfter(id: $id,"
         " turnOffPeriodAfter: 1) { id } }", {"id": world.fx.ids["alps"]})
+    # The front knows the project's rule (read with the person's) and refuses early.
     refused = (await world.run("/time", "1h @alps 2026-03-10 review", user))["text"]
-    assert "The week of 2026-03-09 to 2026-03-15 is closed (turnOffPeriodAfter of project " \
-        "Alps" in refused, refused
+    assert ("The week of 2026-03-09 to 2026-03-15 is closed (turnOffPeriodAfter: 1 days "
+            "after it ends): log time from Mon 16 Mar 2026 on.") in refused, refused
     assert await records_of(world.fx.org, member.id) == []
     logged = (await world.run("/time", "1h @acme 2026-03-10 review", user))["text"]
     assert "Logged" in logged, logged
+    # A project that keeps its periods open longer than its person's: the front lets it by,
+    # and the service accepts it.
+    # (The service's settingsUpdate makes the front read the rules again.)
+    runtime = world.live.app.state.runtime
+    await runtime.subscriptions.ensure(world.fx.org.id)
+    seen = len([e for e in await org_events(runtime, world.fx.org.id)
+                if e.event == "settingsUpdate"])
+    await world.fx.org.admin.gql(
+        "mutation($id: SvcId!, $p: SvcId!) { editPersonTimeSettingsTurnOffPeriodAfter(id: $id,"
+        " turnOffPeriodAfter: 0) { id } editProjectTimeSettingsTurnOffPeriodAfter(id: $p,"
+        " turnOffPeriodAfter: 30) { id } }", {"id": member.id, "p": world.fx.ids["alps"]})
+    await settings_seen(runtime, world.fx.org.id, seen + 2)
+    closed = (await world.run("/time", "1h @acme 2026-03-10 review", user))["text"]
+    assert "(turnOffPeriodAfter: 0 days after it ends)" in closed, closed
+    logged = (await world.run("/time", "1h @alps 2026-03-10 review", user))["text"]
+    assert "Logged" in logged, logged
+    assert len(await records_of(world.fx.org, member.id)) == 2
 
 
 async def test_last_week_auto_submitted(world: World) -> None:  # noqa: F811
