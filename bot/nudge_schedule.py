@@ -11,6 +11,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from bot.approval_blocks import status_word
+from timebot.entry_rules import Rules
+from timebot.notify.period_timing import due_now, reminder_slots
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.state.models import SlackNudgePreference
 
@@ -68,6 +70,20 @@ def staff_nudge_due(now_ms: int, tz: str | None, period: tuple[int, int]) -> boo
     last_day = datetime.fromtimestamp((end - 1) / 1000, UTC).date()
     friday = last_day - timedelta(days=(last_day.weekday() - 4) % 7)
     return local.date() == friday and local.hour >= STAFF_HOUR and start <= now_ms
+
+
+def reminder_slot(now_ms: int, rules: Rules | None) -> tuple[tuple[int, int], bool] | None:
+    """Where the person's `timesheetReminder` is set (timing, hour): the period its reminder
+    is about now and whether it is due (the mail's moment: timebot/notify/period_timing.py);
+    None where it is not set (the nudge then goes on the period's last working day, from
+    16:00)."""
+    if rules is None or rules.reminder is None:
+        return None
+    person = {"timeSettings": {"periodicity": {"value": rules.periodicity},
+                               "timesheetReminder": {"value": dict(rules.reminder)}},
+              "localisation": {"firstDayOfWeek": {"value": rules.first_day}}}
+    period, due, _ = reminder_slots(now_ms, person, rules.zone.key)
+    return (period.start_ms, period.end_ms), due_now(now_ms, due)
 
 
 def local_day_bounds(day: date, tz: str | None) -> tuple[int, int]:

@@ -1,7 +1,8 @@
-"""Staff nudges: on the last working day of their period (Friday, from 16:00 in their Slack
-time zone) a DM with "Submit now" when the timesheet is draft or rejected; none when they are
-absent that day (any absence), nor on a day that is not a working day for them (their work
-schedule and public holidays, GraphQL `scheduledDays`)."""
+"""Staff nudges: when the person's `timesheetReminder` says (its timing and hour, in their
+time zone, as the mail reminder), else on the last working day of their period (Friday, from
+16:00 in their Slack time zone), a DM with "Submit now" when the timesheet is draft or
+rejected; none when they are absent that day (any absence), nor on a day that is not a
+working day for them (their work schedule and public holidays, GraphQL `scheduledDays`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sqlalchemy import select
 from bot.approval_blocks import period_text, status_word
 from bot.deps import SlackDeps
 from bot.nudge_preferences import NudgePreferences
-from bot.nudge_schedule import local_day_bounds, staff_nudge_due
+from bot.nudge_schedule import local_day_bounds, reminder_slot, staff_nudge_due
 from bot.submit_now import submit_blocks
 from timebot import l10n
 from timebot.entry_rules import Rules
@@ -64,9 +65,15 @@ class StaffNudges:
         for link in links:
             user = str(link.slack_user_id)
             tz = (await self.deps.identity.profile(user)).tz
-            period = await self._period(link, now)
-            if not staff_nudge_due(now, tz, period):
-                continue
+            slot = reminder_slot(now, await self._rules(link))
+            if slot is None:
+                period = await self._period(link, now)
+                if not staff_nudge_due(now, tz, period):
+                    continue
+            else:  # their timesheetReminder says when, as for the mail
+                period, due = slot
+                if not due:
+                    continue
             period_key = f"{period[0]}"
             pref = await self.preferences.get(link.organisation_id, link.person_id, user)
             if pref.last_staff_nudge == period_key:
@@ -129,9 +136,14 @@ class StaffNudges:
                 period_text(*period, rules.zone)
             ending = ENDING.get("weekly" if rules is None else rules.periodicity,
                                 ENDING["weekly"])
-            text = (l10n._("Your timesheet for {period} was rejected: correct it and submit "
-                           "again.") if status == "rejected" else l10n._(ending)
-                    ).format(period=period_words)
+            if status == "rejected":
+                sentence = l10n._("Your timesheet for {period} was rejected: correct it and "
+                                  "submit again.")
+            elif period[1] <= now:  # a reminder after the period (timesheetReminder)
+                sentence = l10n._("Your timesheet for {period} is not submitted yet.")
+            else:
+                sentence = l10n._(ending)
+            text = sentence.format(period=period_words)
             blocks = submit_blocks(text, *period, key)
         await self.deps.sender.post(user, text, blocks, key=key)
         return True

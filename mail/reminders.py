@@ -69,10 +69,12 @@ def submit_url(
 
 def auto_submit_date(end_ms: int, days: int | None, time_zone: str,
                      local: Localisation = ENGLISH) -> str | None:
+    """The day the service auto-submits the period: N local days after the local day its end
+    falls on (service/approvals/autosubmit.py), shown in the person's zone."""
     if not days:
         return None
-    moment = datetime.fromtimestamp(end_ms / 1000, UTC) + timedelta(days=days)
-    return format_day(moment.astimezone(ZoneInfo(time_zone)).date(), local, year=True)
+    end_day = datetime.fromtimestamp(end_ms / 1000, UTC).astimezone(ZoneInfo(time_zone)).date()
+    return format_day(end_day + timedelta(days=days), local, year=True)
 
 
 # --- approval reminders ---------------------------------------------------------------------

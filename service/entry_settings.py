@@ -118,7 +118,8 @@ async def checked(session: AsyncSession, organisation: Organisation, person: Per
     if refused is not None:
         raise RuleViolation(refused)
     if write.kind in ("add", "clone", "legacy", "edit"):
-        await check_period_open(session, organisation, person, write.after.start_ms, now_ms)
+        await check_period_open(session, organisation, person, write.after.start_ms, now_ms,
+                                projects)
     unit = values.get("timeEntryUnit")
     return rules.rounded(unit.value if unit is not None else None, write.after)
 

@@ -5,13 +5,15 @@ a period to new time N days after it ends. The periods themselves are `plumbing/
 
 Submitting holds to the period once `periodicity` or `allowPartialPeriodSubmit` is set
 somewhere for the person (account, tag or person): an account that never chose a period
-accepts any period, as before (the API names its period; the auto-submit weeks are UTC
-weeks). `check_period_open` is a separate check for the entry-rule pipeline
-(`service/entry_settings.py`) to call on every write of a record's start.
+accepts any period, as before (the API names its period); auto-submission submits the
+person's period (`service/approvals/autosubmit.py`). `check_period_open` is a separate
+check for the entry-rule pipeline (`service/entry_settings.py`) to call on every write of a
+record's start.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import ZoneInfo
@@ -20,8 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing import periods
 from service.errors import RuleViolation
-from service.models import Organisation, Person
-from service.settings_cascade import Resolved, for_person, person_zone, reader
+from service.models import Organisation, Person, Project
+from service.settings_cascade import Resolved, for_person, own, person_zone, reader
 from service.settings_registry import BY_NAME, LOCALISATION, TIME_SETTINGS
 
 
@@ -103,10 +105,16 @@ def check_open(turn_off: Resolved, settings: PeriodSettings, start_ms: int,
 
 
 async def check_period_open(session: AsyncSession, organisation: Organisation, person: Person,
-                            start_ms: int, now_ms: int) -> None:
-    """The entry pipeline's step: new or moved time must lie in a period still open. Reads
-    the period settings only when `turnOffPeriodAfter` applies to the person."""
-    turn_off = await _value(session, organisation, person, TIME_SETTINGS, "turnOffPeriodAfter")
+                            start_ms: int, now_ms: int, projects: Sequence[Project] = ()
+                            ) -> None:
+    """The entry pipeline's step: new or moved time must lie in a period still open. The
+    value is the first of the entry's projects that sets `turnOffPeriodAfter` (a project
+    closes its periods sooner or later than its people's), else the person's. Reads the
+    period settings (always the person's: their periods) only when a value applies."""
+    setting = BY_NAME[(TIME_SETTINGS, "turnOffPeriodAfter")]
+    turn_off = next((found for found in (own(p, "project", reader(setting)) for p in projects)
+                     if found is not None), None) or \
+        await _value(session, organisation, person, TIME_SETTINGS, "turnOffPeriodAfter")
     if turn_off.value is None:
         return
     check_open(turn_off, await period_settings(session, organisation, person), start_ms, now_ms)

@@ -307,8 +307,8 @@ SETTINGS: tuple[Setting, ...] = (
     _flag("onlyAdminEditsOthers", "Only an admin can edit someone else's timesheet "
           "(extension).", default=None, levels=ACCOUNT),
     _time("autoSubmit", "Int", whole(0, 365, "must be a number of days from 0 to 365 (null: off)"),
-          "Submit a week (Monday to Monday, UTC) holding entries this many days after it ends "
-          "(extension).", levels=ACCOUNT),
+          "Submit a period (the person's periodicity, in their time zone) holding entries this "
+          "many days after it ends (extension).", levels=ACCOUNT),
     _time("approvalEscalationDelay", "Int", whole(0, 30, "must be a number of working days "
           "from 0 to 30 (null or 0: 1)"), "Ask the administrators this many working days "
           "after a stage began to wait for an away approver (extension).", levels=ACCOUNT),

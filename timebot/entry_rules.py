@@ -57,7 +57,8 @@ PERSON_RULES = operation(
       }
       getProjects {
         id timeSettings { lockDate { value { ts } } forceComment { value }
-                          minimumTimeEntry { value } noFutureTimeRecord { value } }
+                          minimumTimeEntry { value } noFutureTimeRecord { value }
+                          turnOffPeriodAfter { value } }
       }
     }"""
 )
@@ -169,7 +170,7 @@ def refusal(rules: Rules, start_ms: int, duration_ms: int, comment: str | None,
     if rules.value("forceComment", project_ids) and not (comment or "").strip():
         return l10n._("A comment is required (forceComment): say what you did after the entry, "
                  "e.g. {example} 2h @acme what you did").format(example=example)
-    days = rules.settings.get("turnOffPeriodAfter")
+    days = rules.value("turnOffPeriodAfter", project_ids)  # a project's own first
     if isinstance(days, int) and now_ms >= periods.closed_since(
             rules.periodicity, start_ms, zone, rules.first_day, days):
         start, end = rules.period(start_ms)

@@ -39,6 +39,7 @@ from service.models.approval import (
     Timesheet,
 )
 from service.period_rules import check_submit_period, period_settings
+from service.scheduled_time_rules import check_scheduled_time
 from service.timesheet_access import caller_actor, can_view_timesheet, person_summary
 from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
 
@@ -215,6 +216,8 @@ async def resolve_submit(
                         startTime, endTime)
     await check_submission(context.session, context.organisation, owner, startTime, endTime,
                            now_ms=context.now_ms, admin=context.is_admin)
+    await check_scheduled_time(context.session, context.organisation, owner, startTime,
+                               endTime)
     event = await submit(caller_actor(context), owner, startTime, endTime)
     context.after_commit.append(KICK)
     return event

@@ -3,15 +3,21 @@ rules end to end)."""
 
 from __future__ import annotations
 
+from datetime import date
+from zoneinfo import ZoneInfo
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as s
 
+from plumbing import periods
 from service.approvals import changes as ch
 from service.approvals import stages as st
-from service.approvals.autosubmit import auto_submit_due, week_of
+from service.approvals.autosubmit import auto_submit_due, due_periods
 from service.approvals.edit_rights import EditCheck, decide
 from service.approvals.reminders import reminder_due
+from service.period_rules import PeriodSettings
+from service.settings_cascade import Resolved
 
 DAY = 86_400_000
 
@@ -129,7 +135,26 @@ def test_reminder_and_auto_submit_timing() -> None:
     assert not reminder_due(0, 0, None, 10 * DAY)
     assert reminder_due(2, 0, None, 2 * DAY) and not reminder_due(2, 0, None, 2 * DAY - 1)
     assert not reminder_due(2, 0, 2 * DAY, 3 * DAY)
-    start, end = week_of(1_772_409_600_000 + 3 * DAY)  # a Thursday
+    start, end = periods.period_at("weekly", 1_772_409_600_000 + 3 * DAY, ZoneInfo("UTC"))
     assert (start, end - start) == (1_772_409_600_000, 7 * DAY)
     assert auto_submit_due(0, end, end) and not auto_submit_due(1, end, end + DAY - 1)
     assert not auto_submit_due(None, end, end + 100 * DAY)
+    # In the person's zone: N local days after the local end.
+    tokyo = ZoneInfo("Asia/Tokyo")
+    local_end = end - 9 * 3_600_000
+    assert auto_submit_due(1, local_end, local_end + DAY, tokyo)
+    assert not auto_submit_due(1, local_end, local_end + DAY - 1, tokyo)
+
+
+def test_auto_submit_due_periods() -> None:
+    zone = ZoneInfo("Europe/Berlin")
+    settings = PeriodSettings(Resolved("semiMonthly"), Resolved(None), zone, 1)
+    nov_3 = periods.local_midnight_ms(date(2026, 11, 3), zone)
+    nov_20 = periods.local_midnight_ms(date(2026, 11, 20), zone)
+    nov_16 = periods.local_midnight_ms(date(2026, 11, 16), zone)
+    dec_1 = periods.local_midnight_ms(date(2026, 12, 1), zone)
+    first = (periods.local_midnight_ms(date(2026, 11, 1), zone), nov_16)
+    assert due_periods([nov_3, nov_3 + 1, nov_20], settings, 0, nov_16) == [first]
+    assert due_periods([nov_3, nov_20], settings, 0, dec_1) == [(nov_16, dec_1)]
+    # Long past its due day (more than the catch-up days): left alone.
+    assert due_periods([nov_3], settings, 0, nov_16 + 20 * DAY) == []
