@@ -1,10 +1,11 @@
 """What a person's screens remember and the organisation's onboarding state.
 
 `editPerson{Screen,Task,Journal}Settings(id, settings)`: opaque strings a client keeps for
-the person (at most 64 KiB; null clears), one row of SETTINGS each. A person edits and reads
-their own; an administrator anyone's (another person reading them is refused, the field is
-omitted). `editOrganisationOnboarding(onboarding)`: the fields given replace the stored ones
-(null input clears it all); the Settings permission edits it, every member reads it.
+the person (at most 16384 characters; null clears), one row of SETTINGS each. A person
+edits and reads their own; an administrator anyone's (another person reading them is
+refused, the field is omitted). `editOrganisationOnboarding(onboarding)`: the fields
+given replace the stored ones (null input clears it all); the Settings permission edits
+it, every member reads it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from service.lookup import get_in_org
 from service.models import Organisation, Person
 from service.settings_cascade import set_json
 
-MAX_SETTINGS = 65_536
+MAX_SETTINGS = 16_384
 MAX_TEXT = 255
 MAX_FEATURES = 100
 ONBOARDING = "onboarding"

@@ -24,7 +24,8 @@ from tests.support import DAY_MS, HOUR_MS, Member, Org
 
 UNKNOWN = "0123456789abcdef01234567"
 ABSENCE_FIELDS = ("id approval { sameAsTimesheet autoApprove noApproval } notification { "
-                  "goingNegative bookingInAdvanceAccrual excessOccurrences { frequency interval } }")
+                  "goingNegative bookingInAdvanceAccrual "
+                  "excessOccurrences { frequency interval } }")
 EXPENSE_FIELDS = "id isCurrency markup isInBudget"
 EXCESS = "SvcAbsenceTypeExcessOccurrencesInput"
 # mutation -> (argument type, a value, what the type reads back where, bad value, problem)
