@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from service import permissions
 from service.models import AbsenceType, ExpenseType
 from service.models.type_options import AbsenceTypeOptions, ExpenseTypeOptions
@@ -177,3 +179,16 @@ def expense_options(options: Any) -> dict[str, Any]:
         return {"isCurrency": True, "markup": 0, "isInBudget": True}
     return {"isCurrency": bool(options.is_currency), "markup": int(options.markup),
             "isInBudget": bool(options.is_in_budget)}
+
+
+async def copy_options(session: AsyncSession, owner: Owner, source_id: str,
+                       target_id: str) -> None:
+    """A duplicated type takes its original's options (none stored: the defaults)."""
+    source = await session.get(owner.options, (source_id,))
+    if source is None:
+        return
+    copy = owner.options(organisation_id=source.organisation_id, **{owner.key: target_id})
+    for column in owner.options.__table__.columns:
+        if column.key not in (owner.key, "organisation_id"):
+            setattr(copy, column.key, getattr(source, column.key))
+    session.add(copy)

@@ -186,3 +186,20 @@ async def test_time_off_approval_in_the_workflow(org: Org) -> None:
     assert statuses[(bob.id, vacation)] == "a"
     assert statuses[(eve.id, sick)] == "a"
     assert statuses[(carl.id, training)] == "s"
+
+
+async def test_a_duplicate_takes_the_options(org: Org) -> None:
+    sick = await absence_type(org, "Sick")
+    await set_mode(org, sick, "noApproval")
+    copy = (await org.admin.gql(
+        f'mutation {{ duplicateAbsenceType(id: "{sick}", name: "Sick 2") {{ {ABSENCE_FIELDS} '
+        f'}} }}'))["duplicateAbsenceType"]
+    assert copy["id"] != sick and copy["approval"]["noApproval"] is True
+    travel = (await org.admin.gql('mutation { addExpenseType(name: "Travel") { id } }'))[
+        "addExpenseType"]["id"]
+    await org.admin.gql(f'mutation {{ editExpenseTypeMarkup(id: "{travel}", markup: 12) '
+                        f'{{ id }} }}')
+    copied = (await org.admin.gql(
+        f'mutation {{ duplicateExpenseType(id: "{travel}", name: "Travel 2") '
+        f'{{ {EXPENSE_FIELDS} }} }}'))["duplicateExpenseType"]
+    assert copied["markup"] == 12 and copied["id"] != travel
