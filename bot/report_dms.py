@@ -8,17 +8,21 @@ from __future__ import annotations
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from timebot.errors import UnknownPerson
+from timebot.l10n import _
 from timebot.notify.approvals import period_label, time_zone_of
 from timebot.notify.due_reports import DueReport
 from timebot.notify.install import INSTALLED
 
 
-def report_text(due: DueReport) -> str:
+def report_text(due: DueReport, public_url: str) -> str:
     period = period_label(due.occurrence.start_ms, due.occurrence.end_ms,
                           time_zone_of(due.owner))
     lines = [f"*{escape(due.name)}*, {period}"]
     lines += [f"• {escape(label)}: {hours:.2f} h" for label, hours in due.rows]
     lines.append(f"Total: {due.total_hours:.2f} h")
+    link = due.link(public_url)
+    if link is not None:
+        lines.append(f"<{link}|{escape(_('Open the report'))}>")
     return "\n".join(lines)
 
 
@@ -39,7 +43,8 @@ class ReportDMs:
             user = await self.deps.identity.slack_user_for(entry.person_id, address)
             if user is None:
                 continue
-            if await self.deps.sender.post(user, report_text(due), None,
+            text = report_text(due, self.deps.runtime.settings.public_url)
+            if await self.deps.sender.post(user, text, None,
                                            key=f"report-dm:{due.dedupe_key(address)}"):
                 sent += 1
         return sent

@@ -24,6 +24,7 @@ async def send_due_report(ctx: MailContext, due: DueReport) -> int:
                                 time_zone_of(due.owner)),
             rows=[(label, f"{hours:.2f}") for label, hours in due.rows],
             total=f"{due.total_hours:.2f}",
+            link=due.link(settings.public_url),
         )
         message = build_message(settings, rendered, to=address)
         if await ctx.mail.outbox.enqueue(message, kind="report",

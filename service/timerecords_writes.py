@@ -150,9 +150,10 @@ async def guard_edit(
                           record.projects if projects is None else projects,
                           Write("edit", after, frozenset({field}), before, record.id),
                           now_ms=context.now_ms, admin=context.is_admin)
-    await guard_time_record_change(context, record.person_id, record.start_ms)
+    kept_absence = record.absence_id if field != "absence" else None
+    await guard_time_record_change(context, record.person_id, record.start_ms, kept_absence)
     if entry.start_ms != record.start_ms:
-        await guard_time_record_change(context, record.person_id, entry.start_ms)
+        await guard_time_record_change(context, record.person_id, entry.start_ms, kept_absence)
     return entry
 
 
@@ -252,7 +253,8 @@ async def insert_records(context: RequestContext, records: Sequence[TimeRecord])
 async def delete_records(context: RequestContext, records: Sequence[TimeRecord]) -> None:
     """Guard every deletion first, then delete them all, then tell the workflow."""
     for record in records:
-        await guard_time_record_change(context, record.person_id, record.start_ms)
+        await guard_time_record_change(context, record.person_id, record.start_ms,
+                                       record.absence_id)
     if records:
         await context.session.execute(
             delete(TimeRecord)
@@ -266,5 +268,5 @@ async def delete_records(context: RequestContext, records: Sequence[TimeRecord])
             context.session.expunge(record)
     for record in records:
         await record_time_record_change(
-            context, record.person_id, record.start_ms, record.id, "deleted"
+            context, record.person_id, record.start_ms, record.id, "deleted", record.absence_id
         )

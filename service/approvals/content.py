@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.absence_approval import reviewed
 from service.approvals import changes as ch
 from service.approvals import settings as cfg
 from service.approvals import stages as st
@@ -24,13 +25,16 @@ from service.structure import descendants, parent_map
 async def load_content(
     session: AsyncSession, org_id: str, person_id: str, start_ms: int, end_ms: int
 ) -> tuple[dict[str, dict[str, Any]], int]:
-    """The timesheet's content, {record id: {fp, projects, task}}, and its total duration."""
+    """The timesheet's content, {record id: {fp, projects, task}}, and its total duration:
+    the records its approvers review (not time off approved automatically or needing no
+    approval: service/absence_approval.py)."""
     rows = await session.scalars(
         select(TimeRecord).where(
             TimeRecord.organisation_id == org_id,
             TimeRecord.person_id == person_id,
             TimeRecord.start_ms >= start_ms,
             TimeRecord.start_ms < end_ms,
+            reviewed(org_id),
         )
     )
     content: dict[str, dict[str, Any]] = {}

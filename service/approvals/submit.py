@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.ids import new_id
+from service.absence_approval import only_unreviewed
 from service.approvals import changes as ch
 from service.approvals import journal
 from service.approvals import stages as st
@@ -222,7 +223,9 @@ async def submit(
     period = period_label(start_ms, end_ms)
     by = "" if auto else f" by {actor.name}"
     kind = journal.AUTO_SUBMITTED if auto else journal.SUBMITTED
-    if not any(not stage.skipped for stage in resolved):
+    if not any(not stage.skipped for stage in resolved) or (
+            not content and await only_unreviewed(session, owner.organisation_id, owner.id,
+                                                  start_ms, end_ms)):
         await journal.write_entry(
             session, timesheet, kind, 0, actor.id, f"Timesheet for {period} submitted{by}",
             actor.now_ms,

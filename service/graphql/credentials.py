@@ -57,10 +57,16 @@ def may_be_anonymous(query: str) -> bool:
     )
 
 
-def is_anonymous_operation(prepared: Prepared, operation_name: str | None) -> bool:
+def is_anonymous_operation(prepared: Prepared, operation_name: str | None,
+                           sessionless: bool = False) -> bool:
+    """Whether the operation runs without credentials. `sessionless` (a call without a
+    browser's side, as timebot's pages make in process): only the link queries, whose token
+    is their credential; the sign-in mutations need the browser's cookies."""
     operation = prepared.operation(operation_name)
     if operation is None or operation.operation not in (OperationType.MUTATION,
                                                         OperationType.QUERY):
+        return False
+    if sessionless and operation.operation == OperationType.MUTATION:
         return False
     allowed = (ANONYMOUS_FIELDS if operation.operation == OperationType.MUTATION
                else ANONYMOUS_QUERY_FIELDS)

@@ -112,14 +112,15 @@ class Executor:
         query: str = payload["query"]
         anonymous = not has_credentials(apikey, web)
         if anonymous:
-            # Only the sign-in mutations run without credentials: anything else is refused
-            # before its document is parsed.
-            if web is None or not may_be_anonymous(query):
+            # Only the sign-in mutations and the link queries run without credentials:
+            # anything else is refused before its document is parsed.
+            if not may_be_anonymous(query):
                 return _key_refused(missing_credentials(web))
             anonymous_document = self.documents.cached(query) or await self.documents.prepare(
                 query
             )
-            if not is_anonymous_operation(anonymous_document, operation_name):
+            if not is_anonymous_operation(anonymous_document, operation_name,
+                                          sessionless=web is None):
                 return _key_refused(missing_credentials(web))
             return await self._execute(anonymous_document, variables, operation_name, None, web)
         prepared = self.documents.cached(query)

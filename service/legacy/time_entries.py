@@ -97,7 +97,8 @@ async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
                               task is not None, project_facts(projects))),
         now_ms=context.now_ms, admin=context.is_admin)
     end_ms, duration_ms = entry.end_ms, entry.duration_ms
-    await guard_time_record_change(context, person.id, start_ms)
+    await guard_time_record_change(context, person.id, start_ms,
+                                   absence.id if absence is not None else None)
 
     record = TimeRecord(
         organisation_id=request.org_id,
@@ -122,7 +123,8 @@ async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
             await xids.claim(xid, record.id, context.now_ms)
         except IntegrityError:
             raise LegacyError(f"The xid {xid!r} is already used by another time entry") from None
-    await record_time_record_change(context, person.id, start_ms, record.id, "added")
+    await record_time_record_change(context, person.id, start_ms, record.id, "added",
+                                    record.absence_id)
     request.audit(
         "addTimeRecord",
         {

@@ -18,7 +18,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, func, select
 
-from service import permissions
+from service import permissions, type_flags
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import Condition, filter_clause
@@ -198,6 +198,7 @@ async def resolve_duplicate_absence_type(
     )
     context.session.add(item)
     await context.session.flush()
+    await type_flags.copy_options(context.session, type_flags.ABSENCE, source.id, item.id)
     return item
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from ariadne import MutationType, QueryType
 from sqlalchemy import func, select
 
-from service import permissions
+from service import permissions, type_flags
 from service.errors import RuleViolation
 from service.expense_lookup import expense_type_in_org
 from service.graphql.context import RequestContext
@@ -90,6 +90,7 @@ async def resolve_duplicate_expense_type(_root: Any, info: Any, id: str, name: s
     created = ExpenseType(organisation_id=context.org_id, name=name, color=original.color)
     context.session.add(created)
     await context.session.flush()
+    await type_flags.copy_options(context.session, type_flags.EXPENSE, original.id, created.id)
     return created
 
 

@@ -10,8 +10,9 @@ overlaps [startTime, endTime), computed as of the report's last day: `available`
 was carried in plus what was awarded by then, `accruedCorrection` the adjustment of that
 cycle and `consumed` every absence in the cycle; what remains is
 available + accruedCorrection - consumed. Also the period's absence records (duration in
-the type's unit; status the approval status of their timesheet, `d` without one), and the
-absence types and persons named.
+the type's unit; status the approval status of their timesheet, `d` without one, `a` for
+time off of a type approved automatically or needing no approval), and the absence types
+and persons named.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from ariadne import QueryType
 from sqlalchemy import and_, select
 
+from service.absence_approval import unreviewed_type_ids
 from service.allowances import (
     applicable_quotas,
     day_start_ms,
@@ -33,7 +35,7 @@ from service.graphql.context import RequestContext
 from service.graphql.filters import Condition, filter_clause
 from service.lookup import get_in_org, get_many_in_org
 from service.models import AbsenceType, Person, PersonTag, TimeRecord
-from service.models.approval import STATUS_DRAFT, Timesheet
+from service.models.approval import STATUS_APPROVED, STATUS_DRAFT, Timesheet
 from service.models.time_off import AbsenceQuota
 from service.rules.time_off import HOUR_MS, WORKING_DAY_MS
 from service.settings_cascade import person_zone
@@ -197,14 +199,16 @@ async def _records(
         )
     ))
     found: list[dict[str, Any]] = []
+    approved_at_once = await unreviewed_type_ids(context.session, context.org_id)
     for record in rows:
         absence = record.absence
         if absence is None:
             continue
         types.setdefault(absence.id, absence)
         divisor = HOUR_MS if absence.unit == "hour" else WORKING_DAY_MS
-        status = next((s.status for s in sheets if s.person_id == record.person_id
-                       and s.start_ms <= record.start_ms < s.end_ms), STATUS_DRAFT)
+        status = STATUS_APPROVED if absence.id in approved_at_once else next(
+            (s.status for s in sheets if s.person_id == record.person_id
+             and s.start_ms <= record.start_ms < s.end_ms), STATUS_DRAFT)
         found.append({
             "personId": record.person_id,
             "absenceTypeId": absence.id,

@@ -143,12 +143,14 @@ async def resolve_add_time_record(
                            task_category=task.category_id if task is not None else None,
                            has_task=task is not None, projects=project_facts(projects))),
         now_ms=context.now_ms, admin=context.is_admin)
-    await guard_time_record_change(context, person.id, startTime)
+    await guard_time_record_change(context, person.id, startTime,
+                                   absence.id if absence is not None else None)
     record = new_record(context, person, startTime, entry.end_ms, entry.duration_ms, task,
                         absence, projects)
     await insert_records(context, [record])
     await check_records_balance(context.session, context.organisation, context.now_ms, [record])
-    await record_time_record_change(context, person.id, record.start_ms, record.id, "added")
+    await record_time_record_change(context, person.id, record.start_ms, record.id, "added",
+                                    record.absence_id)
     return record
 
 
@@ -229,7 +231,7 @@ async def resolve_clone_time_records(
         entry = await checked(context.session, context.organisation, person, source.projects,
                               Write("clone", copy), now_ms=context.now_ms,
                               admin=context.is_admin)
-        await guard_time_record_change(context, person.id, entry.start_ms)
+        await guard_time_record_change(context, person.id, entry.start_ms, source.absence_id)
         clones.append(new_record(
             context,
             person,
@@ -246,7 +248,8 @@ async def resolve_clone_time_records(
     await insert_records(context, clones)
     await check_records_balance(context.session, context.organisation, context.now_ms, clones)
     for clone in clones:
-        await record_time_record_change(context, person.id, clone.start_ms, clone.id, "added")
+        await record_time_record_change(context, person.id, clone.start_ms, clone.id, "added",
+                                        clone.absence_id)
     return clones
 
 

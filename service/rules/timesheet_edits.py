@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from service.absence_approval import unlocked, unreviewed
 from service.approvals import settings as cfg
 from service.approvals.actor import Actor, period_label, stage_label
 from service.approvals.edit_rights import EditCheck, EditDecision, decide
@@ -93,13 +94,16 @@ async def may_edit_by_status(context: RequestContext, owner_id: str, start_ms: i
 
 
 async def guard_time_record_change(
-    context: RequestContext, owner_id: str, start_ms: int
+    context: RequestContext, owner_id: str, start_ms: int, absence_id: str | None = None
 ) -> None:
     """Raise RuleViolation (naming the reason) when the caller may not edit the owner's
     timesheet for the period containing `start_ms`. Access (by role, or `may_edit_by_status`)
-    is checked before this."""
+    is checked before this. Time off of a type needing no approval (`absence_id`, given when
+    the change leaves the record's type as it is) is never locked by its timesheet."""
     if context.is_admin:
         return  # an administrator may edit any timesheet, in any status (edit_rights.decide)
+    if await unlocked(context.session, context.org_id, absence_id):
+        return
     decision, timesheet = await _decision(context, owner_id, start_ms)
     restarted: set[str] = context.__dict__.get(_RESTARTED, set())
     if timesheet is not None and timesheet.id in restarted:
@@ -109,12 +113,16 @@ async def guard_time_record_change(
 
 
 async def record_time_record_change(
-    context: RequestContext, owner_id: str, start_ms: int, record_id: str, change: Change
+    context: RequestContext, owner_id: str, start_ms: int, record_id: str, change: Change,
+    absence_id: str | None = None,
 ) -> None:
     """Note an accepted change for the approval workflow: an approver's edit of a submitted
-    timesheet restarts its workflow (once per request). Changes since a rejection are found
-    at resubmission by comparing the content with the previous submission's."""
+    timesheet restarts its workflow (once per request), unless it is time off its approvers
+    do not review (`absence_id`: service/absence_approval.py). Changes since a rejection are
+    found at resubmission by comparing the content with the previous submission's."""
     if context.is_admin or context.person.id == owner_id:
+        return
+    if await unreviewed(context.session, context.org_id, absence_id):
         return
     decision, state = await _decision(context, owner_id, start_ms)
     if state is None or not decision.restarts_workflow:

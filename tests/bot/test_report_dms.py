@@ -36,6 +36,8 @@ async def test_a_due_report_is_a_dm_to_linked_people_once(h: SlackHarness) -> No
     [dm] = await h.fake.wait_for("chat.postMessage", channel=sam.slack_id)
     text = str(dm.args["text"])
     assert "*Weekly hours*" in text and "Sam Slack: 4.00 h" in text and "Total: 4.00 h" in text
+    link = f"<{runtime.settings.public_url}/report/"
+    assert link in text and text.endswith("|Open the report>"), text
     assert await scheduler.due_reports(h.org.id) == 0
     async with runtime.state_sessions() as session:
         queued = list(await session.scalars(select(SlackOutgoing).where(

@@ -5,10 +5,13 @@ not before its moment, not when disabled."""
 
 from __future__ import annotations
 
+import re
+
 from tests.mail.reviews_support import (
     WEEK,
     WEEK_END,
     add_record,
+    html_part,
     jobs,
     outbox_rows,
     parse,
@@ -56,6 +59,17 @@ async def test_a_due_report_is_mailed_once_per_occurrence(org: Org) -> None:
     assert message["Subject"].startswith("Weekly hours: ")
     text = text_part(message)
     assert "Bob: 5.00 h" in text and "Total: 5.00 h" in text
+    # The mail carries the report's link: its page shows the figures without signing in.
+    found = re.search(r"Open the report: (\S+)", text)
+    assert found is not None, text
+    link = found.group(1)
+    assert link.startswith(f"{runtime.settings.public_url}/report/")
+    assert f'href="{link}"' in html_part(message)
+    page = await org.http.get(link)
+    assert page.status_code == 200, page.text
+    assert "Bob" in page.text and "5.00 h" in page.text
+    forged = await org.http.get(link[:-4] + "AAAA")
+    assert forged.status_code == 404 and "not valid" in forged.text
     assert len(await outbox_rows(runtime, "finance@example.org", "report")) == 1
     # the next week's occurrence is a new one
     runtime.clock.set(WEEK_END + 7 * 24 * HOUR_MS + 8 * HOUR_MS)

@@ -578,13 +578,14 @@ async def test_every_write_goes_through_the_approval_bridge(
     recorded: list[tuple[str, int, str, str]] = []
     locked_from: list[int] = []
 
-    async def guard(context: Any, owner_id: str, start_ms: int) -> None:
+    async def guard(context: Any, owner_id: str, start_ms: int,
+                    absence_id: str | None = None) -> None:
         guarded.append((owner_id, start_ms))
         if locked_from and start_ms >= locked_from[0]:
             raise RuleViolation("The timesheet of this period is locked")
 
     async def record(context: Any, owner_id: str, start_ms: int, record_id: str,
-                     change: str) -> None:
+                     change: str, absence_id: str | None = None) -> None:
         recorded.append((owner_id, start_ms, record_id, change))
 
     for module in (time_records_module, timerecords_writes_module):

@@ -40,6 +40,26 @@ RUN_WITH_LINK_EXTENSION = operation(
 )
 
 
+# The page of timebot that opens a report link (web/report_page.py): its token is the
+# credential, as the service's getReportResultFromToken takes it.
+REPORT_PATH = "/report/"
+FROM_TOKEN = operation(
+    f"""query ReportFromToken($t: String!) {{
+      getReportResultFromToken(token: $t) {{ error {_ROWS} }}
+    }}"""
+)
+
+
+def report_url(public_url: str, token: str) -> str:
+    return f"{public_url.rstrip('/')}{REPORT_PATH}{token}"
+
+
+def report_rows(result: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """(label, hours) of a report result's rows."""
+    return tuple((_label(row), float(row["quantities"]["hours"]))
+                 for row in result.get("rows") or [] if row)
+
+
 @dataclass(frozen=True)
 class DueReport:
     organisation_id: str
@@ -54,6 +74,11 @@ class DueReport:
 
     def dedupe_key(self, recipient: str) -> str:
         return f"{self.occurrence.key}:{recipient.lower()}"
+
+    def link(self, public_url: str) -> str | None:
+        """The page showing the report's figures without signing in, when the service gave
+        a link token."""
+        return report_url(public_url, self.token) if self.token else None
 
 
 class ReportChannel(Protocol):
@@ -94,8 +119,7 @@ async def due_reports(runtime: Runtime, organisation_id: str) -> AsyncIterator[D
         result = (await runtime.client.execute(
             RUN_WITH_LINK_EXTENSION if linked else RUN, {"id": report["id"], "p": period},
             apikey=owner_key)).get("runReport") or {}
-        rows = tuple((_label(row), float(row["quantities"]["hours"]))
-                     for row in result.get("rows") or [] if row)
+        rows = report_rows(result)
         emails = tuple(e for e in report.get("notifyByEmail") or [] if e)
         yield DueReport(organisation_id, report["id"], report["name"], owner, emails,
                         occurrence, rows, sum(hours for _, hours in rows),

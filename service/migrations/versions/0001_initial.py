@@ -377,6 +377,36 @@ def upgrade() -> None:
     with op.batch_alter_table('absence_accruals', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_absence_accruals_organisation_id'), ['organisation_id'], unique=False)
 
+    op.create_table('absence_type_options',
+    sa.Column('absence_type_id', sa.String(length=24), nullable=False),
+    sa.Column('same_as_timesheet', sa.Boolean(), nullable=False),
+    sa.Column('auto_approve', sa.Boolean(), nullable=False),
+    sa.Column('no_approval', sa.Boolean(), nullable=False),
+    sa.Column('going_negative', sa.Boolean(), nullable=False),
+    sa.Column('booking_in_advance_accrual', sa.Boolean(), nullable=False),
+    sa.Column('excess_frequency', sa.Integer(), nullable=True),
+    sa.Column('excess_interval', sa.String(length=8), nullable=True),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['absence_type_id'], ['absence_types.id'], name=op.f('fk_absence_type_options_absence_type_id_absence_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_absence_type_options_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('absence_type_id', name=op.f('pk_absence_type_options'))
+    )
+    with op.batch_alter_table('absence_type_options', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_absence_type_options_organisation_id'), ['organisation_id'], unique=False)
+
+    op.create_table('expense_type_options',
+    sa.Column('expense_type_id', sa.String(length=24), nullable=False),
+    sa.Column('is_currency', sa.Boolean(), nullable=False),
+    sa.Column('markup', sa.Integer(), nullable=False),
+    sa.Column('is_in_budget', sa.Boolean(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['expense_type_id'], ['expense_types.id'], name=op.f('fk_expense_type_options_expense_type_id_expense_types'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_expense_type_options_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('expense_type_id', name=op.f('pk_expense_type_options'))
+    )
+    with op.batch_alter_table('expense_type_options', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_expense_type_options_organisation_id'), ['organisation_id'], unique=False)
+
     op.create_table('journal_mentions',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('message_id', sa.String(length=24), nullable=False),
@@ -1612,6 +1642,14 @@ def downgrade() -> None:
         batch_op.drop_index('ix_journal_mentions_entity')
 
     op.drop_table('journal_mentions')
+    with op.batch_alter_table('expense_type_options', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_expense_type_options_organisation_id'))
+
+    op.drop_table('expense_type_options')
+    with op.batch_alter_table('absence_type_options', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_absence_type_options_organisation_id'))
+
+    op.drop_table('absence_type_options')
     with op.batch_alter_table('absence_accruals', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_absence_accruals_organisation_id'))
 
