@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from timebot.client import ServiceClient, operation
+import structlog
 
-SUGGESTED = operation(
+from timebot.client import ServiceClient, operation
+from timebot.errors import PermissionRefused, ServiceRequestError
+
+log = structlog.get_logger("timebot.notify.suggestions")
+
+SUGGESTED_EXTENSION = operation(
     """query ReminderSuggestions($id: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
       getPerson(id: $id) { suggestedTimeRecords(startTime: $s, endTime: $e) { duration } }
     }"""
@@ -29,8 +34,15 @@ def pending_of(items: list[dict[str, object]] | None) -> Pending:
 
 async def pending_suggestions(client: ServiceClient, key: str, person_id: str,
                               start_ms: int, end_ms: int) -> Pending:
+    """None (`Pending()`) where the service does not offer them or refuses: a reminder goes
+    out without the mention rather than not at all."""
     if not await client.offers("SvcPerson", "suggestedTimeRecords", apikey=key):
         return Pending()
-    data = await client.execute(SUGGESTED, {"id": person_id, "s": start_ms, "e": end_ms},
-                                apikey=key, allow_partial=True)
+    try:
+        data = await client.execute(SUGGESTED_EXTENSION,
+                                    {"id": person_id, "s": start_ms, "e": end_ms}, apikey=key,
+                                    allow_partial=True)
+    except (ServiceRequestError, PermissionRefused) as error:
+        log.warning("suggestions_unread", person=person_id, error=str(error))
+        return Pending()
     return pending_of((data.get("getPerson") or {}).get("suggestedTimeRecords"))
