@@ -103,12 +103,15 @@ def suggestions(
     then task. `recorded`: ms already recorded per (task, local day)."""
     by_category = {rule.category_id: rule for rule in reversed(rules)}  # the first entry wins
     upper = min(end_ms, now_ms)
+    histories: dict[str, list[StatusChange]] = {}
+    for change in changes:
+        histories.setdefault(change.task_id, []).append(change)
     found: list[Suggestion] = []
     for task_id in sorted(task_categories):
         rule = by_category.get(task_categories[task_id] or "")
         if rule is None:
             continue
-        history = [c for c in changes if c.task_id == task_id]
+        history = histories.get(task_id, [])
         per_day: dict[date, tuple[int, int]] = {}
         for span_start, span_end in worked_spans(rule, history, now_ms):
             for window in windows:
