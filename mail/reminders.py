@@ -9,7 +9,8 @@
 - People with an unsubmitted period: `timesheetReminder` (sendTimesheetReminder, a one-off)
   and the scheduler's end-of-period reminders (timebot.notify.period_reminders decides who is
   due; mail/channel.py sends them here) share one message: a "Submit now" link when the
-  period holds entries, the auto-submit date when it is on.
+  period holds entries, the auto-submit date when it is on, and the automatic timesheet's
+  pending suggested entries with their hours (timebot/notify/suggestions.py) when there are.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from timebot.notify.approvals import (
     time_zone_of,
 )
 from timebot.notify.person_notify import EMAIL, gets, person_notify
+from timebot.notify.suggestions import pending_suggestions
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
 from timebot.summary import hours, load_summary
@@ -170,6 +172,7 @@ async def send_timesheet_reminder(
     zone = time_zone_of(person)
     now = runtime.clock.now_ms()
     local = localisation_of(person)
+    pending = await pending_suggestions(runtime.client, key, str(person["id"]), start_ms, end_ms)
     builtin = ctx.templates.mail(
         "timesheet_reminder",
         local,
@@ -179,6 +182,8 @@ async def send_timesheet_reminder(
         entries=entries,
         total_ms=total_ms,
         by_name=by_name,
+        suggested=pending.count,
+        suggested_ms=pending.total_ms,
         submit_url=submit_url(settings, str(person["id"]), start_ms, end_ms, now)
         if entries else None,
         auto_submit_date=auto_submit_date(end_ms, setting_of(person, "autoSubmit"), zone, local)
@@ -187,6 +192,7 @@ async def send_timesheet_reminder(
     rendered = chosen(notify, "reminder", {
         "person": person_values(person), "period": period_label(start_ms, end_ms, zone),
         "entries": entries, "total": hours(total_ms),
+        "suggested": pending.count, "suggested_total": hours(pending.total_ms),
         "submit_url": submit_url(settings, str(person["id"]), start_ms, end_ms, now)
         if entries else None}, builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(person["email"]))

@@ -148,7 +148,10 @@ PRESENT: dict[str, Present] = {
                                                 for row in v],
     "[SvcTaskCategory]": lambda v, found: [found[i] for i in v if i in found],
     "[SvcAutoTimesheetEntry]": lambda v, found: [
-        {**entry, "category": found.get(entry["categoryId"])} for entry in v],
+        {**entry, "category": found.get(entry["categoryId"]),
+         "timesheetStartStatus": found.get(entry.get("timesheetStartStatusId") or ""),
+         "timesheetEndStatus": found.get(entry.get("timesheetEndStatusId") or "")}
+        for entry in v],
 }
 
 

@@ -15,6 +15,7 @@ from service.lookup import get_many_in_org
 from service.models import Task, TaskStatus
 from service.structure import check_unique_ids
 from service.task_lookup import status_by_id, task_by_id
+from service.task_status_history import record_status_entries
 from service.task_statuses import check_capacity, next_position
 
 require_permission = permissions.requirer(permissions.TASKS)
@@ -48,6 +49,8 @@ async def resolve_edit_task_status(_root: Any, info: Any, id: str, statusId: str
             await check_capacity(session, status, 1)
         task.position = await next_position(session, status.id)
         task.status_id = status.id
+        await record_status_entries(session, context.org_id, [(task.id, status.id)],
+                                    context.now_ms)
         await session.flush()
         await session.refresh(task, ["status"])
     return task
@@ -91,6 +94,8 @@ async def resolve_move_tasks_to_status(
         task.position = position
         if task.id in moving:
             task.status_id = status.id
+    await record_status_entries(session, context.org_id, [(t.id, status.id) for t in incoming],
+                                context.now_ms)
     await session.flush()
     return status
 

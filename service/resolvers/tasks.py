@@ -42,6 +42,7 @@ from service.structure import (
 )
 from service.task_lookup import category_by_id, status_by_id, task_by_id
 from service.task_plans import check_end_unlocked
+from service.task_status_history import record_status_entries
 from service.task_statuses import (
     category_statuses,
     check_capacity,
@@ -260,6 +261,7 @@ async def resolve_add_task(
     )
     session.add(task)
     await session.flush()
+    await record_status_entries(session, org_id, [(task.id, status.id)], context.now_ms)
     await session.refresh(task, ["category", "status"])
     return task
 

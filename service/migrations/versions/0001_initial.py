@@ -1153,6 +1153,20 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_task_plans_root_series_id'), ['root_series_id'], unique=False)
         batch_op.create_index(batch_op.f('ix_task_plans_series_id'), ['series_id'], unique=False)
 
+    op.create_table('task_status_changes',
+    sa.Column('id', sa.String(length=24), nullable=False),
+    sa.Column('task_id', sa.String(length=24), nullable=False),
+    sa.Column('status_id', sa.String(length=24), nullable=False),
+    sa.Column('at_ms', sa.BigInteger(), nullable=False),
+    sa.Column('organisation_id', sa.String(length=24), nullable=False),
+    sa.ForeignKeyConstraint(['organisation_id'], ['organisations.id'], name=op.f('fk_task_status_changes_organisation_id_organisations'), ondelete='CASCADE'),
+    sa.ForeignKeyConstraint(['task_id'], ['tasks.id'], name=op.f('fk_task_status_changes_task_id_tasks'), ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_task_status_changes'))
+    )
+    with op.batch_alter_table('task_status_changes', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_task_status_changes_organisation_id'), ['organisation_id'], unique=False)
+        batch_op.create_index('ix_task_status_changes_task_at', ['task_id', 'at_ms'], unique=False)
+
     op.create_table('task_tag_access',
     sa.Column('id', sa.String(length=24), nullable=False),
     sa.Column('task_id', sa.String(length=24), nullable=False),
@@ -1421,6 +1435,11 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_task_tag_access_organisation_id'))
 
     op.drop_table('task_tag_access')
+    with op.batch_alter_table('task_status_changes', schema=None) as batch_op:
+        batch_op.drop_index('ix_task_status_changes_task_at')
+        batch_op.drop_index(batch_op.f('ix_task_status_changes_organisation_id'))
+
+    op.drop_table('task_status_changes')
     with op.batch_alter_table('task_plans', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_task_plans_series_id'))
         batch_op.drop_index(batch_op.f('ix_task_plans_root_series_id'))
