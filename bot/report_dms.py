@@ -10,7 +10,6 @@ from bot.mrkdwn import escape
 from timebot.errors import UnknownPerson
 from timebot.notify.approvals import period_label, time_zone_of
 from timebot.notify.due_reports import DueReport
-from timebot.notify.install import INSTALLED
 
 
 def report_text(due: DueReport) -> str:
@@ -45,11 +44,9 @@ class ReportDMs:
         return sent
 
 
-def register(deps: SlackDeps) -> ReportDMs | None:
-    """A channel of the scheduler only (when the runtime has the notification jobs)."""
-    jobs = INSTALLED.get(id(deps.runtime))
-    if jobs is None:
-        return None
+def register(deps: SlackDeps) -> ReportDMs:
+    """A channel of the scheduler only (through `deps.hub`: where the runtime has the
+    notification jobs)."""
     part = ReportDMs(deps)
-    jobs.scheduler.add_report_channel(part)
+    deps.hub.add_report_channel(part)
     return part
