@@ -54,6 +54,7 @@ def slack_app(
     runtime: Runtime, client: AsyncWebClient, signing_secret: str | None, *, socket_mode: bool,
     workspace: Workspace | None = None, authorize: AsyncAuthorize | None = None,
     oauth_settings: AsyncOAuthSettings | None = None,
+    dedup: SlackDeduplication | None = None,
 ) -> AsyncApp:
     """With `oauth_settings` (SLACK_CLIENT_ID set), the app is authorized by `authorize` (its
     own installation's token) and given the settings explicitly: bolt then never builds its
@@ -73,6 +74,7 @@ def slack_app(
         client.token = token
     if workspace is not None:  # another team's requests, or while uninstalled: not acted on
         app.use(WorkspaceGate(workspace))
-    # A retried request (slow ack), also after a restart, is taken once.
-    app.use(SlackDeduplication(runtime.state_sessions, runtime.clock))
+    # A retried request (slow ack), also after a restart, is taken once (`dedup`: one for
+    # every app of the process).
+    app.use(dedup or SlackDeduplication(runtime.state_sessions, runtime.clock))
     return app

@@ -322,5 +322,5 @@ def register(app: AsyncApp, deps: SlackDeps, *, refresh_home: RefreshHome) -> Ap
     app.action(APPROVE)(part.on_approve)
     app.action(REJECT)(part.on_reject)
     app.view(REJECT_CALLBACK)(part.on_reject_submit)
-    deps.runtime.bus.subscribe("slack-approvals", part.on_event)
+    deps.hub.subscribe("slack-approvals", part.on_event)
     return part

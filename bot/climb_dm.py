@@ -18,7 +18,6 @@ from timebot.l10n.loading import load_localisation
 from timebot.notify.approvals import period_label
 from timebot.notify.escalations import ClimbRequest, climb_paragraphs
 from timebot.notify.person_notify import SLACK, gets, person_notify
-from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.stages import stage_label
 
 
@@ -73,7 +72,8 @@ class ClimbDMs:
             ref=ref_of(request.submit_id, request.stage, request.recipient_id), context=context)
 
 
-def register(deps: SlackDeps, reviews: ReviewDispatch) -> ClimbDMs:
+def register(deps: SlackDeps) -> ClimbDMs:
+    """A climb channel of the review dispatch (through `deps.hub`)."""
     channel = ClimbDMs(deps)
-    reviews.add_climb_channel(channel)
+    deps.hub.add_climb_channel(channel)
     return channel

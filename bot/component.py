@@ -40,6 +40,7 @@ from bot import (
 )
 from bot.app import close_keep_alive, keep_alive, slack_app, web_client
 from bot.commands import CommandRegistry
+from bot.dedup import SlackDeduplication
 from bot.deps import SlackDeps
 from bot.http_events import events_endpoint
 from bot.identity import Identity
@@ -47,20 +48,26 @@ from bot.installations import InstallationAuthorize, Installations
 from bot.nudges import NudgesPart
 from bot.oauth import WhoIs, oauth_flow, oauth_routes
 from bot.oauth_store import InstallationStore, InstalledBot, StateStore
+from bot.routes import DirectHub, Hub, OrganisationRoutes
 from bot.sender import SlackSender
 from bot.sender_worker import due_teams
 from bot.socket_mode import SocketMode
 from bot.workspace import Workspace
 from timebot.errors import ConfigError
+from timebot.notify.install import INSTALLED
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
+from timebot.state.slack_workspaces import records_by_token
 
 log = structlog.get_logger("timebot.slack")
 
-WORK_SLOTS = 4
-# An installation's sender polls this seldom; one query a second for all of them wakes
-# those with rows due (bot.installations.Installations.wake_due).
-INSTALLATION_POLL_SECONDS = 30.0
+WORK_SLOTS = 4  # the work after the acks, the process's installations together
+TICK_SLOTS = 2  # nudge ticks at once, the process's installations together
+# An installation's sender polls this seldom (a claim is a write transaction: 100 senders
+# polling every 30 s queued theirs for SQLite's write lock ahead of the acks, #27); one query
+# a second for all of them wakes those with rows due, rows of another process and leases run
+# out included (bot.installations.Installations.wake_due).
+INSTALLATION_POLL_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -87,20 +94,50 @@ def bot_of(runtime: Runtime) -> SlackBot | None:
     return _BOTS.get(id(runtime))
 
 
+@dataclass(frozen=True)
+class Shared:
+    """What every bot of the process shares (#27: 100 installations on one process): the
+    slots bounding the work after the acks, the deduplication of Slack's retries, where the
+    installations' parts register (routed by organisation: bot.routes) and the slots of the
+    nudge ticks."""
+
+    work_slots: asyncio.Semaphore
+    dedup: SlackDeduplication
+    routes: OrganisationRoutes | None
+    direct: DirectHub
+    ticks: asyncio.Semaphore
+
+    @classmethod
+    def of(cls, runtime: Runtime, reviews: ReviewDispatch, *, routed: bool) -> Shared:
+        jobs = INSTALLED.get(id(runtime))
+        scheduler = jobs.scheduler if jobs is not None else None
+        return cls(asyncio.Semaphore(WORK_SLOTS),
+                   SlackDeduplication(runtime.state_sessions, runtime.clock),
+                   OrganisationRoutes(runtime.bus, reviews, scheduler) if routed else None,
+                   DirectHub(runtime.bus, reviews, scheduler), asyncio.Semaphore(TICK_SLOTS))
+
+
 def build_bot(
-    runtime: Runtime, token: str, signing_secret: str | None, reviews: ReviewDispatch, *,
+    runtime: Runtime, token: str, signing_secret: str | None, shared: Shared, *,
     api_url: str | None = None, organisation_id: str | None = None, socket_mode: bool = False,
     installed: InstalledBot | None = None, oauth_settings: AsyncOAuthSettings | None = None,
     fresh: Callable[[], Awaitable[None]] | None = None,
 ) -> SlackBot:
     """The bolt app with every part's listeners installed, and the review DMs registered as a
     channel of the ground's review dispatch. `installed`: an OAuth installation's bot (its
-    team, its organisation); else SLACK_BOT_TOKEN's. With `oauth_settings` (SLACK_CLIENT_ID
-    set) each app is authorized with its own installation's token (bot.installations)."""
+    team, its organisation; its parts registered through `shared.routes`); else
+    SLACK_BOT_TOKEN's. With `oauth_settings` (SLACK_CLIENT_ID set) each app is authorized
+    with its own installation's token (bot.installations)."""
+    hub: Hub = shared.direct
     if installed is not None:
         token, organisation_id = installed.token, installed.organisation_id
+        assert shared.routes is not None
+        hub = shared.routes.hub(installed.organisation_id)
     workspace = Workspace(runtime.state_sessions, runtime.clock, runtime.directory, token,
-                          organisation_id)
+                          organisation_id,
+                          team_id=installed.team_id if installed is not None else None,
+                          enterprise_id=installed.enterprise_id if installed is not None
+                          else None)
     client = web_client(token, api_url, workspace)
     authorize = None
     if oauth_settings is not None:
@@ -114,7 +151,8 @@ def build_bot(
         return await workspace.active()
 
     app = slack_app(runtime, client, signing_secret, socket_mode=socket_mode,
-                    workspace=workspace, authorize=authorize, oauth_settings=oauth_settings)
+                    workspace=workspace, authorize=authorize, oauth_settings=oauth_settings,
+                    dedup=shared.dedup)
     deps = SlackDeps(
         runtime=runtime, web=client,
         identity=Identity(client, runtime.directory, workspace),
@@ -124,7 +162,7 @@ def build_bot(
                            poll_seconds=INSTALLATION_POLL_SECONDS if installed is not None
                            else 1.0),
         registry=CommandRegistry(), workspace=workspace,
-        work_slots=asyncio.Semaphore(WORK_SLOTS),
+        work_slots=shared.work_slots, hub=hub,
     )
     installation.register(app, workspace)
     slash_commands.register(app, deps)
@@ -132,8 +170,8 @@ def build_bot(
     home_part = home.register(app, deps)
     approvals_part = approvals.register(app, deps, refresh_home=home_part.publish)
     approve_all.register(app, deps, approvals_part)
-    review_dms.register(deps, reviews)
-    climb_dm.register(deps, reviews)  # issue 28's climbing reminders
+    review_dms.register(deps)
+    climb_dm.register(deps)  # issue 28's climbing reminders
     threads.register(app, deps)
     nudge_preferences.register(app, deps)
     submit_now.register(app, deps)
@@ -142,7 +180,7 @@ def build_bot(
     owner_notices.register(deps)
     report_dms.register(deps)
     away_status.register(app, deps)
-    return SlackBot(app, deps, NudgesPart(deps))
+    return SlackBot(app, deps, NudgesPart(deps, ticks=shared.ticks))
 
 
 def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDispatch,
@@ -167,9 +205,10 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         if oauth else None
     running = {"jobs": False}
     oauth_settings: AsyncOAuthSettings | None = None
+    shared = Shared.of(runtime, reviews, routed=oauth)
 
     def build(found: InstalledBot) -> SlackBot:
-        return build_bot(runtime, found.token, settings.slack_signing_secret, reviews,
+        return build_bot(runtime, found.token, settings.slack_signing_secret, shared,
                          api_url=settings.slack_api_url, installed=found,
                          oauth_settings=oauth_settings,
                          fresh=registry.fresh_for(found.team_id))
@@ -191,7 +230,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
             client_secret=settings.slack_client_secret or "",
             grant_type="refresh_token", refresh_token=refresh_token)
 
-    registry = Installations(store, build, start_bot, retoken, refresh, runtime.clock.now_ms)
+    registry = Installations(store, build, start_bot, retoken, refresh, runtime.clock.now_ms,
+                             states=lambda: records_by_token(runtime.state_sessions))
     if oauth:
         assert settings.slack_client_id and settings.slack_client_secret
         flow = oauth_flow(
@@ -208,7 +248,7 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
             log.warning("slack_install_unavailable", reason="no sign-in pages in this process")
     _REGISTRIES[id(runtime)] = registry
     if settings.slack_bot_token:
-        install_shortcut(runtime, registry, reviews, socket_mode, oauth_settings)
+        install_shortcut(runtime, registry, shared, socket_mode, oauth_settings)
 
     watching: list[asyncio.Task[None]] = []
 
@@ -217,6 +257,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         watching.append(asyncio.create_task(registry.watch(), name="slack-installations"))
         watching.append(asyncio.create_task(registry.wake_due(
             lambda: due_teams(runtime.state_sessions)), name="slack-installations-due"))
+        watching.append(asyncio.create_task(registry.keep_states(),
+                                            name="slack-installations-states"))
 
     async def stop(_runtime: Runtime) -> None:
         for task in watching:
@@ -253,14 +295,14 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
 
 
 def install_shortcut(
-    runtime: Runtime, registry: Installations, reviews: ReviewDispatch, socket_mode: bool,
+    runtime: Runtime, registry: Installations, shared: Shared, socket_mode: bool,
     oauth_settings: AsyncOAuthSettings | None,
 ) -> None:
     """SLACK_BOT_TOKEN's workspace: one more installation (`registry.shortcut`)."""
     settings = runtime.settings
     assert settings.slack_bot_token is not None
     bot = build_bot(
-        runtime, settings.slack_bot_token, settings.slack_signing_secret, reviews,
+        runtime, settings.slack_bot_token, settings.slack_signing_secret, shared,
         api_url=settings.slack_api_url, organisation_id=settings.slack_organisation,
         socket_mode=socket_mode, oauth_settings=oauth_settings,
     )

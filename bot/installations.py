@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,12 +32,17 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.installation import NOT_CONNECTED
 from bot.oauth_store import InstallationStore, InstalledBot, Refresh
-from bot.workspace import token_hash
+from bot.workspace import CACHE_SECONDS, token_hash
+from timebot.state.slack_workspaces import WorkspaceRecord
 
 log = structlog.get_logger("timebot.slack.installations")
 
 WATCH_SECONDS = 30.0
 DUE_SECONDS = 1.0
+# Every installation's workspace state (installed or not) read in one query this often, and
+# handed to each bot: within its cache's CACHE_SECONDS, so a request or a loop of a bot does
+# not read its own (#27: 100 reads queued for SQLite's write lock ahead of the acks).
+STATES_SECONDS = CACHE_SECONDS / 2
 # Token rotation: a token is refreshed when it expires within the hour (Slack's last 12 h),
 # before a request is handled or a message sent with it; a failed refresh is tried again
 # after RETRY_MS (the old token still works meanwhile).
@@ -84,6 +90,7 @@ class InstallationAuthorize(AsyncAuthorize):
 Build = Callable[[InstalledBot], Any]  # -> SlackBot (bot.component), started by `start`
 Start = Callable[[Any], Awaitable[None]]
 Retoken = Callable[[Any, InstalledBot], Awaitable[None]]
+States = Callable[[], Awaitable[dict[str, WorkspaceRecord]]]  # by token hash
 
 
 class Installations:
@@ -91,8 +98,10 @@ class Installations:
 
     def __init__(self, store: InstallationStore | None, build: Build, start: Start,
                  retoken: Retoken, refresh: Refresh | None = None,
-                 now_ms: Callable[[], int] | None = None) -> None:
+                 now_ms: Callable[[], int] | None = None, states: States | None = None
+                 ) -> None:
         self.store = store
+        self.states = states
         self.build = build
         self.start = start
         self.retoken = retoken
@@ -165,6 +174,26 @@ class Installations:
                 await self.serve_all()
             except Exception:  # the database away for a moment: next round
                 log.exception("slack_installations_unread")
+
+    async def refresh_states(self) -> None:
+        """One read of every workspace's state, handed to each installation's bot."""
+        if self.states is None:
+            return
+        bots = [(bot.deps.workspace, bot.deps.workspace.changes())
+                for bot in list(self.bots.values())]
+        read_at = time.monotonic()
+        records = await self.states()
+        for workspace, changes in bots:
+            workspace.seen(records.get(workspace.token_hash), changes, read_at)
+
+    async def keep_states(self) -> None:
+        """Every process, every STATES_SECONDS: `refresh_states`."""
+        while True:
+            try:
+                await self.refresh_states()
+            except Exception:  # the database away for a moment: each bot reads its own
+                log.exception("slack_workspace_states_unread")
+            await asyncio.sleep(STATES_SECONDS)
 
     async def wake_due(self, due: Callable[[], Awaitable[list[str]]]) -> None:
         """Every second, one query for all installations: the senders with rows due are

@@ -26,8 +26,12 @@ DISCOVER_SECONDS = 3600.0  # how often the workspace's members are matched to pe
 
 
 class NudgesPart:
-    def __init__(self, deps: SlackDeps, interval_seconds: float = 60.0) -> None:
+    def __init__(self, deps: SlackDeps, interval_seconds: float = 60.0,
+                 ticks: asyncio.Semaphore | None = None) -> None:
         self.deps = deps
+        # Shared by every installation's loop of the process (bot.component): at most a few
+        # ticks at once, whatever the number of workspaces (#27).
+        self.ticks = ticks or asyncio.Semaphore(1)
         self.interval_seconds = interval_seconds
         self.approvers = ApproverNudges(deps)
         self.staff = StaffNudges(deps)
@@ -57,7 +61,8 @@ class NudgesPart:
             await asyncio.sleep(delay)
             delay = self.interval_seconds
             try:
-                await self.tick()
+                async with self.ticks:
+                    await self.tick()
             except Exception:  # the service or Slack away for a moment: next tick
                 log.exception("nudge_tick_failed")
 

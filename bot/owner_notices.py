@@ -46,5 +46,5 @@ class OwnerNoticesPart:
 def register(deps: SlackDeps) -> OwnerNoticesPart:
     """A bus subscriber only: it adds no listener to the Slack app."""
     part = OwnerNoticesPart(deps)
-    deps.runtime.bus.subscribe("slack-owner-notices", part.on_event)
+    deps.hub.subscribe("slack-owner-notices", part.on_event)
     return part

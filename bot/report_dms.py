@@ -11,7 +11,6 @@ from timebot.errors import UnknownPerson
 from timebot.l10n import _
 from timebot.notify.approvals import period_label, time_zone_of
 from timebot.notify.due_reports import DueReport
-from timebot.notify.install import INSTALLED
 
 
 def report_text(due: DueReport, public_url: str) -> str:
@@ -50,11 +49,9 @@ class ReportDMs:
         return sent
 
 
-def register(deps: SlackDeps) -> ReportDMs | None:
-    """A channel of the scheduler only (when the runtime has the notification jobs)."""
-    jobs = INSTALLED.get(id(deps.runtime))
-    if jobs is None:
-        return None
+def register(deps: SlackDeps) -> ReportDMs:
+    """A channel of the scheduler only (through `deps.hub`: where the runtime has the
+    notification jobs)."""
     part = ReportDMs(deps)
-    jobs.scheduler.add_report_channel(part)
+    deps.hub.add_report_channel(part)
     return part

@@ -19,7 +19,6 @@ from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.person_notify import SLACK, gets, person_notify
-from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.stages import stage_label
 
 
@@ -75,8 +74,9 @@ class ReviewDMs:
         )
 
 
-def register(deps: SlackDeps, reviews: ReviewDispatch) -> ReviewDMs:
-    """A channel of the review dispatch only: it adds no listener to the Slack app."""
+def register(deps: SlackDeps) -> ReviewDMs:
+    """A channel of the review dispatch only (through `deps.hub`): it adds no listener to the
+    Slack app."""
     channel = ReviewDMs(deps)
-    reviews.add_channel(channel)
+    deps.hub.add_channel(channel)
     return channel

@@ -133,5 +133,5 @@ class ThreadsPart:
 def register(app: AsyncApp, deps: SlackDeps) -> ThreadsPart:
     part = ThreadsPart(deps)
     app.event("message")(part.on_message)
-    deps.runtime.bus.subscribe("slack-threads", part.on_event)
+    deps.hub.subscribe("slack-threads", part.on_event)
     return part

@@ -16,7 +16,9 @@ the token's hash), so every worker and replica agrees; each process reads it at 
   singleton), and on each request from the team while uninstalled (Slack sends none to an
   app that is not installed, so those are few: an event in flight, or the reinstall's own).
 
-Shaped for several installations later (#27): a row per team with its organisation.
+Several installations (#27): a row per team with its organisation. An OAuth installation's
+workspace knows its team from the install (no auth.test to admit a request), and the state of
+every installation is read in one query for all of them (bot.installations), not one each.
 """
 
 from __future__ import annotations
@@ -53,6 +55,17 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def _same_workspace(own_team: str, own_enterprise: str | None, team_id: str | None,
+                    enterprise_id: str | None) -> bool:
+    """Whether a request from (team_id, enterprise_id) is for the workspace (own_team,
+    own_enterprise)."""
+    if team_id and own_team != own_enterprise:
+        return team_id == own_team
+    # No team named, or an org-wide install (kept under its enterprise id): any team of the
+    # enterprise.
+    return bool(enterprise_id) and enterprise_id == own_enterprise
+
+
 class Workspace:
     """The workspace of SLACK_BOT_TOKEN. `client` is the bot's Web API client (its auth.test
     goes to Slack even while uninstalled)."""
@@ -60,12 +73,16 @@ class Workspace:
     def __init__(
         self, sessions: async_sessionmaker[AsyncSession], clock: Clock,
         directory: PeopleDirectory, token: str, configured_organisation: str | None,
+        team_id: str | None = None, enterprise_id: str | None = None,
     ) -> None:
         self.sessions = sessions
         self.clock = clock
         self.directory = directory
         self.token_hash = token_hash(token)
         self.configured_organisation = configured_organisation
+        # An OAuth installation's team (bot.installations): known from the install, so a
+        # request is admitted without a read or an auth.test.
+        self.installed_team = (team_id, enterprise_id) if team_id else None
         self.client: AsyncWebClient | None = None
         self._record: WorkspaceRecord | None = None
         self._read_at: float | None = None
@@ -80,8 +97,8 @@ class Workspace:
     # --- the state ------------------------------------------------------------------------
 
     async def record(self) -> WorkspaceRecord | None:
-        """This token's workspace (read at most every CACHE_SECONDS); None before auth.test
-        ever answered."""
+        """This token's workspace (read at most every CACHE_SECONDS, or handed over by one
+        read for every installation: `seen`); None before auth.test ever answered."""
         now = time.monotonic()
         if self._read_at is not None and now - self._read_at < CACHE_SECONDS:
             return self._record
@@ -93,6 +110,16 @@ class Workspace:
         if changes == self._changes:  # not a read begun before this process's own change
             self._record, self._read_at = record, now
         return record
+
+    def changes(self) -> int:
+        """This process's changes so far (taken before a read whose outcome goes to `seen`)."""
+        return self._changes
+
+    def seen(self, record: WorkspaceRecord | None, changes: int, read_at: float) -> None:
+        """The state as a read begun at `read_at` found it (Installations.refresh_states: one
+        read for every installation); ignored when this process changed it since."""
+        if changes == self._changes and (self._read_at is None or read_at >= self._read_at):
+            self._record, self._read_at = record, read_at
 
     async def active(self) -> bool:
         record = await self.record()
@@ -146,23 +173,26 @@ class Workspace:
     async def admits(self, team_id: str | None, enterprise_id: str | None) -> bool | None:
         """Whether a request from (team, enterprise) comes from this workspace; None when its
         team is not known (auth.test never answered)."""
+        if self.installed_team is not None:
+            return _same_workspace(*self.installed_team, team_id, enterprise_id)
         record = await self.record()
         if record is None:
             await self.probe()
             record = await self.record()
         if record is None:
             return None
-        if team_id and record.team_id != record.enterprise_id:
-            return team_id == record.team_id
-        # No team named, or an org-wide install (kept under its enterprise id): any team of
-        # the enterprise.
-        return bool(enterprise_id) and enterprise_id == record.enterprise_id
+        return _same_workspace(record.team_id, record.enterprise_id, team_id, enterprise_id)
 
     # --- changes --------------------------------------------------------------------------
 
     async def uninstalled(self, reason: str) -> None:
         """Record that the app is no longer installed (logged once, whoever records it)."""
         record = await self.record()
+        if record is None and self.installed_team is not None:
+            # An installation whose workspace was never recorded (no request nor probe since
+            # it was installed): recorded now, so that every process sees it uninstalled.
+            await self._installed(*self.installed_team)
+            record = await self.record()
         if record is None:
             if self._refused is None:
                 log.warning("slack_token_refused", reason=reason)

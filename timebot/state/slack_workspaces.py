@@ -39,6 +39,17 @@ async def workspace_records(
         return [record_of(row) for row in rows]
 
 
+async def records_by_token(
+    sessions: async_sessionmaker[AsyncSession],
+) -> dict[str, WorkspaceRecord]:
+    """Every workspace recorded, by its token's hash: one read for every installation's bot
+    (bot.installations)."""
+    async with sessions() as session:
+        rows = await session.scalars(select(SlackWorkspace).where(
+            SlackWorkspace.token_hash.is_not(None)))
+        return {str(row.token_hash): record_of(row) for row in rows}
+
+
 def status_line(record: WorkspaceRecord) -> str:
     serves = (f"serves organisation {record.organisation_id}" if record.organisation_id
               else "serves no organisation yet")
