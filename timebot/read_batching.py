@@ -3,9 +3,9 @@
 Several inbox messages are processed at once, and each reads its timesheet's event and
 approval state. Each of those requests costs the service a fixed ~4 ms (HTTP, authentication,
 execution) beside the work it asks for; asked together they cost it once. `ReadBatcher`
-collects the queries given to it within a short window, per API key, and sends them as one
-document: every query's variables renamed `b<i>_<name>` and its root fields aliased
-`b<i>_<field>`, then splits the answer back.
+collects the queries given to it within a short window, per API key, and sends the copies of
+each query as one document: every copy's variables renamed `b<i>_<name>` and its root fields
+aliased `b<i>_<field>`, then splits the answer back.
 
 Only plain queries are merged (one operation, no fragments); mutations never are. An answer
 that cannot be attributed to one query — an error without a path of ours, a permission
@@ -45,7 +45,7 @@ MAX_BATCH = 16
 class _Query:
     source: str
     variables: dict[str, Any]
-    future: asyncio.Future[dict[str, Any]]
+    future: asyncio.Future[RawAnswer]
 
 
 @dataclass
@@ -165,6 +165,11 @@ class ReadBatcher:
 
     async def execute(self, source: str, variables: Mapping[str, Any] | None = None, *,
                       apikey: str) -> dict[str, Any]:
+        return self.client.interpret(await self.execute_raw(source, variables, apikey=apikey))
+
+    async def execute_raw(self, source: str, variables: Mapping[str, Any] | None = None, *,
+                          apikey: str) -> RawAnswer:
+        """The query's own answer as it came (ServiceClient.execute_raw), merged with others."""
         loop = asyncio.get_running_loop()
         query = _Query(source, dict(variables or {}), loop.create_future())
         pending = self._pending.setdefault(apikey, _Pending())
@@ -193,28 +198,34 @@ class ReadBatcher:
                     query.future.set_exception(error)
             return
         for query, answer in answers:
-            if query.future.done():
-                continue
-            try:
-                query.future.set_result(self.client.interpret(answer))
-            except Exception as error:
-                query.future.set_exception(error)
+            if not query.future.done():
+                query.future.set_result(answer)
 
     async def _answers(self, apikey: str, queries: list[_Query]
                        ) -> list[tuple[_Query, RawAnswer]]:
+        # One merged request per query text: its shape then depends only on how many copies
+        # it holds, so a query has at most `max_batch` shapes, each built here and prepared
+        # (parsed, validated) by the service once. Merging different queries as well made a
+        # shape of every mix of counts, hundreds of documents to prepare while a stream of
+        # replies went through (in arrival order, each batch was a new document).
+        groups: dict[str, list[_Query]] = {}
+        for query in queries:
+            groups.setdefault(query.source, []).append(query)
+        answered = await asyncio.gather(*(
+            self._group_answers(apikey, group) for group in groups.values()))
+        return [pair for pairs in answered for pair in pairs]
+
+    async def _group_answers(self, apikey: str, queries: list[_Query]
+                             ) -> list[tuple[_Query, RawAnswer]]:
         if len(queries) > 1:
-            # In a canonical order, so that the merged document depends only on how many of
-            # each query the batch holds: a few shapes, each built here and prepared by the
-            # service once (in arrival order, each batch was a new document to validate).
-            ordered = sorted(queries, key=lambda q: q.source)
-            merged = merge([q.source for q in ordered], [q.variables for q in ordered])
+            merged = merge([q.source for q in queries], [q.variables for q in queries])
             if merged is not None:
                 source, variables, aliases = merged
                 self.requests_sent += 1
                 answer = await self.client.execute_raw(source, variables, apikey=apikey)
                 parts = split(answer, aliases)
                 if parts is not None:
-                    return list(zip(ordered, parts, strict=True))
+                    return list(zip(queries, parts, strict=True))
         self.requests_sent += len(queries)
         return list(zip(queries, await asyncio.gather(*(
             self.client.execute_raw(q.source, q.variables, apikey=apikey) for q in queries
