@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from gql import GraphQLRequest
 from graphql import (
     DocumentNode,
     FieldNode,
@@ -35,7 +36,7 @@ from graphql import (
     visit,
 )
 
-from timebot.client import RawAnswer, ServiceClient, operation
+from timebot.client import RawAnswer, ServiceClient, operation, operation_of
 
 WINDOW_S = 0.01
 MAX_BATCH = 16
@@ -81,22 +82,36 @@ def merge(sources: list[str], variables: list[dict[str, Any]]
           ) -> tuple[str, dict[str, Any], list[dict[str, str]]] | None:
     """One query for all: (source, variables, per query {merged alias: its own key});
     None when one of them cannot be merged."""
+    merged = _merge(sources, variables)
+    if merged is None:
+        return None
+    request, variables_of_all, aliases = merged
+    return _printed_text(request), variables_of_all, aliases
+
+
+def _printed_text(request: GraphQLRequest) -> str:
+    return print_ast(request.document)
+
+
+def _merge(sources: list[str], variables: list[dict[str, Any]]
+           ) -> tuple[GraphQLRequest, dict[str, Any], list[dict[str, str]]] | None:
     shape = _merged_shape(tuple(sources))
     if shape is None:
         return None
-    source, aliases = shape
+    request, aliases = shape
     merged_variables = {
         f"b{index}_{name}": value
         for index, values in enumerate(variables)
         for name, value in values.items()
     }
-    return source, merged_variables, aliases
+    return request, merged_variables, aliases
 
 
 @lru_cache(maxsize=256)
-def _merged_shape(sources: tuple[str, ...]) -> tuple[str, list[dict[str, str]]] | None:
-    """The merged document's text and aliases depend only on the queries merged (a batch is
-    a few copies of the same few queries): built, printed and parsed once per shape."""
+def _merged_shape(sources: tuple[str, ...]
+                  ) -> tuple[GraphQLRequest, list[dict[str, str]]] | None:
+    """The merged request and aliases depend only on the queries merged (a batch is a few
+    copies of one query): built and printed once per shape, never parsed back."""
     definitions: list[VariableDefinitionNode] = []
     selections: list[FieldNode] = []
     aliases: list[dict[str, str]] = []
@@ -126,7 +141,7 @@ def _merged_shape(sources: tuple[str, ...]) -> tuple[str, list[dict[str, str]]] 
         directives=(),
         selection_set=SelectionSetNode(selections=tuple(selections)),
     ),))
-    return print_ast(document), aliases
+    return operation_of(document, print_ast(document)), aliases
 
 
 def split(answer: RawAnswer, aliases: list[dict[str, str]]) -> list[RawAnswer] | None:
@@ -218,7 +233,7 @@ class ReadBatcher:
     async def _group_answers(self, apikey: str, queries: list[_Query]
                              ) -> list[tuple[_Query, RawAnswer]]:
         if len(queries) > 1:
-            merged = merge([q.source for q in queries], [q.variables for q in queries])
+            merged = _merge([q.source for q in queries], [q.variables for q in queries])
             if merged is not None:
                 source, variables, aliases = merged
                 self.requests_sent += 1
