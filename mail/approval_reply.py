@@ -41,6 +41,8 @@ from mail.receipts import TimesheetInfo
 from mail.reply_records import finish, prior_reply, record_intent
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
 from timebot.l10n.loading import speak_to
+from timebot.l10n.settings import LOCALISATION_FIELDS, localisation_of
+from timebot.l10n.texts import switch
 from timebot.notify.escalation_tick import is_administrator
 from timebot.owner_notice import PERSON_FIELDS, person_details
 from timebot.tokens import (
@@ -60,11 +62,17 @@ MAX_MESSAGE_CHARS = 10_000
 
 # Only what the reply uses: the period, the rejected stage (judge) and the owner (the receipt;
 # noted in the directory for the owner's notice that follows a decision).
-EVENT_QUERY = f"""query ReplyEvent($id: SvcId!) {{
-  getApprovalEventById(id: $id) {{
-    rejectedStage startTime {{ ts }} endTime {{ ts }} person {{ {PERSON_FIELDS} }}
-  }}
-}}"""
+_EVENT_FIELDS = f"rejectedStage startTime {{ ts }} endTime {{ ts }} person {{ {PERSON_FIELDS} }}"
+EVENT_QUERY = (
+    f"query ReplyEvent($id: SvcId!) {{ getApprovalEventById(id: $id) {{ {_EVENT_FIELDS} }} }}"
+)
+# The event with the approver's localisation (the receipt's language), in one request: what a
+# reply reads first. An answer with any error or refusal is read again the old way, one read
+# each (`_event_and_language`), so that each failure means what it meant alone.
+EVENT_AND_LANGUAGE_QUERY = (
+    f"query ReplyEventAndLanguage($id: SvcId!, $me: SvcId!) {{ getApprovalEventById(id: $id) "
+    f"{{ {_EVENT_FIELDS} }} approver: getPerson(id: $me) {{ id {LOCALISATION_FIELDS} }} }}"
+)
 STATE_QUERY = """query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
   getApprovalState(personId: $p, startTime: $s, endTime: $e) {
     status currentStage submitId pendingApprovers { id name }
@@ -73,6 +81,15 @@ STATE_QUERY = """query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestam
 }"""
 APPROVE_MUTATION = (
     "mutation ReplyApprove($id: SvcId!) { approveTimesheet(id: $id) { status stage } }"
+)
+# An approval with the reply's words, in one request: the approval first (a refused one stops
+# the request, its non-null field failing), then the Journal message, each in a savepoint of
+# the request's one transaction. Both are in place or neither: a retry never has to look for
+# the message.
+APPROVE_WITH_MESSAGE_MUTATION = (
+    "mutation ReplyApproveWithMessage($id: SvcId!, $c: SvcMessageContent!, "
+    "$r: SvcReferenceInput) { approveTimesheet(id: $id) { status stage } "
+    "addMessage(content: $c, reference: $r) { id } }"
 )
 REJECT_MUTATION = (
     "mutation ReplyReject($id: SvcId!, $st: Int!, $c: String!) "
@@ -153,19 +170,14 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         return f"sender-not-verified; no receipt: {_short(verdict.reason, 200)}"
     org_id = approver.organisation_id
     integration = await runtime.directory.integration_key(org_id)
-    await speak_to(runtime.client, integration, approver.person_id)  # the receipt's language
     if purpose == "digest-reply":
+        await speak_to(runtime.client, integration, approver.person_id)  # the receipt's
         return await process_digest_reply(processor, mail, token_text, token, approver)
 
     decision = decide(mail.read.text)
     client = runtime.client
-    try:
-        event = (await processor.reads.execute(EVENT_QUERY, {"id": token.event_id},
-                                               apikey=integration))["getApprovalEventById"]
-    except AccountInactive:
-        raise
-    except (ServiceRequestError, PermissionRefused):
-        event = None
+    event = await _event_and_language(processor, integration, token.event_id,
+                                      approver.person_id)
     if not event:
         return await processor.answer(
             mail, receipts.unknown_link("its timesheet no longer exists"), token=token_text
@@ -221,11 +233,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         reference = {"id": token.event_id, "type": "approvalEvent"}
         if action == "approve":
             assert state is not None
-            result = (await client.execute(APPROVE_MUTATION, {"id": token.event_id},
-                                           apikey=apikey))["approveTimesheet"]
-            if detail:
-                await _add_message_once(client, apikey, token.approver_id, reference, detail,
-                                        retry=ours)
+            result = await _approve(client, apikey, token.event_id, reference, detail)
             outcome = after_approval(sheet, state, token.stage, token.approver_id,
                                      str(result["status"]), int(result["stage"]))
         elif action == "reject":
@@ -256,8 +264,55 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     )
 
 
+async def _event_and_language(processor: Replier, integration: str, event_id: str,
+                              approver_id: str) -> dict[str, Any] | None:
+    """The token's event (None: unreadable), the approver's language made the receipt's
+    (`speak_to`): one read, or, when its answer carries any error or refusal, each on its own
+    as before."""
+    answer = await processor.reads.execute_raw(
+        EVENT_AND_LANGUAGE_QUERY, {"id": event_id, "me": approver_id}, apikey=integration)
+    data = answer.data or {}
+    if not (answer.errors or answer.refused) and data.get("approver"):
+        switch(localisation_of(data["approver"]))
+        found = data.get("getApprovalEventById")
+        return dict(found) if found else None
+    client = processor.runtime.client
+    await speak_to(client, integration, approver_id)
+    try:
+        found = (await processor.reads.execute(EVENT_QUERY, {"id": event_id},
+                                               apikey=integration))["getApprovalEventById"]
+    except AccountInactive:
+        raise
+    except (ServiceRequestError, PermissionRefused):
+        return None
+    return dict(found) if found else None
+
+
 def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+async def _approve(client: Any, apikey: str, event_id: str, reference: dict[str, str],
+                   text: str) -> dict[str, Any]:
+    """approveTimesheet, with the reply's words as a Journal message in the same request when
+    there are any: what approveTimesheet answered. The approval refused, the exception of
+    `client.execute`; the approval made but the message refused (which cannot undo it),
+    logged."""
+    if not text:
+        data = await client.execute(APPROVE_MUTATION, {"id": event_id}, apikey=apikey)
+        return dict(data["approveTimesheet"])
+    answer = await client.execute_raw(
+        APPROVE_WITH_MESSAGE_MUTATION,
+        {"id": event_id, "c": text[:MAX_MESSAGE_CHARS], "r": reference}, apikey=apikey,
+    )
+    approved = (answer.data or {}).get("approveTimesheet")
+    if not approved:
+        client.interpret(answer)  # raises what the refusal amounts to
+        raise ServiceRequestError(["the service answered no approval"])
+    if answer.errors or answer.refused:
+        log.warning("reply_message_refused", event=event_id,
+                    errors=[str(e.get("message", e)) for e in answer.errors] + answer.refused)
+    return dict(approved)
 
 
 async def _add_message_once(

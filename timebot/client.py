@@ -93,11 +93,26 @@ def operation(source: str) -> GraphQLRequest:
 
 @lru_cache(maxsize=1024)
 def _parsed(source: str) -> GraphQLRequest:
-    # Our operations are a few constant strings: parse each once, not on every call.
-    return gql(source)
+    # Our operations are a few constant strings: parse each once, not on every call; the
+    # request then carries the text it was parsed from (no printing it back).
+    return operation_of(gql(source).document, source)
+
+
+def operation_of(document: DocumentNode, text: str) -> GraphQLRequest:
+    """A request for `document`, sent as `text` (its source, or its printed form): for a
+    document built rather than parsed (timebot.read_batching), that is neither parsed from
+    its text nor printed again."""
+    _remember_text(document, text)
+    return GraphQLRequest(document)
 
 
 _PRINTED: dict[int, tuple[DocumentNode, str]] = {}
+
+
+def _remember_text(document: DocumentNode, text: str) -> None:
+    if len(_PRINTED) > 1024:
+        _PRINTED.clear()
+    _PRINTED[id(document)] = (document, text)
 
 TYPE_FIELDS = "query TypeFields($name: String!) { __type(name: $name) { fields { name } } }"
 
@@ -107,10 +122,8 @@ def _printed(document: DocumentNode) -> str:
     found = _PRINTED.get(id(document))
     if found is not None and found[0] is document:
         return found[1]
-    if len(_PRINTED) > 1024:
-        _PRINTED.clear()
     text = print_ast(document)
-    _PRINTED[id(document)] = (document, text)
+    _remember_text(document, text)
     return text
 
 

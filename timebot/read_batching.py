@@ -3,9 +3,9 @@
 Several inbox messages are processed at once, and each reads its timesheet's event and
 approval state. Each of those requests costs the service a fixed ~4 ms (HTTP, authentication,
 execution) beside the work it asks for; asked together they cost it once. `ReadBatcher`
-collects the queries given to it within a short window, per API key, and sends them as one
-document: every query's variables renamed `b<i>_<name>` and its root fields aliased
-`b<i>_<field>`, then splits the answer back.
+collects the queries given to it within a short window, per API key, and sends the copies of
+each query as one document: every copy's variables renamed `b<i>_<name>` and its root fields
+aliased `b<i>_<field>`, then splits the answer back.
 
 Only plain queries are merged (one operation, no fragments); mutations never are. An answer
 that cannot be attributed to one query — an error without a path of ours, a permission
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from gql import GraphQLRequest
 from graphql import (
     DocumentNode,
     FieldNode,
@@ -35,7 +36,7 @@ from graphql import (
     visit,
 )
 
-from timebot.client import RawAnswer, ServiceClient, operation
+from timebot.client import RawAnswer, ServiceClient, operation, operation_of
 
 WINDOW_S = 0.01
 MAX_BATCH = 16
@@ -45,7 +46,7 @@ MAX_BATCH = 16
 class _Query:
     source: str
     variables: dict[str, Any]
-    future: asyncio.Future[dict[str, Any]]
+    future: asyncio.Future[RawAnswer]
 
 
 @dataclass
@@ -81,22 +82,36 @@ def merge(sources: list[str], variables: list[dict[str, Any]]
           ) -> tuple[str, dict[str, Any], list[dict[str, str]]] | None:
     """One query for all: (source, variables, per query {merged alias: its own key});
     None when one of them cannot be merged."""
+    merged = _merge(sources, variables)
+    if merged is None:
+        return None
+    request, variables_of_all, aliases = merged
+    return _printed_text(request), variables_of_all, aliases
+
+
+def _printed_text(request: GraphQLRequest) -> str:
+    return print_ast(request.document)
+
+
+def _merge(sources: list[str], variables: list[dict[str, Any]]
+           ) -> tuple[GraphQLRequest, dict[str, Any], list[dict[str, str]]] | None:
     shape = _merged_shape(tuple(sources))
     if shape is None:
         return None
-    source, aliases = shape
+    request, aliases = shape
     merged_variables = {
         f"b{index}_{name}": value
         for index, values in enumerate(variables)
         for name, value in values.items()
     }
-    return source, merged_variables, aliases
+    return request, merged_variables, aliases
 
 
 @lru_cache(maxsize=256)
-def _merged_shape(sources: tuple[str, ...]) -> tuple[str, list[dict[str, str]]] | None:
-    """The merged document's text and aliases depend only on the queries merged (a batch is
-    a few copies of the same few queries): built, printed and parsed once per shape."""
+def _merged_shape(sources: tuple[str, ...]
+                  ) -> tuple[GraphQLRequest, list[dict[str, str]]] | None:
+    """The merged request and aliases depend only on the queries merged (a batch is a few
+    copies of one query): built and printed once per shape, never parsed back."""
     definitions: list[VariableDefinitionNode] = []
     selections: list[FieldNode] = []
     aliases: list[dict[str, str]] = []
@@ -126,7 +141,7 @@ def _merged_shape(sources: tuple[str, ...]) -> tuple[str, list[dict[str, str]]] 
         directives=(),
         selection_set=SelectionSetNode(selections=tuple(selections)),
     ),))
-    return print_ast(document), aliases
+    return operation_of(document, print_ast(document)), aliases
 
 
 def split(answer: RawAnswer, aliases: list[dict[str, str]]) -> list[RawAnswer] | None:
@@ -165,6 +180,11 @@ class ReadBatcher:
 
     async def execute(self, source: str, variables: Mapping[str, Any] | None = None, *,
                       apikey: str) -> dict[str, Any]:
+        return self.client.interpret(await self.execute_raw(source, variables, apikey=apikey))
+
+    async def execute_raw(self, source: str, variables: Mapping[str, Any] | None = None, *,
+                          apikey: str) -> RawAnswer:
+        """The query's own answer as it came (ServiceClient.execute_raw), merged with others."""
         loop = asyncio.get_running_loop()
         query = _Query(source, dict(variables or {}), loop.create_future())
         pending = self._pending.setdefault(apikey, _Pending())
@@ -193,28 +213,34 @@ class ReadBatcher:
                     query.future.set_exception(error)
             return
         for query, answer in answers:
-            if query.future.done():
-                continue
-            try:
-                query.future.set_result(self.client.interpret(answer))
-            except Exception as error:
-                query.future.set_exception(error)
+            if not query.future.done():
+                query.future.set_result(answer)
 
     async def _answers(self, apikey: str, queries: list[_Query]
                        ) -> list[tuple[_Query, RawAnswer]]:
+        # One merged request per query text: its shape then depends only on how many copies
+        # it holds, so a query has at most `max_batch` shapes, each built here and prepared
+        # (parsed, validated) by the service once. Merging different queries as well made a
+        # shape of every mix of counts, hundreds of documents to prepare while a stream of
+        # replies went through (in arrival order, each batch was a new document).
+        groups: dict[str, list[_Query]] = {}
+        for query in queries:
+            groups.setdefault(query.source, []).append(query)
+        answered = await asyncio.gather(*(
+            self._group_answers(apikey, group) for group in groups.values()))
+        return [pair for pairs in answered for pair in pairs]
+
+    async def _group_answers(self, apikey: str, queries: list[_Query]
+                             ) -> list[tuple[_Query, RawAnswer]]:
         if len(queries) > 1:
-            # In a canonical order, so that the merged document depends only on how many of
-            # each query the batch holds: a few shapes, each built here and prepared by the
-            # service once (in arrival order, each batch was a new document to validate).
-            ordered = sorted(queries, key=lambda q: q.source)
-            merged = merge([q.source for q in ordered], [q.variables for q in ordered])
+            merged = _merge([q.source for q in queries], [q.variables for q in queries])
             if merged is not None:
                 source, variables, aliases = merged
                 self.requests_sent += 1
                 answer = await self.client.execute_raw(source, variables, apikey=apikey)
                 parts = split(answer, aliases)
                 if parts is not None:
-                    return list(zip(ordered, parts, strict=True))
+                    return list(zip(queries, parts, strict=True))
         self.requests_sent += len(queries)
         return list(zip(queries, await asyncio.gather(*(
             self.client.execute_raw(q.source, q.variables, apikey=apikey) for q in queries

@@ -20,6 +20,7 @@ from mail.inbox import message_key
 from mail.owner_notices import OwnerNotices
 from mail.review_component import component_of
 from tests.protocol.reply_helpers import DOMAIN, DkimKey, Sheet, reply, submitted_sheet
+from tests.service.test_approvals_support import WEEK, WEEK_END
 from tests.support import DAY_MS, LiveServer, Org, new_org, start_live_server, stop_live_server
 from timebot.events import ServiceEvent
 from timebot.state.models import InboxMessage, OutboxMessage, ReceivedEvent
@@ -126,7 +127,7 @@ async def test_the_owners_notice_after_an_approval_by_reply_reads_nothing_more(
     [notice] = await _owner_notices(live, sheet.owner.email)
     assert "is approved" in notice.subject
     # The event and the state (one each: a reply alone is alone in its batches), the approval.
-    assert sorted(operations) == ["ReplyApprove", "ReplyEvent", "ReplyState"]
+    assert sorted(operations) == ["ReplyApprove", "ReplyEventAndLanguage", "ReplyState"]
 
     # The same event dispatched again (a retry, a second process): one statement, the
     # outbox's INSERT that finds the notice there; no read of the owner.
@@ -146,7 +147,7 @@ async def test_the_owners_notice_after_an_approval_by_reply_reads_nothing_more(
     finally:
         event.remove(engine, "before_cursor_execute", count)
     assert [s.split(" (")[0] for s in statements] == ["INSERT INTO outbox_messages"], statements
-    assert sorted(operations) == ["ReplyApprove", "ReplyEvent", "ReplyState"]
+    assert sorted(operations) == ["ReplyApprove", "ReplyEventAndLanguage", "ReplyState"]
 
     # Without the reply's read at hand (another process got the event), getPerson.
     runtime.directory._recent_details.forget(sheet.owner.id)
@@ -161,4 +162,27 @@ async def test_a_comment_reads_no_approval_state(
     sheet, _ = await submitted_sheet(org)
     row = await _reply(live, sheet, "Could you add the client call on Tuesday?")
     assert row.outcome is not None and row.outcome.startswith("comment"), row.outcome
-    assert sorted(operations) == ["ReplyComment", "ReplyEvent"]
+    assert sorted(operations) == ["ReplyComment", "ReplyEventAndLanguage"]
+
+
+async def test_an_approval_with_words_is_one_request_and_reaches_the_journal(
+    live: LiveServer, org: Org, operations: list[str]
+) -> None:
+    # The reply's requests: the event with the approver's language, the state, and the
+    # approval with its Journal message together (both in place, or neither).
+    sheet, _ = await submitted_sheet(org)
+    row = await _reply(live, sheet, "Approved\n\nThe client call is on Tuesday, fine.")
+    assert row.outcome is not None and row.outcome.startswith("approved"), row.outcome
+    assert sorted(operations) == [
+        "ReplyApproveWithMessage", "ReplyEventAndLanguage", "ReplyState"]
+    journal = await org.admin.gql(
+        "query($r: SvcReferenceInput!) { getMessages(of: $r) { content type author { id } } }",
+        {"r": {"id": sheet.event_id, "type": "approvalEvent"}})
+    assert [(m["content"], m["author"]["id"]) for m in journal["getMessages"]
+            if m["type"] == "message"] == [
+        ("The client call is on Tuesday, fine.", sheet.approver.id)]
+    state = await org.admin.gql(
+        "query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { getApprovalState("
+        "personId: $p, startTime: $s, endTime: $e) { status } }",
+        {"p": sheet.owner.id, "s": WEEK, "e": WEEK_END})
+    assert state["getApprovalState"]["status"] == "a"
