@@ -22,6 +22,7 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.models import Person, Project, TimeRecord
 from service.models.rates import RATE_BILLING, RATE_COST
+from service import report_schedule as sched
 from service.rates_store import day_of, load_book, may_view_rates, organisation_zone
 from service.rules import rates as rules
 from service.rules.rate_amounts import PricedEntry, Totals, summarise
@@ -135,7 +136,8 @@ def _currency(context: RequestContext, options: Mapping[str, Any]) -> str:
     return currency
 
 
-def _quantities(totals: Totals, money: bool, wfh_ms: int = 0) -> dict[str, Any]:
+def _quantities(totals: Totals, money: bool, wfh_ms: int,
+                schedule: sched.ScheduleTotals, options: Mapping[str, Any]) -> dict[str, Any]:
     def f(value: Any) -> float:
         return float(value) if money else 0.0
 
@@ -160,6 +162,9 @@ def _quantities(totals: Totals, money: bool, wfh_ms: int = 0) -> dict[str, Any]:
         # whole hours (the reference's type is Int) and the share of the time, rounded down
         "wfhHours": wfh_ms // 3_600_000,
         "wfhPercentage": wfh_share,
+        # accumulators come with attributes.customFields, which this report refuses
+        "customFields": [],
+        **sched.quantities(schedule, totals.billable_ms, options),
     }
 
 
@@ -225,6 +230,7 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
     projects: dict[str, Project] = {}
     priced: list[PricedEntry] = []
     wfh: dict[Hashable, int] = {}
+    spans: dict[Hashable, dict[str, list[tuple[int, int]]]] = {}
     for record in records:
         project_ids = [p.id for p in record.projects]
         chain = rules.project_chain(billing_book, project_ids)
@@ -238,6 +244,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
             record.person_id if by_person else None,
             tuple(sorted(project_ids)) if by_projects else None,
         )
+        spans.setdefault(group, {}).setdefault(record.person_id, []).append(
+            (record.start_ms, record.duration_ms))
         if record.wfh:
             wfh[group] = wfh.get(group, 0) + record.duration_ms
         cost = rules.resolve(cost_book, entry)
@@ -249,6 +257,20 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
             None if absence else rules.resolve(billing_book, entry), cost,
         ))
     report = summarise(priced, currency)
+    plans = (await sched.plans(context, list(persons.values()), start_ms, end_ms)
+             if sched.wanted(options) else {})
+
+    def schedule_of(group: Hashable) -> sched.ScheduleTotals:
+        totals = sched.ScheduleTotals()
+        for person_id, items in spans.get(group, {}).items():
+            person_zone, planned = plans.get(person_id, (zone, None))
+            recorded: dict[Any, int] = {}
+            for start, duration in items:
+                day = sched.local_day(start, person_zone)
+                recorded[day] = recorded.get(day, 0) + duration
+            totals.add(sched.schedule_totals(recorded, planned,
+                                             bool(options.get("countScheduleDays"))))
+        return totals
 
     rows = []
     for group_key, totals in report.rows.items():
@@ -258,7 +280,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
         rows.append({
             "entities": {"person": person, "projects": row_projects, "tasks": [],
                          "absenceType": None},
-            "quantities": _quantities(totals, money, wfh.get(group_key, 0)),
+            "quantities": _quantities(totals, money, wfh.get(group_key, 0),
+                                      schedule_of(group_key), options),
         })
     rows.sort(key=lambda r: (
         r["entities"]["person"].name if r["entities"]["person"] else "",
