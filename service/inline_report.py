@@ -18,11 +18,11 @@ from typing import Any, cast
 
 from sqlalchemy import select
 
+from service import report_schedule as sched
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.models import Person, Project, TimeRecord
 from service.models.rates import RATE_BILLING, RATE_COST
-from service import report_schedule as sched
 from service.rates_store import day_of, load_book, may_view_rates, organisation_zone
 from service.rules import rates as rules
 from service.rules.rate_amounts import PricedEntry, Totals, summarise
