@@ -59,3 +59,59 @@ async def test_schedule_quantities(org: Org) -> None:
     year = {"target": "custom", "start": MONDAY, "end": MONDAY + 400 * DAY}
     message = await org.admin.gql.error(QUERY, {"period": year, "options": ALL})
     assert message.startswith('Invalid argument "period"'), message
+
+
+EXPENSES = """query($records: [SvcRecordType]!, $period: SvcReportParamPeriodInput,
+  $attributes: SvcReportParamAttributesInput, $filters: [SvcReportFilter]) {
+  runInlineReport(records: $records, period: $period, attributes: $attributes,
+                  filters: $filters) {
+    error rows { entities { person { name } projects { name } }
+      quantities { hours effort expenseAmount expenseQuantity expenseBilling } } } }"""
+
+
+async def test_effort_and_expenses(org: Org) -> None:
+    gql = org.admin.gql
+    ada = org.admin.id
+    bob = await org.add_member("Bob")
+    project = (await gql('mutation { addProject(name: "Site") { id } }'))["addProject"]["id"]
+    task = (await gql('mutation { addTask(name: "Build") { id } }'))["addTask"]["id"]
+    await gql("mutation($id: SvcId!) { editTaskDuration(id: $id, effort: 90) { id } }",
+              {"id": task})
+    for start, hours in ((MONDAY + 9 * HOUR, 2), (MONDAY + DAY + 9 * HOUR, 1)):
+        await gql("mutation($s: SvcTimestamp!, $p: SvcId!, $t: SvcId) { addTimeRecord("
+                  "startTime: $s, duration: $d, personId: $p, taskId: $t) { id } }"
+                  .replace("$d", str(hours * HOUR)), {"s": start, "p": ada, "t": task})
+    kind = (await gql('mutation { addExpenseType(name: "Travel") { id } }'))[
+        "addExpenseType"]["id"]
+    expense = ("mutation($d: SvcTimestamp!, $e: SvcId!, $v: Int!, $c: SvcCurrency, "
+               "$p: SvcId, $j: SvcId) { addExpenseRecord(date: $d, expenseTypeId: $e, "
+               "value: $v, currency: $c, personId: $p, projectId: $j) { id } }")
+    for person, value, currency, target in ((ada, 1250, "EUR", project), (ada, 399, "EUR", None),
+                                            (bob.id, 700, "EUR", None),
+                                            (ada, 5000, "USD", None)):
+        await gql(expense, {"d": MONDAY + DAY, "e": kind, "v": value, "c": currency,
+                            "p": person, "j": target})
+    await gql(expense, {"d": MONDAY + 30 * DAY, "e": kind, "v": 1, "c": "EUR", "p": ada})
+    week = {"target": "custom", "start": MONDAY, "end": MONDAY + 7 * DAY}
+
+    data = await gql(EXPENSES, {"records": ["time", "expense"], "period": week,
+                                "attributes": {"person": True}})
+    result = data["runInlineReport"]
+    assert result["error"] == "amounts in USD are left out: this report is in EUR"
+    rows = {r["entities"]["person"]["name"]: r["quantities"] for r in result["rows"]}
+    assert rows["Ada Admin"] == {"hours": 3.0, "effort": 1.5, "expenseAmount": 1649.0,
+                                 "expenseQuantity": 2.0, "expenseBilling": 1250.0}
+    assert rows["Bob"] == {"hours": 0.0, "effort": 0.0, "expenseAmount": 700.0,
+                           "expenseQuantity": 1.0, "expenseBilling": 0.0}
+
+    data = await gql(EXPENSES, {"records": ["expense"], "period": week,
+                                "attributes": {"projects": True},
+                                "filters": [{"projectId": project}]})
+    (row,) = data["runInlineReport"]["rows"]
+    assert [p["name"] for p in row["entities"]["projects"]] == ["Site"]
+    assert row["quantities"]["expenseAmount"] == 1250.0 and row["quantities"]["hours"] == 0.0
+
+    # Time only: no expense is read.
+    data = await gql(EXPENSES, {"records": ["time"], "period": week})
+    (row,) = data["runInlineReport"]["rows"]
+    assert row["quantities"]["expenseQuantity"] == 0.0 and row["quantities"]["effort"] == 1.5
