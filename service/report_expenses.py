@@ -1,6 +1,7 @@
 """runInlineReport's expense quantities (records: ["expense"]): the expense records dated in
-the period that the caller may see and the report's filters keep, grouped as the time records
-are (person and/or project), amounts summed exactly in the report's currency's smallest unit.
+the period that the caller may see (as getExpenseRecords) and the report's filters keep,
+grouped as the time records are (person and/or project), amounts summed exactly in the
+report's currency's smallest unit.
 
 expenseAmount: the sum of the records' amounts; expenseQuantity: how many records;
 expenseBilling: the part of expenseAmount recorded against a project (what can be passed on
@@ -12,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 
 from service.graphql.context import RequestContext
 from service.models import ExpenseRecord
+from service.projects_access import managed_project_ids
 
 
 @dataclass
@@ -43,8 +45,12 @@ async def load(context: RequestContext, start_ms: int, end_ms: int) -> list[Expe
         ExpenseRecord.date_ms < end_ms,
     )
     visible = await context.visible_person_ids()
-    if visible is not None:
-        statement = statement.where(ExpenseRecord.person_id.in_(visible))
+    if visible is not None:  # as getExpenseRecords: visible people's, managed projects' own
+        managed = await managed_project_ids(context.session, context.org_id, context.person.id)
+        statement = statement.where(or_(
+            ExpenseRecord.person_id.in_(visible),
+            and_(ExpenseRecord.person_id.is_(None), ExpenseRecord.project_id.in_(managed)),
+        ))
     return list((await context.session.scalars(statement.order_by(ExpenseRecord.date_ms)))
                 .unique())
 

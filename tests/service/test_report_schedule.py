@@ -48,6 +48,18 @@ async def test_schedule_quantities(org: Org) -> None:
     assert quantities["businessHours"] == 16.0 and quantities["businessHoursRemaining"] == 0.0
     assert quantities["billingRatio"] == 112
 
+    # A saved report runs the same code.
+    folder = (await org.admin.gql('mutation { createReportFolder(name: "Mine") { id } }'))[
+        "createReportFolder"]["id"]
+    saved = (await org.admin.gql(
+        "mutation($f: SvcId!, $p: SvcReportParamPeriodInput, $o: SvcReportParamOptionsInput) {"
+        ' createReport(name: "Week", folderId: $f, records: ["time"], period: $p, options: $o)'
+        " { id } }", {"f": folder, "p": week, "o": ALL}))["createReport"]["id"]
+    ran = (await org.admin.gql(
+        "query($id: SvcId!) { runReport(id: $id) { rows { quantities { businessHours "
+        "overtime { daily } } } } }", {"id": saved}))["runReport"]["rows"]
+    assert ran == [{"quantities": {"businessHours": 32.0, "overtime": {"daily": 5.0}}}]
+
     # Without the options: no schedule is read; days count the default 8-hour day.
     data = await org.admin.gql(QUERY, {"period": week})
     quantities = data["runInlineReport"]["rows"][0]["quantities"]
@@ -110,6 +122,11 @@ async def test_effort_and_expenses(org: Org) -> None:
     (row,) = data["runInlineReport"]["rows"]
     assert [p["name"] for p in row["entities"]["projects"]] == ["Site"]
     assert row["quantities"]["expenseAmount"] == 1250.0 and row["quantities"]["hours"] == 0.0
+
+    # A member: the expenses of the people they see only.
+    data = await bob.gql(EXPENSES, {"records": ["expense"], "period": week})
+    (row,) = data["runInlineReport"]["rows"]
+    assert row["quantities"]["expenseAmount"] == 700.0
 
     # Time only: no expense is read.
     data = await gql(EXPENSES, {"records": ["time"], "period": week})
