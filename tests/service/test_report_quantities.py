@@ -1,6 +1,6 @@
-"""runInlineReport's schedule quantities over POST /graphql: business hours from the default
+"""runInlineReport's further quantities over POST /graphql: business hours from the default
 8-hour schedule minus a public holiday, overtime per day and per period, what remains of the
-business hours, recorded days and the billing ratio."""
+business hours, recorded days, the billing ratio; the tasks' effort and the expense quantities."""
 
 from __future__ import annotations
 
