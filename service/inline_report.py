@@ -2,7 +2,8 @@
 resolved billing and cost rate (service/rules/rates.py), summed per person and/or project
 (service/rules/rate_amounts.py).
 
-Supported: records time and absence; the period targets of service/rules/report_period.py and
+Supported: records time, absence and expense (service/report_expenses.py); the schedule
+quantities of service/report_schedule.py; the period targets of service/rules/report_period.py and
 custom [start, end); grouping by attributes.person / attributes.projects (neither: one row of
 totals); filters on persons and projects (a project includes its subprojects), chained by
 `following` as the list queries' filters are. The
@@ -18,16 +19,18 @@ from typing import Any, cast
 
 from sqlalchemy import select
 
+from service import report_expenses as exp
+from service import report_schedule as sched
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
-from service.models import Person, Project, TimeRecord
+from service.models import ExpenseRecord, Person, Project, TimeRecord
 from service.models.rates import RATE_BILLING, RATE_COST
 from service.rates_store import day_of, load_book, may_view_rates, organisation_zone
 from service.rules import rates as rules
 from service.rules.rate_amounts import PricedEntry, Totals, summarise
 from service.rules.report_period import TARGETS, report_days
 
-RECORD_TYPES = ("time", "absence")
+RECORD_TYPES = ("time", "absence", "expense")
 _FILTER_KEYS = ("personId", "notPersonId", "projectId", "notProjectId", "projectIds",
                 "notProjectIds", "following")
 _MONEY_OPTIONS = ("billing", "dailyBilling", "cost", "dailyCost")
@@ -43,7 +46,7 @@ def _records(records: Sequence[Any]) -> set[str]:
                            f" records, not {kind!r}")
         kinds.add(str(kind))
     if not kinds:
-        raise BadInput("records", "name at least one record type (time, absence)")
+        raise BadInput("records", "name at least one record type (time, absence, expense)")
     return kinds
 
 
@@ -135,7 +138,8 @@ def _currency(context: RequestContext, options: Mapping[str, Any]) -> str:
     return currency
 
 
-def _quantities(totals: Totals, money: bool, wfh_ms: int = 0) -> dict[str, Any]:
+def _quantities(totals: Totals, money: bool, wfh_ms: int,
+                schedule: sched.ScheduleTotals, options: Mapping[str, Any]) -> dict[str, Any]:
     def f(value: Any) -> float:
         return float(value) if money else 0.0
 
@@ -160,7 +164,17 @@ def _quantities(totals: Totals, money: bool, wfh_ms: int = 0) -> dict[str, Any]:
         # whole hours (the reference's type is Int) and the share of the time, rounded down
         "wfhHours": wfh_ms // 3_600_000,
         "wfhPercentage": wfh_share,
+        # accumulators come with attributes.customFields, which this report refuses
+        "customFields": [],
+        **sched.quantities(schedule, totals.billable_ms, options),
     }
+
+
+def _effort(tasks: Mapping[str, float | None]) -> dict[str, float]:
+    """The planned effort, in hours, of the tasks the row's time was recorded on (each task
+    once; a task's effort is stored in minutes)."""
+    minutes = sum((Decimal(str(m)) for m in tasks.values() if m), Decimal(0))
+    return {"effort": float(minutes / 60)}
 
 
 def check_params(context: RequestContext, args: Mapping[str, Any]) -> None:
@@ -208,15 +222,16 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
     )
     if not kinds:
         return {"rows": [], "error": None}
-    if kinds == {"time"}:
+    timed = kinds - {"expense"}
+    if timed == {"time"}:
         statement = statement.where(TimeRecord.absence_id.is_(None))
-    elif kinds == {"absence"}:
+    elif timed == {"absence"}:
         statement = statement.where(TimeRecord.absence_id.is_not(None))
     visible = await context.visible_person_ids()
     if visible is not None:
         statement = statement.where(TimeRecord.person_id.in_(visible))
     records = list((await context.session.scalars(statement.order_by(TimeRecord.start_ms)))
-                   .unique())
+                   .unique()) if timed else []
 
     billing_book, _ = await load_book(context.session, context.organisation, RATE_BILLING)
     cost_book, _ = await load_book(context.session, context.organisation, RATE_COST)
@@ -225,6 +240,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
     projects: dict[str, Project] = {}
     priced: list[PricedEntry] = []
     wfh: dict[Hashable, int] = {}
+    spans: dict[Hashable, dict[str, list[tuple[int, int]]]] = {}
+    efforts: dict[Hashable, dict[str, float | None]] = {}
     for record in records:
         project_ids = [p.id for p in record.projects]
         chain = rules.project_chain(billing_book, project_ids)
@@ -238,6 +255,10 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
             record.person_id if by_person else None,
             tuple(sorted(project_ids)) if by_projects else None,
         )
+        if record.task is not None:
+            efforts.setdefault(group, {})[record.task.id] = record.task.effort
+        spans.setdefault(group, {}).setdefault(record.person_id, []).append(
+            (record.start_ms, record.duration_ms))
         if record.wfh:
             wfh[group] = wfh.get(group, 0) + record.duration_ms
         cost = rules.resolve(cost_book, entry)
@@ -250,22 +271,57 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
         ))
     report = summarise(priced, currency)
 
+    def expense_group(item: ExpenseRecord) -> Hashable | None:
+        chain = rules.project_chain(billing_book, [item.project_id] if item.project_id else [])
+        if not all(_matches(filters, item.person_id or "", chain) for filters in chains):
+            return None
+        if item.person is not None:
+            persons[item.person.id] = item.person
+        if item.project is not None:
+            projects[item.project.id] = item.project
+        return (item.person_id if by_person else None,
+                ((item.project_id,) if item.project_id else ()) if by_projects else None)
+
+    expenses = (exp.summarise(await exp.load(context, start_ms, end_ms), currency,
+                              expense_group)
+                if "expense" in kinds else exp.ExpenseReport())
+    plans = (await sched.plans(context, list(persons.values()), start_ms, end_ms)
+             if sched.wanted(options) else {})
+
+    def schedule_of(group: Hashable) -> sched.ScheduleTotals:
+        totals = sched.ScheduleTotals()
+        for person_id, items in spans.get(group, {}).items():
+            person_zone, planned = plans.get(person_id, (zone, None))
+            recorded: dict[Any, int] = {}
+            for start, duration in items:
+                day = sched.local_day(start, person_zone)
+                recorded[day] = recorded.get(day, 0) + duration
+            totals.add(sched.schedule_totals(recorded, planned,
+                                             bool(options.get("countScheduleDays"))))
+        return totals
+
     rows = []
-    for group_key, totals in report.rows.items():
+    groups = list(report.rows) + [g for g in expenses.rows if g not in report.rows]
+    for group_key in groups:
+        totals = report.rows.get(group_key) or Totals()
         person_id, project_key = cast(tuple[str | None, tuple[str, ...] | None], group_key)
         person = persons.get(person_id) if person_id else None
         row_projects = [projects[p] for p in project_key or ()]
         rows.append({
             "entities": {"person": person, "projects": row_projects, "tasks": [],
                          "absenceType": None},
-            "quantities": _quantities(totals, money, wfh.get(group_key, 0)),
+            "quantities": _quantities(totals, money, wfh.get(group_key, 0),
+                                      schedule_of(group_key), options)
+            | _effort(efforts.get(group_key, {}))
+            | expenses.rows.get(group_key, exp.ExpenseTotals()).quantities(),
         })
     rows.sort(key=lambda r: (
         r["entities"]["person"].name if r["entities"]["person"] else "",
         [p.name for p in r["entities"]["projects"]],
     ))
     error = None
-    if money and report.other_currencies:
-        error = (f"amounts in {', '.join(sorted(report.other_currencies))} are left out: "
+    others = (report.other_currencies if money else set()) | expenses.other_currencies
+    if others:
+        error = (f"amounts in {', '.join(sorted(others))} are left out: "
                  f"this report is in {currency}")
     return {"rows": rows, "error": error}

@@ -133,7 +133,7 @@ async def test_report_permission_and_visibility(org: Org) -> None:
 
 async def test_report_bad_input(org: Org) -> None:
     cases = [
-        ({"records": ["expense"]}, "records[0]"),
+        ({"records": ["task"]}, "records[0]"),
         ({"records": []}, "records"),
         ({"records": ["time"], "period": {"target": "custom", "start": MAR}}, "period.end"),
         ({"records": ["time"], "period": {"target": "current"}}, "period.period"),

@@ -207,7 +207,7 @@ async def test_bad_input_recurrence_and_emails(org: Org) -> None:
       $fi: [SvcReportFilter], $p: SvcReportParamPeriodInput) { createReport(name: $n,
       folderId: $f, records: $r, filters: $fi, period: $p) { id } }"""
     cases = [
-        ({"f": mine["id"], "n": "X", "r": ["expense"]}, "records[0]"),
+        ({"f": mine["id"], "n": "X", "r": ["task"]}, "records[0]"),
         ({"f": "0" * 24, "n": "X", "r": ["time"]}, "folderId"),
         ({"f": mine["id"], "n": "X", "r": ["time"], "fi": [{}]}, "filters[0]"),
         ({"f": mine["id"], "n": "X", "r": ["time"], "p": {"target": "soon"}}, "period.target"),
