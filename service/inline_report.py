@@ -3,7 +3,8 @@ resolved billing and cost rate (service/rules/rates.py), summed per person and/o
 (service/rules/rate_amounts.py).
 
 Supported: records time, absence and expense (service/report_expenses.py); the schedule
-quantities of service/report_schedule.py; the period targets of service/rules/report_period.py and
+quantities of service/report_schedule.py; the custom-field accumulators of
+service/report_custom_fields.py; the period targets of service/rules/report_period.py and
 custom [start, end); grouping by attributes.person / attributes.projects (neither: one row of
 totals); filters on persons and projects (a project includes its subprojects), chained by
 `following` as the list queries' filters are. The
@@ -19,6 +20,7 @@ from typing import Any, cast
 
 from sqlalchemy import select
 
+from service import report_custom_fields as fields
 from service import report_expenses as exp
 from service import report_schedule as sched
 from service.errors import BadInput, PermissionDenied
@@ -34,8 +36,7 @@ RECORD_TYPES = ("time", "absence", "expense")
 _FILTER_KEYS = ("personId", "notPersonId", "projectId", "notProjectId", "projectIds",
                 "notProjectIds", "following")
 _MONEY_OPTIONS = ("billing", "dailyBilling", "cost", "dailyCost")
-_UNSUPPORTED_ATTRIBUTES = ("periodSplit", "timeRecord", "expenseRecord", "taskRecord",
-                           "customFields")
+_UNSUPPORTED_ATTRIBUTES = ("periodSplit", "timeRecord", "expenseRecord", "taskRecord")
 
 
 def _records(records: Sequence[Any]) -> set[str]:
@@ -164,8 +165,6 @@ def _quantities(totals: Totals, money: bool, wfh_ms: int,
         # whole hours (the reference's type is Int) and the share of the time, rounded down
         "wfhHours": wfh_ms // 3_600_000,
         "wfhPercentage": wfh_share,
-        # accumulators come with attributes.customFields, which this report refuses
-        "customFields": [],
         **sched.quantities(schedule, totals.billable_ms, options),
     }
 
@@ -187,6 +186,7 @@ def check_params(context: RequestContext, args: Mapping[str, Any]) -> None:
     for key in _UNSUPPORTED_ATTRIBUTES:
         if attributes.get(key):
             raise BadInput(f"attributes.{key}", "is not supported by this report")
+    fields.requested(attributes)
     if args.get("groupBy"):
         raise BadInput("groupBy", "is not supported: group with attributes.person and "
                        "attributes.projects")
@@ -232,6 +232,7 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
         statement = statement.where(TimeRecord.person_id.in_(visible))
     records = list((await context.session.scalars(statement.order_by(TimeRecord.start_ms)))
                    .unique()) if timed else []
+    accumulators = await fields.load(context, fields.requested(attributes), start_ms, end_ms)
 
     billing_book, _ = await load_book(context.session, context.organisation, RATE_BILLING)
     cost_book, _ = await load_book(context.session, context.organisation, RATE_COST)
@@ -259,6 +260,7 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
             efforts.setdefault(group, {})[record.task.id] = record.task.effort
         spans.setdefault(group, {}).setdefault(record.person_id, []).append(
             (record.start_ms, record.duration_ms))
+        accumulators.add(group, record.id)
         if record.wfh:
             wfh[group] = wfh.get(group, 0) + record.duration_ms
         cost = rules.resolve(cost_book, entry)
@@ -313,7 +315,8 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
             "quantities": _quantities(totals, money, wfh.get(group_key, 0),
                                       schedule_of(group_key), options)
             | _effort(efforts.get(group_key, {}))
-            | expenses.rows.get(group_key, exp.ExpenseTotals()).quantities(),
+            | expenses.rows.get(group_key, exp.ExpenseTotals()).quantities()
+            | {"customFields": accumulators.row(group_key)},
         })
     rows.sort(key=lambda r: (
         r["entities"]["person"].name if r["entities"]["person"] else "",
