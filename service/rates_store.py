@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -16,9 +17,29 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service import permissions
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
-from service.models import Organisation, PersonTag, Project, ProjectTag, Tag
+from service.models import Organisation, Person, PersonTag, Project, ProjectTag, Tag
 from service.models.rates import Rate
 from service.rules import rates as rules
+
+
+@dataclass(frozen=True)
+class Level:
+    """A level that holds rates: its collection in the rate rules, the argument naming the
+    item (None: the organisation of the key), its model and rate column, and its name."""
+
+    collection: str
+    argument: str | None
+    model: Any
+    column: str | None
+    what: str
+
+
+LEVELS = {
+    "Organisation": Level(rules.ORGANISATIONS, None, None, None, "organisation"),
+    "Tag": Level(rules.TAGS, "tagId", Tag, "tag_id", "tag"),
+    "Person": Level(rules.PERSONS, "personId", Person, "person_id", "person"),
+    "Project": Level(rules.PROJECTS, "projectId", Project, "project_id", "project"),
+}
 
 # The Billing rates permission (service/permissions.py): view lets the role see rates and
 # amounts, manage edit them too; administrators always.

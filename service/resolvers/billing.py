@@ -8,7 +8,6 @@ near-identical operations are bound by `bind_level_operations`, `bind_rate_edits
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ariadne import MutationType
@@ -19,6 +18,8 @@ from service.lookup import get_in_org
 from service.models import Person, Project, Tag
 from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit
 from service.rates_store import (
+    LEVELS,
+    Level,
     check_amount,
     check_method,
     check_split_type,
@@ -31,21 +32,6 @@ from service.rules import rates as rules
 mutation = MutationType()
 
 
-@dataclass(frozen=True)
-class Level:
-    collection: str
-    argument: str | None
-    model: Any
-    column: str | None
-    what: str
-
-
-LEVELS = {
-    "Organisation": Level(rules.ORGANISATIONS, None, None, None, "organisation"),
-    "Tag": Level(rules.TAGS, "tagId", Tag, "tag_id", "tag"),
-    "Person": Level(rules.PERSONS, "personId", Person, "person_id", "person"),
-    "Project": Level(rules.PROJECTS, "projectId", Project, "project_id", "project"),
-}
 TYPES = {"Billing": (RATE_BILLING, "billingId"), "Cost": (RATE_COST, "costId")}
 SPLIT_MODELS: dict[str, tuple[Any, str]] = {
     rules.SPLIT_PERSONS: (Person, "person"),

@@ -12,7 +12,6 @@ The eight operations are derived from LEVELS x TYPES below.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ariadne import MutationType
@@ -20,9 +19,8 @@ from ariadne import MutationType
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
-from service.models import Person, Project, Tag
 from service.models.rates import RATE_BILLING, RATE_COST, Rate, RateSplit
-from service.rates_store import load_book, require_manage_rates
+from service.rates_store import LEVELS, Level, load_book, require_manage_rates
 from service.rules import rates as rules
 
 MAX_RATES = 500
@@ -30,21 +28,6 @@ MAX_RATES = 500
 mutation = MutationType()
 
 
-@dataclass(frozen=True)
-class Level:
-    collection: str
-    argument: str | None  # None: the organisation of the key
-    model: Any
-    column: str | None
-    what: str
-
-
-LEVELS = {
-    "Organisation": Level(rules.ORGANISATIONS, None, None, None, "organisation"),
-    "Tag": Level(rules.TAGS, "tagId", Tag, "tag_id", "tag"),
-    "Person": Level(rules.PERSONS, "personId", Person, "person_id", "person"),
-    "Project": Level(rules.PROJECTS, "projectId", Project, "project_id", "project"),
-}
 TYPES = {"Billing": (RATE_BILLING, "billing"), "Cost": (RATE_COST, "cost")}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.service.role_refusals import assert_employee_refused
 from tests.service.spec_tables import load_implemented
 from tests.service.test_billing_rates import add_project, eur
 from tests.service.test_tasks import add as add_task
@@ -189,11 +190,4 @@ def _value(type_name: str) -> Any:
 
 
 async def test_an_employee_is_refused_every_operation(org: Org) -> None:
-    employee = await org.add_member("Eve")
-    for name in OPERATIONS:
-        arguments: dict[str, str] = REFERENCE[name]["arguments"]
-        declared = ", ".join(f"${a}: {t}" for a, t in arguments.items())
-        passed = ", ".join(f"{a}: ${a}" for a in arguments)
-        query = f"mutation({declared}) {{ {name}({passed}) {{ id }} }}"
-        variables = {a: _value(t) for a, t in arguments.items()}
-        assert await employee.gql.denied(query, variables) == [f"Mutation.{name}"], name
+    await assert_employee_refused(org, OPERATIONS, _value)
