@@ -108,17 +108,22 @@ def statements(three: Three, needle: str) -> Iterator[list[tuple[str, str]]]:
     """The statements on timebot's own database whose SQL has `needle` (with their
     parameters), while the block runs."""
     seen: list[tuple[str, str]] = []
-    engine = three.two.live.app.state.runtime.state_engine.sync_engine
+    runtime = three.two.live.app.state.runtime
+    # The pure reads go to the read-only engine (SQLite), the rest to the state engine.
+    engines = [engine.sync_engine for engine in (runtime.state_engine, runtime.read_engine)
+               if engine is not None]
 
     def statement(_conn: Any, _cursor: Any, sql: str, parameters: Any, *_args: Any) -> None:
         if needle in " ".join(sql.split()):
             seen.append((sql, str(parameters)))
 
-    event.listen(engine, "before_cursor_execute", statement)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", statement)
     try:
         yield seen
     finally:
-        event.remove(engine, "before_cursor_execute", statement)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", statement)
 
 
 async def test_an_organisations_events_reach_its_own_workspace_only(three: Three) -> None:
