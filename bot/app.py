@@ -76,5 +76,6 @@ def slack_app(
         app.use(WorkspaceGate(workspace))
     # A retried request (slow ack), also after a restart, is taken once (`dedup`: one for
     # every app of the process).
-    app.use(dedup or SlackDeduplication(runtime.state_sessions, runtime.clock))
+    app.use(dedup or SlackDeduplication(runtime.state_sessions, runtime.clock,
+                                        runtime.read_sessions))
     return app

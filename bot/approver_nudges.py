@@ -44,11 +44,12 @@ class Waiting:
 class ApproverNudges:
     def __init__(self, deps: SlackDeps) -> None:
         self.deps = deps
-        self.preferences = NudgePreferences(deps.runtime.state_sessions)
+        self.preferences = NudgePreferences(deps.runtime.state_sessions,
+                                            deps.runtime.read_sessions)
 
     async def _waiting(self) -> list[Waiting]:
         """Requests shown in Slack and not decided yet (newest row per approver/request)."""
-        async with self.deps.runtime.state_sessions() as session:
+        async with self.deps.runtime.read_sessions() as session:
             rows = list(await session.scalars(
                 select(SlackOutgoing).where(
                     SlackOutgoing.method == "chat.postMessage",
@@ -143,7 +144,7 @@ class ApproverNudges:
              "elements": decision_buttons(item.request)},
             nudge_controls(),
         ]
-        async with self.deps.runtime.state_sessions() as session:
+        async with self.deps.runtime.read_sessions() as session:
             original = await session.get(SlackOutgoing, item.row_id)
         context = dict(original.context) if original is not None else {}
         await self.deps.sender.post(

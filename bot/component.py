@@ -112,7 +112,8 @@ class Shared:
         jobs = INSTALLED.get(id(runtime))
         scheduler = jobs.scheduler if jobs is not None else None
         return cls(asyncio.Semaphore(WORK_SLOTS),
-                   SlackDeduplication(runtime.state_sessions, runtime.clock),
+                   SlackDeduplication(runtime.state_sessions, runtime.clock,
+                                      runtime.read_sessions),
                    OrganisationRoutes(runtime.bus, reviews, scheduler) if routed else None,
                    DirectHub(runtime.bus, reviews, scheduler), asyncio.Semaphore(TICK_SLOTS))
 
@@ -137,7 +138,7 @@ def build_bot(
                           organisation_id,
                           team_id=installed.team_id if installed is not None else None,
                           enterprise_id=installed.enterprise_id if installed is not None
-                          else None)
+                          else None, reads=runtime.read_sessions)
     client = web_client(token, api_url, workspace)
     authorize = None
     if oauth_settings is not None:
@@ -160,7 +161,7 @@ def build_bot(
                            may_send=may_send,
                            team_id=installed.team_id if installed is not None else None,
                            poll_seconds=INSTALLATION_POLL_SECONDS if installed is not None
-                           else 1.0),
+                           else 1.0, reads=runtime.read_sessions),
         registry=CommandRegistry(), workspace=workspace,
         work_slots=shared.work_slots, hub=hub,
     )
@@ -201,7 +202,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
     if not socket_mode and not settings.slack_signing_secret:
         raise ConfigError("SLACK_SIGNING_SECRET is required with SLACK_BOT_TOKEN or "
                           "SLACK_CLIENT_ID (HTTP mode)")
-    store = InstallationStore(runtime.state_sessions, runtime.clock, runtime.box) \
+    store = InstallationStore(runtime.state_sessions, runtime.clock, runtime.box,
+                              runtime.read_sessions) \
         if oauth else None
     running = {"jobs": False}
     oauth_settings: AsyncOAuthSettings | None = None
@@ -231,7 +233,7 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
             grant_type="refresh_token", refresh_token=refresh_token)
 
     registry = Installations(store, build, start_bot, retoken, refresh, runtime.clock.now_ms,
-                             states=lambda: records_by_token(runtime.state_sessions))
+                             states=lambda: records_by_token(runtime.read_sessions))
     if oauth:
         assert settings.slack_client_id and settings.slack_client_secret
         flow = oauth_flow(
@@ -239,7 +241,7 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
             public_url=settings.public_url, api_url=settings.slack_api_url,
             states=StateStore(runtime.state_sessions, runtime.clock),
             installations=InstallationStore(runtime.state_sessions, runtime.clock,
-                                            runtime.box),
+                                            runtime.box, runtime.read_sessions),
             on_installed=lambda team_id, _organisation: registry.installed(team_id))
         oauth_settings = flow.settings
         if who_is is not None:
@@ -256,7 +258,7 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         await registry.serve_all()
         watching.append(asyncio.create_task(registry.watch(), name="slack-installations"))
         watching.append(asyncio.create_task(registry.wake_due(
-            lambda: due_teams(runtime.state_sessions)), name="slack-installations-due"))
+            lambda: due_teams(runtime.read_sessions)), name="slack-installations-due"))
         watching.append(asyncio.create_task(registry.keep_states(),
                                             name="slack-installations-states"))
 

@@ -58,13 +58,21 @@ def request_key(body: dict[str, Any]) -> str | None:
 
 
 class SlackDeduplication(AsyncMiddleware):
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock,
+                 reads: async_sessionmaker[AsyncSession] | None = None) -> None:
         self.sessions = sessions
+        self.reads = reads or sessions  # pure reads: beside a writer on SQLite
         self.clock = clock
         self._pruned = 0.0
 
     async def first_time(self, key: str) -> bool:
         """Record the key; False when it was recorded before (a retry or a duplicate)."""
+        # A retry comes when an ack was slow: a key already recorded is answered from a read,
+        # without queuing for the write lock. Only a key not seen yet is inserted (the insert
+        # still decides, for two copies arriving at once).
+        async with self.reads() as session:
+            if await session.get(SlackReceived, key[:MAX_KEY]) is not None:
+                return False
         now = self.clock.now_ms()
         async with unit_of_work(self.sessions) as session:
             result: Any = await session.execute(

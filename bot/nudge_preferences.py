@@ -41,12 +41,20 @@ class NudgePreferences:
     """The stored settings; a person without a row gets the defaults (on, one nudge per
     request)."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession],
+                 reads: async_sessionmaker[AsyncSession] | None = None) -> None:
         self.sessions = sessions
+        self.reads = reads or sessions
 
     async def get(
         self, organisation_id: str, person_id: str, slack_user: str
     ) -> SlackNudgePreference:
+        # The nudge loops ask for everyone's every tick: a row stored is read beside any
+        # writer; only a person without one waits for the write lock (to store the defaults).
+        async with self.reads() as session:
+            found = await session.get(SlackNudgePreference, (organisation_id, person_id))
+        if found is not None:
+            return found
         async with unit_of_work(self.sessions) as session:
             pref = await session.get(SlackNudgePreference, (organisation_id, person_id))
             if pref is None:
@@ -75,7 +83,8 @@ ANSWERS = {"on": N_("Approval nudges are on."), "off": N_("Approval nudges are o
 class NudgeSettingsPart:
     def __init__(self, deps: SlackDeps) -> None:
         self.deps = deps
-        self.preferences = NudgePreferences(deps.runtime.state_sessions)
+        self.preferences = NudgePreferences(deps.runtime.state_sessions,
+                                            deps.runtime.read_sessions)
 
     async def set_preference(self, context: CommandContext) -> None:
         word = context.args.strip().lower()

@@ -121,8 +121,11 @@ class StateStore(AsyncOAuthStateStore):  # type: ignore[misc]
 
 class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock,
-                 box: SecretBox) -> None:
+                 box: SecretBox, reads: async_sessionmaker[AsyncSession] | None = None) -> None:
         self.sessions = sessions
+        # The look-ups (every request for a team not served yet, the watch of new installs):
+        # pure reads, beside a writer on SQLite.
+        self.reads = reads or sessions
         self.clock = clock
         self.box = box
 
@@ -224,7 +227,7 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
     async def installed(self, team_id: str | None, enterprise_id: str | None = None
                         ) -> InstalledBot | None:
         """The installation of a team (or, without one, the enterprise's only one)."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             row = await session.get(SlackInstallation, team_id) if team_id else None
             if row is None and enterprise_id:  # the enterprise's org-wide install
                 row = await session.get(SlackInstallation, enterprise_id)
@@ -237,7 +240,7 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
         return self._bot(row) if row is not None else None
 
     async def all_installed(self) -> list[InstalledBot]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             rows = await session.scalars(select(SlackInstallation).order_by(
                 SlackInstallation.team_id))
             return [self._bot(row) for row in rows]

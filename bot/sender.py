@@ -45,8 +45,10 @@ class SlackSender:
         may_send: Callable[[], Awaitable[bool]] | None = None,
         team_id: str | None = None,
         poll_seconds: float = 1.0,
+        reads: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
         self.sessions = sessions
+        self.reads = reads or sessions  # the look-ups below: beside a writer on SQLite
         # The installation whose token sends (bot.installations): its rows carry its team,
         # and its worker claims those only (None: SLACK_BOT_TOKEN's workspace).
         self.team_id = team_id
@@ -166,7 +168,7 @@ class SlackSender:
 
     async def with_key_prefix(self, prefix: str) -> list[SlackOutgoing]:
         """This installation's posts whose dedupe key starts with `prefix`."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return list(await session.scalars(
                 select(SlackOutgoing)
                 .where(SlackOutgoing.method == POST,
@@ -177,7 +179,7 @@ class SlackSender:
 
     async def posted(self, channel_id: str, ts: str) -> SlackOutgoing | None:
         """The message the bot posted at (channel, ts), if it was one of ours."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return (await session.scalars(
                 select(SlackOutgoing).where(
                     SlackOutgoing.channel_id == channel_id, SlackOutgoing.ts == ts,
@@ -187,13 +189,13 @@ class SlackSender:
 
     async def queued_with_key(self, key: str) -> SlackOutgoing | None:
         """The call queued with dedupe key `key` (whatever its state)."""
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return (await session.scalars(
                 select(SlackOutgoing).where(SlackOutgoing.dedupe_key == key)
             )).one_or_none()
 
     async def sent_with_ref(self, ref_prefix: str) -> list[SlackOutgoing]:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return list(await session.scalars(
                 select(SlackOutgoing)
                 .where(SlackOutgoing.method == POST, SlackOutgoing.ref.startswith(ref_prefix),
@@ -202,7 +204,7 @@ class SlackSender:
             ))
 
     async def pending(self) -> int:
-        async with self.sessions() as session:
+        async with self.reads() as session:
             return int(await session.scalar(
                 select(func.count()).select_from(SlackOutgoing)
                 .where(SlackOutgoing.status.not_in([DONE, FAILED]))

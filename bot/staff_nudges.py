@@ -52,12 +52,13 @@ query OwnPlan($person: SvcId!, $planStart: SvcTimestamp!, $planEnd: SvcTimestamp
 class StaffNudges:
     def __init__(self, deps: SlackDeps) -> None:
         self.deps = deps
-        self.preferences = NudgePreferences(deps.runtime.state_sessions)
+        self.preferences = NudgePreferences(deps.runtime.state_sessions,
+                                            deps.runtime.read_sessions)
 
     async def run(self, now: int, organisation_id: str) -> int:
         """Nudge everyone linked of the workspace's organisation whose period ends today,
         from 16:00 local; how many were sent."""
-        async with self.deps.runtime.state_sessions() as session:
+        async with self.deps.runtime.read_sessions() as session:
             links = list(await session.scalars(
                 select(PersonLink).where(PersonLink.slack_user_id.is_not(None),
                                          PersonLink.organisation_id == organisation_id)))

@@ -54,7 +54,7 @@ class ThreadsPart:
             pass
 
     async def _from_slack(self, message_id: str) -> bool:
-        async with self.deps.runtime.state_sessions() as session:
+        async with self.deps.runtime.read_sessions() as session:
             return await session.get(SlackClaim, f"journal-from-slack:{message_id}") is not None
 
     async def on_message(self, event: dict[str, Any]) -> None:

@@ -74,8 +74,10 @@ class Workspace:
         self, sessions: async_sessionmaker[AsyncSession], clock: Clock,
         directory: PeopleDirectory, token: str, configured_organisation: str | None,
         team_id: str | None = None, enterprise_id: str | None = None,
+        reads: async_sessionmaker[AsyncSession] | None = None,
     ) -> None:
         self.sessions = sessions
+        self.reads = reads or sessions  # the state's read: beside a writer on SQLite
         self.clock = clock
         self.directory = directory
         self.token_hash = token_hash(token)
@@ -103,7 +105,7 @@ class Workspace:
         if self._read_at is not None and now - self._read_at < CACHE_SECONDS:
             return self._record
         changes = self._changes
-        async with self.sessions() as session:
+        async with self.reads() as session:
             row = (await session.scalars(select(SlackWorkspace).where(
                 SlackWorkspace.token_hash == self.token_hash))).first()
         record = record_of(row) if row else None

@@ -74,6 +74,17 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
     return engine
 
 
+def read_only_engine(url: str, **kwargs: Any) -> AsyncEngine | None:
+    """A second engine for the transactions of `url`'s database that only read, where one
+    helps: SQLite in a file (its readers then run beside a writer, WAL). None on PostgreSQL
+    (MVCC: readers never wait for writers; the one engine serves them) and for an in-memory
+    SQLite database (a second engine would open another, empty, database)."""
+    if not is_sqlite(url) or (make_url(url).database or ":memory:") == ":memory:":
+        return None
+    kwargs.setdefault("pool_size", 10)
+    return create_engine(url, read_only=True, **kwargs)
+
+
 def insert_for(session: AsyncSession) -> Any:
     """The session's dialect's `insert` (PostgreSQL or SQLite), the one with
     `on_conflict_do_nothing` / `on_conflict_do_update`."""

@@ -26,7 +26,7 @@ from timebot.draining import Draining
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.organisations import OrganisationKeys
 from timebot.runtime import Runtime
-from timebot.state.db import create_engine, session_factory
+from timebot.state.db import create_engine, read_only_engine, session_factory
 from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
 
 
@@ -103,6 +103,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     runtime = Runtime(
         settings, clock, state_engine, state_sessions, client, directory, box,
         events, bus, event_worker, subscriptions,
+        read_engine=read_only_engine(settings.database_url),
     )
     mail = MailParts(
         Inbox(state_sessions, clock), outbox, DrainingOutboxWorker(outbox, deliverer(settings))

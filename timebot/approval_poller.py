@@ -100,7 +100,7 @@ class ApprovalPoller(PollingWorker):
         pending = (await runtime.client.execute(ALL_PENDING, apikey=key)).get(
             "getPendingApprovals"
         ) or []
-        async with runtime.state_sessions() as session:
+        async with runtime.read_sessions() as session:
             seen = {
                 row.submit_id: row for row in await session.scalars(
                     select(PolledApproval).where(PolledApproval.organisation_id == organisation_id)

@@ -212,7 +212,7 @@ class Reconciler(PollingWorker):
         channel timebot serves them on."""
         runtime = self.runtime
         mail_key = review_dedupe_key(submit_id, stage, approver_id)
-        async with runtime.state_sessions() as session:
+        async with runtime.read_sessions() as session:
             mailed = await session.scalar(
                 select(OutboxMessage.id).where(or_(
                     OutboxMessage.dedupe_key == mail_key,

@@ -19,7 +19,7 @@ from timebot.directory import PeopleDirectory
 from timebot.draining import DRAIN_SECONDS, drain_all
 from timebot.entry_rules import RulesCache
 from timebot.events import EventBus, EventStore, EventWorker
-from timebot.state.db import migrate
+from timebot.state.db import migrate, session_factory
 from timebot.state.singleton import SingletonJobs
 from timebot.webhook_consumer import WebhookSubscriptions
 from timebot.worker import PollingWorker
@@ -57,6 +57,13 @@ class Runtime:
     # Listening sockets bound by a `timebot serve --workers N` parent ("http", "smtp",
     # "lmtp"): the listeners serve on these instead of binding their own.
     listen_sockets: dict[str, socket.socket] = field(default_factory=dict)
+    # The bot database's engine for transactions that only read (SQLite: a deferred BEGIN,
+    # beside a writer in WAL mode, instead of queuing behind every writer of the process for
+    # BEGIN IMMEDIATE). None: the state engine serves them (PostgreSQL: readers never wait).
+    read_engine: AsyncEngine | None = None
+    # Sessions for pure reads (never a write, nor a read that decides one): `read_engine`'s,
+    # else the state sessions.
+    read_sessions: async_sessionmaker[AsyncSession] = field(init=False)
     # The jobs that run in one process at a time (timebot/state/singleton.py).
     singletons: SingletonJobs = field(init=False)
     # Each person's rules of time entry, as the fronts refuse early (timebot/entry_rules.py).
@@ -65,6 +72,8 @@ class Runtime:
     _subscriber: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
+        self.read_sessions = (session_factory(self.read_engine) if self.read_engine is not None
+                              else self.state_sessions)
         # Per role: a service-only and a fronts-only process sharing one database each run
         # their own jobs.
         self.singletons = SingletonJobs(
@@ -142,5 +151,7 @@ class Runtime:
             await hook(self)
         await self.client.close()
         await self.state_engine.dispose()
+        if self.read_engine is not None:
+            await self.read_engine.dispose()
         for hook in reversed(self.after_stop):
             await hook(self)

@@ -8,7 +8,9 @@ the others installed beside it:
 - the work after the acks is bounded for the process (bot.component.WORK_SLOTS), not per
   workspace: 100 workspaces' commands did not run 400 at once;
 - an event or review request of one organisation reaches the parts of its own workspace only
-  (bot.routes): one look-up of its sent DMs, one of its queued DM, not one per workspace.
+  (bot.routes): one look-up of its sent DMs, one of its queued DM, not one per workspace;
+- what an ack only reads (a team's installation, a retry already taken) is read beside a
+  writer of the bot database, not queued behind every writer of the process (SQLite).
 """
 
 from __future__ import annotations
@@ -16,22 +18,24 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, update
 
 from bot.component import WORK_SLOTS
+from bot.installation import NOT_CONNECTED
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.harness import SIGNING_SECRET
-from tests.bot.signing import SlackRequests
+from tests.bot.signing import SlackRequests, command_fields
 from tests.bot.test_oauth_install import TEAM_A, TEAM_B, TEAM_C, Two, command, install, member_in
 from tests.service.test_approvals_support import add_record, approve, submit
 from tests.support import Org, new_org, start_live_server, stop_live_server
 from tests.timebot.signin_support import browser, sign_in
+from timebot.state.slack_models import SlackInstallation
 
 
 @dataclass
@@ -104,17 +108,22 @@ def statements(three: Three, needle: str) -> Iterator[list[tuple[str, str]]]:
     """The statements on timebot's own database whose SQL has `needle` (with their
     parameters), while the block runs."""
     seen: list[tuple[str, str]] = []
-    engine = three.two.live.app.state.runtime.state_engine.sync_engine
+    runtime = three.two.live.app.state.runtime
+    # The pure reads go to the read-only engine (SQLite), the rest to the state engine.
+    engines = [engine.sync_engine for engine in (runtime.state_engine, runtime.read_engine)
+               if engine is not None]
 
     def statement(_conn: Any, _cursor: Any, sql: str, parameters: Any, *_args: Any) -> None:
         if needle in " ".join(sql.split()):
             seen.append((sql, str(parameters)))
 
-    event.listen(engine, "before_cursor_execute", statement)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", statement)
     try:
         yield seen
     finally:
-        event.remove(engine, "before_cursor_execute", statement)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", statement)
 
 
 async def test_an_organisations_events_reach_its_own_workspace_only(three: Three) -> None:
@@ -169,3 +178,52 @@ async def test_keeping_every_organisation_subscribed_reads_the_registrations_onc
         event.remove(engine, "before_cursor_execute", statement)
     assert subscribed >= 3
     assert len(seen) == 1, seen
+
+
+@asynccontextmanager
+async def write_lock_held(three: Three) -> AsyncIterator[None]:
+    """Another transaction of the bot database writing, and not done, while the block runs:
+    on SQLite the database's write lock (BEGIN IMMEDIATE, which this process's writers queue
+    for); on PostgreSQL a row lock on an installation."""
+    runtime = three.two.live.app.state.runtime
+    async with runtime.state_sessions() as session:
+        await session.execute(update(SlackInstallation).where(
+            SlackInstallation.team_id == TEAM_A).values(updated_ms=SlackInstallation.updated_ms))
+        try:
+            yield
+        finally:
+            await session.rollback()
+
+
+async def answered(request: Any) -> httpx.Response:
+    # Not a measure of time: a guard, so that an ack queued behind the write lock (the old
+    # way, until the lock is released) fails here instead of hanging the suite.
+    response: httpx.Response = await asyncio.wait_for(request, timeout=20)
+    return response
+
+
+async def test_a_team_not_installed_is_answered_while_the_database_is_being_written(
+    three: Three,
+) -> None:
+    """The look-up of a team's installation only reads: it answers "not connected" while
+    another transaction holds the write lock."""
+    async with write_lock_held(three):
+        response = await answered(command(three.two, "T0NOBODY0", "U0STRANGER", "status"))
+    assert response.status_code == 200
+    assert NOT_CONNECTED in response.text
+
+
+async def test_a_retry_is_answered_while_the_database_is_being_written(three: Three) -> None:
+    """A command taken once, then again (Slack retries an ack that was slow): the retry is
+    known from a read, and answered while another transaction holds the write lock."""
+    two = three.two
+    user = await member_in(two, two.a, TEAM_A, "Rita")
+    fields = {**command_fields(two.fake, "/timesheet", "status", user=user.slack_id),
+              "team_id": TEAM_A}
+    two.fake.reset()
+    assert (await two.slack.form(fields)).status_code == 200
+    await two.fake.wait_for("response_url")
+    async with write_lock_held(three):
+        retry = await answered(two.slack.form(fields, headers={"x-slack-retry-num": "1"}))
+    assert retry.status_code == 200
+    assert retry.text == ""

@@ -137,7 +137,7 @@ def setting_of(person: dict[str, Any], name: str) -> int | None:
 
 
 async def preference(runtime: Runtime, organisation_id: str, person_id: str) -> str:
-    async with runtime.state_sessions() as session:
+    async with runtime.read_sessions() as session:
         row = await session.get(NotificationPreference, (organisation_id, person_id))
         return row.mode if row is not None else INSTANT
 

@@ -118,7 +118,7 @@ async def away_facts(
     today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
     start = int(datetime(today.year, today.month, today.day, tzinfo=UTC).timestamp() * 1000)
     end = start + (LOOK_AHEAD_DAYS + 1) * DAY_MS
-    recorded = await absences(runtime.state_sessions, organisation_id)
+    recorded = await absences(runtime.read_sessions, organisation_id)
     found = {pid: list(recorded.get(pid, [])) for pid in person_ids}
     if not person_ids:
         return found

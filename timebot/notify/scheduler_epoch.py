@@ -38,7 +38,7 @@ def ended_before(period_end_ms: int, since_ms: int) -> bool:
 
 async def recorded_first_seen_ms(runtime: Runtime, organisation_id: str) -> int | None:
     """The recorded instant, without recording one (a preview changes nothing)."""
-    async with runtime.state_sessions() as session:
+    async with runtime.read_sessions() as session:
         seen = await session.scalar(
             select(SchedulerEpoch.first_seen_ms).where(
                 SchedulerEpoch.organisation_id == organisation_id

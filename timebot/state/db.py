@@ -14,6 +14,7 @@ from plumbing.db import (
     insert_for,
     insert_ignoring,
     is_current,
+    read_only_engine,
     session_factory,
     unit_of_work,
     upgrade_under_lock,
@@ -24,6 +25,7 @@ VERSION_TABLE = "timebot_alembic_version"
 
 __all__ = [
     "MIGRATIONS_DIR", "VERSION_TABLE", "create_engine", "insert_for", "insert_ignoring", "migrate",
+    "read_only_engine",
     "schema_current",
     "session_factory",
     "unit_of_work",
