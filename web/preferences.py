@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import unit_of_work
 from timebot import l10n
-from timebot.errors import DirectoryError
+from timebot.errors import TimebotError
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.approvals import MODES, preference, set_preference
@@ -74,12 +74,13 @@ class PreferencesSection:
                "slack": "The Slack workspace is connected to your organisation."}
 
     async def localisation(self, organisation_id: str, person_id: str) -> l10n.Localisation:
-        """The person's language and formats (English when they cannot be read)."""
+        """The person's language and formats (English when they cannot be read: the service
+        away, the subscription inactive — the page still shows, and says what it can)."""
         try:
             key = await self.runtime.directory.integration_key(organisation_id)
-        except DirectoryError:
+            return await load_localisation(self.runtime.client, key, person_id)
+        except TimebotError:
             return l10n.ENGLISH
-        return await load_localisation(self.runtime.client, key, person_id)
 
     def __init__(self, runtime: Runtime,
                  is_admin: Callable[[str, str], Awaitable[bool]] | None = None) -> None:
