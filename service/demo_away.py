@@ -24,8 +24,11 @@ SUBMITTER = "margaret"
 async def seed_away_approver(seed: DemoSeed, organisation: Organisation) -> None:
     """Grace's vacation from today, and Margaret's timesheet of last week submitted to her."""
     today = dt.datetime.fromtimestamp(seed.now_ms / 1000, seed.zone).date()
+    # timebot reads days off by UTC day: late in the evening UTC, Berlin is a day ahead, and
+    # the vacation must cover the UTC day too.
+    first = min(today, dt.datetime.fromtimestamp(seed.now_ms / 1000, dt.UTC).date())
     grace = seed.persons[AWAY]
-    for day in (today + dt.timedelta(days=n) for n in range(AWAY_DAYS)):
+    for day in (first + dt.timedelta(days=n) for n in range((today - first).days + AWAY_DAYS)):
         _record(seed, grace, seed.at(day, 9), 8 * HOUR_MS,
                 absence_type=seed.absence_types["Vacation"], comment="Vacation")
     monday = today - dt.timedelta(days=today.weekday())
