@@ -28,12 +28,19 @@ from sqlalchemy import event, update
 
 from bot.component import WORK_SLOTS
 from bot.installation import NOT_CONNECTED
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.harness import SIGNING_SECRET
-from tests.bot.signing import SlackRequests, command_fields
-from tests.bot.test_oauth_install import TEAM_A, TEAM_B, TEAM_C, Two, command, install, member_in
+from tests.bot.signing import command_fields
+from tests.bot.test_oauth_install import (
+    TEAM_A,
+    TEAM_B,
+    TEAM_C,
+    Two,
+    command,
+    install,
+    member_in,
+    oauth_world,
+)
 from tests.service.test_approvals_support import add_record, approve, submit
-from tests.support import Org, new_org, start_live_server, stop_live_server
+from tests.support import Org
 from tests.timebot.signin_support import browser, sign_in
 from timebot.state.slack_models import SlackInstallation
 
@@ -47,30 +54,14 @@ class Three:
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 async def three(request: pytest.FixtureRequest,
                 tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Three]:
-    fake = await FakeSlack.start()
-    for team, name in ((TEAM_A, "Acme"), (TEAM_B, "Beta"), (TEAM_C, "Corp")):
-        fake.add_team(team, name)
-    env = {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "client-secret",
-           "SLACK_SIGNING_SECRET": SIGNING_SECRET, "TIMEBOT_SLACK_API_URL": fake.api_url}
-    live = await start_live_server(request.param, tmp_path_factory.mktemp(
-        f"many-{request.param}"), extra_env=env)
-    http = httpx.AsyncClient(timeout=30)
-    a, b, c = [await new_org(live, http, name) for name in ("A", "B", "C")]
-    for org in (a, b, c):
-        await live.app.state.runtime.subscriptions.ensure(org.id)
-    two = Two(live, fake, http, SlackRequests(http, f"{live.base_url}/slack/events",
-                                              SIGNING_SECRET, fake), a, b)
-    for org, team in ((a, TEAM_A), (b, TEAM_B), (c, TEAM_C)):
-        async with browser(live) as admin:
-            await sign_in(live, admin, org.admin.email)
-            assert (await install(two, admin, org, team)).headers["location"] == \
-                "/account?done=slack"
-    try:
-        yield Three(two, c)
-    finally:
-        await stop_live_server(live)
-        await fake.stop()
-        await http.aclose()
+    async with oauth_world(request.param, tmp_path_factory.mktemp(f"many-{request.param}"),
+                           ("A", "B", "C")) as (two, orgs):
+        for org, team in zip(orgs, (TEAM_A, TEAM_B, TEAM_C), strict=True):
+            async with browser(two.live) as admin:
+                await sign_in(two.live, admin, org.admin.email)
+                assert (await install(two, admin, org, team)).headers["location"] == \
+                    "/account?done=slack"
+        yield Three(two, orgs[2])
 
 
 async def test_the_work_after_the_acks_is_bounded_for_the_process_not_per_workspace(

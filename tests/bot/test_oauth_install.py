@@ -13,6 +13,7 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,36 +48,45 @@ class Two:
     b: Org
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-async def two(request: pytest.FixtureRequest,
-              tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Two]:
+@asynccontextmanager
+async def oauth_world(backend: str, data_dir: Path,
+                      names: tuple[str, ...]) -> AsyncIterator[tuple[Two, list[Org]]]:
+    """A live server with OAuth installs on a fake Slack of three teams, and one organisation
+    per name, each subscribed to its webhooks (workspaces not installed yet); `Two` holds the
+    first two organisations."""
     fake = await FakeSlack.start()
     for team, name in ((TEAM_A, "Acme"), (TEAM_B, "Beta"), (TEAM_C, "Corp")):
         fake.add_team(team, name)
     env = {"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "client-secret",
            "SLACK_SIGNING_SECRET": SIGNING_SECRET, "TIMEBOT_SLACK_API_URL": fake.api_url}
-    live = await start_live_server(request.param, tmp_path_factory.mktemp(
-        f"oauth-{request.param}"), extra_env=env)
+    live = await start_live_server(backend, data_dir, extra_env=env)
     http = httpx.AsyncClient(timeout=30)
-    a, b = await new_org(live, http, "A"), await new_org(live, http, "B")
-    runtime = live.app.state.runtime
-    for org in (a, b):
-        await runtime.subscriptions.ensure(org.id)
-    started = Two(live, fake, http, SlackRequests(http, f"{live.base_url}/slack/events",
-                                                  SIGNING_SECRET, fake), a, b)
-    async with browser(live) as admin_a, browser(live) as admin_b:
-        await sign_in(live, admin_a, a.admin.email)
-        await sign_in(live, admin_b, b.admin.email)
-        assert (await install(started, admin_a, a, TEAM_A)).headers["location"] == \
-            "/account?done=slack"
-        assert (await install(started, admin_b, b, TEAM_B)).headers["location"] == \
-            "/account?done=slack"
     try:
-        yield started
+        orgs = [await new_org(live, http, name) for name in names]
+        for org in orgs:
+            await live.app.state.runtime.subscriptions.ensure(org.id)
+        yield Two(live, fake, http, SlackRequests(http, f"{live.base_url}/slack/events",
+                                                  SIGNING_SECRET, fake), orgs[0], orgs[1]), orgs
     finally:
         await stop_live_server(live)
         await fake.stop()
         await http.aclose()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+async def two(request: pytest.FixtureRequest,
+              tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Two]:
+    async with oauth_world(request.param, tmp_path_factory.mktemp(f"oauth-{request.param}"),
+                           ("A", "B")) as (started, _):
+        a, b = started.a, started.b
+        async with browser(started.live) as admin_a, browser(started.live) as admin_b:
+            await sign_in(started.live, admin_a, a.admin.email)
+            await sign_in(started.live, admin_b, b.admin.email)
+            assert (await install(started, admin_a, a, TEAM_A)).headers["location"] == \
+                "/account?done=slack"
+            assert (await install(started, admin_b, b, TEAM_B)).headers["location"] == \
+                "/account?done=slack"
+        yield started
 
 
 async def start_install(two: Two, client: httpx.AsyncClient, org: Org) -> httpx.Response:
