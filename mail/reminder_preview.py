@@ -25,7 +25,7 @@ from timebot.notify.period_timing import noun_of
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
 from timebot.notify.scheduler_epoch import recorded_first_seen_ms
-from timebot.state.away import Absence, is_away
+from timebot.state.away import Absence, away_now
 from timebot.state.models import ApprovalReminderTally
 
 DAY_MS = 86_400_000
@@ -69,8 +69,7 @@ def next_mailed_ordinal(received: int) -> int:
 def away_note(recorded: list[Absence], now_ms: int) -> str:
     """Pure: "; away until Wed 02 Dec 2026 (auto-reply)" for an approver away at `now_ms`
     (the latest return date of the sources that say so), else ""."""
-    today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
-    current = [absence for absence in recorded if is_away(absence, today, now_ms)]
+    current = [absence for absence in recorded if away_now(absence, now_ms)]
     if not current:
         return ""
     sources = ", ".join(sorted({absence.source for absence in current}))

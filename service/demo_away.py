@@ -1,10 +1,10 @@
 """The demo's away approver (issue 28): Grace Hopper, the people manager who approves
-Engineering's timesheets, is on vacation from today for seven days (Vacation records in the
-service, as time off is recorded), and Margaret Hamilton submitted last week's timesheet two
-working days ago, so it waits for Grace alone. timebot reads the time off over GraphQL and,
-one working day after the submission (the default `approvalEscalationDelay`), asks the
-administrator, Ada Lovelace, with the reason ("Grace Hopper is away until …"); the
-timesheet's Journal says so."""
+Engineering's timesheets, is on vacation from today for seven days (Berlin's days, her time
+zone: Vacation records in the service, as time off is recorded), and Margaret Hamilton
+submitted last week's timesheet two working days ago, so it waits for Grace alone. timebot
+reads the time off and Grace's time zone over GraphQL and, one working day after the
+submission (the default `approvalEscalationDelay`), asks the administrator, Ada Lovelace,
+with the reason ("Grace Hopper is away until …"); the timesheet's Journal says so."""
 
 from __future__ import annotations
 
@@ -24,11 +24,8 @@ SUBMITTER = "margaret"
 async def seed_away_approver(seed: DemoSeed, organisation: Organisation) -> None:
     """Grace's vacation from today, and Margaret's timesheet of last week submitted to her."""
     today = dt.datetime.fromtimestamp(seed.now_ms / 1000, seed.zone).date()
-    # timebot reads days off by UTC day: late in the evening UTC, Berlin is a day ahead, and
-    # the vacation must cover the UTC day too.
-    first = min(today, dt.datetime.fromtimestamp(seed.now_ms / 1000, dt.UTC).date())
     grace = seed.persons[AWAY]
-    for day in (first + dt.timedelta(days=n) for n in range((today - first).days + AWAY_DAYS)):
+    for day in (today + dt.timedelta(days=n) for n in range(AWAY_DAYS)):
         _record(seed, grace, seed.at(day, 9), 8 * HOUR_MS,
                 absence_type=seed.absence_types["Vacation"], comment="Vacation")
     monday = today - dt.timedelta(days=today.weekday())

@@ -9,11 +9,16 @@ interval; each once, with the reason in the mail, the Journal told once. The vir
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime
+
+import pytest
 
 from mail.reminder_preview import approval_reminder_lines, escalation_lines
 from plumbing.db import unit_of_work
-from service.demo import find_demo_organisation, seed_demo
+from service.demo import DEMO_MARKER, find_demo_organisation, seed_demo
+from service.models import Organisation
 from tests.mail.reviews_support import (
     APPROVE,
     add_record,
@@ -30,7 +35,7 @@ from tests.mail.reviews_support import (
 from tests.support import DAY_MS, HOUR_MS, LiveServer, Member, Org, mail_of
 from timebot.notify.away_facts import service_absences, slack_status_away
 from timebot.notify.escalation_tick import AWAY, CLIMB, ESCALATION, Escalator
-from timebot.notify.escalations import StageWait, add_working_days, escalation
+from timebot.notify.escalations import StageWait, add_working_days, escalation, escalation_key
 from timebot.notify.install import jobs_of
 from timebot.runtime import Runtime
 from timebot.state.away import Absence, record_absence
@@ -279,23 +284,57 @@ def test_how_long_a_timesheet_waits_for_an_away_approver() -> None:
     assert max(waits) <= 3 * DAY_MS + tick_ms  # Friday: asked on Monday, same time
 
 
-async def test_the_demo_shows_an_escalation(live: LiveServer) -> None:
+@asynccontextmanager
+async def fresh_demo(live: LiveServer, now_ms: int) -> AsyncIterator[str]:
+    """The demo seeded anew at `now_ms` on the live server's clock (a demo seeded before by
+    another test is set aside meanwhile, then given back, with the clock)."""
+    clock = (live.clock.frozen_ms, live.clock.offset_ms)
+    async with unit_of_work(live.service.sessions) as session:
+        earlier = await find_demo_organisation(session)
+        if earlier is not None:
+            earlier.settings = {k: v for k, v in (earlier.settings or {}).items()
+                                if k != DEMO_MARKER}
+    live.clock.set(now_ms)
+    try:
+        async with unit_of_work(live.service.sessions) as session:
+            await seed_demo(session, now_ms)
+            demo = await find_demo_organisation(session)
+            assert demo is not None and demo is not earlier
+            demo_id = demo.id
+        yield demo_id
+    finally:
+        live.clock.frozen_ms, live.clock.offset_ms = clock
+        async with unit_of_work(live.service.sessions) as session:
+            for organisation_id, marked in ((demo_id, False), (earlier and earlier.id, True)):
+                found = await session.get(Organisation, organisation_id) \
+                    if organisation_id else None
+                if found is not None:
+                    settings = {k: v for k, v in (found.settings or {}).items()
+                                if k != DEMO_MARKER}
+                    found.settings = {**settings, DEMO_MARKER: True} if marked else settings
+
+
+# 23:30 UTC (00:30 in Berlin, the next day) and 00:30 UTC (01:30): Grace's vacation is
+# Berlin's days; it began at midnight in Berlin, 23:00 UTC the day before.
+@pytest.mark.parametrize("now_ms", [
+    int(datetime(2026, 12, 2, 23, 30, tzinfo=UTC).timestamp() * 1000),
+    int(datetime(2026, 12, 3, 0, 30, tzinfo=UTC).timestamp() * 1000),
+], ids=["23:30 UTC", "00:30 UTC"])
+async def test_the_demo_shows_an_escalation(live: LiveServer, now_ms: int) -> None:
     """`timebot serve --demo`: Grace is on vacation (time off in the service) and Margaret's
     timesheet has waited for her for more than a working day: Ada, the administrator, is
     asked with the reason, and the Journal says so."""
-    async with unit_of_work(live.service.sessions) as session:
-        await seed_demo(session, live.clock.now_ms())
-        demo = await find_demo_organisation(session)
-        assert demo is not None
-        demo_id = demo.id
     runtime: Runtime = live.app.state.runtime
     escalator = jobs_of(runtime).escalator
-    [plan] = [p for p in await escalator.plans(demo_id) if p.kind == ESCALATION]
-    assert plan.wait.owner_name == "Margaret Hamilton"
-    assert [name for _, name in plan.recipients] == ["Ada Lovelace"]
-    assert plan.reason.startswith("Grace Hopper is away until ")
-    assert plan.due_ms <= live.clock.now_ms()
-    await escalator.run(demo_id)
-    [asked] = [text_part(parse(r.raw)) for r in await mail_of(runtime).outbox.messages("review")
-               if "ada@northwind.example" in r.rcpt_tos]
-    assert "Grace Hopper is away until" in asked
+    async with fresh_demo(live, now_ms) as demo_id:
+        [plan] = [p for p in await escalator.plans(demo_id) if p.kind == ESCALATION]
+        assert plan.wait.owner_name == "Margaret Hamilton"
+        assert [name for _, name in plan.recipients] == ["Ada Lovelace"]
+        assert plan.reason.startswith("Grace Hopper is away until Wed 09 Dec 2026")
+        assert plan.due_ms <= live.clock.now_ms()
+        await escalator.run(demo_id)
+        keys = {escalation_key(plan.wait.submit_id, plan.wait.stage, pid)
+                for pid, _ in plan.recipients}
+        [asked] = [text_part(parse(r.raw)) for r in await mail_of(runtime).outbox.messages(
+            "review") if r.dedupe_key in keys and "ada@northwind.example" in r.rcpt_tos]
+        assert "Grace Hopper is away until Wed 09 Dec 2026" in asked

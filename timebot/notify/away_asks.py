@@ -9,10 +9,9 @@ Pure: the records and the stage's quorum are given; timebot.notify.reviews reads
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from timebot.client import operation
-from timebot.state.away import Absence, is_away
+from timebot.state.away import Absence, away_now
 
 QUORUM = operation(
     """query AwayQuorum($id: SvcId!) {
@@ -35,9 +34,8 @@ def away_dedupe_key(normal_key: str, away_id: str) -> str:
 
 def away_reason(name: str, absences: list[Absence], now_ms: int) -> str | None:
     """Pure: "Grace is away until Wed 02 Dec 2026", "Grace is away (return date unknown)",
-    or None when not away at `now_ms`."""
-    today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
-    current = [absence for absence in absences if is_away(absence, today, now_ms)]
+    or None when not away at `now_ms` (on Grace's own date: `away_now`)."""
+    current = [absence for absence in absences if away_now(absence, now_ms)]
     if not current:
         return None
     if any(absence.until is None for absence in current):

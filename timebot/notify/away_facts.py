@@ -9,7 +9,12 @@
 - "schedule": today is a holiday or a non-working day of the approver's schedule (the
   service's `scheduledDays` extension), until the last such day in a row.
 
-The last two are read, never stored: the service is their record. A run of days off or
+"Today" and every day here are the approver's own: the dates of their time zone (the
+person's `localisation.timeZone`, read over GraphQL with their time off, in one request for
+up to MAX_BATCH people), so a Berlin approver's day off begins at midnight in Berlin and a
+New York one's ends at midnight in New York, whatever the UTC date (`Absence.zone`,
+`timebot.state.away.away_now`). The last two are read, never stored: the service is their
+record. A run of days off or
 non-working days continues over the other kind (Friday off, then the weekend: away until
 Sunday), and a weekend alone is not an absence worth asking someone else about unless the
 approver has time off too (`schedule` facts count only on a day the others work: the
@@ -18,11 +23,12 @@ organisation's weekdays)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from timebot.client import operation
-from timebot.notify.periods import working_days
+from timebot.notify.approvals import time_zone_of
+from timebot.notify.periods import local_date, working_days, zone
 from timebot.runtime import Runtime
 from timebot.state.away import Absence, absences
 
@@ -31,23 +37,7 @@ TIME_OFF = "time-off"
 SCHEDULE = "schedule"
 LOOK_AHEAD_DAYS = 31
 DAY_MS = 86_400_000
-
-DAYS_OFF = operation(
-    """query AwayDaysOff($ids: [SvcId], $s: SvcTimestamp!, $e: SvcTimestamp!) {
-      getTimeRecords(startTime: $s, endTime: $e, absence: true, filter: [{personIds: $ids}]) {
-        person { id } startTime { ts } duration absence { id }
-      }
-    }"""
-)
 MAX_BATCH = 50
-
-
-def scheduled_query(count: int) -> str:
-    """One request for the planned days of `count` people (aliases p0, p1 …)."""
-    params = "".join(f", $p{i}: SvcId!" for i in range(count))
-    fields = " ".join(f"p{i}: getPerson(id: $p{i}) {{ scheduledDays(startTime: $s, "
-                      f"endTime: $e) {{ date {{ ts }} workingDay }} }}" for i in range(count))
-    return (f"query AwaySchedules($s: SvcTimestamp!, $e: SvcTimestamp!{params}) {{ {fields} }}")
 
 
 _AWAY_EMOJI = {":palm_tree:", ":airplane:", ":beach_with_umbrella:", ":desert_island:",
@@ -76,10 +66,20 @@ def slack_status_away(text: str | None, emoji: str | None, expiration_s: int | N
     return True, until
 
 
-def days_off(records: list[dict[str, Any]]) -> set[date]:
-    """Pure: the UTC days the absence records (getTimeRecords) start on."""
-    return {datetime.fromtimestamp(int(r["startTime"]["ts"]) / 1000, UTC).date()
+def days_off(records: list[dict[str, Any]], time_zone: str) -> set[date]:
+    """Pure: the days the absence records (getTimeRecords) start on, in the person's time zone
+    (a day off recorded from 09:00 in Berlin is Berlin's day, whatever the UTC date)."""
+    return {local_date(int(r["startTime"]["ts"]), time_zone)
             for r in records if r and r.get("absence") and (r.get("startTime") or {}).get("ts")}
+
+
+def read_window(now_ms: int) -> tuple[int, int]:
+    """Pure: the span read for the facts at `now_ms`: from the start of yesterday (UTC) to
+    LOOK_AHEAD_DAYS after tomorrow, which holds every time zone's today (UTC-12 to UTC+14)
+    and the days that follow it."""
+    today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
+    start = int(datetime(today.year, today.month, today.day, tzinfo=UTC).timestamp() * 1000)
+    return start - DAY_MS, start + (LOOK_AHEAD_DAYS + 2) * DAY_MS
 
 
 def _run_end(today: date, counts: set[date], planned: dict[date, bool]) -> date:
@@ -96,50 +96,73 @@ def _run_end(today: date, counts: set[date], planned: dict[date, bool]) -> date:
 
 
 def service_absences(organisation_id: str, person_id: str, off: set[date],
-                     planned: dict[date, bool], today: date, now_ms: int) -> list[Absence]:
-    """Pure: the time-off and schedule facts of one person today."""
+                     planned: dict[date, bool], today: date, now_ms: int,
+                     time_zone: str = "UTC") -> list[Absence]:
+    """Pure: the time-off and schedule facts of one person on `today`, their own date (the
+    days off, the planned days and `today` are all dates of `time_zone`)."""
     found: list[Absence] = []
     if today in off:
         found.append(Absence(organisation_id, person_id, TIME_OFF,
-                             _run_end(today, off, planned), now_ms))
+                             _run_end(today, off, planned), now_ms, time_zone))
     elif not planned.get(today, True) and today.weekday() < 5:
         found.append(Absence(organisation_id, person_id, SCHEDULE,
-                             _run_end(today, set(), planned), now_ms))
+                             _run_end(today, set(), planned), now_ms, time_zone))
     return found
+
+
+def person_facts(organisation_id: str, person_id: str, recorded: list[Absence],
+                 records: list[dict[str, Any]], person: dict[str, Any] | None,
+                 now_ms: int) -> list[Absence]:
+    """Pure: one person's facts from what the service answered (`records`: their time off;
+    `person`: their getPerson, localisation and, where offered, scheduledDays), each dated
+    in the person's time zone (`Absence.zone`: their today is `is_away`'s today)."""
+    time_zone = zone(time_zone_of(person or {})).key  # unknown to this machine: UTC
+    today = local_date(now_ms, time_zone)
+    planned = working_days((person or {}).get("scheduledDays") or [], time_zone)
+    return [*(replace(absence, zone=time_zone) for absence in recorded),
+            *service_absences(organisation_id, person_id, days_off(records, time_zone),
+                              planned, today, now_ms, time_zone)]
+
+
+def facts_query(count: int, schedules: bool) -> str:
+    """One request for the time off of `count` people (`$ids`) and each one's time zone and,
+    with `schedules`, planned days (aliases p0, p1 …)."""
+    params = "".join(f", $p{i}: SvcId!" for i in range(count))
+    days = " scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay }" \
+        if schedules else ""
+    people = " ".join(f"p{i}: getPerson(id: $p{i}) {{ localisation {{ timeZone {{ value }} }}"
+                      f"{days} }}" for i in range(count))
+    return (f"query AwayFacts($ids: [SvcId], $s: SvcTimestamp!, $e: SvcTimestamp!{params}) {{ "
+            "getTimeRecords(startTime: $s, endTime: $e, absence: true, filter: [{personIds: "
+            f"$ids}}]) {{ person {{ id }} startTime {{ ts }} absence {{ id }} }} {people} }}")
 
 
 async def away_facts(
     runtime: Runtime, key: str, organisation_id: str, person_ids: list[str],
 ) -> dict[str, list[Absence]]:
     """Every fact of absence of these people at the runtime's clock: the recorded ones
-    (auto-replies, Slack statuses) and what the service says of today (time off, schedule),
-    by person id. Whether each is current is `is_away`'s to say."""
+    (auto-replies, Slack statuses) and what the service says of each one's own today (time
+    off, schedule), by person id, each dated in the person's time zone. Whether each is
+    current is `is_away`'s to say (`away_now`). One request per MAX_BATCH people: their
+    time off, time zones and planned days together."""
     now_ms = runtime.clock.now_ms()
-    today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
-    start = int(datetime(today.year, today.month, today.day, tzinfo=UTC).timestamp() * 1000)
-    end = start + (LOOK_AHEAD_DAYS + 1) * DAY_MS
+    start, end = read_window(now_ms)
     recorded = await absences(runtime.read_sessions, organisation_id)
-    found = {pid: list(recorded.get(pid, [])) for pid in person_ids}
     if not person_ids:
-        return found
-    data = await runtime.client.execute(DAYS_OFF, {"ids": person_ids, "s": start, "e": end},
-                                        apikey=key, allow_partial=True)
-    off: dict[str, list[dict[str, Any]]] = {}
-    for record in data.get("getTimeRecords") or []:
-        if record and record.get("person"):
-            off.setdefault(str(record["person"]["id"]), []).append(record)
-    planned: dict[str, dict[date, bool]] = {}
-    if await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
-        for first in range(0, len(person_ids), MAX_BATCH):
-            batch = person_ids[first:first + MAX_BATCH]
-            variables: dict[str, Any] = {"s": start, "e": end}
-            variables.update({f"p{i}": pid for i, pid in enumerate(batch)})
-            days = await runtime.client.execute(scheduled_query(len(batch)), variables,
-                                                apikey=key, allow_partial=True)
-            for i, pid in enumerate(batch):
-                person = days.get(f"p{i}") or {}
-                planned[pid] = working_days(person.get("scheduledDays") or [], "UTC")
-    for pid in person_ids:
-        found[pid].extend(service_absences(organisation_id, pid, days_off(off.get(pid, [])),
-                                           planned.get(pid, {}), today, now_ms))
+        return {}
+    schedules = await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key)
+    found: dict[str, list[Absence]] = {}
+    for first in range(0, len(person_ids), MAX_BATCH):
+        batch = person_ids[first:first + MAX_BATCH]
+        variables: dict[str, Any] = {"ids": batch, "s": start, "e": end}
+        variables.update({f"p{i}": pid for i, pid in enumerate(batch)})
+        data = await runtime.client.execute(facts_query(len(batch), schedules), variables,
+                                            apikey=key, allow_partial=True)
+        off: dict[str, list[dict[str, Any]]] = {}
+        for record in data.get("getTimeRecords") or []:
+            if record and record.get("person"):
+                off.setdefault(str(record["person"]["id"]), []).append(record)
+        for i, pid in enumerate(batch):
+            found[pid] = person_facts(organisation_id, pid, recorded.get(pid, []),
+                                      off.get(pid, []), data.get(f"p{i}"), now_ms)
     return found

@@ -24,19 +24,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
 from typing import Any
 
 import structlog
 
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
-from timebot.notify.approvals import setting_of
+from timebot.notify.approvals import setting_of, time_zone_of
 from timebot.notify.away_asks import QUORUM, away_reason, stage_quorum
 from timebot.notify.away_facts import away_facts
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.escalations import (
     DAY_MS,
+    Calendar,
     ClimbRequest,
     StageWait,
     climb_due_ms,
@@ -47,10 +47,10 @@ from timebot.notify.escalations import (
     escalation_key,
     journal_text,
 )
-from timebot.notify.periods import working_days
+from timebot.notify.periods import working_days, zone
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
-from timebot.state.away import claim_escalation, is_away, release_escalation
+from timebot.state.away import away_now, claim_escalation, release_escalation
 from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.notify.escalation_tick")
@@ -90,9 +90,17 @@ REMINDERS = operation(
       getPersons { id timeSettings { approvalReminder { value } } }
     }"""
 )
+OWNER_ZONE = operation(
+    """query EscalationOwnerZone($id: SvcId!) {
+      getPerson(id: $id) { localisation { timeZone { value } } }
+    }"""
+)
 OWNER_DAYS_EXTENSION = operation(
     """query EscalationOwnerDays($id: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
-      getPerson(id: $id) { scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay } }
+      getPerson(id: $id) {
+        localisation { timeZone { value } }
+        scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay }
+      }
     }"""
 )
 SCHEDULE_DAYS = 31  # the delay's working days are read this far; beyond: Monday to Friday
@@ -181,8 +189,7 @@ class Escalator:
         waits = [(entry, _waiting(entry)) for entry in pending]
         approvers = sorted({pid for _, waiting in waits for pid, _ in waiting})
         facts = await away_facts(runtime, key, organisation_id, approvers)
-        today = _today(now_ms)
-        away = {pid for pid in approvers if any(is_away(a, today, now_ms) for a in facts[pid])}
+        away = {pid for pid in approvers if any(away_now(a, now_ms) for a in facts[pid])}
         reminders = await self._reminder_days(key)
         admins: list[tuple[str, str]] | None = None
         plans: list[Plan] = []
@@ -228,17 +235,23 @@ class Escalator:
                                   tuple(admins)))
         return plans
 
-    async def _working(self, key: str, owner_id: str, entered_ms: int) -> dict[date, bool]:
-        """The working days (holidays included) the delay counts: the timesheet owner's
-        schedule where the service offers it (the `scheduledDays` extension), read from the
-        day the stage began; {} (Monday to Friday) where it does not."""
-        if not await self.runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
-            return {}
-        start = entered_ms - entered_ms % DAY_MS
-        data = await self.runtime.client.execute(
+    async def _working(self, key: str, owner_id: str, entered_ms: int) -> Calendar:
+        """The days the delay counts, in the timesheet owner's time zone: the owner's working
+        days (holidays included) where the service offers them (the `scheduledDays`
+        extension), read from the day the stage began; {} (Monday to Friday) where it does
+        not. One request."""
+        client = self.runtime.client
+        if not await client.offers("SvcPerson", "scheduledDays", apikey=key):
+            data = await client.execute(OWNER_ZONE, {"id": owner_id}, apikey=key,
+                                        allow_partial=True)
+            return Calendar({}, zone(time_zone_of(data.get("getPerson") or {})).key)
+        start = entered_ms - entered_ms % DAY_MS - DAY_MS  # holds the local day, any zone
+        data = await client.execute(
             OWNER_DAYS_EXTENSION, {"id": owner_id, "s": start, "e": start + SCHEDULE_DAYS * DAY_MS},
             apikey=key, allow_partial=True)
-        return working_days((data.get("getPerson") or {}).get("scheduledDays") or [], "UTC")
+        owner = data.get("getPerson") or {}
+        time_zone = zone(time_zone_of(owner)).key  # unknown to this machine: UTC
+        return Calendar(working_days(owner.get("scheduledDays") or [], time_zone), time_zone)
 
     async def _reminder_days(self, key: str) -> dict[str, int]:
         """Each person's approvalReminder (days; absent: none)."""
@@ -254,7 +267,7 @@ class Escalator:
         now_ms = self.runtime.clock.now_ms()
         facts = await away_facts(self.runtime, key, organisation_id, [a for a, _ in candidates])
         there = [a for a in candidates
-                 if not any(is_away(f, _today(now_ms), now_ms) for f in facts.get(a[0], []))]
+                 if not any(away_now(f, now_ms) for f in facts.get(a[0], []))]
         return tuple(there or candidates)
 
     async def _ask_others(self, organisation_id: str, entry: dict[str, Any],
@@ -368,7 +381,3 @@ def _waiting(entry: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     stage = int(entry.get("currentStage") or 0)
     return tuple((str(p["id"]), str(p["name"])) for d in entry.get("stageDetails") or []
                  if d and int(d["stage"]) == stage for p in d.get("pending") or [] if p)
-
-
-def _today(now_ms: int) -> date:
-    return datetime.fromtimestamp(now_ms / 1000, UTC).date()

@@ -8,20 +8,23 @@ administrators decide).
   through the review dispatch).
 - Away, nobody else: every pending approver still needed is away (a quorum-"any" stage whose
   pending approvers are all away, or a quorum-"all" stage waiting for an away approver): after
-  the organisation's delay (`approvalEscalationDelay` working days, default 1) from when the
-  stage began to wait, the administrators are asked, with the reason.
+  the organisation's delay (`approvalEscalationDelay` working days, default 1, counted in the
+  timesheet owner's days: their schedule and time zone) from when the stage began to wait,
+  the administrators are asked, with the reason. Whether an approver is away is read on the
+  approver's own date (`Absence.zone`).
 - Climbing: with approval reminders every N days (`approvalReminder`), a stage still waiting
   2N days after it began: each pending approver's own people managers are asked to see to it
   (or the administrators when the approver has none)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Protocol
 
 from timebot.l10n import _
 from timebot.notify.away_asks import away_reason
+from timebot.notify.periods import zone as zone_of
 from timebot.state.away import Absence
 from timebot.summary import TimesheetSummary
 
@@ -34,18 +37,28 @@ def working_day(day: date) -> bool:
     return day.weekday() < 5
 
 
-def add_working_days(start_ms: int, days: int, working: dict[date, bool] | None = None) -> int:
-    """Pure: `days` working days after `start_ms` (UTC days; `working` overrides Monday to
-    Friday day by day): the same time of day on the `days`-th working day after. A start on a
-    day off counts from the next working day's start."""
+@dataclass(frozen=True)
+class Calendar:
+    """The days a delay counts: `working` overrides Monday to Friday day by day; its dates,
+    and the days counted, are those of `zone` (the timesheet owner's time zone)."""
+
+    working: dict[date, bool] = field(default_factory=dict)
+    zone: str = "UTC"
+
+
+def add_working_days(start_ms: int, days: int, working: dict[date, bool] | None = None,
+                     time_zone: str = "UTC") -> int:
+    """Pure: `days` working days after `start_ms`, counted in `time_zone`'s days (`working`
+    overrides Monday to Friday day by day): the same local time of day on the `days`-th
+    working day after. A start on a day off counts from the next working day's start."""
     planned = working or {}
-    moment = datetime.fromtimestamp(start_ms / 1000, UTC)
+    zone = zone_of(time_zone)
+    moment = datetime.fromtimestamp(start_ms / 1000, zone)
     day = moment.date()
     if not planned.get(day, working_day(day)):
-        moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        moment = datetime(day.year, day.month, day.day, tzinfo=zone)
         while not planned.get(moment.date(), working_day(moment.date())):
             moment += timedelta(days=1)
-        day = moment.date()
     left = max(0, days)
     while left:
         moment += timedelta(days=1)
@@ -82,7 +95,7 @@ class Escalation:
 
 
 def escalation(wait: StageWait, facts: dict[str, list[Absence]], delay: int, now_ms: int,
-               working: dict[date, bool] | None = None) -> Escalation | None:
+               calendar: Calendar | None = None) -> Escalation | None:
     """Pure: when (and why) the administrators are to be asked about this stage, or None
     while someone who may decide is there (or nobody is away)."""
     reasons = {pid: away_reason(name, facts.get(pid, []), now_ms) for pid, name in wait.pending}
@@ -91,7 +104,9 @@ def escalation(wait: StageWait, facts: dict[str, list[Absence]], delay: int, now
         return None
     if wait.quorum.strip().lower() != "all" and any(r is None for r in reasons.values()):
         return None  # another approver is there (asked by the review dispatch)
-    return Escalation(add_working_days(wait.entered_ms, delay, working), tuple(away))
+    days = calendar or Calendar()
+    return Escalation(add_working_days(wait.entered_ms, delay, days.working, days.zone),
+                      tuple(away))
 
 
 def climb_due_ms(entered_ms: int, every_days: int | None) -> int | None:

@@ -18,10 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbing.db import insert_ignoring, unit_of_work
+from timebot.notify.periods import local_date
 from timebot.state.models import StateBase
 
 __all__ = ["AUTO_REPLY", "UNKNOWN_RETURN_DAYS", "Absence", "ApproverAbsence", "EscalationClaim",
-           "absences", "claim_escalation", "clear_absence", "is_away", "record_absence",
+           "absences", "away_now", "claim_escalation", "clear_absence", "is_away", "record_absence",
            "release_escalation"]
 
 AUTO_REPLY = "auto-reply"
@@ -60,14 +61,23 @@ class Absence:
     source: str
     until: date | None
     seen_ms: int
+    zone: str = "UTC"
+    """The approver's time zone (timebot.notify.away_facts reads it): `until` is a date of
+    it, and so is the approver's today."""
 
 
 def is_away(absence: Absence, today: date, now_ms: int) -> bool:
-    """Pure: away today — until the stated return date (that day included: the reply said
-    "until"), or, with none stated, for UNKNOWN_RETURN_DAYS after it was last seen."""
+    """Pure: away on `today` (the approver's own date) — until the stated return date (that
+    day included: the reply said "until"), or, with none stated, for UNKNOWN_RETURN_DAYS
+    after it was last seen."""
     if absence.until is not None:
         return absence.until >= today
     return now_ms < absence.seen_ms + UNKNOWN_RETURN_DAYS * _DAY_MS
+
+
+def away_now(absence: Absence, now_ms: int) -> bool:
+    """Pure: `is_away` on the approver's today at `now_ms`, the date in their time zone."""
+    return is_away(absence, local_date(now_ms, absence.zone), now_ms)
 
 
 async def record_absence(
