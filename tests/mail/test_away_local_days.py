@@ -113,11 +113,11 @@ async def test_a_new_york_approver_is_away_until_midnight_in_new_york(org: Org) 
     await set_stages(org, (nora,))
     await day_off(org, nora, ms(2026, 12, 2, 9, zone=NEW_YORK))  # Wednesday in New York
     await submitted(org, owner)
-    assert await escalations(org, WEDNESDAY + 4 * HOUR_MS) == []  # Tuesday 23:00 in New York
     # Thursday 01:00 UTC: Wednesday 20:00 in New York, her day off still
     [reason] = await escalations(org, THURSDAY + HOUR_MS)
     assert reason.startswith("Nora York is away until Wed 02 Dec 2026")
     assert await escalations(org, THURSDAY + 5 * HOUR_MS + 30 * 60_000) == []  # 00:30 there
+    assert await escalations(org, WEDNESDAY + 4 * HOUR_MS) == []  # Tuesday 23:00 there
 
 
 async def test_the_delay_counts_the_owners_days_in_the_owners_zone(org: Org) -> None:
