@@ -10,7 +10,6 @@ user of another workspace, a bot, or an address the service does not know record
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -20,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from bot.deps import SlackDeps
 from timebot.errors import DirectoryError, TimebotError
 from timebot.notify.away_facts import SLACK_STATUS, slack_status_away
+from timebot.notify.periods import local_date
 from timebot.state.away import clear_absence, record_absence
 
 log = structlog.get_logger("timebot.slack.away_status")
@@ -36,12 +36,15 @@ class AwayStatusPart:
         if not isinstance(user, dict) or user.get("is_bot") or not user.get("id"):
             return
         try:
-            await self.note(str(user["id"]), dict(user.get("profile") or {}))
+            await self.note(str(user["id"]), dict(user.get("profile") or {}),
+                            str(user.get("tz") or "") or None)
         except (TimebotError, SlackApiError):
             log.exception("slack_status_unread", user=user.get("id"))
 
-    async def note(self, user_id: str, profile: dict[str, Any]) -> str:
-        """Record or clear the user's absence from their profile; what became of it."""
+    async def note(self, user_id: str, profile: dict[str, Any],
+                   time_zone: str | None = None) -> str:
+        """Record or clear the user's absence from their profile; what became of it. The
+        status's expiry is dated in the user's own time zone (Slack's `tz` of the user)."""
         runtime = self.deps.runtime
         if not any(name in profile for name in _STATUS_FIELDS):
             answer = await self.deps.web.users_profile_get(user=user_id)
@@ -55,11 +58,12 @@ class AwayStatusPart:
         except DirectoryError:
             return "nobody: unknown address"
         now_ms = runtime.clock.now_ms()
-        today = datetime.fromtimestamp(now_ms / 1000, UTC).date()
+        today = local_date(now_ms, time_zone)
         expiration = profile.get("status_expiration")
         text, emoji = str(profile.get("status_text") or ""), str(profile.get("status_emoji") or "")
         away, until = slack_status_away(
-            text, emoji, int(expiration) if isinstance(expiration, int) else None, today)
+            text, emoji, int(expiration) if isinstance(expiration, int) else None, today,
+            time_zone)
         if not away:
             cleared = await clear_absence(runtime.state_sessions, organisation_id=org_id,
                                           approver_id=entry.person_id, source=SLACK_STATUS)

@@ -6,8 +6,9 @@ administrator with the reason, once. SQLite and PostgreSQL (the package's harnes
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
@@ -31,9 +32,9 @@ async def recorded(h: SlackHarness, member: SlackMember) -> list[ApproverAbsence
 
 
 async def status(h: SlackHarness, member: SlackMember, text: str, emoji: str,
-                 expiration: int = 0) -> None:
+                 expiration: int = 0, tz: str = "UTC") -> None:
     answer = await h.slack.event({"type": "user_change", "user": {
-        "id": member.slack_id, "is_bot": False, "profile": {
+        "id": member.slack_id, "is_bot": False, "tz": tz, "profile": {
             "email": member.member.email, "status_text": text, "status_emoji": emoji,
             "status_expiration": expiration}}})
     assert answer.status_code == 200
@@ -88,6 +89,18 @@ async def test_a_vacation_status_is_an_absence_and_the_administrator_is_asked(
         "mutation($id: SvcId!) { approveTimesheet(id: $id) { status } }",
         {"id": sheet["submitId"]})
     assert approved["approveTimesheet"]["status"] == "a"
+
+
+async def test_a_status_ends_on_the_persons_own_day(h: SlackHarness) -> None:
+    """A status in New York that expires at New York's midnight ends the day before there,
+    not the next day (which its UTC date would say, 05:00 UTC)."""
+    ned = await h.slack_member("Ned York", "manager")
+    now = datetime.fromtimestamp(h.live.clock.now_ms() / 1000, ZoneInfo("America/New_York"))
+    midnight = datetime(now.year, now.month, now.day, tzinfo=ZoneInfo("America/New_York"))
+    back = midnight + timedelta(days=5)
+    await status(h, ned, "On vacation", "", int(back.timestamp()), tz="America/New_York")
+    [absence] = await wait_for(lambda: recorded(h, ned), what="the absence recorded")
+    assert absence.until == back.date() - timedelta(days=1)
 
 
 async def _none(h: SlackHarness, member: SlackMember) -> bool:

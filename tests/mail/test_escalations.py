@@ -246,6 +246,16 @@ def test_the_decisions_are_pure() -> None:
     assert slack_status_away("Working away at it", "", None, today) == (False, None)
     assert slack_status_away("En vacances", "", None, today) == (True, None)
     assert slack_status_away("OOO", "", eve - 5 * 86_400, today) == (False, None)  # expired
+    # dated in the person's zone: New York's midnight (05:00 UTC) ends the day before there;
+    # Berlin's midnight (23:00 UTC the evening before) too
+    ny_midnight = int(datetime(2026, 12, 4, 5, tzinfo=UTC).timestamp())
+    assert slack_status_away("OOO", "", ny_midnight, today, "America/New_York") == (
+        True, date(2026, 12, 3))
+    assert slack_status_away("OOO", "", ny_midnight, today) == (True, date(2026, 12, 4))
+    berlin_midnight = int(datetime(2026, 12, 3, 23, tzinfo=UTC).timestamp())
+    assert slack_status_away("OOO", "", berlin_midnight, today, "Europe/Berlin") == (
+        True, date(2026, 12, 3))
+    assert slack_status_away("OOO", "", eve, today, "No/Such_Zone") == (True, date(2026, 12, 3))
     # The service's facts: time off runs on over the weekend; a holiday on a weekday counts.
     planned = {date(2026, 12, 5): False, date(2026, 12, 6): False, date(2026, 12, 8): False}
     [off] = service_absences("o", "g", {date(2026, 12, 4), date(2026, 12, 7)}, planned,

@@ -49,16 +49,17 @@ _AWAY_TEXT = re.compile(
 
 
 def slack_status_away(text: str | None, emoji: str | None, expiration_s: int | None,
-                      today: date) -> tuple[bool, date | None]:
+                      today: date, time_zone: str | None = None) -> tuple[bool, date | None]:
     """Pure: does a Slack status say its person is away, and until when (the status's
-    expiration, the day before when it expires at midnight UTC; None: not stated)?"""
+    expiration as a date in the person's time zone — Slack's `tz` of the user — the day before
+    when it expires at local midnight; None: not stated)? `today` is the person's local date."""
     words = (text or "").strip()
     away = (emoji or "").strip().lower() in _AWAY_EMOJI or bool(_AWAY_TEXT.search(words))
     if not away:
         return False, None
     if not expiration_s or expiration_s <= 0:
         return True, None
-    moment = datetime.fromtimestamp(expiration_s, UTC)
+    moment = datetime.fromtimestamp(expiration_s, zone(time_zone))
     until = moment.date() - timedelta(days=1) if moment.time() == datetime.min.time() \
         else moment.date()
     if until < today:
