@@ -264,6 +264,15 @@ async def finish_row(
         return bool(result.rowcount)
 
 
+async def finish_in(session: AsyncSession, model: type[Row], row_id: str, owner: str,
+                    **values: Any) -> bool:
+    """`finish_row` in the caller's transaction (what the row's handling wrote last, with
+    it); False when the lease was lost."""
+    statement = _finish_statement(model, frozenset(values))
+    result: Any = await session.execute(statement, _finish_parameters(row_id, owner, values))
+    return bool(result.rowcount)
+
+
 async def finish_many(
     sessions: async_sessionmaker[AsyncSession],
     model: type[Row],
