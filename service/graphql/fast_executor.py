@@ -7,7 +7,6 @@ returns None for another version and execution then simply uses graphql-core's o
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -50,12 +49,9 @@ _FALLBACK: Any = object()
 
 
 def _drop(awaitables: list[Any]) -> None:
-    """Awaitables never to be awaited: coroutines closed, futures cancelled."""
+    """Awaitables never to be awaited: coroutines closed, futures cancelled (the rest kept)."""
     for awaitable in awaitables:
-        if inspect.iscoroutine(awaitable):
-            awaitable.close()
-        elif isinstance(awaitable, asyncio.Future):
-            awaitable.cancel()
+        getattr(awaitable, "close" if inspect.iscoroutine(awaitable) else "cancel", str)()
 
 
 def _make_fast_executor_class() -> type[Any] | None:
@@ -225,9 +221,8 @@ def _make_fast_executor_class() -> type[Any] | None:
                 return results
 
             async def get_results() -> dict[str, Any]:
-                # One after another, not gathered: the fields share the request's session,
-                # and a task each (a person's settings: a dozen) cost more than the fields.
-                # As with gather_with_cancel, the first error is raised, the rest dropped.
+                # One by one, not gathered: they share the request's session, and a task each
+                # cost more than the fields. The first error raised, the rest dropped.
                 for index, field in enumerate(awaitable_fields):
                     try:
                         results[field] = await results[field]
