@@ -7,6 +7,7 @@ it there, processed by an inbox worker of the test's own (the live server's are 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -144,3 +145,51 @@ async def test_a_receipt_that_cannot_be_written_leaves_the_reply_to_be_processed
     assert (inbox.status, intent.outcome, len(receipts)) == ("done", "approved", 1)
     assert b"Approved" in receipts[0].raw
     assert await _approvals(org, sheet) == 1
+
+
+async def _notices(live: LiveServer, email: str) -> list[OutboxMessage]:
+    rows = await live.app.state.mail.outbox.messages("owner-notice")
+    return [row for row in rows if email in row.rcpt_tos]
+
+
+async def test_an_owners_notice_is_queued_with_its_events_done_mark(
+    live: LiveServer, org: Org
+) -> None:
+    """The final approval's event dispatched, but its done mark not written (the process died,
+    the database refused): no notice either; dispatched again after the lease, one notice."""
+    sheet, _ = await submitted_sheet(org)
+    await live.app.state.runtime.subscriptions.ensure(org.id)  # its events reach timebot
+    raw = await _accepted(live, sheet)
+    engine = live.app.state.runtime.state_engine.sync_engine
+    failures: list[str] = []
+
+    def fail_the_done_mark(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        finishing = statement.lstrip().startswith("UPDATE received_events") \
+            and "outcome" in statement and "received_events.id = " in statement  # not a claim
+        if finishing and not failures:
+            failures.append(statement)
+            raise RuntimeError("the disk is full")
+
+    event.listen(engine, "before_cursor_execute", fail_the_done_mark)
+    offset = live.clock.offset_ms
+    try:
+        await _worker(live).run_once()
+        inbox, _, _ = await _rows(live, raw)
+        assert inbox.status == "done", inbox.outcome
+        for _ in range(400):
+            if failures:
+                break
+            await asyncio.sleep(0.05)
+        assert failures, "the event was not dispatched"
+        assert await _notices(live, sheet.owner.email) == []
+        live.clock.offset_ms = offset + 2 * 120_000  # the event's lease has run out
+        live.app.state.runtime.event_worker.wake()
+        for _ in range(400):
+            if await _notices(live, sheet.owner.email):
+                break
+            await asyncio.sleep(0.05)
+        [notice] = await _notices(live, sheet.owner.email)
+        assert "is approved" in notice.subject
+    finally:
+        live.clock.offset_ms = offset
+        event.remove(engine, "before_cursor_execute", fail_the_done_mark)
