@@ -7,6 +7,7 @@ returns None for another version and execution then simply uses graphql-core's o
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -46,12 +47,6 @@ _SIMPLE = frozenset({str, int, bool, float, type(None)})
 # Whether values of a type are mappings (the default resolver reads keys, not attributes).
 _MAPPING_TYPES: dict[type, bool] = {}
 _FALLBACK: Any = object()
-
-
-def _drop(awaitables: list[Any]) -> None:
-    """Awaitables never to be awaited: coroutines closed, futures cancelled (the rest kept)."""
-    for awaitable in awaitables:
-        getattr(awaitable, "close" if inspect.iscoroutine(awaitable) else "cancel", str)()
 
 
 def _make_fast_executor_class() -> type[Any] | None:
@@ -221,13 +216,19 @@ def _make_fast_executor_class() -> type[Any] | None:
                 return results
 
             async def get_results() -> dict[str, Any]:
-                # One by one, not gathered: they share the request's session, and a task each
-                # cost more than the fields. The first error raised, the rest dropped.
+                # One by one, not gathered (a task each cost more than the fields; they share
+                # the request's session). After an error the rest still run, as when gathered.
                 for index, field in enumerate(awaitable_fields):
                     try:
                         results[field] = await results[field]
-                    except BaseException:
-                        _drop([results[name] for name in awaitable_fields[index + 1:]])
+                    except Exception:
+                        for rest in awaitable_fields[index + 1:]:
+                            with contextlib.suppress(Exception):
+                                await results[rest]
+                        raise
+                    except BaseException:  # coroutines closed, futures cancelled
+                        for rest in (results[name] for name in awaitable_fields[index + 1:]):
+                            getattr(rest, "close" if inspect.iscoroutine(rest) else "cancel", str)()
                         raise
                 return results
 
