@@ -169,11 +169,13 @@ async def _throughput(names: set[str], count: int, key: Key, world: TimebotProce
         full_work = await _same_work(load, world, key, events, mails, "full_work_baseline")
     cpu, lines, requests = world.cpu(), world.log_lines(), await world.requests()
     spy = world.sample_with_py_spy()
+    world.profile(True)
     rate, accepted, transactions = await _send_replies(world, load, mails)
     if spy is not None:
         spy.send_signal(signal.SIGINT)
         spy.wait(timeout=60)
     await world.wait_settled()  # what the replies set off (events, owner notices) is done
+    world.profile(False)
     cpu_ms = (world.cpu() - cpu) * 1000 / count
     after = await world.requests()
     per_route = {route: (after[route] - requests.get(route, 0)) / count for route in after

@@ -5,7 +5,9 @@ workers on fresh databases (SQLite files in a fresh directory; new PostgreSQL da
 after, when BENCH_MAIL_DATABASE=postgresql: on the server of TIMEBOT_TEST_PG, default
 postgresql://postgres@127.0.0.1:5432/postgres) and stops it.
 
-BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it.
+BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it;
+BENCH_PROFILE_REPLIES one for a cProfile of its main thread during the throughput run's replies
+alone (one worker; started and written on SIGUSR1 and SIGUSR2), for diagnosis.
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
 BUSY = ("queued", "working")
 PG_ADMIN_DSN = os.environ.get("TIMEBOT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
+
+
+# `timebot serve` with a cProfile of its main thread between SIGUSR1 and SIGUSR2.
+_PHASE_PROFILE = (
+    "import cProfile, signal; from shell.cli import main; profile = cProfile.Profile(); "
+    "signal.signal(signal.SIGUSR1, lambda *_: profile.enable()); "
+    "signal.signal(signal.SIGUSR2, lambda *_: (profile.disable(), "
+    "profile.dump_stats({path!r}))); main()"
+)
 
 
 def spawn(args: list[str], env: dict[str, str] | None, log_path: Path
@@ -114,6 +125,9 @@ class TimebotProcess:
         if os.environ.get("BENCH_PROFILE"):  # cProfile timebot into that file, for diagnosis
             args = serve_command(self.workers, "import cProfile; from shell.cli import main; "
                                  f"cProfile.run('main()', {os.environ['BENCH_PROFILE']!r})")
+        elif os.environ.get("BENCH_PROFILE_REPLIES"):
+            args = serve_command(self.workers, _PHASE_PROFILE.format(
+                path=os.environ["BENCH_PROFILE_REPLIES"]))
         self.process = spawn(args, self.env, self.log_path)
         await until_ready(self.process, self.http, self.base, self.log_path, self.workers, 600)
         # The bench only reads timebot's databases: read-only engines, whose transactions on
@@ -242,6 +256,11 @@ class TimebotProcess:
             reply_to = "".join(str(email.message_from_bytes(raw)["Reply-To"] or "").split())
             found[reply_to] = sent_ms / 1000
         return found
+
+    def profile(self, on: bool) -> None:
+        """Starts (True) or stops and writes (False) BENCH_PROFILE_REPLIES's profile."""
+        if os.environ.get("BENCH_PROFILE_REPLIES") and self.process is not None:
+            self.process.send_signal(signal.SIGUSR1 if on else signal.SIGUSR2)
 
     def sample_with_py_spy(self) -> subprocess.Popen[bytes] | None:
         """py-spy sampling timebot into BENCH_PY_SPY (collapsed stacks), when that is set."""

@@ -143,24 +143,27 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         )
     except TokenExpired as expired:
         # (answered only to an authenticated sender, like every refusal: Replier.answer)
-        return await processor.answer(mail, receipts.link_expired(expired.token.expires_at_ms))
+        return await processor.answer(
+            mail, receipts.link_expired(expired.token.expires_at_ms), last=True)
     except (TokenMissing, TokenError) as error:
         # Not a reply to anything of ours (an IMAP mailbox also receives other mail).
         detail = (
             "it carries no reply address" if isinstance(error, TokenMissing)
             else "its reply address is damaged or not ours"
         )
-        return await processor.answer(mail, receipts.unknown_link(detail))
+        return await processor.answer(mail, receipts.unknown_link(detail), last=True)
 
     sender = mail.read.from_address
     try:
         approver = await runtime.directory.find_by_person_id(token.approver_id)
     except DirectoryError:
-        return await processor.answer(mail, receipts.unknown_link("its approver is unknown"))
+        return await processor.answer(
+            mail, receipts.unknown_link("its approver is unknown"), last=True)
     if sender is None or sender != approver.email.strip().lower():
         # Someone else's reply address: never its token (the Reply-To of a receipt) to them.
         log.info("wrong_sender", id=mail.inbound.id, sender=sender)
-        return await processor.answer(mail, receipts.wrong_sender(sender or "this sender"))
+        return await processor.answer(
+            mail, receipts.wrong_sender(sender or "this sender"), last=True)
     verdict = await processor.authenticate(mail)
     if not verdict.authenticated:
         # The approver's address, but not proven theirs: anyone may have written it, so it is
@@ -180,7 +183,8 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
                                       approver.person_id)
     if not event:
         return await processor.answer(
-            mail, receipts.unknown_link("its timesheet no longer exists"), token=token_text
+            mail, receipts.unknown_link("its timesheet no longer exists"), token=token_text,
+            last=True,
         )
     owner = person_details(event["person"])
     runtime.directory.note_details(owner)
@@ -192,7 +196,8 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     state: StateView | None = None  # read for a decision only: a comment needs none
     if isinstance(decision, Comment):
         if not decision.text.strip():
-            return await processor.answer(mail, receipts.empty_reply(sheet), token=token_text)
+            return await processor.answer(mail, receipts.empty_reply(sheet), token=token_text,
+                                          last=True)
         action, detail = "comment", decision.text.strip()
     else:
         data = await processor.reads.execute(
@@ -203,7 +208,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         if isinstance(decision, RejectWithoutReason):
             refusal = judge("reject", token, sheet, state, rejected_stage=None, ours=False)
             return await processor.answer(
-                mail, refusal or receipts.reason_missing(sheet), token=token_text
+                mail, refusal or receipts.reason_missing(sheet), token=token_text, last=True,
             )
         if isinstance(decision, Reject):
             action, detail = "reject", decision.reason.strip()
@@ -223,7 +228,8 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
         )
         if refusal is not None:
             return await processor.answer(
-                mail, refusal, token=token_text, record=finish(mail.key, refusal.code)
+                mail, refusal, token=token_text, record=finish(mail.key, refusal.code),
+                last=True,
             )
 
     await record_intent(runtime, mail.key, org_id, token.event_id, token.approver_id,
@@ -260,7 +266,7 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
             outcome = judge(action, token, sheet, now, rejected_stage=None, ours=False,
                             reason=detail) or outcome
     return await processor.answer(
-        mail, outcome, token=token_text, record=finish(mail.key, outcome.code)
+        mail, outcome, token=token_text, record=finish(mail.key, outcome.code), last=True,
     )
 
 

@@ -52,11 +52,12 @@ class Replier(Protocol):
 
     async def answer(
         self, mail: InboundMail, outcome: Outcome, *, token: str | None = None,
-        record: Callable[[AsyncSession], Awaitable[None]] | None = None,
+        record: Callable[[AsyncSession], Awaitable[None]] | None = None, last: bool = False,
     ) -> str:
         """Queue the receipt (once; error receipts at most hourly per sender); `record` runs in
         the same transaction. A sender who did not authenticate gets no receipt: it is logged
-        and dropped (`record` still runs)."""
+        and dropped (`record` still runs). `last`: the handler's last act (return its answer):
+        the inbox message is marked processed in that transaction too."""
         ...
 
 

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import InboxMessage
-from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_in
 from timebot.state.retry import Backoff, after_failure, is_temporary
 from timebot.worker import PollingWorker
 
@@ -74,10 +74,29 @@ class InboundMessage:
     attempts: int
     key: str = ""  # the inbox's message key (message_key of raw), when read from the inbox
     headers_trusted: bool = True  # may its Authentication-Results count (InboxMessage)
+    lease_owner: str | None = None  # the worker that claimed it (`mark_processed`)
 
     @property
     def message_key(self) -> str:
         return self.key or message_key(self.raw)
+
+
+class Processed(str):
+    """A processor's outcome whose inbox row it already marked done (`mark_processed`), in the
+    transaction of what it wrote last: the worker writes nothing more for it."""
+
+
+async def mark_processed(session: AsyncSession, message: InboundMessage, outcome: str,
+                         now_ms: int) -> Processed | None:
+    """Mark the claimed message done with `outcome` in `session`'s transaction (a reply's
+    receipt and its inbox row in one commit: no crash between them). None when it was not
+    claimed from the inbox or its lease was lost (the worker then records it as before)."""
+    if message.lease_owner is None:
+        return None
+    marked = await finish_in(session, InboxMessage, message.id, message.lease_owner,
+                             status=DONE, outcome=outcome, processed_ms=now_ms,
+                             lease_owner=None)
+    return Processed(outcome) if marked else None
 
 
 Processor = Callable[[InboundMessage], Awaitable[str]]
@@ -207,12 +226,16 @@ class InboxWorker(PollingWorker):
         clock = self.inbox.clock
         message = InboundMessage(
             row.id, row.source, row.mail_from, list(row.rcpt_tos), row.raw, row.attempts,
-            row.message_key, row.headers_trusted,
+            row.message_key, row.headers_trusted, row.lease_owner,
         )
         try:
             outcome = await self.processor(message)
         except Exception as error:  # tried again later; set aside only for a cause of its own
             await outcomes.add(row.id, **self._after_failure(row, error))
+            return
+        if isinstance(outcome, Processed):  # recorded with the processor's last write
+            if row.source == "imap":
+                self.inbox.processed()
             return
         await outcomes.add(
             row.id, status=DONE, outcome=outcome, processed_ms=clock.now_ms(), lease_owner=None

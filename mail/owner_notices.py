@@ -12,10 +12,11 @@ Intermediate stage approvals send nothing.
 from __future__ import annotations
 
 import structlog
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail.reviews import MailContext, build_message
 from timebot import l10n
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events import APPROVAL_UPDATE, ServiceEvent, write_with_event
 from timebot.notify.person_notify import EMAIL, gets
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
@@ -36,7 +37,9 @@ class OwnerNotices:
             await self.handle(event)
 
     async def handle(self, event: ServiceEvent) -> bool:
-        """True when a notice was queued by this call."""
+        """True when a notice was queued by this call, or handed to the event worker to be
+        queued with the event's done mark (`timebot.events.write_with_event`; its dedupe key
+        refuses a second one)."""
         if owner_notice(event.data, None) is None:
             return False  # not a decision the owner is told about
         dedupe = owner_notice_key(event.delivery_id)
@@ -53,10 +56,20 @@ class OwnerNotices:
             rendered = self.ctx.templates.mail("owner_notice", notice=notice,
                                                owner_name=owner.name)
         message = build_message(runtime.settings, rendered, to=owner.email)
-        queued: bool = await self.ctx.mail.outbox.enqueue(
-            message, kind=KIND, envelope_from=runtime.settings.mail_from, dedupe_key=dedupe
-        )
-        if queued:
-            self.ctx.mail.outbox_worker.wake()
-            log.debug("owner_notice_queued", kind=notice.kind, submit=event.data.get("submitId"))
-        return queued
+        outbox, kind = self.ctx.mail.outbox, notice.kind
+        queued: list[bool] = []
+
+        async def queue(session: AsyncSession) -> None:
+            queued.append(await outbox.enqueue(
+                message, kind=KIND, envelope_from=runtime.settings.mail_from,
+                dedupe_key=dedupe, session=session))
+            if queued[-1]:
+                log.debug("owner_notice_queued", kind=kind, submit=event.data.get("submitId"))
+
+        def written() -> None:
+            if any(queued):
+                self.ctx.mail.outbox_worker.wake()
+
+        # Dispatched by the event worker: with the event's done mark, in one commit.
+        deferred = await write_with_event(outbox.sessions, queue, written)
+        return deferred or any(queued)

@@ -32,7 +32,7 @@ from mail import receipts
 from mail.addresses import Recipient, RecipientKind, classify_recipient
 from mail.errors import DkimKeyFileError
 from mail.handling import AutoReplyReader, Handler, InboundMail
-from mail.inbox import InboundMessage
+from mail.inbox import InboundMessage, Processed, mark_processed
 from mail.loop_guard import why_not_act
 from mail.parts import MailParts
 from mail.reading import ReadMessage, read_message
@@ -161,22 +161,39 @@ class MessageProcessor:
 
     async def answer(
         self, mail: InboundMail, outcome: Outcome, *, token: str | None = None,
-        record: Callable[[AsyncSession], Awaitable[None]] | None = None,
+        record: Callable[[AsyncSession], Awaitable[None]] | None = None, last: bool = False,
     ) -> str:
         """Queue the receipt (once; error receipts at most hourly per sender), only to a sender
-        who authenticated: otherwise log and drop it (`record` still runs)."""
+        who authenticated: otherwise log and drop it (`record` still runs). `last`: the
+        handler's last act, so the inbox message is marked processed in the same transaction
+        (`mail.inbox.mark_processed`): its receipt and its done mark are one commit."""
         verdict = await self.authenticate(mail)
+        now_ms = self.runtime.clock.now_ms()
+        done: list[str] = []
+
+        async def processed(session: AsyncSession, text: str) -> None:
+            if last and await mark_processed(session, mail.inbound, text, now_ms) is not None:
+                done.append(text)
+
         if not verdict.authenticated:
             log.info("receipt_withheld", id=mail.inbound.id, code=outcome.code,
                      sender=mail.read.from_address, reason=verdict.reason[:200])
-            if record is not None:
+            text = f"{outcome.code}; no receipt: the sender is not authenticated"
+            if record is not None or last:
                 async with unit_of_work(self.runtime.state_sessions) as session:
-                    await record(session)
-            return f"{outcome.code}; no receipt: the sender is not authenticated"
+                    if record is not None:
+                        await record(session)
+                    await processed(session, text)
+            return Processed(text) if done else text
+
+        async def then(session: AsyncSession, sent: str) -> None:
+            await processed(session, f"{outcome.code}; receipt {sent}")
+
         sent = await self.receipts.send(
-            outcome, mail.read, mail.key, token=token, also=record
+            outcome, mail.read, mail.key, token=token, also=record, then=then
         )
-        return f"{outcome.code}; receipt {sent}"
+        text = f"{outcome.code}; receipt {sent}"
+        return Processed(text) if done else text
 
     # -- the entry point --
 

@@ -32,6 +32,7 @@ def receipt_dedupe_key(message_key: str) -> str:
 
 
 Extra = Callable[[AsyncSession], Awaitable[None]]
+Then = Callable[[AsyncSession, str], Awaitable[None]]
 
 
 class ReceiptSender:
@@ -62,36 +63,45 @@ class ReceiptSender:
         *,
         token: str | None = None,
         also: Extra | None = None,
+        then: Then | None = None,
     ) -> str:
         """Queue the receipt; returns what happened ("queued", "already queued",
-        "rate-limited", "no sender"). `also` runs in the same transaction (it records the
-        reply's outcome), so a receipt is queued exactly when the reply is marked done."""
+        "rate-limited", "no sender"). `also` runs first in the same transaction (it records the
+        reply's outcome), so a receipt is queued exactly when the reply is marked done; `then`
+        runs last in it, told what happened (it marks the inbox message processed)."""
         to = reply.from_address
         dedupe = receipt_dedupe_key(message_key)
         async with unit_of_work(self.sessions) as session:
             if also is not None:
                 await also(session)
-            if to is None:
-                return "no sender"
-            if outcome.is_error:
-                # The outbox's dedupe key refuses a second receipt for the reply (below); an
-                # error receipt is looked for first, so that it does not spend the sender's
-                # error slot.
-                known = await session.scalar(_QUEUED_RECEIPT, {"dedupe": dedupe})
-                if known is not None:
-                    return "already queued"
-                if not await self._claim_error_slot(session, to):
-                    return "rate-limited"
-            message = compose_receipt(
-                outcome, reply, to=to, mail_from=self.mail_from, mail_domain=self.mail_domain,
-                token=token,
-            )
-            queued = await self.outbox.enqueue(
-                message, kind="receipt", envelope_from="", rcpt_tos=[to], dedupe_key=dedupe,
-                session=session,
-            )
-        if queued:
+            sent = await self._queue(session, outcome, reply, to, dedupe, token)
+            if then is not None:
+                await then(session, sent)
+        if sent == "queued":
             self.wake()
+        return sent
+
+    async def _queue(self, session: AsyncSession, outcome: Outcome, reply: ReadMessage,
+                     to: str | None, dedupe: str, token: str | None) -> str:
+        if to is None:
+            return "no sender"
+        if outcome.is_error:
+            # The outbox's dedupe key refuses a second receipt for the reply (below); an
+            # error receipt is looked for first, so that it does not spend the sender's
+            # error slot.
+            known = await session.scalar(_QUEUED_RECEIPT, {"dedupe": dedupe})
+            if known is not None:
+                return "already queued"
+            if not await self._claim_error_slot(session, to):
+                return "rate-limited"
+        message = compose_receipt(
+            outcome, reply, to=to, mail_from=self.mail_from, mail_domain=self.mail_domain,
+            token=token,
+        )
+        queued = await self.outbox.enqueue(
+            message, kind="receipt", envelope_from="", rcpt_tos=[to], dedupe_key=dedupe,
+            session=session,
+        )
         return "queued" if queued else "already queued"
 
     async def _claim_error_slot(self, session: AsyncSession, sender: str) -> bool:

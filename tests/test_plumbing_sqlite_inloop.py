@@ -121,6 +121,40 @@ async def test_the_wait_for_another_process_gives_up_after_the_timeout(tmp_path:
     await engine.dispose()
 
 
+async def test_a_unit_of_work_that_never_gets_the_lock_fails_as_a_temporary_error(
+    tmp_path: Path,
+) -> None:
+    """The engine's BEGIN IMMEDIATE (run on the driver's cursor, plumbing.db) still fails as
+    SQLAlchemy's OperationalError, which the queues retry as temporary; the engine's next
+    transaction gets the lock once it is free."""
+    from sqlalchemy.exc import OperationalError
+
+    from timebot.state.retry import is_temporary
+
+    path = tmp_path / "e.db"
+    await (await _engine(path)).dispose()
+    engine = create_engine(f"sqlite+aiosqlite:///{path}", pool_size=1, max_overflow=0)
+    async with engine.connect() as connection:  # the pool's one connection waits 0.2 s at most
+        raw = await connection.get_raw_connection()
+        assert raw.driver_connection is not None
+        raw.driver_connection.timeout = 0.2
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(OperationalError, match="locked") as raised:
+            async with unit_of_work(session_factory(engine)) as session:
+                await session.execute(text("UPDATE counter SET n = 5"))
+        assert is_temporary(raised.value)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    async with unit_of_work(session_factory(engine)) as session:
+        await session.execute(text("UPDATE counter SET n = 6"))
+    async with session_factory(engine)() as session:
+        assert await session.scalar(text("SELECT n FROM counter")) == 6
+    await engine.dispose()
+
+
 async def test_the_log_is_checkpointed_off_the_loop_and_stays_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,7 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.state.db import insert_ignoring
 from timebot.state.models import ReceivedEvent
-from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records
+from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, Write, claim_records
 from timebot.state.retry import Backoff, after_failure, is_temporary
 from timebot.worker import PollingWorker
 
@@ -46,6 +47,29 @@ BACKOFF = Backoff(2_000, 300_000)  # a failed event is dispatched again after 2 
 CLAIM_LIMIT = 40  # events claimed in one batch (EventWorker) …
 PER_ORGANISATION = 20  # … of which at most this many of one organisation (the rest handed back)
 CONCURRENCY = 8  # organisations dispatched at once (the database pools hold 30 connections)
+
+
+Written = Callable[[], None]
+# The writes of the event being dispatched by an EventWorker, made with its done mark.
+_WITH_DONE: ContextVar[list[tuple[Write, Written | None]] | None] = ContextVar(
+    "event_writes", default=None)
+
+
+async def write_with_event(sessions: async_sessionmaker[AsyncSession], write: Write,
+                           written: Written | None = None) -> bool:
+    """`write` in the transaction that marks the event being dispatched done (an EventWorker's:
+    one commit for the subscriber's row and the event, so no crash between them; a failed
+    dispatch writes neither, and the event dispatched again makes it anew): True; else at
+    once in a transaction of its own: False. `written`: called once it is committed."""
+    pending = _WITH_DONE.get()
+    if pending is not None:
+        pending.append((write, written))
+        return True
+    async with unit_of_work(sessions) as session:
+        await write(session)
+    if written is not None:
+        written()
+    return False
 
 
 @dataclass(frozen=True)
@@ -194,12 +218,17 @@ class EventWorker(PollingWorker):
             for row in rows:
                 event = ServiceEvent(row.delivery_id, row.event, row.organisation_id,
                                      row.timestamp_ms, dict(row.data))
+                writes: list[tuple[Write, Written | None]] = []
+                token = _WITH_DONE.set(writes)
                 try:
                     await self.bus.dispatch(event)
                 except Exception as error:
                     await outcomes.add(row.id, **self._after_failure(row, error))
                     continue
-                await outcomes.add(row.id, status=DONE, outcome="dispatched", lease_owner=None)
+                finally:
+                    _WITH_DONE.reset(token)
+                await outcomes.add_with(row.id, writes, status=DONE, outcome="dispatched",
+                                        lease_owner=None)
 
     def _after_failure(self, row: Any, error: Exception) -> dict[str, Any]:
         """A temporary cause (the service unreachable, a database error) is retried with

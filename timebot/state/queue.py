@@ -14,7 +14,7 @@ claimed objects are set below, finished rows are not read again).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import (
@@ -42,6 +42,9 @@ DONE = "done"
 FAILED = "failed"
 
 LANE_HOLD_ATTEMPTS = 3
+
+Write = Callable[[AsyncSession], Awaitable[None]]
+"""A write that goes with a row's outcome, in its transaction (`FinishBatch.add`)."""
 """An older row of the lane holds the rows behind it for this many attempts at most (a row
 that kills its worker every time must not hold its lane forever)."""
 
@@ -264,22 +267,35 @@ async def finish_row(
         return bool(result.rowcount)
 
 
+async def finish_in(session: AsyncSession, model: type[Row], row_id: str, owner: str,
+                    **values: Any) -> bool:
+    """`finish_row` in the caller's transaction (what the row's handling wrote last, with
+    it); False when the lease was lost."""
+    statement = _finish_statement(model, frozenset(values))
+    result: Any = await session.execute(statement, _finish_parameters(row_id, owner, values))
+    return bool(result.rowcount)
+
+
 async def finish_many(
     sessions: async_sessionmaker[AsyncSession],
     model: type[Row],
     owner: str,
     finished: Sequence[tuple[str, dict[str, Any]]],
+    writes: Sequence[Write] = (),
 ) -> None:
     """`finish_row` for each (row id, values), in one transaction: one executemany per shape
-    of values (which columns they set). Rows whose lease this worker lost are left alone."""
+    of values (which columns they set). Rows whose lease this worker lost are left alone.
+    `writes` go in the same transaction (what handling the rows wrote with their outcome)."""
     shapes: dict[frozenset[str], list[dict[str, Any]]] = {}
     for row_id, values in finished:
         shapes.setdefault(frozenset(values), []).append(_finish_parameters(row_id, owner, values))
-    if not shapes:
+    if not shapes and not writes:
         return
     async with unit_of_work(sessions) as session:
         for names, parameters_list in shapes.items():
             await session.execute(_finish_statement(model, names), parameters_list)
+        for write in writes:
+            await write(session)
 
 
 class FinishBatch:
@@ -304,12 +320,19 @@ class FinishBatch:
         self.flush_seconds = flush_seconds
         self.on_flush = on_flush
         self.items: list[tuple[str, dict[str, Any]]] = []
+        self.writes: list[tuple[Write, Callable[[], None] | None]] = []
         self.since = 0.0
 
     async def add(self, row_id: str, **values: Any) -> None:
+        await self.add_with(row_id, (), **values)
+
+    async def add_with(self, row_id: str, writes: Sequence[tuple[Write, Callable[[], None] | None]],
+                       **values: Any) -> None:
+        """`add`, and `writes` written with the row's outcome: (write, called once written)."""
         if not self.items:
             self.since = time.monotonic()
         self.items.append((row_id, values))
+        self.writes.extend(writes)
         if time.monotonic() - self.since >= self.flush_seconds:
             await self.flush()
 
@@ -317,10 +340,16 @@ class FinishBatch:
         if not self.items:
             return
         items, self.items = self.items, []
+        writes, self.writes = self.writes, []
         try:
-            await finish_many(self.sessions, self.model, self.owner, items)
+            await finish_many(self.sessions, self.model, self.owner, items,
+                              [write for write, _ in writes])
         except BaseException:
             self.items[:0] = items
+            self.writes[:0] = writes
             raise
+        for _, written in writes:
+            if written is not None:
+                written()
         if self.on_flush is not None:
             self.on_flush()
