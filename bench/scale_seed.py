@@ -37,6 +37,12 @@ TEAM = 10
 WEEK = 1_772_409_600_000  # Monday 2 March 2026, 00:00 UTC
 DAY = 86_400_000
 HOUR = 3_600_000
+# A person's day of time and the week's submission: one request (one key lookup, one
+# transaction; each mutation with its audit row in a savepoint, as the service runs them).
+RECORD_AND_SUBMIT = """mutation($p: SvcId!, $r: SvcTimestamp!, $s: SvcTimestamp!,
+  $e: SvcTimestamp!) {
+  addTimeRecord(startTime: $r, duration: 28800000, personId: $p) { id }
+  submitTimesheet(personId: $p, startTime: $s, endTime: $e) { id } }"""
 PG_ADMIN_DSN = os.environ.get("TIMEBOT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
@@ -110,12 +116,8 @@ async def _seed(url: str, people: int) -> Org:
                    "editOrganisationApprovalStages(stages: $s) { id } }",
                    {"s": [{"type": "ppm", "quorum": "any"}]})
         for person_id, key in keys:
-            await _gql(service, key, "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord("
-                       "startTime: $s, duration: 28800000, personId: $p) { id } }",
-                       {"s": WEEK + DAY + 9 * HOUR, "p": person_id})
-            await _gql(service, key, "mutation($p: SvcId!, $s: SvcTimestamp!, "
-                       "$e: SvcTimestamp!) { submitTimesheet(personId: $p, startTime: $s, "
-                       "endTime: $e) { id } }", {"p": person_id, "s": WEEK, "e": WEEK + 7 * DAY})
+            await _gql(service, key, RECORD_AND_SUBMIT, {
+                "p": person_id, "r": WEEK + DAY + 9 * HOUR, "s": WEEK, "e": WEEK + 7 * DAY})
     finally:
         await service.stop()
     note(f"seeded {people} people in {time.perf_counter() - started:.1f} s")
