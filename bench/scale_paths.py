@@ -16,6 +16,7 @@ published through TIMEBOT_DKIM_TXT_FILE):
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 import uuid
@@ -34,6 +35,7 @@ from bench.mail_load import DOMAIN, Key, Mail, free_port, new_key, p99
 from bench.mail_world import spawn
 from bench.scale_seed import Org
 from bench.slack_ack import stop, wait_up
+from bot.approve_all import APPROVE_ALL
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import session_factory
 from tests.bot.fake_slack import FakeSlack
@@ -98,6 +100,10 @@ async def home_p99(base: str, fronts: Fronts, rounds: int) -> float:
                 await asyncio.sleep(0.002)
             if index >= 3:
                 samples.append((time.perf_counter() - started) * 1000)
+            else:
+                view = (await http.get(f"{fronts.fake.base_url}/last/views.publish")).json()
+                if APPROVE_ALL not in json.dumps(view):
+                    raise RuntimeError(f"the approver's Home lists nothing to approve: {view}")
     return p99(samples)
 
 
@@ -157,7 +163,8 @@ async def _receipt_ms(state_engine: Any, rcpt: str, deadline: float) -> int:
             if row_id in seen:
                 continue
             seen.add(row_id)
-            if "".join(str(email.message_from_bytes(raw)["Reply-To"] or "").split()) == rcpt:
+            if sent_ms is not None and "".join(
+                    str(email.message_from_bytes(raw)["Reply-To"] or "").split()) == rcpt:
                 return int(sent_ms)
         await asyncio.sleep(0.01)
     raise RuntimeError(f"no receipt for the reply to {rcpt}")
