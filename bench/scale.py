@@ -12,12 +12,16 @@ bench.scale_seed (cached per size), on SQLite, or PostgreSQL when BENCH_MAIL_DAT
   BENCH_SCALE_WORKERS sets the workers, default 1).
 - scale_pending_p99: p99 ms of an approver's getPendingApprovals (their ten people).
 - scale_week_p99: p99 ms of getTimeRecords of the approver's team for a week.
-- scale_persons_p99: p99 ms of getPersons (the approver's key: the whole organisation).
+- scale_persons_p99: p99 ms of getPersons (the approver's key: the whole organisation);
+  scale_persons_per_person: that p99 per person returned, µs (getPersons has no paging: the
+  goal restated is a flat cost per person returned).
 - scale_reminder_cpu: CPU ms of `timebot serve` per person for one sendTimesheetReminder of
   every employee (of the week after the submitted one), from the request until every
   reminder mail is in the outbox (the service's webhook, the mail half, the outbox);
   the count of reminder mails must equal the people.
 - scale_rss: resident MB of `timebot serve` (the process tree) after the above.
+- scale_home_p99, scale_reply_p99: the approver's Slack Home and one e-mail approval reply
+  end to end, on a second start of `timebot serve` with the fronts (bench.scale_paths).
 
 p99s are medians over BENCH_SCALE_RUNS (default 3) runs of ROUNDS requests each: the machine
 may be shared. BENCH_SCALE_SIZES="20,40" overrides both sizes (the test does).
@@ -43,6 +47,7 @@ from bench.busy import busy_machine
 from bench.common import Figure, median, note
 from bench.mail_load import free_port
 from bench.mail_world import spawn
+from bench.scale_paths import ALL_PENDING, SEED_DOMAIN, Fronts, Replies, home_p99, reply_p99
 from bench.scale_seed import DAY, WEEK, Org, _pg, _pg_url, drop, seeded
 from bench.serve import cpu_seconds, kill_tree, serve_command, until_ready
 from plumbing.db import create_engine, session_factory
@@ -50,9 +55,12 @@ from service.models.approval import DELIVERY_PENDING, WebhookDelivery
 from timebot.state.models import OutboxMessage, ReceivedEvent
 
 NAMES = ("scale_review_cpu", "scale_review_s", "scale_pending_p99", "scale_week_p99",
-         "scale_persons_p99", "scale_reminder_cpu", "scale_rss")
+         "scale_persons_p99", "scale_persons_per_person", "scale_reminder_cpu", "scale_rss",
+         "scale_home_p99", "scale_reply_p99")
 FIGURES = tuple(f"{n}_{db}" for n in NAMES for db in ("sqlite", "postgresql"))
 ROUNDS = 100
+HOME_ROUNDS = 50
+REPLY_ROUNDS = 20
 
 PENDING = """{ getPendingApprovals { person { id name } submitId status currentStage
   totalDuration pendingApprovers { id name } startTime { ts } endTime { ts } } }"""
@@ -93,7 +101,8 @@ def rss_mb(pid: int) -> float:
 class Serve:
     """`timebot serve` on a copy of the seeded organisation."""
 
-    def __init__(self, root: Path, service_url: str, state_url: str, workers: int) -> None:
+    def __init__(self, root: Path, service_url: str, state_url: str, workers: int,
+                 fronts: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log = root / "timebot.log"
@@ -104,7 +113,7 @@ class Serve:
                     "TIMEBOT_HTTP_HOST": "127.0.0.1", "TIMEBOT_SMTP_PORT": "0",
                     "TIMEBOT_SECRET_KEY": secrets.token_urlsafe(48),
                     "TIMEBOT_SERVICE_DATABASE_URL": service_url,
-                    "TIMEBOT_DATABASE_URL": state_url}
+                    "TIMEBOT_DATABASE_URL": state_url, **(fronts or {})}
         self.service_url = service_url
         self.workers = workers
         self.http = httpx.AsyncClient(timeout=120)
@@ -190,13 +199,38 @@ async def measure(people: int, runs: int) -> dict[str, float]:
         state_url = await _state_url(root)
         workers = int(os.environ.get("BENCH_SCALE_WORKERS", "1"))
         serve = Serve(root, service_url, state_url, workers)
+        fronts: Fronts | None = None
         try:
             await serve.start()
-            return await _figures(serve, org, runs)
+            values = await _figures(serve, org, runs)
+            await serve.stop()
+            fronts = Fronts(root, f"a0@{SEED_DOMAIN}")
+            serve = Serve(root, service_url, state_url, workers, fronts.env())
+            await serve.start()
+            return {**values, **await _front_figures(serve, fronts, org, runs)}
         finally:
             await serve.stop()
+            if fronts is not None:
+                fronts.close()
             await drop(service_url)
             await drop(state_url)
+
+
+async def _front_figures(serve: Serve, fronts: Fronts, org: Org, runs: int
+                         ) -> dict[str, float]:
+    pending = (await serve.gql(org.admin_key, ALL_PENDING))["getPendingApprovals"]
+    replies = Replies(pending, org)
+    rounds = replies.rounds(REPLY_ROUNDS, runs)
+    home: list[float] = []
+    reply: list[float] = []
+    for _ in range(runs):
+        with busy_machine():
+            home.append(await home_p99(serve.base, fronts, HOME_ROUNDS))
+            reply.append(await reply_p99(fronts, replies, serve.env["TIMEBOT_SECRET_KEY"],
+                                         serve.state_engine, rounds))
+    note(f"{org.people} people: Home p99s {[round(v) for v in home]} ms, reply p99s "
+         f"{[round(v) for v in reply]} ms ({rounds} replies a run)")
+    return {"scale_home_p99": median(home), "scale_reply_p99": median(reply)}
 
 
 async def _reviews(serve: Serve, org: Org) -> dict[str, float]:
@@ -219,7 +253,10 @@ async def _reviews(serve: Serve, org: Org) -> dict[str, float]:
 
 async def _figures(serve: Serve, org: Org, runs: int) -> dict[str, float]:
     reviews = await _reviews(serve, org)
+    note(f"{org.people} people: review fan-out {reviews['scale_review_cpu']:.1f} ms CPU a "
+         f"person, {reviews['scale_review_s']:.1f} s (load {os.getloadavg()[0]:.1f})")
     found: dict[str, list[float]] = {n: [] for n in NAMES[2:5]}
+    persons = len((await serve.gql(org.approver_key, PERSONS))["getPersons"])
     week = {"s": WEEK, "e": WEEK + 7 * DAY, "p": org.team}
     listed = await serve.gql(org.approver_key, PENDING)
     records = await serve.gql(org.approver_key, WEEK_RECORDS, week)
@@ -230,6 +267,7 @@ async def _figures(serve: Serve, org: Org, runs: int) -> dict[str, float]:
         found["scale_week_p99"].append(await serve.p99(org.approver_key, WEEK_RECORDS, week))
         found["scale_persons_p99"].append(await serve.p99(org.approver_key, PERSONS))
     values = {**reviews, **{name: median(samples) for name, samples in found.items()}}
+    values["scale_persons_per_person"] = values["scale_persons_p99"] * 1000 / persons
     assert serve.process is not None
     before, started = cpu_seconds(serve.process.pid), time.perf_counter()
     with busy_machine():
@@ -255,7 +293,7 @@ def run(names: set[str]) -> list[Figure]:
     small, large = sizes()
     runs = int(os.environ.get("BENCH_SCALE_RUNS", "3"))
     units = {"scale_reminder_cpu": "ms/person", "scale_review_cpu": "ms/person",
-             "scale_review_s": "s", "scale_rss": "MB"}
+             "scale_review_s": "s", "scale_rss": "MB", "scale_persons_per_person": "us"}
     db = database()
     wanted = [n for n in NAMES if f"{n}_{db}" in names]
     if not wanted:

@@ -8,8 +8,9 @@ the service's real GraphQL execution (`Executor.run`, the person's own key), so 
 approvals, audit rows and webhook deliveries are the ones the service makes.
 
 Seeds are cached per size and seed code in BENCH_CACHE (default $TMPDIR/timebot-bench-scale):
-a SQLite file, or on PostgreSQL a template database `timebot_scale_<N>_<hash>`; each run gets
-a copy (a file copy, `CREATE DATABASE ... TEMPLATE`).
+a SQLite file, and for PostgreSQL a template database `timebot_scale_<N>_<hash>` holding the
+SQLite seed's rows (copied table by table: seconds); each run gets a copy (a file copy,
+`CREATE DATABASE ... TEMPLATE`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import select
+
 from bench.common import note
-from plumbing.db import unit_of_work
+from plumbing.db import create_engine, unit_of_work
 from service.db import migrate
 from service.embedded import EmbeddedService
 from service.models.person import PersonManager
@@ -37,6 +40,12 @@ TEAM = 10
 WEEK = 1_772_409_600_000  # Monday 2 March 2026, 00:00 UTC
 DAY = 86_400_000
 HOUR = 3_600_000
+# A person's day of time and the week's submission: one request (one key lookup, one
+# transaction; each mutation with its audit row in a savepoint, as the service runs them).
+RECORD_AND_SUBMIT = """mutation($p: SvcId!, $r: SvcTimestamp!, $s: SvcTimestamp!,
+  $e: SvcTimestamp!) {
+  addTimeRecord(startTime: $r, duration: 28800000, personId: $p) { id }
+  submitTimesheet(personId: $p, startTime: $s, endTime: $e) { id } }"""
 PG_ADMIN_DSN = os.environ.get("TIMEBOT_TEST_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 
 
@@ -110,12 +119,8 @@ async def _seed(url: str, people: int) -> Org:
                    "editOrganisationApprovalStages(stages: $s) { id } }",
                    {"s": [{"type": "ppm", "quorum": "any"}]})
         for person_id, key in keys:
-            await _gql(service, key, "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord("
-                       "startTime: $s, duration: 28800000, personId: $p) { id } }",
-                       {"s": WEEK + DAY + 9 * HOUR, "p": person_id})
-            await _gql(service, key, "mutation($p: SvcId!, $s: SvcTimestamp!, "
-                       "$e: SvcTimestamp!) { submitTimesheet(personId: $p, startTime: $s, "
-                       "endTime: $e) { id } }", {"p": person_id, "s": WEEK, "e": WEEK + 7 * DAY})
+            await _gql(service, key, RECORD_AND_SUBMIT, {
+                "p": person_id, "r": WEEK + DAY + 9 * HOUR, "s": WEEK, "e": WEEK + 7 * DAY})
     finally:
         await service.stop()
     note(f"seeded {people} people in {time.perf_counter() - started:.1f} s")
@@ -140,29 +145,65 @@ def _pg_url(name: str) -> str:
     return f"{base}/{name}"
 
 
-async def seeded(people: int, database: str, target: Path) -> tuple[Org, str]:
-    """A fresh copy of the seeded organisation of `people`: (the org, its service database
-    URL). SQLite: a file in `target`; PostgreSQL: a new database (drop it with `drop`)."""
+async def _copy_rows(source_url: str, target_url: str) -> int:
+    """Every row of the service's tables, from the SQLite seed into a migrated PostgreSQL
+    database (parents first): the rows the service wrote, on the other database."""
+    from service.models.base import Base
+
+    target = create_engine(target_url)
+    source = create_engine(source_url, read_only=True)
+    copied = 0
+    try:
+        await migrate(target)
+        async with source.connect() as reading, target.begin() as writing:
+            for table in Base.metadata.sorted_tables:
+                rows = [dict(row._mapping) for row in (await reading.execute(select(table)))]
+                for first in range(0, len(rows), 2000):
+                    await writing.execute(table.insert(), rows[first:first + 2000])
+                copied += len(rows)
+    finally:
+        await source.dispose()
+        await target.dispose()
+    return copied
+
+
+def _sqlite_seed(people: int) -> tuple[Path, Path]:
     tag = f"{people}_{_fingerprint()}"
-    meta = cache_dir() / f"scale_{database}_{tag}.json"
-    if database == "postgresql":
-        template = f"timebot_scale_{tag}"
-        exists = await _pg(f"SELECT 1 FROM pg_database WHERE datname = '{template}'")
-        if not (exists and meta.exists()):
-            await _pg(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
-            await _pg(f'CREATE DATABASE "{template}"')
-            org = await _seed(_pg_url(template), people)
-            meta.write_text(json.dumps(asdict(org)))
-        name = f"timebot_bench_{uuid.uuid4().hex[:12]}"
-        await _pg(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
-        return Org(**json.loads(meta.read_text())), _pg_url(name)
-    cached = cache_dir() / f"scale_sqlite_{tag}.db"
+    return cache_dir() / f"scale_sqlite_{tag}.db", cache_dir() / f"scale_sqlite_{tag}.json"
+
+
+async def _cached_sqlite(people: int) -> tuple[Path, Path]:
+    cached, meta = _sqlite_seed(people)
     if not (cached.exists() and meta.exists()):
         partial = cached.with_suffix(".partial")
         partial.unlink(missing_ok=True)
         org = await _seed(f"sqlite+aiosqlite:///{partial}", people)
         meta.write_text(json.dumps(asdict(org)))
         partial.rename(cached)
+    return cached, meta
+
+
+async def seeded(people: int, database: str, target: Path) -> tuple[Org, str]:
+    """A fresh copy of the seeded organisation of `people`: (the org, its service database
+    URL). SQLite: a file in `target`; PostgreSQL: a new database (drop it with `drop`), from a
+    template holding the SQLite seed's rows (seeding through the service twice would double
+    the hours of a large size for the same rows)."""
+    cached, meta = await _cached_sqlite(people)
+    if database == "postgresql":
+        template = f"timebot_scale_{people}_{_fingerprint()}"
+        pg_meta = cache_dir() / f"scale_postgresql_{people}_{_fingerprint()}.json"
+        exists = await _pg(f"SELECT 1 FROM pg_database WHERE datname = '{template}'")
+        if not (exists and pg_meta.exists()):
+            await _pg(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+            await _pg(f'CREATE DATABASE "{template}"')
+            started = time.perf_counter()
+            rows = await _copy_rows(f"sqlite+aiosqlite:///{cached}", _pg_url(template))
+            note(f"copied the {people} people's {rows} rows to PostgreSQL in "
+                 f"{time.perf_counter() - started:.1f} s")
+            pg_meta.write_text(meta.read_text())
+        name = f"timebot_bench_{uuid.uuid4().hex[:12]}"
+        await _pg(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+        return Org(**json.loads(pg_meta.read_text())), _pg_url(name)
     copy = target / "service.db"
     shutil.copyfile(cached, copy)
     return Org(**json.loads(meta.read_text())), f"sqlite+aiosqlite:///{copy}"

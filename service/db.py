@@ -21,9 +21,56 @@ def _alembic_config(url: str) -> Any:
     return config
 
 
+# SQLite plans without statistics, and then takes an index led by `organisation_id` to be as
+# selective as any other: for `organisation_id = ? AND manager_id = ?` or `organisation_id = ?
+# AND id IN (…)` it seeks the organisation's index and reads every row of the organisation
+# (an approver's team read all the organisation's relations). Every index led by
+# `organisation_id` is described as what it is, one value for (nearly) all rows, in SQLite's
+# own statistics table (which the planner reads, and which ANALYZE fills the same way), so a
+# selective index is used whatever the organisation's size.
+ROWS = 1_000_000
+
+
+def _stat(columns: int, unique: bool) -> str:
+    """sqlite_stat1's `stat` of an index led by organisation_id: the rows, then the rows per
+    distinct value of its first 1, 2 … columns."""
+    per_prefix = [ROWS] + [10] * (columns - 1)
+    if unique:
+        per_prefix[-1] = 1
+    return " ".join(str(n) for n in [ROWS, *per_prefix])
+
+
+async def _organisation_indexes_unselective(engine: AsyncEngine) -> None:
+    if engine.dialect.name != "sqlite":
+        return  # PostgreSQL keeps its statistics itself (autovacuum's ANALYZE)
+    async with engine.begin() as connection:
+        await connection.exec_driver_sql("ANALYZE sqlite_schema")  # the table, if missing
+        stats: list[tuple[str, str, str]] = []
+        tables = (await connection.exec_driver_sql(
+            "SELECT name FROM sqlite_schema WHERE type = 'table'")).scalars().all()
+        for table in tables:
+            listed = (await connection.exec_driver_sql(
+                f"PRAGMA index_list(\"{table}\")")).mappings().all()
+            for listing in listed:
+                index, unique = str(listing["name"]), bool(listing["unique"])
+                columns = (await connection.exec_driver_sql(
+                    f"PRAGMA index_info(\"{index}\")")).mappings().all()
+                if columns and columns[0]["name"] == "organisation_id":
+                    stats.append((table, index, _stat(len(columns), unique)))
+        for table, index, stat in stats:
+            await connection.exec_driver_sql(
+                "DELETE FROM sqlite_stat1 WHERE tbl = ? AND idx = ?", (table, index))
+            await connection.exec_driver_sql(
+                "INSERT INTO sqlite_stat1 (tbl, idx, stat) VALUES (?, ?, ?)", (table, index, stat))
+    if (engine.url.database or ":memory:") != ":memory:":  # (disposing would lose it)
+        await engine.dispose()  # connections opened after read the statistics
+
+
 async def migrate(engine: AsyncEngine) -> None:
-    """Bring the schema to the newest migration (alembic upgrade head)."""
+    """Bring the schema to the newest migration (alembic upgrade head); on SQLite, the
+    planner's statistics of the organisation indexes."""
     await upgrade_under_lock(engine, _alembic_config(str(engine.url)), SERVICE_MIGRATION_LOCK)
+    await _organisation_indexes_unselective(engine)
 
 
 async def service_schema_current(engine: AsyncEngine) -> bool:

@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 import structlog
-from sqlalchemy import or_, select
+from sqlalchemy import select
 
 from plumbing.waiting import wait_for_event
 from timebot.client import operation
@@ -213,12 +213,15 @@ class Reconciler(PollingWorker):
         runtime = self.runtime
         mail_key = review_dedupe_key(submit_id, stage, approver_id)
         async with runtime.read_sessions() as session:
+            # The key itself first (its unique index: one seek); only when it is missing the
+            # restarted rounds' keys (`…:r<ms>`), whose prefix search reads the whole outbox
+            # (a pass over an organisation's pending work read it once per timesheet).
             mailed = await session.scalar(
-                select(OutboxMessage.id).where(or_(
-                    OutboxMessage.dedupe_key == mail_key,
-                    OutboxMessage.dedupe_key.startswith(mail_key + ":r"),
-                )).limit(1)
-            )
+                select(OutboxMessage.id).where(OutboxMessage.dedupe_key == mail_key))
+            if mailed is None:
+                mailed = await session.scalar(
+                    select(OutboxMessage.id).where(
+                        OutboxMessage.dedupe_key.startswith(mail_key + ":r")).limit(1))
             posted = await session.scalar(
                 select(SlackOutgoing.id).where(
                     SlackOutgoing.ref == slack_ref(submit_id, stage, approver_id),

@@ -21,6 +21,8 @@ from service.models.relations_more import TaskManager
 from service.projects_access import project_manager_ids
 from service.structure import descendants, parent_map
 
+ACTIVE_SLICE = 500  # ids per query when looking up who of the candidates is active
+
 
 async def load_content(
     session: AsyncSession, org_id: str, person_id: str, start_ms: int, end_ms: int
@@ -78,12 +80,12 @@ async def load_directory(
     project_ids: Iterable[str],
     task_ids: Iterable[str],
     tag_ids: Iterable[str],
+    named_ids: Iterable[str] = (),
 ) -> st.Directory:
-    active = set(
-        await session.scalars(
-            select(Person.id).where(Person.organisation_id == org_id, Person.archived.is_(False))
-        )
-    )
+    """Who may approve this content. Only the candidates (the administrators, the owner's
+    managers, the managers of the content's projects and tasks, the people carrying the stages'
+    tags, the people stages name) are looked up as active or not: never the whole
+    organisation, so a submission costs the same in an organisation of 100 or 10,000."""
     admins = set(
         await session.scalars(
             select(Person.id)
@@ -130,6 +132,10 @@ async def load_directory(
                     )
                 )
             )
+    candidates = admins | people_managers | set(named_ids) | {owner_id}
+    for group in (*project_managers.values(), *task_managers.values(), *tagged.values()):
+        candidates |= group
+    active = await _active_among(session, org_id, candidates)
     return st.Directory(
         owner_id=owner_id,
         active_ids=active,
@@ -139,6 +145,17 @@ async def load_directory(
         task_manager_ids=task_managers,
         tagged_ids=tagged,
     )
+
+
+async def _active_among(session: AsyncSession, org_id: str, ids: set[str]) -> set[str]:
+    """Which of these people are active (in slices: a tag may carry thousands)."""
+    ordered = sorted(ids)
+    active: set[str] = set()
+    for first in range(0, len(ordered), ACTIVE_SLICE):
+        active.update(await session.scalars(select(Person.id).where(
+            Person.organisation_id == org_id, Person.archived.is_(False),
+            Person.id.in_(ordered[first:first + ACTIVE_SLICE]))))
+    return active
 
 
 async def resolve_stages(
@@ -152,8 +169,9 @@ async def resolve_stages(
               ).value or []
     projects, tasks = content_projects_tasks(content)
     tag_ids = [t for stage in config for t in stage.get("tagIds") or []]
+    named = [p for stage in config for p in stage.get("personIds") or [] if p]
     directory = await load_directory(
         actor.session, actor.organisation.id, owner.id,
-        projects | set(extra_projects), tasks | set(extra_tasks), tag_ids,
+        projects | set(extra_projects), tasks | set(extra_tasks), tag_ids, named,
     )
     return st.resolve_stages(config, projects, tasks, directory), directory

@@ -143,6 +143,7 @@ class FakeSlack(FakeWorkspaces):
             Route("/api/{method}", fake._api, methods=["GET", "POST"]),
             Route("/response/{key}", fake._response, methods=["POST"]),
             Route("/count/{method}", fake._count, methods=["GET"]),
+            Route("/last/{method}", fake._last, methods=["GET"]),
             Route("/oauth/v2/authorize", fake._authorize, methods=["GET"]),
         ])
         config = uvicorn.Config(app, host="127.0.0.1", port=fake.port, log_level="warning",
@@ -403,6 +404,11 @@ class FakeSlack(FakeWorkspaces):
     async def _count(self, request: Request) -> Response:
         """How many calls of a method were recorded (for a fake run in another process)."""
         return JSONResponse({"count": len(self.calls_to(request.path_params["method"]))})
+
+    async def _last(self, request: Request) -> Response:
+        """The arguments of the last call of a method (for a fake run in another process)."""
+        calls = self.calls_to(request.path_params["method"])
+        return JSONResponse(calls[-1].args if calls else None)
 
     async def _response(self, request: Request) -> Response:
         args = await self._args(request)
