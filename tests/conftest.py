@@ -13,16 +13,55 @@ from tests.support import LiveServer, Org, new_org, start_live_server, stop_live
 BACKENDS = ["sqlite", "postgresql"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # `--dist loadfile` hands out whole files in the order of the collection below: xdist's own
+    # reordering (most tests first) would leave the few-test files that take minutes (an image
+    # build, `timebot serve --workers 2`) for the end, where one of them is the whole tail.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with a test marked slow first (so that one does not start last and set the tail
+    alone), then files by their number of tests, most first; a file's tests keep their order."""
+    slow: set[object] = set()
+    count: dict[object, int] = {}
+    for item in items:
+        count[item.path] = count.get(item.path, 0) + 1
+        if item.get_closest_marker("slow") is not None:
+            slow.add(item.path)
+    first = {path: index for index, path in enumerate(dict.fromkeys(i.path for i in items))}
+    items.sort(key=lambda item: (item.path not in slow, -count[item.path], first[item.path]))
+
+
+@pytest.fixture(scope="session")
+async def live_servers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[dict[str, LiveServer]]:
+    """This worker's live servers, one per backend, kept until the session ends: `live`
+    starts each when first asked for it."""
+    servers: dict[str, LiveServer] = {}
+    try:
+        yield servers
+    finally:
+        for server in servers.values():
+            await stop_live_server(server)
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 async def live(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[LiveServer]:
+    request: pytest.FixtureRequest, live_servers: dict[str, LiveServer],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> LiveServer:
+    """The backend's live server, shared by every test of this worker (each test makes its own
+    organisation). Under `--dist loadfile` each file runs its SQLite tests then its PostgreSQL
+    ones, so the parameter changes twice a file: `live_servers` keeps both servers running
+    instead of stopping one and starting the other each time."""
     backend: str = request.param
-    server = await start_live_server(backend, tmp_path_factory.mktemp(f"live-{backend}"))
-    try:
-        yield server
-    finally:
-        await stop_live_server(server)
+    if backend not in live_servers:
+        live_servers[backend] = await start_live_server(
+            backend, tmp_path_factory.mktemp(f"live-{backend}"))
+    return live_servers[backend]
 
 
 @pytest.fixture(scope="session")

@@ -10,16 +10,33 @@ import pytest
 from tests.bot.harness import SlackHarness, start_slack_harness
 
 
-@pytest.fixture(scope="package", params=["sqlite", "postgresql"])
-async def harness(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[SlackHarness]:
-    backend: str = request.param
-    started = await start_slack_harness(backend, tmp_path_factory.mktemp(f"slack-{backend}"))
+@pytest.fixture(scope="session")
+async def harnesses(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[dict[str, SlackHarness]]:
+    """This worker's harnesses, one per backend, kept until the session ends: `harness` starts
+    each when first asked for it."""
+    started: dict[str, SlackHarness] = {}
     try:
         yield started
     finally:
-        await started.stop()
+        for one in started.values():
+            await one.stop()
+
+
+@pytest.fixture(scope="package", params=["sqlite", "postgresql"])
+async def harness(
+    request: pytest.FixtureRequest, harnesses: dict[str, SlackHarness],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> SlackHarness:
+    """The backend's harness, shared by the package's tests of this worker. Under `--dist
+    loadfile` each file runs its SQLite tests then its PostgreSQL ones, so the parameter
+    changes twice a file: `harnesses` keeps both running instead of restarting them."""
+    backend: str = request.param
+    if backend not in harnesses:
+        harnesses[backend] = await start_slack_harness(
+            backend, tmp_path_factory.mktemp(f"slack-{backend}"))
+    return harnesses[backend]
 
 
 @pytest.fixture

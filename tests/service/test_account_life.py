@@ -10,6 +10,7 @@ import time
 from email.header import decode_header, make_header
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select, text
 
 from service.models import Base
@@ -23,6 +24,9 @@ from tests.service.test_approvals_support import (
 )
 from tests.support import DAY_MS, LiveServer, Org
 from tests.timebot.test_cli import cli_env, timebot
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 SCHEDULE = "mutation { scheduleOrganisationDeletion { id scheduledDeletion { by { id } at } } }"
 CANCEL = "mutation { cancelOrganisationDeletion { id scheduledDeletion { by { id } at } } }"

@@ -21,6 +21,9 @@ from tests.support import GQL, Org, new_org, start_live_server, stop_live_server
 from tests.timebot.serve_process import serve_env, serving
 from tests.timebot.signin_support import browser
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 ADD = "mutation($n: SvcName!, $e: SvcEmail!, $r: SvcId!) { addPerson(name: $n, email: $e, roleId: $r) { id } }"  # noqa: E501
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from sqlalchemy import delete, event
 
 from service.approvals.pending import rebuild_missing
@@ -24,6 +25,9 @@ from tests.service.test_approvals_support import (
     submit,
 )
 from tests.support import DAY_MS, Member, Org
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 SUBMIT_PERIOD = (
     "mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { "

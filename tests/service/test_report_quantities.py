@@ -4,8 +4,13 @@ business hours, recorded days, the billing ratio; the tasks' effort and the expe
 
 from __future__ import annotations
 
+import pytest
+
 from tests.service.test_inline_report import DAY, HOUR, MAR, record
 from tests.support import Org
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 MONDAY = MAR + DAY  # 2026-03-02, a Monday
 QUERY = """query($period: SvcReportParamPeriodInput, $options: SvcReportParamOptionsInput) {

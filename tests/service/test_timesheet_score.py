@@ -3,9 +3,14 @@ of a person's last complete weeks; who may read it; bad input named."""
 
 from __future__ import annotations
 
+import pytest
+
 from service.rules.timesheet_score import Event, timesheet_score
 from tests.service.test_approvals_support import SUBMIT, WEEK, add_record, reject, set_stages
 from tests.support import DAY_MS, HOUR_MS, Member, Org
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 SCORE = ("query($p: SvcId!, $n: Int) { getTimesheetScore(personId: $p, periods: $n) "
          "{ score periods onTime late notSubmitted rejections } }")

@@ -8,12 +8,16 @@ import asyncio
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from shell.supervisor import METRICS_DIRECTORY
 from tests.net import free_port
 from tests.timebot.test_cli import cli_env
 from tests.timebot.test_workers import Serve, databases  # noqa: F401  (the fixture)
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 BURST = 8  # requests at once, each on a new connection
 MOST_REQUESTS = 400

@@ -24,6 +24,9 @@ from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.support import TEST_SECRET_KEY
 from timebot.notify.periods import last_ended_week
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 TIMEBOT = str(Path(sys.executable).with_name("timebot"))
 HOUR_MS = 3_600_000
 

@@ -31,6 +31,9 @@ from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 from timebot.config import load_settings
 from timebot.state.models import InboxMessage, OutboxMessage
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 AUTHSERV = "mx.workers.test"
 DOMAIN = "workers.example"
 HOUR = 3_600_000
