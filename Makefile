@@ -23,7 +23,10 @@ ide: $(STAMP)
 run: $(STAMP) ide
 	TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS=$${TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS-demo.localhost} $(VENV)/bin/timebot serve --demo
 
+# The tests start many `timebot` processes: compile the packages once, as the venv's libraries
+# are, for an environment with PYTHONDONTWRITEBYTECODE set (each process compiled them again).
 test: $(STAMP) ide
+	$(PY) -m compileall -q shell timebot service bot mail web plumbing tests bench >/dev/null
 	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 bench: $(STAMP)
