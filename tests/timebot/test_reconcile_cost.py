@@ -7,13 +7,12 @@ deterministically on SQLite: its virtual machine steps (the progress handler).""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from tests.mail.reviews_support import add_record, outbox_rows, set_stages, submit, wait_for
+from tests.sqlite_steps import sqlite_steps
 from tests.support import Org
 from tests.timebot.test_reconcile import runtime_of
 from timebot.reconcile import Reconciler
@@ -22,29 +21,10 @@ from timebot.runtime import Runtime
 
 async def _steps_of_check(runtime: Runtime, org_id: str, submit_id: str, approver: str) -> int:
     engine = runtime.read_sessions.kw["bind"]
-    this_task = asyncio.current_task()
-    counted = [0]
-    raw_connections: dict[int, Any] = {}
-
-    def step() -> int:
-        counted[0] += 1
-        return 0
-
-    def install(conn: Any, *_args: Any) -> None:
-        raw = conn.connection.driver_connection._connection
-        if asyncio.current_task() is this_task and id(raw) not in raw_connections:
-            raw_connections[id(raw)] = raw
-            raw.set_progress_handler(step, 1)
-
-    event.listen(engine.sync_engine, "before_cursor_execute", install)
-    try:
+    async with sqlite_steps([engine]) as steps:
         sent = await Reconciler(runtime).requested_before(org_id, submit_id, 0, approver)
-    finally:
-        event.remove(engine.sync_engine, "before_cursor_execute", install)
-        for raw in raw_connections.values():
-            raw.set_progress_handler(None, 1)
     assert sent, "the review was mailed"
-    return counted[0]
+    return steps.count
 
 
 async def _submitted(org: Org, runtime: Runtime, first: int, count: int, approver: Any
