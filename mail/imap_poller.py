@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,6 +92,7 @@ class ImapPoller:
         self.on_accepted = on_accepted
         self.idle_seconds = idle_seconds
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._client: aioimaplib.IMAP4 | None = None
         self._uidvalidity = 0
         self._flag_now = asyncio.Event()
@@ -223,12 +225,13 @@ class ImapPoller:
                 except (asyncio.CancelledError, TimeoutError):
                     pass
         client.idle_done()
-        await asyncio.wait_for(idle, timeout=30)
+        async with asyncio.timeout(30):  # not wait_for: see plumbing.waiting (gh-86296)
+            await idle
 
     async def _session(self) -> None:
         client = await self.connect()
         try:
-            while True:
+            while not self._stopping:
                 self._flag_now.clear()  # what is processed from now on ends the next IDLE
                 await self.sync(client)
                 await self._wait(client)
@@ -236,13 +239,14 @@ class ImapPoller:
             try:
                 if client.has_pending_idle():  # else LOGOUT waits for the IDLE to time out
                     client.idle_done()
-                await asyncio.wait_for(client.logout(), timeout=5)
+                async with asyncio.timeout(5):
+                    await client.logout()
             except Exception:  # the connection is already gone
                 pass
 
     async def run_forever(self) -> None:
         failures = 0
-        while True:
+        while not self._stopping:
             try:
                 await self._session()
             except asyncio.CancelledError:
@@ -261,11 +265,17 @@ class ImapPoller:
             self._task = asyncio.create_task(self.run_forever(), name="imap-poller")
 
     async def stop(self) -> None:
+        """Cancel the session and wait for its end. A cancellation that a library swallows
+        (Python 3.11's wait_for drops one that arrives with its result, gh-86296) is sent
+        again, and the loops end at their next turn anyway."""
         if self._task is not None:
             self.inbox.processed_listeners.remove(self.processed)
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            self._stopping = True
+            task = self._task
+            while not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=1)
+            with contextlib.suppress(asyncio.CancelledError):
+                task.result()
             self._task = None
+            self._stopping = False

@@ -165,3 +165,42 @@ def test_imap_url_parse() -> None:
                                   "Done")
     with pytest.raises(ValueError, match="TIMEBOT_IMAP_URL"):
         ImapSettings.parse("http://x")
+
+
+class SwallowingPoller(ImapPoller):
+    """A poller whose sync loses the first cancellation it meets, as Python 3.11's
+    `asyncio.wait_for` (used by aioimaplib) does when its result arrives with it (gh-86296)."""
+
+    swallowed = 0
+
+    async def sync(self, client: object) -> int:  # type: ignore[override]
+        handled = await super().sync(client)  # type: ignore[arg-type]
+        if not self.swallowed:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                self.swallowed += 1
+        return handled
+
+
+async def test_stop_ends_the_poller_even_when_a_cancellation_was_lost(
+    dovecot: Dovecot, inbox: Inbox, state_db: StateDB
+) -> None:
+    """The suite once hung here: stopping a poller whose cancellation was lost waited forever
+    while it went on polling."""
+    user = f"bot-{uuid.uuid4().hex[:6]}"
+    dovecot.deliver(user, mail("first"))
+    poller = SwallowingPoller(settings(dovecot, user), inbox, state_db.sessions)
+    poller.start()
+    for _ in range(300):
+        if await inbox.all():
+            break
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.1)  # in the swallowing sleep
+    stopping = asyncio.create_task(poller.stop())
+    done, _ = await asyncio.wait({stopping}, timeout=20)  # a hang's bound, not a pace
+    if not done:
+        stopping.cancel()
+        await asyncio.wait({stopping})
+    assert done, "stop() waited for a poller that went on polling"
+    assert poller.swallowed == 1

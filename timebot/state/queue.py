@@ -42,11 +42,11 @@ DONE = "done"
 FAILED = "failed"
 
 LANE_HOLD_ATTEMPTS = 3
+"""An older row of the lane holds the rows behind it for this many attempts at most (a row
+that kills its worker every time must not hold its lane forever)."""
 
 Write = Callable[[AsyncSession], Awaitable[None]]
 """A write that goes with a row's outcome, in its transaction (`FinishBatch.add`)."""
-"""An older row of the lane holds the rows behind it for this many attempts at most (a row
-that kills its worker every time must not hold its lane forever)."""
 
 _CLAIMS: dict[tuple[Any, Any, Any], tuple[Any, Any]] = {}
 _FINISHES: dict[tuple[Any, frozenset[str]], Any] = {}
