@@ -73,7 +73,9 @@ async def test_time_on_a_project_whose_period_is_turned_off(world: World) -> Non
 
 
 async def test_last_week_auto_submitted(world: World) -> None:  # noqa: F811
-    world.live.clock.set(NOW_MS)
+    # Monday, before last week is due: the live server's own sweep (on this clock) must not
+    # submit it between the test's steps.
+    world.live.clock.set(berlin("2026-03-16") + 12 * 3_600_000)
     user, member = await world.user("Ari Auto")
     await world.run("/time", "3h @acme 2026-03-09 setup", user)
     await world.fx.org.admin.gql(

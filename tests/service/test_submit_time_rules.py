@@ -157,7 +157,9 @@ async def test_auto_submit_in_the_persons_zone_and_period(org: Org) -> None:
 async def test_auto_submit_waits_for_the_scheduled_time(org: Org) -> None:
     bob = await org.add_member("Bob")
     await _in_berlin(org, bob)
-    org.live.clock.set(ms("2026-11-24", hour=12))
+    # Before the week is due: the live server's own sweep (the webhook worker, on this clock)
+    # must not submit it between the test's steps.
+    org.live.clock.set(ms("2026-11-22", hour=12))
     await org.admin.gql("mutation($id: SvcId!) { editPersonTimeSettingsAutoSubmit(id: $id,"
                         " autoSubmit: 0) { id } editPersonTimeSettingsRequireScheduledTimeDaily("
                         "id: $id, requireScheduledTimeDaily: true) { id } }", {"id": bob.id})
