@@ -26,8 +26,9 @@ from mail.parts import MailParts
 from mail.templating import MailTemplates, RenderedMail
 from timebot.config import Settings
 from timebot.l10n import localisation_of
-from timebot.notify.approvals import period_label, person_info, preference
-from timebot.notify.person_notify import EMAIL, gets, person_notify
+from timebot.notify.approvals import period_label, preference
+from timebot.notify.person_notify import EMAIL, gets
+from timebot.notify.review_reads import approver_reads
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage
 from timebot.summary import TimesheetSummary, hours
@@ -137,10 +138,9 @@ async def send_approver_mail(
     runtime = ctx.runtime
     settings = runtime.settings
     key = await runtime.directory.integration_key(organisation_id)
-    approver = await person_info(runtime.client, key, approver_id)
+    approver, notify = await approver_reads(runtime.client, key, approver_id)
     if approver is None or not approver.get("email") or approver.get("archived"):
         return False
-    notify = await person_notify(runtime.client, key, approver_id)
     if not gets(notify.settings, "review", EMAIL):
         return False  # they turned these mails off (notificationSettings)
     now = runtime.clock.now_ms()

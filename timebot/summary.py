@@ -16,17 +16,19 @@ from zoneinfo import ZoneInfo
 
 from timebot.client import ServiceClient, operation
 
-SUMMARY_QUERY = operation(
-    """query TimesheetSummary($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
-      getPerson(id: $person) { id name email localisation { timeZone { value } } }
+# What `summarise` reads: the person $person and their records from $start to $end.
+SUMMARY_SELECTION = """getPerson(id: $person) { id name email localisation { timeZone { value } } }
       getTimeRecords(startTime: $start, endTime: $end, filter: [{personId: $person}]) {
         id duration comment wfh nonBillable
         startTime { ts }
         projects { id name }
         task { id name }
         absence { id name }
-      }
-    }"""
+      }"""
+SUMMARY_QUERY = operation(
+    f"""query TimesheetSummary($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {{
+      {SUMMARY_SELECTION}
+    }}"""
 )
 CHANGES_QUERY = operation(
     """query SubmitChanges($id: SvcId!) {

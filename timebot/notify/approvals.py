@@ -24,21 +24,25 @@ EVENT_PERIOD = operation(
       getApprovalEventById(id: $id) { id submitId person { id } startTime { ts } endTime { ts } }
     }"""
 )
-APPROVAL_STATE = operation(
-    """query ReviewState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
-      getApprovalState(personId: $p, startTime: $s, endTime: $e) {
+# What an ApprovalSnapshot is made of (`snapshot_of`), read at $p, $s, $e.
+STATE_SELECTION = """getApprovalState(personId: $p, startTime: $s, endTime: $e) {
         status currentStage submitId by { id name }
         pendingApprovers { id name }
         stageDetails { stage skipped approvedBy { person { id name } } }
-      }
-    }"""
+      }"""
+APPROVAL_STATE = operation(
+    f"""query ReviewState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {{
+      {STATE_SELECTION}
+    }}"""
 )
+# A person as the mails to them read it (`person_info`), at $id.
+PERSON_FIELDS = f"""id name email archived
+        timeSettings {{ approvalReminder {{ value }} }}
+        {LOCALISATION_FIELDS}"""
 PERSON = operation(
     f"""query ReviewPerson($id: SvcId!) {{
       getPerson(id: $id) {{
-        id name email archived
-        timeSettings {{ approvalReminder {{ value }} }}
-        {LOCALISATION_FIELDS}
+        {PERSON_FIELDS}
       }}
     }}"""
 )
@@ -91,6 +95,11 @@ async def approval_snapshot(
     state = (
         await client.execute(APPROVAL_STATE, {"p": person_id, "s": start, "e": end}, apikey=key)
     )["getApprovalState"] or {}
+    return snapshot_of(person_id, start, end, state)
+
+
+def snapshot_of(person_id: str, start: int, end: int, state: dict[str, Any]) -> ApprovalSnapshot:
+    """Pure: the snapshot of what STATE_SELECTION answered for this person's period."""
     details = state.get("stageDetails") or []
     return ApprovalSnapshot(
         person_id=person_id,

@@ -36,14 +36,15 @@ _CATEGORIES = ("mentions", "managedEntityMentions", "assignedEntityMentions",
                "approvalUpdate", "budgetAlert")
 # Written out whole (not generated) so that the front's documents can be checked against
 # the schemas: the categories are _CATEGORIES, the templates plumbing.mail_templates.KINDS.
-PERSON_NOTIFY = operation(
-    """query PersonNotify($id: SvcId!) { getPerson(id: $id) { id
-      notificationSettings { value { email push mentions { frequency }
+NOTIFY_FIELDS = """notificationSettings { value { email push mentions { frequency }
         managedEntityMentions { frequency } assignedEntityMentions { frequency }
         approvalUpdate { frequency } budgetAlert { frequency } } }
       emailTemplates { signup { value } signin { value } invite { value } mention { value }
         timesheetSubmitted { value } reminder { value } digest { value }
-        approvalReminder { value } report { value } } } }"""
+        approvalReminder { value } report { value } }"""
+PERSON_NOTIFY = operation(
+    f"""query PersonNotify($id: SvcId!) {{ getPerson(id: $id) {{ id
+      {NOTIFY_FIELDS} }} }}"""
 )
 
 
@@ -72,6 +73,11 @@ async def person_notify(client: ServiceClient, key: str, person_id: str) -> Pers
         return PersonNotify()
     found = (await client.execute(PERSON_NOTIFY, {"id": person_id}, apikey=key,
                                   allow_partial=True)).get("getPerson") or {}
+    return notify_of(found)
+
+
+def notify_of(found: Mapping[str, Any]) -> PersonNotify:
+    """Pure: what NOTIFY_FIELDS answered, as a PersonNotify."""
     settings = (found.get("notificationSettings") or {}).get("value") or {}
     templates = {kind: str(item["value"]) for kind, item in
                  (found.get("emailTemplates") or {}).items() if item and item.get("value")}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import structlog
 
 from timebot.events import ServiceEvent
-from timebot.notify.approvals import DIGEST, approval_snapshot, preference
+from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.away_asks import (
     QUORUM,
     AwayAsk,
@@ -28,8 +28,8 @@ from timebot.notify.away_asks import (
 )
 from timebot.notify.away_facts import away_facts
 from timebot.notify.decisions import AlreadySent, ReviewRequest
+from timebot.notify.review_reads import submission_reads
 from timebot.runtime import Runtime
-from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.notify.reviews")
 
@@ -69,9 +69,11 @@ async def review_requests(
     )
     if not todo and not someone_away:
         return []
-    snapshot = await approval_snapshot(runtime.client, key, submit_id)
+    reads = await submission_reads(runtime.client, key, submit_id)
+    snapshot, summary = reads if reads is not None else (None, None)
     if (
         snapshot is None
+        or summary is None
         or snapshot.submit_id != submit_id
         or snapshot.status != "s"
         or snapshot.stage != stage
@@ -79,9 +81,6 @@ async def review_requests(
         log.info("review_request_stale", submit=submit_id, stage=stage)
         return []
     still = snapshot.pending_ids()
-    summary = await load_summary(
-        runtime.client, key, snapshot.person_id, snapshot.start_ms, snapshot.end_ms, submit_id
-    )
     asks: list[AwayAsk] = []
     if someone_away:
         owner = (await runtime.client.execute(QUORUM, {"id": snapshot.person_id}, apikey=key)
