@@ -20,6 +20,7 @@ from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import APPROVAL_STATE
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.install import jobs_of
+from timebot.notify.review_reads import STATE_AND_SUMMARY
 from timebot.runtime import Runtime
 from timebot.state.away import record_absence
 from timebot.state.models import ReceivedEvent
@@ -70,9 +71,10 @@ async def test_one_decision_per_event_serves_mail_and_slack(
 
     async def counting(query: Any, variables: Mapping[str, Any] | None = None,
                        **kwargs: Any) -> Any:
-        names = {id(APPROVAL_STATE): "state", id(SUMMARY_QUERY): "summary"}
-        if id(query) in names and variables:
-            reads[(names[id(query)], str(variables.get("p") or variables.get("person")))] += 1
+        names = {id(APPROVAL_STATE): ("state",), id(SUMMARY_QUERY): ("summary",),
+                 id(STATE_AND_SUMMARY): ("state", "summary")}
+        for name in names.get(id(query), ()) if variables else ():
+            reads[(name, str(variables.get("p") or variables.get("person")))] += 1
         return await execute(query, variables, **kwargs)
 
     monkeypatch.setattr(runtime.client, "execute", counting)

@@ -148,9 +148,9 @@ async def away_facts(
     time off, time zones and planned days together."""
     now_ms = runtime.clock.now_ms()
     start, end = read_window(now_ms)
-    recorded = await absences(runtime.read_sessions, organisation_id)
     if not person_ids:
         return {}
+    recorded = await absences(runtime.read_sessions, organisation_id, person_ids)
     schedules = await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key)
     found: dict[str, list[Absence]] = {}
     for first in range(0, len(person_ids), MAX_BATCH):
