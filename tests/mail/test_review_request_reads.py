@@ -1,8 +1,8 @@
 """What one review request asks the service (issue #26: the review fan-out's cost per person),
-on SQLite and PostgreSQL: four requests — the approvers' absences, the submit event with its
-changes, the approval state with the owner's summary, the approver with their settings —
-where there were eight (the event and its changes apart, the state and the summary apart, the
-approver, their autoSubmit and their notification settings apart). The mail is still the
+on SQLite and PostgreSQL: three requests — the approvers' facts of absence with the submit
+event and its changes, the approval state with the owner's summary, the approver with their
+settings — where there were nine (the facts, the event and its changes apart, the state and
+the summary apart, the approver, their autoSubmit and their notification settings apart). The mail is still the
 whole review request (tests/mail/test_reviews.py checks its content)."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def operations(org: Org) -> Iterator[list[str]]:
         del client.execute_raw
 
 
-async def test_a_review_request_reads_in_four_requests(org: Org, operations: list[str]
+async def test_a_review_request_reads_in_three_requests(org: Org, operations: list[str]
                                                        ) -> None:
     runtime = runtime_of(org)
     owner = await org.add_member("Olive Owner")
@@ -69,5 +69,5 @@ async def test_a_review_request_reads_in_four_requests(org: Org, operations: lis
     await wait_for(lambda: outbox_rows(runtime, approver.email, "review"), what="review mail")
     [message] = await mails(runtime, approver, "review")
     assert "Olive Owner" in message["Subject"]
-    assert sorted(operations) == ["AwayFacts", "ReviewApprover", "ReviewStateAndSummary",
-                                  "ReviewSubmitEvent"], operations
+    assert sorted(operations) == ["AwayFacts", "ReviewApprover", "ReviewStateAndSummary"
+                                  ], operations

@@ -23,7 +23,7 @@ organisation's weekdays)."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -125,17 +125,31 @@ def person_facts(organisation_id: str, person_id: str, recorded: list[Absence],
                               planned, today, now_ms, time_zone)]
 
 
-def facts_query(count: int, schedules: bool) -> str:
+@dataclass(frozen=True)
+class Rider:
+    """A read of the caller's own that goes in the first facts request (`away_facts_with`):
+    its variables' definitions (`$id: SvcId!`), its root selection, its variables' values.
+    Its names must not be the facts query's (ids, s, e, p<n>, getTimeRecords, p<n>)."""
+
+    definitions: str
+    selection: str
+    variables: dict[str, Any]
+
+
+def facts_query(count: int, schedules: bool, rider: Rider | None = None) -> str:
     """One request for the time off of `count` people (`$ids`) and each one's time zone and,
-    with `schedules`, planned days (aliases p0, p1 …)."""
+    with `schedules`, planned days (aliases p0, p1 …); with `rider`, its read too."""
     params = "".join(f", $p{i}: SvcId!" for i in range(count))
+    if rider is not None:
+        params += f", {rider.definitions}"
     days = " scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay }" \
         if schedules else ""
     people = " ".join(f"p{i}: getPerson(id: $p{i}) {{ localisation {{ timeZone {{ value }} }}"
                       f"{days} }}" for i in range(count))
     return (f"query AwayFacts($ids: [SvcId], $s: SvcTimestamp!, $e: SvcTimestamp!{params}) {{ "
             "getTimeRecords(startTime: $s, endTime: $e, absence: true, filter: [{personIds: "
-            f"$ids}}]) {{ person {{ id }} startTime {{ ts }} absence {{ id }} }} {people} }}")
+            f"$ids}}]) {{ person {{ id }} startTime {{ ts }} absence {{ id }} }} {people}"
+            f"{' ' + rider.selection if rider is not None else ''} }}")
 
 
 async def away_facts(
@@ -146,19 +160,32 @@ async def away_facts(
     off, schedule), by person id, each dated in the person's time zone. Whether each is
     current is `is_away`'s to say (`away_now`). One request per MAX_BATCH people: their
     time off, time zones and planned days together."""
+    return (await away_facts_with(runtime, key, organisation_id, person_ids))[0]
+
+
+async def away_facts_with(
+    runtime: Runtime, key: str, organisation_id: str, person_ids: list[str],
+    rider: Rider | None = None,
+) -> tuple[dict[str, list[Absence]], dict[str, Any]]:
+    """`away_facts`, and the answer to `rider` read in the same request (its root fields;
+    an error in it is the caller's to see there, as `allow_partial` leaves it)."""
     now_ms = runtime.clock.now_ms()
     start, end = read_window(now_ms)
-    if not person_ids:
-        return {}
     recorded = await absences(runtime.read_sessions, organisation_id, person_ids)
     schedules = await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key)
     found: dict[str, list[Absence]] = {}
-    for first in range(0, len(person_ids), MAX_BATCH):
+    carried: dict[str, Any] = {}
+    for first in range(0, max(len(person_ids), 1 if rider else 0), MAX_BATCH):
         batch = person_ids[first:first + MAX_BATCH]
         variables: dict[str, Any] = {"ids": batch, "s": start, "e": end}
         variables.update({f"p{i}": pid for i, pid in enumerate(batch)})
-        data = await runtime.client.execute(facts_query(len(batch), schedules), variables,
-                                            apikey=key, allow_partial=True)
+        riding = rider if first == 0 else None
+        if riding is not None:
+            variables.update(riding.variables)
+        data = await runtime.client.execute(facts_query(len(batch), schedules, riding),
+                                            variables, apikey=key, allow_partial=True)
+        if riding is not None:
+            carried = data
         off: dict[str, list[dict[str, Any]]] = {}
         for record in data.get("getTimeRecords") or []:
             if record and record.get("person"):
@@ -166,4 +193,4 @@ async def away_facts(
         for i, pid in enumerate(batch):
             found[pid] = person_facts(organisation_id, pid, recorded.get(pid, []),
                                       off.get(pid, []), data.get(f"p{i}"), now_ms)
-    return found
+    return found, carried

@@ -26,9 +26,9 @@ from timebot.notify.away_asks import (
     away_reason,
     stage_quorum,
 )
-from timebot.notify.away_facts import away_facts
+from timebot.notify.away_facts import away_facts_with
 from timebot.notify.decisions import AlreadySent, ReviewRequest
-from timebot.notify.review_reads import submission_reads
+from timebot.notify.review_reads import submission_reads, submit_event_rider
 from timebot.runtime import Runtime
 
 log = structlog.get_logger("timebot.notify.reviews")
@@ -62,14 +62,16 @@ async def review_requests(
         if not await already_sent(review_dedupe_key(submit_id, stage, p["id"], mark))
     ]
     key = await runtime.directory.integration_key(event.organisation_id)
-    recorded = await away_facts(runtime, key, event.organisation_id, [p["id"] for p in wanted])
+    recorded, carried = await away_facts_with(runtime, key, event.organisation_id,
+                                              [p["id"] for p in wanted],
+                                              submit_event_rider(submit_id))
     now_ms = runtime.clock.now_ms()
     someone_away = any(
         away_reason("", recorded.get(p["id"], []), now_ms) for p in wanted
     )
     if not todo and not someone_away:
         return []
-    reads = await submission_reads(runtime.client, key, submit_id)
+    reads = await submission_reads(runtime.client, key, submit_id, carried)
     snapshot, summary = reads if reads is not None else (None, None)
     if (
         snapshot is None
