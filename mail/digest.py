@@ -32,8 +32,9 @@ from mail.reviews import (
 )
 from timebot.client import operation
 from timebot.l10n import localisation_of
-from timebot.notify.approvals import DIGEST, period_label, person_info, time_zone_of
-from timebot.notify.person_notify import EMAIL, gets, person_notify
+from timebot.notify.approvals import DIGEST, period_label, time_zone_of
+from timebot.notify.person_notify import EMAIL, PersonNotify, gets
+from timebot.notify.review_reads import approver_reads
 from timebot.runtime import Runtime
 from timebot.state.digests import DigestItem, forget_digest, store_digest
 from timebot.state.models import NotificationPreference
@@ -86,6 +87,7 @@ class DigestPlan:
     """One person's digest now: the items it would list, or why none goes (`why_not`)."""
 
     person: dict[str, Any] | None
+    notify: PersonNotify
     why_not: str = ""
     dedupe_key: str = ""
     items: list[dict[str, Any]] = field(default_factory=list)
@@ -95,17 +97,17 @@ async def digest_plan(ctx: MailContext, organisation_id: str, person_id: str) ->
     runtime = ctx.runtime
     settings = runtime.settings
     key = await runtime.directory.integration_key(organisation_id)
-    person = await person_info(runtime.client, key, person_id)
+    person, notify = await approver_reads(runtime.client, key, person_id)
     if person is None or person.get("archived") or not person.get("email"):
-        return DigestPlan(person, "archived, unknown or without an e-mail address")
+        return DigestPlan(person, notify, "archived, unknown or without an e-mail address")
     zone = time_zone_of(person)
     now = runtime.clock.now_ms()
     day = digest_day(now, zone)
     if day is None:
-        return DigestPlan(person, f"not yet: due from {DIGEST_HOUR:02d}:00 ({zone})")
+        return DigestPlan(person, notify, f"not yet: due from {DIGEST_HOUR:02d}:00 ({zone})")
     dedupe_key = f"digest:{organisation_id}:{person_id}:{day}"
     if await already_queued(runtime, dedupe_key):
-        return DigestPlan(person, f"already sent for {day}")
+        return DigestPlan(person, notify, f"already sent for {day}")
     own_key = await runtime.directory.apikey_for(organisation_id, person_id)
     pending = (await runtime.client.execute(MY_PENDING, apikey=own_key)).get(
         "getPendingApprovals"
@@ -131,8 +133,8 @@ async def digest_plan(ctx: MailContext, organisation_id: str, person_id: str) ->
             ),
         })
     if not items:
-        return DigestPlan(person, "nothing waits for them")
-    return DigestPlan(person, "", dedupe_key, items)
+        return DigestPlan(person, notify, "nothing waits for them")
+    return DigestPlan(person, notify, "", dedupe_key, items)
 
 
 async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) -> int:
@@ -141,9 +143,7 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
         return 0
     runtime = ctx.runtime
     settings = runtime.settings
-    key = await runtime.directory.integration_key(organisation_id)
-    notify = await person_notify(runtime.client, key, person_id)
-    if not gets(notify.settings, "digest", EMAIL):
+    if not gets(plan.notify.settings, "digest", EMAIL):
         return 0  # they turned these mails off (notificationSettings)
     now = runtime.clock.now_ms()
     digest_id = await store_digest(
@@ -157,7 +157,7 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
         items=plan.items, mode=DIGEST,
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
-    rendered = chosen(notify, "digest", {
+    rendered = chosen(plan.notify, "digest", {
         "person": person_values(plan.person), "count": len(plan.items),
         "items": [{"owner": i["person_name"], "period": i["period"],
                    "total": hours(i["total_ms"])} for i in plan.items]},
