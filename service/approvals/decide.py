@@ -85,12 +85,12 @@ async def approve(actor: Actor, submission: Submission) -> EventRow:
     if override:
         await record_event(timesheet, "approve", STATUS_APPROVED, index, actor,
                            submit_id=event.id, system_action="adminOverride")
-        await finish_approved(actor, timesheet, event, automatic=False, owner=submission.owner)
+        await finish_approved(actor, timesheet, event, automatic=False, ahead=submission.ahead)
         await save_submission(session, submission)
         return event
     before = timesheet.stage
     await advance(actor, timesheet, event, approvals, index, action="approved",
-                  owner=submission.owner)
+                  ahead=submission.ahead)
     await record_event(timesheet, "approve", timesheet.status, before, actor,
                        submit_id=event.id)
     if timesheet.status == STATUS_SUBMITTED and timesheet.stage != before:
@@ -164,6 +164,6 @@ async def reject(
         session, timesheet, journal.REJECTED, stage, caller.id,
         f"Rejected by {caller.name} ({here}): {reason}", actor.now_ms,
     )
-    await notify(actor, timesheet, "rejected", reason, owner=submission.owner)
+    await notify(actor, timesheet, "rejected", reason, ahead=submission.ahead)
     await save_submission(session, submission)
     return event

@@ -16,10 +16,11 @@ from sqlalchemy import Table, and_, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.util import identity_key
 
-from service.approvals.rows import EventRow, SheetRow
+from service.approvals.rows import EventRow, ReadAhead, SheetRow
 from service.models import Person
 from service.models.approval import Approval, ApprovalEvent, Timesheet
 from service.read_memo import memo
+from service.webhooks.queue import webhooks_column, webhooks_in
 
 # Read on every approval request, built once (building a statement and its cache key costs
 # more than running it): the values are parameters.
@@ -57,12 +58,15 @@ _SUBMISSION = (
     .where(*_SUBMISSION_WHERE)
     .with_for_update(of=_SHEETS)
 )
-# The same with the current round's approvals (a row each), for SQLite only: there the
-# transaction holds the write lock from its BEGIN, so nothing changes between statements. On
-# PostgreSQL a statement that waited for the row lock sees the locked row's new version but
-# the other tables as they were when it started: approvals are read after the lock.
+# On SQLite the same with the organisation's webhooks (for the event the decision queues), and
+# with the current round's approvals (a row each) when asked: there the transaction holds the
+# write lock from its BEGIN, so nothing changes between statements. On PostgreSQL a statement
+# that waited for the row lock sees the locked row's new version but the other tables as they
+# were when it started: the event, the webhooks and the approvals are read after the lock.
+_WEBHOOKS_SQLITE = webhooks_column(bindparam("wf_org"), "sqlite")
+_SUBMISSION_SQLITE = _SUBMISSION.add_columns(_WEBHOOKS_SQLITE)
 _SUBMISSION_WITH_APPROVALS = (
-    select(*_SUBMISSION_COLUMNS, _APPROVALS.c.stage, _APPROVALS.c.approver_id)
+    select(*_SUBMISSION_COLUMNS, _WEBHOOKS_SQLITE, _APPROVALS.c.stage, _APPROVALS.c.approver_id)
     .join(_SHEETS, _SHEETS.c.id == _EVENTS.c.timesheet_id)
     .join(_PERSONS, _PERSONS.c.id == _SHEETS.c.person_id)
     .outerjoin(
@@ -72,17 +76,18 @@ _SUBMISSION_WITH_APPROVALS = (
     )
     .where(*_SUBMISSION_WHERE)
 )
-# On PostgreSQL, after the lock: the event again, with the current round's approvals.
+# On PostgreSQL, after the lock: the event again with the webhooks, and with the current
+# round's approvals when asked.
+_EVENT_AGAIN = select(*_EVENT_COLUMNS, webhooks_column(bindparam("wf_org"), "postgresql")).where(
+    _EVENTS.c.id == bindparam("wf_event"))
 _EVENT_WITH_APPROVALS = (
-    select(*_EVENT_COLUMNS, _APPROVALS.c.stage.label("a_stage"), _APPROVALS.c.approver_id)
+    _EVENT_AGAIN.add_columns(_APPROVALS.c.stage.label("a_stage"), _APPROVALS.c.approver_id)
     .outerjoin(
         _APPROVALS,
         and_(_APPROVALS.c.submit_id == bindparam("wf_submit"),
              _APPROVALS.c.round == bindparam("wf_round")),
     )
-    .where(_EVENTS.c.id == bindparam("wf_event"))
 )
-_EVENT_AGAIN = select(*_EVENT_COLUMNS).where(_EVENTS.c.id == bindparam("wf_event"))
 _EVENT_KEYS = tuple(c.key for c in _EVENT_COLUMNS)
 _SHEET_KEYS = tuple(c.key for c in _SHEET_COLUMNS)
 _SHEET_END = len(_EVENT_KEYS) + len(_SHEET_KEYS)
@@ -110,25 +115,26 @@ async def lock_timesheet(session: AsyncSession, timesheet_id: str) -> Timesheet:
 class Submission:
     """A submit event and its timesheet, locked for the transaction, as objects of their own
     (not the session's: read as plain columns, a decision's changes to them are written by
-    `save_submission`), and the timesheet's owner's id, name and e-mail. `approvals`: the
-    current round's {stage: approver ids}, when asked for."""
+    `save_submission`), and what was read with them for the webhook event (the owner, the
+    organisation's webhooks). `approvals`: the current round's {stage: approver ids}, when
+    asked for."""
 
     event: EventRow
     timesheet: SheetRow
-    owner: dict[str, Any]
+    ahead: ReadAhead
     approvals: dict[int, set[str]] | None
     # The columns a decision may change, as read: `save_submission` writes what differs.
     event_was: tuple[Any, ...]
     timesheet_was: tuple[Any, ...]
 
 
-def _submission(row: Any, event_row: Any, approvals: dict[int, set[str]] | None
-                ) -> Submission:
+def _submission(row: Any, event_row: Any, webhooks: Any,
+                approvals: dict[int, set[str]] | None) -> Submission:
     event = EventRow(*event_row[:len(_EVENT_KEYS)])
     timesheet = SheetRow(*row[len(_EVENT_KEYS):_SHEET_END])
     owner = dict(zip(("id", "name", "email"), row[_SHEET_END:_OWNER_END], strict=True))
-    return Submission(event, timesheet, owner, approvals, _changing(event, _EVENT_CHANGES),
-                      _changing(timesheet, _SHEET_CHANGES))
+    return Submission(event, timesheet, ReadAhead(owner, webhooks_in(webhooks)), approvals,
+                      _changing(event, _EVENT_CHANGES), _changing(timesheet, _SHEET_CHANGES))
 
 
 def _changing(row: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
@@ -153,23 +159,24 @@ async def lock_submission(
             rows = (await connection.execute(_SUBMISSION_WITH_APPROVALS, params)).all()
             if not rows:
                 return None
-            return _submission(rows[0], rows[0], _approvals_in(
-                (row[_OWNER_END], row[_OWNER_END + 1]) for row in rows))
-        found = (await connection.execute(_SUBMISSION, params)).first()
-        return None if found is None else _submission(found, found, None)
+            return _submission(rows[0], rows[0], rows[0][_OWNER_END], _approvals_in(
+                (row[_OWNER_END + 1], row[_OWNER_END + 2]) for row in rows))
+        found = (await connection.execute(_SUBMISSION_SQLITE, params)).first()
+        return None if found is None else _submission(found, found, found[_OWNER_END], None)
     found = (await connection.execute(_SUBMISSION, params)).first()
     if found is None:
         return None
+    webhooks_at = len(_EVENT_KEYS)
     if not with_approvals:
-        again = (await connection.execute(_EVENT_AGAIN, {"wf_event": event_id})).one()
-        return _submission(found, again, None)
-    submit_id = found[len(_EVENT_KEYS) + _SHEET_KEYS.index("submit_id")]
-    round_ = found[len(_EVENT_KEYS) + _SHEET_KEYS.index("round")]
+        again = (await connection.execute(_EVENT_AGAIN, params)).one()
+        return _submission(found, again, again[webhooks_at], None)
     reread = (await connection.execute(_EVENT_WITH_APPROVALS, {
-        "wf_event": event_id, "wf_submit": submit_id, "wf_round": round_,
+        **params,
+        "wf_submit": found[webhooks_at + _SHEET_KEYS.index("submit_id")],
+        "wf_round": found[webhooks_at + _SHEET_KEYS.index("round")],
     })).all()
-    return _submission(found, reread[0], _approvals_in(
-        (row[len(_EVENT_KEYS)], row[len(_EVENT_KEYS) + 1]) for row in reread))
+    return _submission(found, reread[0], reread[0][webhooks_at], _approvals_in(
+        (row[webhooks_at + 1], row[webhooks_at + 2]) for row in reread))
 
 
 async def save_submission(session: AsyncSession, submission: Submission) -> None:

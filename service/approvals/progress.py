@@ -3,14 +3,12 @@ submission, past every stage whose quorum is met, and to approved when none is l
 
 from __future__ import annotations
 
-from typing import Any
-
 from service.approvals import journal
 from service.approvals import stages as st
 from service.approvals.actor import Actor, period_label, stage_label
 from service.approvals.notify import notify
 from service.approvals.records import record_approval, record_event
-from service.approvals.rows import EventLike, SheetLike
+from service.approvals.rows import EventLike, ReadAhead, SheetLike
 from service.approvals.state import people
 from service.models.approval import STATUS_APPROVED, STATUS_SUBMITTED, Timesheet
 
@@ -42,13 +40,13 @@ async def advance(
     approvals: dict[int, set[str]],
     start: int,
     action: str,
-    owner: dict[str, Any] | None = None,
+    ahead: ReadAhead | None = None,
 ) -> None:
-    """Move past every stage whose quorum is met; approved when none is left. `owner`: as
+    """Move past every stage whose quorum is met; approved when none is left. `ahead`: as
     `notify` takes it."""
     nxt = st.first_open_stage(timesheet.stages, start, approvals)
     if nxt >= len(timesheet.stages):
-        await finish_approved(actor, timesheet, event, automatic=False, owner=owner)
+        await finish_approved(actor, timesheet, event, automatic=False, ahead=ahead)
         return
     if nxt != timesheet.stage:
         timesheet.stage = nxt
@@ -56,12 +54,12 @@ async def advance(
         timesheet.reminded_ms = None
     event.stage = timesheet.stage
     event.status = STATUS_SUBMITTED
-    await notify(actor, timesheet, action, approvals=approvals, owner=owner)
+    await notify(actor, timesheet, action, approvals=approvals, ahead=ahead)
 
 
 async def finish_approved(
     actor: Actor, timesheet: SheetLike, event: EventLike, *, automatic: bool,
-    owner: dict[str, Any] | None = None,
+    ahead: ReadAhead | None = None,
 ) -> None:
     """Approved: by the last stage's quorum or an override, or `automatic`ally when no stage
     has anyone to approve it."""
@@ -81,4 +79,4 @@ async def finish_approved(
         )
         await record_event(timesheet, "auto_approve", STATUS_APPROVED, timesheet.stage, actor,
                            submit_id=event.id, system_action="autoApprove")
-    await notify(actor, timesheet, "autoApproved" if automatic else "approved", owner=owner)
+    await notify(actor, timesheet, "autoApproved" if automatic else "approved", ahead=ahead)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from service.webhooks.queue import Webhook
+
 
 class SheetLike(Protocol):
     id: str
@@ -93,3 +95,12 @@ class EventRow:
     changes: dict[str, Any] | None
     rejected_stage: int | None
     system_action: str | None
+
+
+@dataclass(slots=True)
+class ReadAhead:
+    """What the approve / reject path read along with its submission for the webhook event it
+    queues: the timesheet's owner's id, name and e-mail, and the organisation's webhooks."""
+
+    owner: dict[str, Any]
+    webhooks: list[Webhook]
