@@ -4,6 +4,10 @@ Every transition first locks the timesheet row (SELECT ... FOR UPDATE on Postgre
 serialises writers with BEGIN IMMEDIATE) and re-reads it, so two approvals of one stage at the
 same moment are applied one after the other: the second sees the stage already moved on and is
 refused with a message naming the current stage.
+
+Approve and reject read their submission (`lock_submission`) as plain columns into rows of
+their own and write back what they changed (`save_submission`): Core statements, no entity
+loaded or flushed. Submit and restart work on the session's entity (`lock_timesheet`).
 """
 
 from __future__ import annotations
