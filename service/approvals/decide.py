@@ -6,22 +6,21 @@ from __future__ import annotations
 from service.approvals import journal
 from service.approvals import stages as st
 from service.approvals.actor import STATUS_WORDS, Actor, period_label, stage_label
-from service.approvals.locks import Submission
+from service.approvals.locks import Submission, save_submission
 from service.approvals.notify import notify
 from service.approvals.progress import advance, finish_approved
 from service.approvals.records import record_approval, record_event
+from service.approvals.rows import EventRow, SheetLike
 from service.approvals.state import approvals_of, current_pending, people
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.models.approval import (
     STATUS_APPROVED,
     STATUS_REJECTED,
     STATUS_SUBMITTED,
-    ApprovalEvent,
-    Timesheet,
 )
 
 
-def _moved_on(timesheet: Timesheet, caller_id: str) -> str | None:
+def _moved_on(timesheet: SheetLike, caller_id: str) -> str | None:
     """When the caller approves stages that are already done: the refusal naming the current."""
     for index, stage in enumerate(timesheet.stages):
         if index < timesheet.stage and caller_id in (stage.get("approvers") or []):
@@ -32,12 +31,10 @@ def _moved_on(timesheet: Timesheet, caller_id: str) -> str | None:
     return None
 
 
-async def approve(actor: Actor, submission: Submission) -> ApprovalEvent:
+async def approve(actor: Actor, submission: Submission) -> EventRow:
     """An approval by the caller: of the current stage if they are one of its approvers, else
-    (administrators) of the whole timesheet. `submission`: from `lock_submission`.
-
-    Nothing is flushed here: the rows are written by the one flush that ends the mutation
-    (the reads in between, of persons and webhooks, need none)."""
+    (administrators) of the whole timesheet. `submission`: from `lock_submission`; what the
+    approval changes of it is written by `save_submission` at the end."""
     assert actor.person is not None
     session = actor.session
     event, timesheet = submission.event, submission.timesheet
@@ -88,10 +85,12 @@ async def approve(actor: Actor, submission: Submission) -> ApprovalEvent:
     if override:
         await record_event(timesheet, "approve", STATUS_APPROVED, index, actor,
                            submit_id=event.id, system_action="adminOverride")
-        await finish_approved(actor, timesheet, event, automatic=False)
+        await finish_approved(actor, timesheet, event, automatic=False, ahead=submission.ahead)
+        await save_submission(session, submission)
         return event
     before = timesheet.stage
-    await advance(actor, timesheet, event, approvals, index, action="approved")
+    await advance(actor, timesheet, event, approvals, index, action="approved",
+                  ahead=submission.ahead)
     await record_event(timesheet, "approve", timesheet.status, before, actor,
                        submit_id=event.id)
     if timesheet.status == STATUS_SUBMITTED and timesheet.stage != before:
@@ -100,15 +99,16 @@ async def approve(actor: Actor, submission: Submission) -> ApprovalEvent:
             session, timesheet.organisation_id, entry_id,
             [(p, "person") for p in current_pending(timesheet, approvals)], start=1,
         )
+    await save_submission(session, submission)
     return event
 
 
 async def reject(
     actor: Actor, submission: Submission, stage: int, comment: str
-) -> ApprovalEvent:
+) -> EventRow:
     """Submitted (current stage) or approved (admins, last-stage approvers) -> rejected.
-    `submission`: from `lock_submission`; the rows are written by the flush that ends the
-    mutation."""
+    `submission`: from `lock_submission`; what the rejection changes of it is written by
+    `save_submission` at the end."""
     assert actor.person is not None
     session = actor.session
     reason = (comment or "").strip()
@@ -164,5 +164,6 @@ async def reject(
         session, timesheet, journal.REJECTED, stage, caller.id,
         f"Rejected by {caller.name} ({here}): {reason}", actor.now_ms,
     )
-    await notify(actor, timesheet, "rejected", reason)
+    await notify(actor, timesheet, "rejected", reason, ahead=submission.ahead)
+    await save_submission(session, submission)
     return event

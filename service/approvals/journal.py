@@ -11,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import write_rows
 from plumbing.ids import new_id
-from service.models.approval import JournalMessage, MessageMention, Timesheet
+from service.approvals.rows import SheetLike
+from service.models.approval import JournalMessage, MessageMention
 
 SUBMITTED = "Submitted for approval"
 APPROVED = "Approved by"
@@ -75,7 +76,7 @@ async def write_mentions(
 
 async def write_entry(
     session: AsyncSession,
-    timesheet: Timesheet,
+    timesheet: SheetLike,
     kind: str,
     stage: int | None,
     author_id: str | None,

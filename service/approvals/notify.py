@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from service.approvals.actor import Actor
+from service.approvals.rows import ReadAhead, SheetLike
 from service.approvals.state import approvals_of, current_pending, people
 from service.models import Person
-from service.models.approval import STATUS_SUBMITTED, Timesheet
+from service.models.approval import STATUS_SUBMITTED
 from service.webhooks.queue import EVENT_APPROVAL_UPDATE, enqueue
 
 
@@ -20,24 +21,25 @@ def _summary(person: Person | None) -> dict[str, Any] | None:
 
 async def notify(
     actor: Actor,
-    timesheet: Timesheet,
+    timesheet: SheetLike,
     action: str,
     comment: str | None = None,
     event: str = EVENT_APPROVAL_UPDATE,
     approvals: dict[int, set[str]] | None = None,
+    ahead: ReadAhead | None = None,
 ) -> None:
     """Queue approvalEventUpdate: the event, person, period, status, stage, pending approvers.
     `approvals`: the current round's approvals when the caller has them up to date (else they
-    are read; a timesheet that is not awaiting approval has no pending approvers at all)."""
+    are read; a timesheet that is not awaiting approval has no pending approvers at all).
+    `ahead`: the owner and the webhooks, when the caller read them (else they are read)."""
     if timesheet.status != STATUS_SUBMITTED:
         pending: list[str] = []
     else:
         if approvals is None:
             approvals = await approvals_of(actor.session, timesheet)
         pending = current_pending(timesheet, approvals)
-    found = await people(
-        actor.session, timesheet.organisation_id, [timesheet.person_id, *pending]
-    )
+    wanted = pending if ahead is not None else [timesheet.person_id, *pending]
+    found = await people(actor.session, timesheet.organisation_id, wanted) if wanted else {}
     stage_type = (
         timesheet.stages[timesheet.stage]["type"]
         if 0 <= timesheet.stage < len(timesheet.stages)
@@ -47,7 +49,8 @@ async def notify(
         "action": action,
         "submitId": timesheet.submit_id,
         "timesheetId": timesheet.id,
-        "person": _summary(found.get(timesheet.person_id)),
+        "person": ahead.owner if ahead is not None
+        else _summary(found.get(timesheet.person_id)),
         "startTime": timesheet.start_ms,
         "endTime": timesheet.end_ms,
         "status": timesheet.status,
@@ -58,4 +61,5 @@ async def notify(
         "by": _summary(actor.person),
         "comment": comment,
     }
-    await enqueue(actor.session, timesheet.organisation_id, event, data, actor.now_ms)
+    await enqueue(actor.session, timesheet.organisation_id, event, data, actor.now_ms,
+                  ahead.webhooks if ahead is not None else None)

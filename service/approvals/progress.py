@@ -8,8 +8,9 @@ from service.approvals import stages as st
 from service.approvals.actor import Actor, period_label, stage_label
 from service.approvals.notify import notify
 from service.approvals.records import record_approval, record_event
+from service.approvals.rows import EventLike, ReadAhead, SheetLike
 from service.approvals.state import people
-from service.models.approval import STATUS_APPROVED, STATUS_SUBMITTED, ApprovalEvent, Timesheet
+from service.models.approval import STATUS_APPROVED, STATUS_SUBMITTED, Timesheet
 
 
 async def carry_over(
@@ -34,16 +35,18 @@ async def carry_over(
 
 async def advance(
     actor: Actor,
-    timesheet: Timesheet,
-    event: ApprovalEvent,
+    timesheet: SheetLike,
+    event: EventLike,
     approvals: dict[int, set[str]],
     start: int,
     action: str,
+    ahead: ReadAhead | None = None,
 ) -> None:
-    """Move past every stage whose quorum is met; approved when none is left."""
+    """Move past every stage whose quorum is met; approved when none is left. `ahead`: as
+    `notify` takes it."""
     nxt = st.first_open_stage(timesheet.stages, start, approvals)
     if nxt >= len(timesheet.stages):
-        await finish_approved(actor, timesheet, event, automatic=False)
+        await finish_approved(actor, timesheet, event, automatic=False, ahead=ahead)
         return
     if nxt != timesheet.stage:
         timesheet.stage = nxt
@@ -51,11 +54,12 @@ async def advance(
         timesheet.reminded_ms = None
     event.stage = timesheet.stage
     event.status = STATUS_SUBMITTED
-    await notify(actor, timesheet, action, approvals=approvals)
+    await notify(actor, timesheet, action, approvals=approvals, ahead=ahead)
 
 
 async def finish_approved(
-    actor: Actor, timesheet: Timesheet, event: ApprovalEvent, *, automatic: bool
+    actor: Actor, timesheet: SheetLike, event: EventLike, *, automatic: bool,
+    ahead: ReadAhead | None = None,
 ) -> None:
     """Approved: by the last stage's quorum or an override, or `automatic`ally when no stage
     has anyone to approve it."""
@@ -75,4 +79,4 @@ async def finish_approved(
         )
         await record_event(timesheet, "auto_approve", STATUS_APPROVED, timesheet.stage, actor,
                            submit_id=event.id, system_action="autoApprove")
-    await notify(actor, timesheet, "autoApproved" if automatic else "approved")
+    await notify(actor, timesheet, "autoApproved" if automatic else "approved", ahead=ahead)

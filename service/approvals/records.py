@@ -10,6 +10,7 @@ from sqlalchemy import Table, insert
 from plumbing.db import write_rows
 from plumbing.ids import new_id
 from service.approvals.actor import Actor
+from service.approvals.rows import SheetLike
 from service.models.approval import Approval, ApprovalEvent, Timesheet
 
 # Events other than the submit event (approve, reject, auto_approve, restart) and approvals
@@ -19,7 +20,7 @@ _INSERT_APPROVAL = insert(cast(Table, Approval.__table__))
 
 
 async def record_event(
-    timesheet: Timesheet, kind: str, status: str, stage: int, actor: Actor, **extra: Any
+    timesheet: SheetLike, kind: str, status: str, stage: int, actor: Actor, **extra: Any
 ) -> None:
     """An approval event that follows the submit event (`submit_id=` among `extra`)."""
     await write_rows(actor.session, _INSERT_EVENT, {
@@ -39,7 +40,7 @@ async def record_event(
 
 
 async def record_approval(
-    actor: Actor, timesheet: Timesheet, stage: int, approver_id: str, *,
+    actor: Actor, timesheet: SheetLike, stage: int, approver_id: str, *,
     carried_over: bool = False,
 ) -> None:
     """The approver's approval of the stage in the submission's current round."""

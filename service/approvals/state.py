@@ -13,6 +13,7 @@ from sqlalchemy.orm.util import identity_key
 
 from service.approvals import stages as st
 from service.approvals.actor import MAX_PERIOD_MS
+from service.approvals.rows import SheetLike
 from service.models import Person
 from service.models.approval import (
     STATUS_DRAFT,
@@ -229,7 +230,7 @@ async def period_state(
     return PeriodState(chosen, submitted_by, detail)
 
 
-async def approvals_of(session: AsyncSession, timesheet: Timesheet) -> dict[int, set[str]]:
+async def approvals_of(session: AsyncSession, timesheet: SheetLike) -> dict[int, set[str]]:
     """{stage: approver ids} of the current submission's current round."""
     found: dict[int, set[str]] = {}
     if timesheet.submit_id is None:
@@ -255,7 +256,7 @@ async def approvals_detail(
     return found
 
 
-def current_pending(timesheet: Timesheet, approvals: dict[int, set[str]]) -> list[str]:
+def current_pending(timesheet: SheetLike, approvals: dict[int, set[str]]) -> list[str]:
     """The approvers the current stage still awaits (none unless the timesheet is submitted)."""
     if timesheet.status != STATUS_SUBMITTED or not 0 <= timesheet.stage < len(timesheet.stages):
         return []

@@ -18,6 +18,7 @@ from service.approvals.actor import period_label
 from service.approvals.decide import approve, reject
 from service.approvals.locks import Submission, lock_submission
 from service.approvals.pending import waiting_for
+from service.approvals.rows import EventRow
 from service.approvals.state import (
     PeriodState,
     approvals_detail,
@@ -237,7 +238,7 @@ async def _submission(
 
 
 @mutation.field("approveTimesheet")
-async def resolve_approve(_root: Any, info: Any, id: str) -> ApprovalEvent:
+async def resolve_approve(_root: Any, info: Any, id: str) -> EventRow:
     context: RequestContext = info.context
     submission = await _submission(context, id, with_approvals=True)
     event = await approve(caller_actor(context), submission)
@@ -248,7 +249,7 @@ async def resolve_approve(_root: Any, info: Any, id: str) -> ApprovalEvent:
 @mutation.field("rejectTimesheet")
 async def resolve_reject(
     _root: Any, info: Any, id: str, stage: int, comment: str
-) -> ApprovalEvent:
+) -> EventRow:
     context: RequestContext = info.context
     if not (comment or "").strip():
         raise BadInput("comment", "a reason is always required to reject a timesheet")

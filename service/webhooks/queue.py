@@ -20,7 +20,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, bindparam, insert, select
+from sqlalchemy import ColumnElement, Table, bindparam, func, insert, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import write_rows
@@ -74,24 +74,53 @@ _WEBHOOKS_OF_ORG = (
     .execution_options(autoflush=False)
 )
 _INSERT_DELIVERY = insert(cast(Table, WebhookDelivery.__table__))
+_HOOKS = cast(Table, IntegrationWebhook.__table__)
+
+# A webhook as `enqueue` decides on it: (id, active, events).
+Webhook = tuple[str, bool, list[str]]
+
+
+def webhooks_column(org_id: ColumnElement[Any], dialect: str) -> ColumnElement[Any]:
+    """The organisation's webhooks as one JSON array of [id, active, events], a column of a
+    statement that reads something else (the approval's own read of its submission: a
+    statement less); `webhooks_in` makes it what `enqueue` takes."""
+    if dialect == "postgresql":
+        found = (select(func.json_agg(func.json_build_array(
+            _HOOKS.c.id, _HOOKS.c.active, _HOOKS.c.events)))
+            .where(_HOOKS.c.organisation_id == org_id).scalar_subquery())
+        return func.coalesce(found, literal("[]").cast(_HOOKS.c.events.type))
+    return (select(func.json_group_array(func.json_array(
+        _HOOKS.c.id, _HOOKS.c.active, func.json(_HOOKS.c.events))))
+        .where(_HOOKS.c.organisation_id == org_id).scalar_subquery())
+
+
+def webhooks_in(value: Any) -> list[Webhook]:
+    """`webhooks_column`'s value (JSON text, or as the driver decoded it) as webhooks."""
+    items = json.loads(value) if isinstance(value, str | bytes) else value or []
+    return [(str(hook_id), bool(active), list(events or [])) for hook_id, active, events
+            in items]
 
 
 async def enqueue(
-    session: AsyncSession, org_id: str, event: str, data: dict[str, Any], now_ms: int
+    session: AsyncSession, org_id: str, event: str, data: dict[str, Any], now_ms: int,
+    webhooks: Sequence[Webhook] | None = None,
 ) -> list[str]:
-    """Queue the event for every active webhook of the organisation that subscribes to it."""
-    return await enqueue_many(session, org_id, event, [data], now_ms)
+    """Queue the event for every active webhook of the organisation that subscribes to it.
+    `webhooks`: the organisation's, when the caller read them in this transaction."""
+    return await enqueue_many(session, org_id, event, [data], now_ms, webhooks)
 
 
 async def enqueue_many(
     session: AsyncSession, org_id: str, event: str, datas: Sequence[dict[str, Any]],
-    now_ms: int,
+    now_ms: int, webhooks: Sequence[Webhook] | None = None,
 ) -> list[str]:
-    """`enqueue` of several events of one kind, in order: the webhooks read once, the
-    deliveries written by one statement."""
+    """`enqueue` of several events of one kind, in order: the webhooks read once (unless
+    given), the deliveries written by one statement."""
     if not datas:
         return []
-    webhooks = await session.execute(_WEBHOOKS_OF_ORG, {"webhooks_org": org_id})
+    if webhooks is None:
+        webhooks = [(hook_id, active, events) for hook_id, active, events
+                    in await session.execute(_WEBHOOKS_OF_ORG, {"webhooks_org": org_id})]
     rows: list[dict[str, Any]] = []
     for webhook_id, active, events in webhooks:
         if not subscribed(active, events, event):
