@@ -2,8 +2,8 @@
 on SQLite and PostgreSQL: three requests — the approvers' facts of absence with the submit
 event and its changes, the approval state with the owner's summary, the approver with their
 settings — where there were nine (the facts, the event and its changes apart, the state and
-the summary apart, the approver, their autoSubmit and their notification settings apart). The mail is still the
-whole review request (tests/mail/test_reviews.py checks its content)."""
+the summary apart, the approver, their autoSubmit and their notification settings apart).
+The mail is still the whole review request (tests/mail/test_reviews.py checks its content)."""
 
 from __future__ import annotations
 
