@@ -5,7 +5,8 @@ seek on an index, never a scan of the outbox.
 A request is (submission, stage, approver). It was mailed when the outbox holds its key
 (`review:<submit>:<stage>:<approver>`) or a restarted round's (`<key>:r<ms>`); posted when
 Slack's queue holds an approval DM with its ref. The keys are looked up in IN lists of `CHUNK`;
-the restarted rounds only for the keys not found, by ranges (`key:r` ≤ dedupe_key < `key:s`),
+the restarted rounds only for the keys not found of approvers who do not read the digest (in
+practice the requests about to be sent), by ranges (`key:r` ≤ dedupe_key < `key:s`),
 which the unique index answers on SQLite and PostgreSQL alike (a LIKE prefix does not: SQLite's
 LIKE ignores case, PostgreSQL's needs a pattern index). Under a linguistic collation a range
 may hold other keys too: what it returns is checked against the prefix here."""
@@ -49,12 +50,16 @@ async def unrequested(
     configured, not posted."""
     mail_keys = {review_dedupe_key(*request): request for request in requests}
     async with runtime.read_sessions() as session:
-        mailed = await _mailed(session, list(mail_keys))
-        unmailed = [request for key, request in mail_keys.items() if key not in mailed]
+        mailed = await _mailed_as_such(session, list(mail_keys))
+        unmailed = {key: request for key, request in mail_keys.items() if key not in mailed}
         digest = set[str]()
-        for approvers in chunks(sorted({approver for _s, _t, approver in unmailed})):
+        for approvers in chunks(sorted({approver for _s, _t, approver in unmailed.values()})):
             digest |= await digest_readers(session, organisation_id, approvers)
-        missing = {request for request in unmailed if request[2] not in digest}
+        # A digest reader counts as asked whether mailed or not: their restarted rounds (the
+        # dearer look-up) are not looked for.
+        instant = [key for key, request in unmailed.items() if request[2] not in digest]
+        in_a_round = await _mailed_in_a_restarted_round(session, instant)
+        missing = {unmailed[key] for key in instant if key not in in_a_round}
         if not runtime.settings.slack_bot_token:
             return missing
         refs = {slack_ref(*request): request for request in mail_keys.values()
@@ -63,13 +68,19 @@ async def unrequested(
     return missing | {request for ref, request in refs.items() if ref not in posted}
 
 
-async def _mailed(session: AsyncSession, keys: list[str]) -> set[str]:
-    """Those of these review keys the outbox holds, as such or as a restarted round's."""
+async def _mailed_as_such(session: AsyncSession, keys: list[str]) -> set[str]:
+    """Those of these review keys the outbox holds."""
     found: set[str] = set()
     for chunk in chunks(keys):
         found.update(await session.scalars(
             select(OutboxMessage.dedupe_key).where(OutboxMessage.dedupe_key.in_(chunk))))
-    for chunk in chunks([key for key in keys if key not in found]):
+    return found
+
+
+async def _mailed_in_a_restarted_round(session: AsyncSession, keys: list[str]) -> set[str]:
+    """Those of these review keys whose restarted round's key (`key:r<ms>`) the outbox holds."""
+    found: set[str] = set()
+    for chunk in chunks(keys):
         wanted = set(chunk)
         rounds = await session.scalars(select(OutboxMessage.dedupe_key).where(or_(*(
             and_(OutboxMessage.dedupe_key >= key + ROUND_MARK,
