@@ -109,8 +109,12 @@ class EventStore:
     async def accept_many(self, events: list[ServiceEvent]) -> int:
         """Commit a batch of events in one transaction, in one INSERT … RETURNING (a delivery
         id received before is skipped: ON CONFLICT DO NOTHING); how many were new."""
+        return len(await self.accept_new(events))
+
+    async def accept_new(self, events: list[ServiceEvent]) -> list[str]:
+        """`accept_many`, answering the delivery ids of the events that were new."""
         if not events:
-            return 0
+            return []
         now = self.clock.now_ms()
         rows = [{
             "id": uuid.uuid4().hex[:24],
@@ -125,7 +129,7 @@ class EventStore:
         } for event in events]
         async with unit_of_work(self.sessions) as session:
             inserted = await session.execute(_new_events(session), rows)
-            return len(inserted.all())
+            return [str(delivery) for delivery in inserted.scalars()]
 
     async def all(self) -> list[ReceivedEvent]:
         async with self.sessions() as session:
@@ -137,14 +141,15 @@ _INSERTS: dict[str, Any] = {}
 
 
 def _new_events(session: AsyncSession) -> Any:
-    """INSERT INTO received_events … ON CONFLICT (delivery_id) DO NOTHING RETURNING id, for
-    the session's dialect, built once: given several rows, one statement (SQLAlchemy's
-    "insertmanyvalues"), which returns the ids of those that went in."""
+    """INSERT INTO received_events … ON CONFLICT (delivery_id) DO NOTHING RETURNING
+    delivery_id, for the session's dialect, built once: given several rows, one statement
+    (SQLAlchemy's "insertmanyvalues"), which returns the delivery ids of those that went in."""
     dialect = session.get_bind().dialect.name
     statement = _INSERTS.get(dialect)
     if statement is None:
         statement = _INSERTS[dialect] = insert_ignoring(
-            session, ReceivedEvent, ("delivery_id",)).returning(ReceivedEvent.__table__.c.id)
+            session, ReceivedEvent, ("delivery_id",)).returning(
+                ReceivedEvent.__table__.c.delivery_id)
     return statement
 
 

@@ -30,23 +30,19 @@ import time
 from typing import Any
 
 import structlog
-from sqlalchemy import select
 
 from plumbing.waiting import wait_for_event
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
-from timebot.notify.approvals import DIGEST, preference
-from timebot.notify.reviews import review_dedupe_key
+from timebot.review_requests_sent import CHUNK, unrequested
 from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease, release_lease
-from timebot.state.models import OutboxMessage, SlackOutgoing
 from timebot.worker import PollingWorker
 
 log = structlog.get_logger("timebot.reconcile")
 
 ORG_LEASE_MS = 60_000
 SWEEP_LEASE = "reconcile-sweep"
-SLACK_POST = "chat.postMessage"
 
 PENDING = operation(
     """query ReconcilePending {
@@ -63,11 +59,6 @@ def delivery_id(submit_id: str, stage: int, approver_ids: list[str]) -> str:
     """Pure: the delivery id of a reconciled review request (same inputs, same id)."""
     digest = hashlib.sha256(",".join(sorted(approver_ids)).encode()).hexdigest()[:16]
     return f"reconcile:{submit_id}:{stage}:{digest}"
-
-
-def slack_ref(submit_id: str, stage: int, approver_id: str) -> str:
-    """The ref the Slack half gives an approval DM (bot.approval_blocks.ref_of)."""
-    return f"approval:{submit_id}:{stage}:{approver_id}"
 
 
 class Reconciler(PollingWorker):
@@ -156,78 +147,74 @@ class Reconciler(PollingWorker):
 
     async def reconcile_organisation(self, organisation_id: str) -> int:
         """Feed the bus the review requests the service reports pending and timebot has not
-        sent; returns how many events were new."""
+        sent; returns how many events were new. What was sent is read for all the pending
+        work at once (review_requests_sent): the pass costs a few statements per `CHUNK`
+        requests, not a few per timesheet."""
         runtime = self.runtime
         key = await runtime.directory.integration_key(organisation_id)
         pending = (await runtime.client.execute(PENDING, apikey=key)).get(
             "getPendingApprovals"
         ) or []
+        waiting = [(item, str(item["submitId"]), int(item.get("currentStage") or 0),
+                    [p for p in item.get("pendingApprovers") or [] if p and p.get("id")])
+                   for item in pending
+                   if item and item.get("submitId") and item.get("status") == "s"]
+        unsent = await unrequested(runtime, organisation_id, (
+            (submit_id, stage, str(p["id"]))
+            for _item, submit_id, stage, approvers in waiting for p in approvers))
+        missing_of: dict[str, tuple[ServiceEvent, list[str]]] = {}
+        for item, submit_id, stage, approvers in waiting:
+            missing = [str(p["id"]) for p in approvers
+                       if (submit_id, stage, str(p["id"])) in unsent]
+            if missing:
+                event = self._review_request(
+                    organisation_id, item, submit_id, stage, approvers, missing)
+                missing_of[event.delivery_id] = event, missing
+        events = [event for event, _missing in missing_of.values()]
         emitted = 0
-        for item in pending:
-            submit_id = item.get("submitId") if item else None
-            if not submit_id or item.get("status") != "s":
-                continue
-            stage = int(item.get("currentStage") or 0)
-            approvers = [p for p in item.get("pendingApprovers") or [] if p and p.get("id")]
-            missing = [
-                str(p["id"]) for p in approvers
-                if not await self.requested_before(organisation_id, submit_id, stage, str(p["id"]))
-            ]
-            if not missing:
-                continue
-            details = item.get("stageDetails") or []
-            data: dict[str, Any] = {
-                "action": "submitted" if stage == 0 else "approved",
-                "submitId": submit_id,
-                "person": item["person"],
-                "startTime": int(item["startTime"]["ts"]),
-                "endTime": int(item["endTime"]["ts"]),
-                "status": "s",
-                "stage": stage,
-                "stageType": next(
-                    (d.get("type") for d in details if d and d.get("stage") == stage), None
-                ),
-                "stageCount": len(details),
-                "pendingApprovers": approvers,
-                "by": None,
-                "comment": None,
-                "reconciled": True,
-            }
-            event = ServiceEvent(
-                delivery_id(submit_id, stage, missing), APPROVAL_UPDATE, organisation_id,
-                runtime.clock.now_ms(), data,
-            )
-            if await runtime.events.accept(event):
+        for start in range(0, len(events), CHUNK):  # short write transactions
+            for delivery in await runtime.events.accept_new(events[start:start + CHUNK]):
                 emitted += 1
+                event, missing = missing_of[delivery]
                 log.info("review_request_reconciled", organisation=organisation_id,
-                         submit=submit_id, stage=stage, approvers=missing)
+                         submit=event.data["submitId"], stage=event.data["stage"],
+                         approvers=missing)
         if emitted:
             runtime.event_worker.wake()
         return emitted
+
+    def _review_request(
+        self, organisation_id: str, item: dict[str, Any], submit_id: str, stage: int,
+        approvers: list[dict[str, Any]], missing: list[str],
+    ) -> ServiceEvent:
+        """The approvalEventUpdate the webhook would have brought for the missing approvers."""
+        details = item.get("stageDetails") or []
+        data: dict[str, Any] = {
+            "action": "submitted" if stage == 0 else "approved",
+            "submitId": submit_id,
+            "person": item["person"],
+            "startTime": int(item["startTime"]["ts"]),
+            "endTime": int(item["endTime"]["ts"]),
+            "status": "s",
+            "stage": stage,
+            "stageType": next(
+                (d.get("type") for d in details if d and d.get("stage") == stage), None
+            ),
+            "stageCount": len(details),
+            "pendingApprovers": approvers,
+            "by": None,
+            "comment": None,
+            "reconciled": True,
+        }
+        return ServiceEvent(
+            delivery_id(submit_id, stage, missing), APPROVAL_UPDATE, organisation_id,
+            self.runtime.clock.now_ms(), data,
+        )
 
     async def requested_before(
         self, organisation_id: str, submit_id: str, stage: int, approver_id: str
     ) -> bool:
         """Whether this approver was asked for this stage of this submission on every
         channel timebot serves them on."""
-        runtime = self.runtime
-        mail_key = review_dedupe_key(submit_id, stage, approver_id)
-        async with runtime.read_sessions() as session:
-            # The key itself first (its unique index: one seek); only when it is missing the
-            # restarted rounds' keys (`…:r<ms>`), whose prefix search reads the whole outbox
-            # (a pass over an organisation's pending work read it once per timesheet).
-            mailed = await session.scalar(
-                select(OutboxMessage.id).where(OutboxMessage.dedupe_key == mail_key))
-            if mailed is None:
-                mailed = await session.scalar(
-                    select(OutboxMessage.id).where(
-                        OutboxMessage.dedupe_key.startswith(mail_key + ":r")).limit(1))
-            posted = await session.scalar(
-                select(SlackOutgoing.id).where(
-                    SlackOutgoing.ref == slack_ref(submit_id, stage, approver_id),
-                    SlackOutgoing.method == SLACK_POST,
-                ).limit(1)
-            )
-        if mailed is None and await preference(runtime, organisation_id, approver_id) != DIGEST:
-            return False
-        return posted is not None or not runtime.settings.slack_bot_token
+        request = (submit_id, stage, approver_id)
+        return request not in await unrequested(self.runtime, organisation_id, [request])

@@ -5,8 +5,12 @@ daily digest)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import unit_of_work
 from timebot import l10n
@@ -149,6 +153,19 @@ async def preference(runtime: Runtime, organisation_id: str, person_id: str) -> 
     async with runtime.read_sessions() as session:
         row = await session.get(NotificationPreference, (organisation_id, person_id))
         return row.mode if row is not None else INSTANT
+
+
+async def digest_readers(
+    session: AsyncSession, organisation_id: str, person_ids: Collection[str]
+) -> set[str]:
+    """Those of these people whose `preference` is the digest, in one read (callers chunk)."""
+    if not person_ids:
+        return set()
+    return set(await session.scalars(select(NotificationPreference.person_id).where(
+        NotificationPreference.organisation_id == organisation_id,
+        NotificationPreference.person_id.in_(person_ids),
+        NotificationPreference.mode == DIGEST,
+    )))
 
 
 async def set_preference(runtime: Runtime, organisation_id: str, person_id: str, mode: str) -> None:
