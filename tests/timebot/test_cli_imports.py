@@ -5,18 +5,24 @@ imports what it needs when it runs."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 # Libraries no subcommand needs just to be chosen or to print its help.
 HEAVY = ("sqlalchemy", "jinja2", "alembic", "graphql", "ariadne", "service")
 
 
-def _loaded_after(code: str) -> set[str]:
+def _modules_after(code: str, env: dict[str, str] | None = None) -> list[str]:
     listing = subprocess.run(
         [sys.executable, "-c", f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"],
-        capture_output=True, text=True, check=True, timeout=60)
-    return {name.split(".")[0] for name in json.loads(listing.stdout.splitlines()[-1])}
+        capture_output=True, text=True, check=True, timeout=120, env=env)
+    return list(json.loads(listing.stdout.splitlines()[-1]))
+
+
+def _loaded_after(code: str) -> set[str]:
+    return {name.split(".")[0] for name in _modules_after(code)}
 
 
 def test_importing_the_command_loads_no_database_template_or_service_library() -> None:
@@ -28,3 +34,16 @@ def test_the_templates_command_names_its_kinds_without_jinja() -> None:
         "from shell.cli import main\n"
         "try:\n    main(['templates', 'kinds'])\nexcept SystemExit:\n    pass")
     assert "jinja2" not in loaded
+
+
+def test_service_init_subscribes_without_building_the_graphql_schema(tmp_path: Path) -> None:
+    """`service init` writes the organisation and timebot's in-process webhook to the
+    databases: it needs no resolver (building the schema was a third of the command)."""
+    env = {**os.environ, "TIMEBOT_DATA_DIR": str(tmp_path / "data"), "TIMEBOT_SMTP_PORT": "0"}
+    loaded = _modules_after(
+        "from shell.cli import main\n"
+        "try:\n    main(['service', 'init', '--org', 'Acme', '--admin-name', 'Ann',"
+        " '--admin-email', 'ann@acme.example'])\nexcept SystemExit as end:\n"
+        "    assert not end.code, end.code", env)
+    assert not [name for name in loaded if name.startswith("service.resolvers.")]
+    assert "service.graphql.schema" not in loaded
