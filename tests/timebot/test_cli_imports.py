@@ -47,3 +47,12 @@ def test_service_init_subscribes_without_building_the_graphql_schema(tmp_path: P
         "    assert not end.code, end.code", env)
     assert not [name for name in loaded if name.startswith("service.resolvers.")]
     assert "service.graphql.schema" not in loaded
+
+
+def test_a_bad_reminders_time_is_named_before_the_mail_is_imported(tmp_path: Path) -> None:
+    env = {**os.environ, "TIMEBOT_DATA_DIR": str(tmp_path / "data")}
+    loaded = _modules_after(
+        "from shell.cli import main\n"
+        "try:\n    main(['reminders', 'preview', '--org', 'x', '--at', 'monday'])\n"
+        "except SystemExit as end:\n    assert end.code == 2, end.code", env)
+    assert "mail.reminder_preview" not in loaded and "sqlalchemy" not in loaded
