@@ -56,10 +56,10 @@ async def _organisation_indexes_unselective(engine: AsyncEngine) -> None:
         return  # PostgreSQL keeps its statistics itself (autovacuum's ANALYZE)
     async with engine.begin() as connection:
         await connection.exec_driver_sql("ANALYZE sqlite_schema")  # the table, if missing
+        indexes: list[Any] = list((await connection.exec_driver_sql(_INDEXES)).all())
         stats = [
             (str(table), str(index), _stat(int(columns), bool(unique)))
-            for table, index, unique, columns, first
-            in (await connection.exec_driver_sql(_INDEXES)).all()
+            for table, index, unique, columns, first in indexes
             if first == "organisation_id"
         ]
         if stats:
