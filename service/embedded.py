@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from graphql import GraphQLSchema
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from plumbing.clock import SYSTEM_CLOCK, Clock
@@ -13,10 +13,13 @@ from plumbing.db import create_engine, is_sqlite, session_factory
 from service.approvals.pending import rebuild_missing
 from service.approvals.reminders import approval_sweeps
 from service.db import migrate
-from service.graphql.execution import Executor
-from service.graphql.schema import build_schema
 from service.outbound import OutboundPolicy
 from service.webhooks.worker import WebhookWorker
+
+if TYPE_CHECKING:
+    from graphql import GraphQLSchema
+
+    from service.graphql.execution import Executor
 
 
 @dataclass
@@ -27,8 +30,6 @@ class EmbeddedService:
     outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
     engine: AsyncEngine = field(init=False)
     sessions: async_sessionmaker[AsyncSession] = field(init=False)
-    schema: GraphQLSchema = field(init=False)
-    executor: Executor = field(init=False)
     webhooks: WebhookWorker = field(init=False)
 
     def __post_init__(self) -> None:
@@ -42,10 +43,23 @@ class EmbeddedService:
             else self.engine
         )
         self.read_sessions = session_factory(self.read_engine)
-        self.schema = build_schema()
         self.webhooks = WebhookWorker(self.sessions, self.clock, outbound=self.outbound)
         self.webhooks.periodic.append(approval_sweeps)
-        self.executor = Executor(
+
+    # The schema and its executor are made when first asked for: importing every resolver and
+    # building the schema is most of a start, which a `timebot` command that only writes to
+    # the database (`service init` subscribing its new organisation) does not need.
+    @cached_property
+    def schema(self) -> GraphQLSchema:
+        from service.graphql.schema import build_schema
+
+        return build_schema()
+
+    @cached_property
+    def executor(self) -> Executor:
+        from service.graphql.execution import Executor
+
+        return Executor(
             self.schema,
             self.sessions,
             self.clock,

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.applications import Starlette
+from starlette.types import Receive, Scope, Send
 
 from mail.inbox import Inbox
 from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
@@ -54,6 +56,20 @@ class EmbeddedWebhooks:
         return await ensure_local_webhook(self.sessions, organisation_id, now_ms)
 
 
+class ServiceApp:
+    """The embedded service's routes as an ASGI app, made at the first request: a command that
+    never calls the service over GraphQL builds no schema."""
+
+    def __init__(self, service: EmbeddedService) -> None:
+        self.service = service
+        self.app: Starlette | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            self.app = Starlette(routes=self.service.routes())
+        await self.app(scope, receive, send)
+
+
 def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Built:
     """`in_process`: reach the embedded service through ASGI instead of the network (the CLI,
     when no server is running)."""
@@ -64,9 +80,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     transport: httpx.AsyncBaseTransport | None = None
     direct: ServiceCall | None = None
     if in_process and service is not None:
-        from starlette.applications import Starlette
-
-        transport = httpx.ASGITransport(app=Starlette(routes=service.routes()))
+        transport = httpx.ASGITransport(app=ServiceApp(service))
     elif service is not None and settings.role == "all":
         # The server with its service embedded: the fronts' requests go to its executor
         # in-process (no HTTP request per GraphQL call, not even one handled in-process).

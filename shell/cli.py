@@ -12,7 +12,6 @@ import click
 
 from plumbing.clock import SYSTEM_CLOCK
 from shell.cli_slack import slack
-from shell.embedded_db import embedded_sessions
 from shell.orgs_cli import orgs
 from shell.outbox_cli import outbox
 from shell.people_cli import people
@@ -35,6 +34,7 @@ def _print_json(value: Any) -> None:
 
 async def _with_service_session(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
     from plumbing.db import unit_of_work
+    from shell.embedded_db import embedded_sessions
 
     async with embedded_sessions(settings) as sessions, unit_of_work(sessions) as session:
         return await work(session)

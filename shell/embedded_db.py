@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import click
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from timebot.config import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 
 @asynccontextmanager

@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import click
-from sqlalchemy import func, select
 
 from timebot.config import Settings
 
 
 async def _read(settings: Settings, failed_limit: int | None) -> tuple[dict[str, int], list[Any]]:
+    from sqlalchemy import func, select
+
     from timebot.state.db import create_engine, migrate, session_factory
     from timebot.state.models import OutboxMessage
     from timebot.state.queue import FAILED

@@ -68,9 +68,8 @@ def reminders() -> None:
 def preview_command(settings: Settings, org_id: str, at_text: str | None) -> None:
     """List the period reminders, digests and approval reminders that would go out (to whom,
     when) and, for everyone else, why not. Changes nothing."""
+    clock = Clock(frozen_ms=parse_at(at_text))  # a bad --at is named before any import
     from mail.reminder_preview import preview
-
-    clock = Clock(frozen_ms=parse_at(at_text))
 
     async def work(ctx: Any, _jobs: Any) -> Any:
         return await preview(ctx, org_id)
@@ -93,13 +92,12 @@ def send_command(settings: Settings, org_id: str, at_text: str | None) -> None:
     """Queue the period reminders and digests due now, each once (a running timebot sends
     nothing twice), and hand them to the relay or the outbox. Approval reminders go when the
     service announces them."""
-    from mail.reminder_preview import send_due
-
     at_ms = parse_at(at_text)
     clock = Clock(frozen_ms=at_ms)
     if at_ms is not None and at_ms > Clock().now_ms():
         raise click.BadParameter("is in the future: only what is due now or was due may be sent",
                                  param_hint="--at")
+    from mail.reminder_preview import send_due
 
     async def work(ctx: Any, jobs: Any) -> Any:
         queued = await send_due(ctx, jobs.scheduler, org_id)

@@ -6,7 +6,7 @@ from typing import TextIO
 
 import click
 
-from plumbing.mail_templates import KINDS, SAMPLES, TemplateProblem, preview
+from plumbing.mail_template_kinds import KINDS, SAMPLES
 
 
 @click.group()
@@ -28,6 +28,8 @@ def templates_preview(kind: str, template: TextIO) -> None:
     """Render TEMPLATE (a file, or - for standard input) as a mail of KIND with sample
     values, in the sandbox the mails are rendered in; a template that does not render is
     named with its line (and the service refuses to save it)."""
+    from plumbing.mail_templates import TemplateProblem, preview
+
     try:
         click.echo(preview(kind, template.read()), nl=False)
     except TemplateProblem as problem:

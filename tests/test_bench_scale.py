@@ -14,6 +14,9 @@ import pytest
 
 from bench import scale, scale_seed
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 
 # SQLite only in the suite (each database costs a serve start and a seed); the PostgreSQL path
 # of the same code runs with BENCH_SCALE_TEST_PG=1.

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pytest
 from sqlalchemy import select
 
 from tests.bot.harness import SlackHarness, SlackMember
@@ -19,6 +20,9 @@ from tests.support import DAY_MS
 from timebot.notify.install import jobs_of
 from timebot.runtime import Runtime
 from timebot.state.away import ApproverAbsence
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 
 def runtime_of(h: SlackHarness) -> Runtime:

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import buttons, person_stages, text_of
 from tests.service.test_approvals_support import WEEK, add_record, approve, submit
 from tests.support import DAY_MS, HOUR_MS
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 REMIND_AFTER = ("mutation($d: Int) { editOrganisationTimeSettingsApprovalReminder("
                 "approvalReminder: $d) { id } }")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import pytest
 from sqlalchemy import update
 
 from plumbing.db import unit_of_work
@@ -20,6 +21,9 @@ from tests.protocol.test_time_entry_mail import (  # noqa: F401 (the fixtures)
 )
 from tests.support import LiveServer
 from tests.timebot.timeentry_setup import Fixture
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 
 @asynccontextmanager

@@ -25,6 +25,9 @@ from tests.support import LiveServer, mail_of, new_org, start_live_server, stop_
 from tests.timebot.timeentry_setup import build
 from timebot.state.models import InboxMessage
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 async def server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[

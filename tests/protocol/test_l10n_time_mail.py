@@ -18,7 +18,9 @@ from tests.protocol.test_time_entry_mail import (  # noqa: F401  (the module's s
 from tests.support import LiveServer
 from tests.timebot.timeentry_setup import Fixture
 
-pytestmark = pytest.mark.skipif(shutil.which("swaks") is None, reason="swaks is needed")
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("swaks") is None, reason="swaks is needed")]
 
 LANG = """mutation($id: SvcId!, $lang: String!, $date: SvcDateFormat) {
   editPersonLang(id: $id, lang: $lang) { id }

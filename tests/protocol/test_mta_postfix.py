@@ -39,7 +39,9 @@ from timebot.tokens import reply_address
 HOSTNAME = "mx.timebot.test"  # the MTA's name and both milters' AuthservID
 SENDERS = "example.com"  # the approvers' domain (tests.support): no DMARC record
 
-pytestmark = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")]
 
 
 @dataclass

@@ -29,6 +29,9 @@ from tests.support import (
     stop_live_server,
 )
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 TIMEBOT = Path(sys.executable).with_name("timebot")
 CURRENT_PERSON = "{ currentPerson { id name email } }"
 PERSON_KEYS = {"id", "name", "email", "role", "apikey", "legacyToken"}

@@ -20,6 +20,9 @@ from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.timebot.serve_process import TIMEBOT, serve_env, serving
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 DEMO_PEOPLE = 9
 

@@ -25,6 +25,9 @@ from tests.timebot.test_roles import (
     webhook_requests,
 )
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 HOUR = 3_600_000
 
 

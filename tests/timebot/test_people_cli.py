@@ -12,6 +12,9 @@ import pytest
 
 from tests.support import TEST_SECRET_KEY
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 TIMEBOT = str(Path(sys.executable).with_name("timebot"))
 
 

@@ -54,6 +54,9 @@ from timebot.notify.install import jobs_of
 from timebot.reconcile import Reconciler
 from timebot.runtime import Runtime
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 BACKENDS = ["sqlite", "postgresql"]
 
 

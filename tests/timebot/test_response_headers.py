@@ -16,6 +16,9 @@ from tests.net import free_port
 from tests.support import LiveServer, Org, start_live_server, stop_live_server
 from tests.timebot.serve_process import serve_env, serving
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 
 def assert_secured(response: httpx.Response) -> None:
     where = f"{response.request.method} {response.request.url.path} -> {response.status_code}"

@@ -24,6 +24,9 @@ from tests.net import free_port
 from tests.service.test_approvals_support import WEEK, WEEK_END
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 AUTHSERV = "mx.roles.test"
 
 

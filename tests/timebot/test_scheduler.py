@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
+import pytest
+
 from mail.reminders import reminder_is_sent
 from tests.mail.reviews_support import (
     APPROVE,
@@ -28,6 +30,9 @@ from tests.mail.reviews_support import (
 )
 from tests.support import DAY_MS, HOUR_MS, Member, Org
 from timebot.notify.periods import Period, absent_whole_period, last_ended_week
+
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
 
 MINUTE_MS = 60_000
 

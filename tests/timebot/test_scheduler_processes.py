@@ -27,6 +27,9 @@ from timebot.events import ServiceEvent
 from timebot.notify.install import jobs_of
 from timebot.runtime import Runtime
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 
 class FlakyRelay:
     """A real SMTP server: answers 451 to the first `refusals` messages, then keeps them."""

@@ -19,6 +19,9 @@ from tests.support import LiveServer, start_live_server, stop_live_server
 from tests.timebot.signin_support import account, browser, sign_in
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 
+# Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
+pytestmark = pytest.mark.slow
+
 HEADER = "Name,E-mail,Role,Manager,Tags\n"
 GOOD = (
     "Ada Boss,ada@acme.example,Admin,,HQ\n"

@@ -1,0 +1,58 @@
+"""The `timebot` command starts cheaply: the suite and operators start it hundreds of times, and
+each start used to import SQLAlchemy and Jinja before any subcommand was chosen. A subcommand
+imports what it needs when it runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# Libraries no subcommand needs just to be chosen or to print its help.
+HEAVY = ("sqlalchemy", "jinja2", "alembic", "graphql", "ariadne", "service")
+
+
+def _modules_after(code: str, env: dict[str, str] | None = None) -> list[str]:
+    listing = subprocess.run(
+        [sys.executable, "-c", f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"],
+        capture_output=True, text=True, check=True, timeout=120, env=env)
+    return list(json.loads(listing.stdout.splitlines()[-1]))
+
+
+def _loaded_after(code: str) -> set[str]:
+    return {name.split(".")[0] for name in _modules_after(code)}
+
+
+def test_importing_the_command_loads_no_database_template_or_service_library() -> None:
+    assert _loaded_after("from shell.cli import main").isdisjoint(HEAVY)
+
+
+def test_the_templates_command_names_its_kinds_without_jinja() -> None:
+    loaded = _loaded_after(
+        "from shell.cli import main\n"
+        "try:\n    main(['templates', 'kinds'])\nexcept SystemExit:\n    pass")
+    assert "jinja2" not in loaded
+
+
+def test_service_init_subscribes_without_building_the_graphql_schema(tmp_path: Path) -> None:
+    """`service init` writes the organisation and timebot's in-process webhook to the
+    databases: it needs no resolver (building the schema was a third of the command)."""
+    env = {**os.environ, "TIMEBOT_DATA_DIR": str(tmp_path / "data"), "TIMEBOT_SMTP_PORT": "0"}
+    loaded = _modules_after(
+        "from shell.cli import main\n"
+        "try:\n    main(['service', 'init', '--org', 'Acme', '--admin-name', 'Ann',"
+        " '--admin-email', 'ann@acme.example'])\nexcept SystemExit as end:\n"
+        "    assert not end.code, end.code", env)
+    assert not [name for name in loaded if name.startswith("service.resolvers.")]
+    assert "service.graphql.schema" not in loaded
+
+
+def test_a_bad_reminders_time_is_named_before_the_mail_is_imported(tmp_path: Path) -> None:
+    env = {**os.environ, "TIMEBOT_DATA_DIR": str(tmp_path / "data")}
+    loaded = _modules_after(
+        "from shell.cli import main\n"
+        "try:\n    main(['reminders', 'preview', '--org', 'x', '--at', 'monday'])\n"
+        "except SystemExit as end:\n    assert end.code == 2, end.code", env)
+    assert "mail.reminder_preview" not in loaded and "sqlalchemy" not in loaded
