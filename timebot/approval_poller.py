@@ -27,6 +27,7 @@ from plumbing.db import unit_of_work
 from timebot.client import operation
 from timebot.events import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import person_info, setting_of
+from timebot.pending_update import pending_update_data
 from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease
 from timebot.state.models import PolledApproval
@@ -117,21 +118,7 @@ class ApprovalPoller(PollingWorker):
             stage = int(item.get("currentStage") or 0)
             approvers = [p for p in item.get("pendingApprovers") or [] if p]
             ids = [str(p["id"]) for p in approvers]
-            details = item.get("stageDetails") or []
-            stage_type = next((d.get("type") for d in details if d.get("stage") == stage), None)
-            data = {
-                "submitId": submit_id,
-                "person": item["person"],
-                "startTime": int(item["startTime"]["ts"]),
-                "endTime": int(item["endTime"]["ts"]),
-                "status": "s",
-                "stage": stage,
-                "stageType": stage_type,
-                "stageCount": len(details),
-                "pendingApprovers": approvers,
-                "by": None,
-                "comment": None,
-            }
+            data = pending_update_data(item, submit_id, stage, approvers)
             row = seen.get(submit_id)
             stage_moved = row is None or row.stage != stage
             newcomers = row is not None and bool(set(ids) - set(row.pending or []))

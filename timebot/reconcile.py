@@ -34,6 +34,7 @@ import structlog
 from plumbing.waiting import wait_for_event
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.pending_update import pending_update_data
 from timebot.review_requests_sent import CHUNK, unrequested
 from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease, release_lease
@@ -188,24 +189,8 @@ class Reconciler(PollingWorker):
         approvers: list[dict[str, Any]], missing: list[str],
     ) -> ServiceEvent:
         """The approvalEventUpdate the webhook would have brought for the missing approvers."""
-        details = item.get("stageDetails") or []
-        data: dict[str, Any] = {
-            "action": "submitted" if stage == 0 else "approved",
-            "submitId": submit_id,
-            "person": item["person"],
-            "startTime": int(item["startTime"]["ts"]),
-            "endTime": int(item["endTime"]["ts"]),
-            "status": "s",
-            "stage": stage,
-            "stageType": next(
-                (d.get("type") for d in details if d and d.get("stage") == stage), None
-            ),
-            "stageCount": len(details),
-            "pendingApprovers": approvers,
-            "by": None,
-            "comment": None,
-            "reconciled": True,
-        }
+        data = {"action": "submitted" if stage == 0 else "approved",
+                **pending_update_data(item, submit_id, stage, approvers), "reconciled": True}
         return ServiceEvent(
             delivery_id(submit_id, stage, missing), APPROVAL_UPDATE, organisation_id,
             self.runtime.clock.now_ms(), data,
