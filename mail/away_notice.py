@@ -82,8 +82,8 @@ async def _ask_again(
     org_id = approver.organisation_id
     integration = await runtime.directory.integration_key(org_id)
     snapshot = await approval_snapshot(runtime.client, integration, token.event_id)
-    if (snapshot is None or snapshot.submit_id != token.event_id or snapshot.status != "s"
-            or snapshot.stage != token.stage or not snapshot.pending):
+    if (snapshot is None or not snapshot.waits_at(token.event_id, token.stage)
+            or not snapshot.pending):
         return False
     data: dict[str, Any] = {
         "action": "submitted" if token.stage == 0 else "approved",

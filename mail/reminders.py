@@ -30,7 +30,6 @@ from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
 from timebot.l10n import ENGLISH, Localisation, format_day, localisation_of
 from timebot.notify.approvals import (
     DIGEST,
-    approval_snapshot,
     period_label,
     person_info,
     preference,
@@ -38,10 +37,11 @@ from timebot.notify.approvals import (
     time_zone_of,
 )
 from timebot.notify.person_notify import EMAIL, gets, person_notify
+from timebot.notify.review_reads import submission_reads
 from timebot.notify.suggestions import pending_suggestions
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
-from timebot.summary import hours, load_summary
+from timebot.summary import hours
 from timebot.tokens import make_token, pack_period
 
 log = structlog.get_logger("mail.reminders")
@@ -111,15 +111,12 @@ async def on_approval_reminder(ctx: MailContext, event: ServiceEvent) -> int:
         return 0
     runtime = ctx.runtime
     key = await runtime.directory.integration_key(event.organisation_id)
-    snapshot = await approval_snapshot(runtime.client, key, submit_id)
-    if snapshot is None or snapshot.submit_id != submit_id or snapshot.status != "s" \
-            or snapshot.stage != stage:
+    reads = await submission_reads(runtime.client, key, submit_id)
+    if reads is None or not reads[0].waits_at(submit_id, stage):
         return 0
+    snapshot, summary = reads
     owner = await person_info(runtime.client, key, snapshot.person_id) or {}
     every = setting_of(owner, "approvalReminder") or 1
-    summary = await load_summary(
-        runtime.client, key, snapshot.person_id, snapshot.start_ms, snapshot.end_ms, submit_id
-    )
     wanted = {p.get("id") for p in data.get("pendingApprovers") or [] if p}
     sent = 0
     for approver_id, _name in snapshot.pending:

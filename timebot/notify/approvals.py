@@ -84,6 +84,11 @@ class ApprovalSnapshot:
     def pending_ids(self) -> set[str]:
         return {pid for pid, _ in self.pending}
 
+    def waits_at(self, submit_id: str, stage: int) -> bool:
+        """Whether this submission still waits at this stage (an event about it is not
+        stale: decided, replaced, or moved on)."""
+        return self.submit_id == submit_id and self.status == "s" and self.stage == stage
+
 
 async def approval_snapshot(
     client: ServiceClient, key: str, submit_id: str

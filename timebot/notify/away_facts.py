@@ -167,15 +167,16 @@ async def away_facts_with(
     runtime: Runtime, key: str, organisation_id: str, person_ids: list[str],
     rider: Rider | None = None,
 ) -> tuple[dict[str, list[Absence]], dict[str, Any]]:
-    """`away_facts`, and the answer to `rider` read in the same request (its root fields;
-    an error in it is the caller's to see there, as `allow_partial` leaves it)."""
+    """`away_facts`, and the answer to `rider` read in the first request (its root fields;
+    an error in it is the caller's to see there, as `allow_partial` leaves it; empty when
+    there are no people to ask about, and so no request)."""
     now_ms = runtime.clock.now_ms()
     start, end = read_window(now_ms)
     recorded = await absences(runtime.read_sessions, organisation_id, person_ids)
     schedules = await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key)
     found: dict[str, list[Absence]] = {}
     carried: dict[str, Any] = {}
-    for first in range(0, max(len(person_ids), 1 if rider else 0), MAX_BATCH):
+    for first in range(0, len(person_ids), MAX_BATCH):
         batch = person_ids[first:first + MAX_BATCH]
         variables: dict[str, Any] = {"ids": batch, "s": start, "e": end}
         variables.update({f"p{i}": pid for i, pid in enumerate(batch)})

@@ -72,16 +72,10 @@ async def review_requests(
     if not todo and not someone_away:
         return []
     reads = await submission_reads(runtime.client, key, submit_id, carried)
-    snapshot, summary = reads if reads is not None else (None, None)
-    if (
-        snapshot is None
-        or summary is None
-        or snapshot.submit_id != submit_id
-        or snapshot.status != "s"
-        or snapshot.stage != stage
-    ):
+    if reads is None or not reads[0].waits_at(submit_id, stage):
         log.info("review_request_stale", submit=submit_id, stage=stage)
         return []
+    snapshot, summary = reads
     still = snapshot.pending_ids()
     asks: list[AwayAsk] = []
     if someone_away:
