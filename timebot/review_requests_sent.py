@@ -4,7 +4,8 @@ seek on an index, never a scan of the outbox.
 
 A request is (submission, stage, approver). It was mailed when the outbox holds its key
 (`review:<submit>:<stage>:<approver>`) or a restarted round's (`<key>:r<ms>`); posted when
-Slack's queue holds an approval DM with its ref. The keys are looked up in IN lists of `CHUNK`;
+Slack's queue holds an approval DM with its ref. The keys are looked up in IN lists
+(plumbing.in_lists);
 the restarted rounds only for the keys not found of approvers who do not read the digest (in
 practice the requests about to be sent), by ranges (`key:r` ≤ dedupe_key < `key:s`),
 which the unique index answers on SQLite and PostgreSQL alike (a LIKE prefix does not: SQLite's
@@ -13,17 +14,18 @@ may hold other keys too: what it returns is checked against the prefix here."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbing.in_lists import in_lists
 from timebot.notify.approvals import digest_readers
 from timebot.notify.reviews import review_dedupe_key
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage, SlackOutgoing
 
-# Values per statement: far below SQLite's and PostgreSQL's limits on parameters.
+# Events accepted per write transaction (short ones).
 CHUNK = 500
 SLACK_POST = "chat.postMessage"
 ROUND_MARK = ":r"
@@ -37,11 +39,6 @@ def slack_ref(submit_id: str, stage: int, approver_id: str) -> str:
     return f"approval:{submit_id}:{stage}:{approver_id}"
 
 
-def chunks(values: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(values), CHUNK):
-        yield values[start:start + CHUNK]
-
-
 async def unrequested(
     runtime: Runtime, organisation_id: str, requests: Iterable[Request]
 ) -> set[Request]:
@@ -53,7 +50,7 @@ async def unrequested(
         mailed = await _mailed_as_such(session, list(mail_keys))
         unmailed = {key: request for key, request in mail_keys.items() if key not in mailed}
         digest = set[str]()
-        for approvers in chunks(sorted({approver for _s, _t, approver in unmailed.values()})):
+        for approvers in in_lists(approver for _s, _t, approver in unmailed.values()):
             digest |= await digest_readers(session, organisation_id, approvers)
         # A digest reader counts as asked whether mailed or not: their restarted rounds (the
         # dearer look-up) are not looked for.
@@ -71,7 +68,7 @@ async def unrequested(
 async def _mailed_as_such(session: AsyncSession, keys: list[str]) -> set[str]:
     """Those of these review keys the outbox holds."""
     found: set[str] = set()
-    for chunk in chunks(keys):
+    for chunk in in_lists(keys):
         found.update(await session.scalars(
             select(OutboxMessage.dedupe_key).where(OutboxMessage.dedupe_key.in_(chunk))))
     return found
@@ -80,7 +77,7 @@ async def _mailed_as_such(session: AsyncSession, keys: list[str]) -> set[str]:
 async def _mailed_in_a_restarted_round(session: AsyncSession, keys: list[str]) -> set[str]:
     """Those of these review keys whose restarted round's key (`key:r<ms>`) the outbox holds."""
     found: set[str] = set()
-    for chunk in chunks(keys):
+    for chunk in in_lists(keys):
         wanted = set(chunk)
         rounds = await session.scalars(select(OutboxMessage.dedupe_key).where(or_(*(
             and_(OutboxMessage.dedupe_key >= key + ROUND_MARK,
@@ -103,7 +100,7 @@ def _keys_of_round(round_key: str, wanted: set[str]) -> Iterator[str]:
 async def _posted(session: AsyncSession, refs: list[str]) -> set[str]:
     """Those of these refs that name an approval DM in Slack's queue."""
     found: set[str] = set()
-    for chunk in chunks(refs):
+    for chunk in in_lists(refs):
         found.update(ref for ref in await session.scalars(
             select(SlackOutgoing.ref).where(
                 SlackOutgoing.ref.in_(chunk), SlackOutgoing.method == SLACK_POST))

@@ -1,28 +1,21 @@
 """Approval states of many timesheets or people at once, in a bounded number of statements
 (the pending list, the team's states, the reminders): each read covers every timesheet or
-person asked for, in chunks of `CHUNK` ids, instead of a query per timesheet."""
+person asked for, in IN lists of a bounded length (plumbing.in_lists), instead of a query
+per timesheet."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbing.in_lists import in_lists
 from service.approvals.actor import MAX_PERIOD_MS
 from service.approvals.state import PeriodState
 from service.models import TimeRecord
 from service.models.approval import STATUS_SUBMITTED, Approval, ApprovalEvent, Timesheet
-
-# Ids per IN list: far below SQLite's and PostgreSQL's limits on parameters.
-CHUNK = 500
-
-
-def chunks(ids: Iterable[str]) -> Iterator[list[str]]:
-    ordered = sorted(set(ids))
-    for start in range(0, len(ordered), CHUNK):
-        yield ordered[start:start + CHUNK]
 
 
 async def submitted_of_org(session: AsyncSession, org_id: str) -> list[Timesheet]:
@@ -42,7 +35,7 @@ async def period_states(
     by_submit = {t.submit_id: t for t in timesheets if t.submit_id is not None}
     authors: dict[str, str | None] = {}
     details: dict[str, dict[int, list[tuple[str, int]]]] = {t.id: {} for t in timesheets}
-    for ids in chunks(by_submit):
+    for ids in in_lists(by_submit):
         for event_id, by_id in await session.execute(
             select(ApprovalEvent.id, ApprovalEvent.by_id).where(ApprovalEvent.id.in_(ids))
         ):
@@ -72,7 +65,7 @@ async def totals_of_timesheets(
 ) -> dict[str, int]:
     """{timesheet id: total duration of its content} (what `load_content` totals)."""
     totals: dict[str, int] = {}
-    for ids in chunks(t.id for t in timesheets):
+    for ids in in_lists(t.id for t in timesheets):
         for timesheet_id, total in await session.execute(
             select(Timesheet.id, func.sum(TimeRecord.duration_ms))
             .join(TimeRecord, and_(
@@ -93,7 +86,7 @@ async def content_by_person(
 ) -> dict[str, tuple[int, int]]:
     """{person id: (records, total duration)} of the period (what `load_content` counts)."""
     found: dict[str, tuple[int, int]] = {}
-    for ids in chunks(person_ids):
+    for ids in in_lists(person_ids):
         for person_id, count, total in await session.execute(
             select(TimeRecord.person_id, func.count(TimeRecord.id),
                    func.sum(TimeRecord.duration_ms))
@@ -111,7 +104,7 @@ async def timesheets_for_period(
     """{person id: what `state.timesheet_for_period` gives for them}: the timesheet with
     exactly these bounds, else the latest updated one overlapping them."""
     overlapping: dict[str, list[Timesheet]] = {}
-    for ids in chunks(person_ids):
+    for ids in in_lists(person_ids):
         for timesheet in await session.scalars(
             select(Timesheet)
             .where(

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbing.db import insert_ignoring, unit_of_work
+from plumbing.in_lists import in_lists
 from timebot.notify.periods import local_date
 from timebot.state.models import StateBase
 
@@ -28,7 +29,6 @@ __all__ = ["AUTO_REPLY", "UNKNOWN_RETURN_DAYS", "Absence", "ApproverAbsence", "E
 
 AUTO_REPLY = "auto-reply"
 UNKNOWN_RETURN_DAYS = 14
-ABSENCE_CHUNK = 500  # approvers per statement (an IN list both databases plan as seeks)
 """An absence without a return date counts this many days after it was last seen (an
 out-of-office reply is sent again to each new review e-mail while it lasts)."""
 
@@ -119,15 +119,14 @@ async def absences(
     approver_ids: Sequence[str],
 ) -> dict[str, list[Absence]]:
     """The recorded absences of these approvers, by approver id (whether still current or
-    not: `is_away` says). Read through the primary key, ABSENCE_CHUNK approvers a statement:
+    not: `is_away` says). Read through the primary key, an IN list of approvers a statement:
     what a review request costs does not grow with the organisation's other absences."""
     found: dict[str, list[Absence]] = {}
-    wanted = sorted(set(approver_ids))
     async with sessions() as session:
-        for first in range(0, len(wanted), ABSENCE_CHUNK):
+        for approvers in in_lists(approver_ids):
             rows = await session.scalars(select(ApproverAbsence).where(
                 ApproverAbsence.organisation_id == organisation_id,
-                ApproverAbsence.approver_id.in_(wanted[first:first + ABSENCE_CHUNK])))
+                ApproverAbsence.approver_id.in_(approvers)))
             for row in rows:
                 found.setdefault(row.approver_id, []).append(Absence(
                     row.organisation_id, row.approver_id, row.source, row.until, row.seen_ms))
