@@ -193,6 +193,11 @@ async def test_the_pass_reads_all_approvers_in_one_request(org: Org) -> None:
     facts = [variables for name, variables in three if name == "query AwayFacts"]
     # the stage's approvers (time off, time zones, planned days), then the administrators
     assert [len(v["ids"]) for v in facts] == [3, 1]  # type: ignore[arg-type]
+    # of the people, only the owner's reminder setting and the administrators (issue #26)
+    reminders = [v for name, v in three if name == "query EscalationReminders"]
+    assert [len(v["page"]) for v in reminders] == [1]  # type: ignore[arg-type]
+    [admins] = [v for name, v in three if name == "query EscalationAdmins"]
+    assert list(admins) == ["role"] and admins["role"][0]["roleId"]  # type: ignore[index]
 
 
 def test_the_days_are_the_approvers_own() -> None:

@@ -49,6 +49,7 @@ from timebot.notify.escalations import (
 )
 from timebot.notify.periods import working_days, zone
 from timebot.notify.review_dispatch import ReviewDispatch
+from timebot.person_pages import page_query, person_pages
 from timebot.runtime import Runtime
 from timebot.state.away import away_now, claim_escalation, release_escalation
 from timebot.summary import load_summary
@@ -60,6 +61,7 @@ IDLE_S = 300.0
 
 PENDING = operation(
     """query EscalationPending {
+      currentPerson { role { id } }
       getPendingApprovals(showAll: true) {
         person { id name } startTime { ts } endTime { ts } status currentStage submitId
         stageDetails { stage approvedBy { ts } pending { id name } }
@@ -69,10 +71,17 @@ PENDING = operation(
 SUBMITTED_AT = operation(
     """query EscalationSubmittedAt($id: SvcId!) { getApprovalEventById(id: $id) { ts { ts } } }"""
 )
+# Administrators hold the integration person's role (read with the pending list): that
+# role's people, read by filter.
 ADMINS = operation(
-    """query EscalationAdmins {
+    """query EscalationAdmins($role: [SvcPersonFilter]) {
+      getPersons(filter: $role) { id name archived role { id } }
+    }"""
+)
+IS_ADMINISTRATOR = operation(
+    """query IsAdministrator($id: SvcId!) {
       currentPerson { role { id } }
-      getPersons { id name archived role { id } }
+      getPerson(id: $id) { archived role { id } }
     }"""
 )
 MANAGERS = operation(
@@ -85,11 +94,8 @@ DELAY_EXTENSION = operation(
       getPerson(id: $id) { timeSettings { approvalEscalationDelay { value } } }
     }"""
 )
-REMINDERS = operation(
-    """query EscalationReminders {
-      getPersons { id timeSettings { approvalReminder { value } } }
-    }"""
-)
+REMINDERS = page_query("EscalationReminders",
+                       "id timeSettings { approvalReminder { value } }")
 OWNER_ZONE = operation(
     """query EscalationOwnerZone($id: SvcId!) {
       getPerson(id: $id) { localisation { timeZone { value } } }
@@ -153,9 +159,11 @@ class Escalator:
         event = data.get("getApprovalEventById") or {}
         return int(event["ts"]["ts"]) if event.get("ts") else None
 
-    async def _admins(self, key: str) -> list[tuple[str, str]]:
-        data = await self.runtime.client.execute(ADMINS, apikey=key)
-        role = ((data.get("currentPerson") or {}).get("role") or {}).get("id")
+    async def _admins(self, key: str, role: str | None) -> list[tuple[str, str]]:
+        if not role:
+            return []
+        data = await self.runtime.client.execute(ADMINS, {"role": [{"roleId": role}]},
+                                                 apikey=key)
         return [(str(p["id"]), str(p["name"])) for p in data.get("getPersons") or []
                 if p and not p.get("archived") and (p.get("role") or {}).get("id") == role]
 
@@ -181,16 +189,18 @@ class Escalator:
         runtime = self.runtime
         key = await runtime.directory.integration_key(organisation_id)
         now_ms = runtime.clock.now_ms()
-        pending = [entry for entry in (await runtime.client.execute(PENDING, apikey=key)).get(
-            "getPendingApprovals") or [] if entry and entry.get("status") == "s"
-            and entry.get("submitId")]
+        answer = await runtime.client.execute(PENDING, apikey=key)
+        role = ((answer.get("currentPerson") or {}).get("role") or {}).get("id")
+        pending = [entry for entry in answer.get("getPendingApprovals") or []
+                   if entry and entry.get("status") == "s" and entry.get("submitId")]
         if not pending:
             return []
         waits = [(entry, _waiting(entry)) for entry in pending]
         approvers = sorted({pid for _, waiting in waits for pid, _ in waiting})
         facts = await away_facts(runtime, key, organisation_id, approvers)
         away = {pid for pid in approvers if any(away_now(a, now_ms) for a in facts[pid])}
-        reminders = await self._reminder_days(key)
+        reminders = await self._reminder_days(
+            key, [str(entry["person"]["id"]) for entry, _ in waits])
         admins: list[tuple[str, str]] | None = None
         plans: list[Plan] = []
         for entry, waiting in waits:
@@ -215,14 +225,14 @@ class Escalator:
                 if due is None:
                     plans.append(Plan(AWAY, wait, entry, (), now_ms, "", ""))
                 else:
-                    admins = admins if admins is not None else await self._admins(key)
+                    admins = admins if admins is not None else await self._admins(key, role)
                     plans.append(Plan(ESCALATION, wait, entry,
                                       await self._available(key, organisation_id, admins, wait),
                                       due.due_ms, due.reason(), ""))
             climb = climb_due_ms(entered, every)
             if climb is None or every is None:
                 continue
-            admins = admins if admins is not None else await self._admins(key)
+            admins = admins if admins is not None else await self._admins(key, role)
             for approver_id, name in waiting:
                 people = [m for m in await self._managers(key, approver_id)
                           if m[0] not in (approver_id, owner_id)]
@@ -253,12 +263,15 @@ class Escalator:
         time_zone = zone(time_zone_of(owner)).key  # unknown to this machine: UTC
         return Calendar(working_days(owner.get("scheduledDays") or [], time_zone), time_zone)
 
-    async def _reminder_days(self, key: str) -> dict[str, int]:
-        """Each person's approvalReminder (days; absent: none)."""
-        data = await self.runtime.client.execute(REMINDERS, apikey=key)
-        found = {str(p["id"]): setting_of(p, "approvalReminder")
-                 for p in data.get("getPersons") or [] if p}
-        return {pid: days for pid, days in found.items() if days}
+    async def _reminder_days(self, key: str, owner_ids: list[str]) -> dict[str, int]:
+        """The owners' approvalReminder (days; absent: none), read a page at a time."""
+        found: dict[str, int] = {}
+        async for page in person_pages(self.runtime.client, key, REMINDERS, owner_ids):
+            for person in page:
+                days = setting_of(person, "approvalReminder")
+                if days:
+                    found[str(person["id"])] = days
+        return found
 
     async def _available(self, key: str, organisation_id: str, admins: list[tuple[str, str]],
                          wait: StageWait) -> tuple[tuple[str, str], ...]:
@@ -370,10 +383,12 @@ class Escalator:
 
 async def is_administrator(client: Any, key: str, person_id: str) -> bool:
     """Whether the person holds the administrators' role (the integration person's)."""
-    data = await client.execute(ADMINS, apikey=key)
+    data = await client.execute(IS_ADMINISTRATOR, {"id": person_id}, apikey=key,
+                                allow_partial=True)
     role = ((data.get("currentPerson") or {}).get("role") or {}).get("id")
-    return any(str(p["id"]) == person_id and (p.get("role") or {}).get("id") == role
-               for p in data.get("getPersons") or [] if p)
+    person = data.get("getPerson") or {}
+    theirs = (person.get("role") or {}).get("id")
+    return role is not None and theirs == role and not person.get("archived")
 
 
 def _waiting(entry: dict[str, Any]) -> tuple[tuple[str, str], ...]:

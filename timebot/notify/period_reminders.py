@@ -33,25 +33,20 @@ from timebot.notify.periods import (
     working_days,
 )
 from timebot.notify.scheduler_epoch import ended_before, first_seen_ms
+from timebot.person_pages import page_query, person_pages
 from timebot.runtime import Runtime
 from timebot.summary import load_summary
 
-PEOPLE = operation(
-    """query SchedulerPeople {
-      getPersons {
-        id name email archived
-        localisation { timeZone { value } firstDayOfWeek { value } }
-        timeSettings { periodicity { value } timesheetReminder { value { timing hour } } }
-      }
-    }"""
-)
-# Extensions of the embedded service (a hosted service's schema has neither): sent only when
-# the service offers them (ServiceClient.offers).
-PEOPLE_AUTO_SUBMIT_EXTENSION = operation(
-    """query SchedulerAutoSubmit {
-      getPersons { id timeSettings { autoSubmit { value } } }
-    }"""
-)
+PERSON_FIELDS = """id name email archived
+  localisation { timeZone { value } firstDayOfWeek { value } }
+  timeSettings { periodicity { value } timesheetReminder { value { timing hour } } }"""
+PEOPLE = page_query("SchedulerPeople", PERSON_FIELDS)
+# An extension of the embedded service (a hosted service's schema has no autoSubmit): asked
+# for only when the service offers it (ServiceClient.offers).
+PEOPLE_AUTO_SUBMIT_EXTENSION = page_query(
+    "SchedulerPeopleAutoSubmit", PERSON_FIELDS.replace(
+        "timesheetReminder { value { timing hour } }",
+        "timesheetReminder { value { timing hour } } autoSubmit { value }"))
 TEAM_STATES = operation(
     """query SchedulerStates($ids: [SvcId!]!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
       getTeamApprovalStates(personIds: $ids, startTime: $s, endTime: $e) {
@@ -78,19 +73,6 @@ async def planned_days(
         PLANNED_DAYS_EXTENSION, {"p": person_id, "s": start_ms, "e": end_ms}, apikey=key
     )
     return working_days((data.get("getPerson") or {}).get("scheduledDays") or [], time_zone)
-
-
-async def with_auto_submit(
-    runtime: Runtime, key: str, people: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """`people` with their auto-submit setting, where the service has one."""
-    if not await runtime.client.offers("SvcTimeSettings", "autoSubmit", apikey=key):
-        return people
-    data = await runtime.client.execute(PEOPLE_AUTO_SUBMIT_EXTENSION, apikey=key)
-    settings = {p["id"]: p.get("timeSettings") for p in data.get("getPersons") or [] if p}
-    return [{**person, "timeSettings": {**(person.get("timeSettings") or {}),
-                                        **(settings.get(person["id"]) or {})}}
-            for person in people]
 
 
 @dataclass(frozen=True)
@@ -145,41 +127,42 @@ async def period_verdicts(
     scheduler first served the organisation (`scheduler_epoch`)."""
     now = runtime.clock.now_ms()
     key = await runtime.directory.integration_key(organisation_id)
-    people = (await runtime.client.execute(PEOPLE, apikey=key)).get("getPersons") or []
-    people = await with_auto_submit(runtime, key, [p for p in people if p])
-    due: dict[Period, list[dict[str, Any]]] = {}
-    for person in people:
-        if person.get("archived"):
-            if explain:
-                yield PeriodVerdict(person, None, None, "archived")
-            continue
-        if not person.get("email") or \
-                str(person["email"]).lower() == runtime.settings.mail_from.lower():
-            continue  # no address, or timebot's own integration person
-        period, why_not = _timing(now, person, since, time_zone_of(person))
-        if not why_not and await already_sent(
-            period_dedupe_key(organisation_id, person["id"], period)
-        ):
-            why_not = "already sent"
-        if why_not:
-            if explain:
-                yield PeriodVerdict(person, period, None, why_not)
-            continue
-        due.setdefault(period, []).append(person)
-    for period, group in due.items():
-        states = (
-            await runtime.client.execute(
-                TEAM_STATES,
-                {"ids": [p["id"] for p in group], "s": period.start_ms, "e": period.end_ms},
-                apikey=key,
-            )
-        ).get("getTeamApprovalStates") or []
-        status_of = {s["person"]["id"]: s.get("status") or "d" for s in states}
-        for person in group:
-            verdict = await _verdict(runtime, key, organisation_id, person, period,
-                                     status_of.get(person["id"], "d"), now)
-            if explain or verdict.reminder is not None:
-                yield verdict
+    query = PEOPLE_AUTO_SUBMIT_EXTENSION if await runtime.client.offers(
+        "SvcTimeSettings", "autoSubmit", apikey=key) else PEOPLE
+    async for page in person_pages(runtime.client, key, query):  # a page at a time (memory)
+        due: dict[Period, list[dict[str, Any]]] = {}
+        for person in page:
+            if person.get("archived"):
+                if explain:
+                    yield PeriodVerdict(person, None, None, "archived")
+                continue
+            if not person.get("email") or \
+                    str(person["email"]).lower() == runtime.settings.mail_from.lower():
+                continue  # no address, or timebot's own integration person
+            period, why_not = _timing(now, person, since, time_zone_of(person))
+            if not why_not and await already_sent(
+                period_dedupe_key(organisation_id, person["id"], period)
+            ):
+                why_not = "already sent"
+            if why_not:
+                if explain:
+                    yield PeriodVerdict(person, period, None, why_not)
+                continue
+            due.setdefault(period, []).append(person)
+        for period, group in due.items():
+            states = (
+                await runtime.client.execute(
+                    TEAM_STATES,
+                    {"ids": [p["id"] for p in group], "s": period.start_ms, "e": period.end_ms},
+                    apikey=key,
+                )
+            ).get("getTeamApprovalStates") or []
+            status_of = {s["person"]["id"]: s.get("status") or "d" for s in states}
+            for person in group:
+                verdict = await _verdict(runtime, key, organisation_id, person, period,
+                                         status_of.get(person["id"], "d"), now)
+                if explain or verdict.reminder is not None:
+                    yield verdict
 
 
 async def _verdict(
