@@ -77,6 +77,24 @@ def cpu_seconds(pid: int) -> float:
     return own + sum(cpu_seconds(child) for child in _children(pid))
 
 
+async def settled_cpu(pid: int, what: str, limit_s: float = 300.0) -> float:
+    """Wait until the process tree used under a tenth of a core for 2 s (its start-up passes
+    done: a restart's catching up is not what a request meets afterwards); the seconds
+    waited."""
+    from bench.common import note
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while loop.time() - started < limit_s:
+        before = cpu_seconds(pid)
+        await asyncio.sleep(2.0)
+        if cpu_seconds(pid) - before < 0.2:
+            note(f"settled after {what} in {loop.time() - started:.0f} s")
+            return loop.time() - started
+    note(f"still busy with {what} after {limit_s:.0f} s")
+    return limit_s
+
+
 def _descendants(pid: int) -> list[int]:
     children = _children(pid)
     return children + [grandchild for child in children for grandchild in _descendants(child)]
