@@ -2,8 +2,8 @@
 
 In each organisation Nora, an employee who is a member of that organisation's workspace in the
 fake Slack (her e-mail there, time zone UTC: the nudge loop's discovery links her), whose
-staff nudge is due whenever the bench runs: the organisation works every day of the week (a
-7-day schedule on its timeline, so today is a working day), her period is a day and her
+staff nudge is due whenever the bench runs: she works every day of the week (a 7-day
+schedule on her timeline, so today is a working day), her period is a day and her
 `timesheetReminder` is `currentEnd` at 00:00, so the reminder of today's period has been due
 since 00:00 UTC (bot/staff_nudges.py, timebot/notify/period_timing.py). All of it is written
 through the embedded service's GraphQL executor before `timebot serve` starts.
@@ -28,7 +28,7 @@ the ratio) varies by up to 60 s from run to run.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -49,8 +49,8 @@ ADD_SCHEDULE = ("mutation($n: SvcName!, $s: SvcTimestamp!) { "
 EVERY_DAY = "mutation($id: SvcId!, $v: Int!) { " + " ".join(
     f"d{day}: editScheduleTypeDayDuration(id: $id, dayNumber: {day}, duration: $v) {{ id }}"
     for day in range(7)) + " }"
-ASSIGN = ("mutation($s: SvcId!) { assignScheduleTimelineToOrganisation(scheduleTypeId: $s) "
-          "{ sourceKey } }")
+ASSIGN = ("mutation($p: SvcId!, $s: SvcId!) { assignScheduleTimelineToPerson(personId: $p, "
+          "scheduleTypeId: $s) { id } }")
 DAILY_REMINDER = (
     "mutation($id: SvcId!, $r: SvcTimesheetReminderInput) { "
     "editPersonTimeSettingsPeriodicity(id: $id, periodicity: \"daily\") { id } "
@@ -70,6 +70,16 @@ def monday_ms() -> int:
     return 4 * DAY_MS
 
 
+async def make_nudge_due(gql: Callable[[str, dict[str, Any]], Awaitable[Any]],
+                         person_id: str) -> None:
+    """The person's staff nudge due at any moment of any day (`gql`: as an administrator)."""
+    schedule = (await gql(ADD_SCHEDULE, {"n": f"Every day ({person_id})", "s": monday_ms()}))[
+        "addScheduleType"]["id"]
+    await gql(EVERY_DAY, {"id": schedule, "v": 8 * HOUR_MS})
+    await gql(ASSIGN, {"p": person_id, "s": schedule})
+    await gql(DAILY_REMINDER, {"id": person_id, "r": {"timing": "currentEnd", "hour": 0}})
+
+
 async def prepare_nudges(env: dict[str, str], orgs: list[tuple[str, str]]) -> None:
     """In each organisation (id, admin key): the 7-day schedule and Nora, her nudge due."""
     from service.embedded import EmbeddedService
@@ -77,23 +87,21 @@ async def prepare_nudges(env: dict[str, str], orgs: list[tuple[str, str]]) -> No
 
     service = EmbeddedService(load_settings(env).service_database_url)
 
-    async def gql(key: str, query: str, **variables: Any) -> Any:
-        body = (await service.executor.run({"query": query, "variables": variables}, key)).body
-        if body.get("errors") or body.get("permissionsErrors"):
-            raise RuntimeError(f"{query[:60]}: {body}")
-        return body["data"]
-
     try:
         for index, (_org, key) in enumerate(orgs):
-            roles = (await gql(key, "{ getRoles { id name } }"))["getRoles"]
+            async def gql(query: str, variables: dict[str, Any], key: str = key) -> Any:
+                answer = await service.executor.run({"query": query, "variables": variables},
+                                                    key)
+                body: dict[str, Any] = answer.body
+                if body.get("errors") or body.get("permissionsErrors"):
+                    raise RuntimeError(f"{query[:60]}: {body}")
+                return body["data"]
+
+            roles = (await gql("{ getRoles { id name } }", {}))["getRoles"]
             role = next(r["id"] for r in roles if r["name"].lower() == "employee")
-            nora = (await gql(key, ADD_PERSON, n=f"Nora {index}", e=staff_email(index),
-                              r=role))["addPerson"]["id"]
-            schedule = (await gql(key, ADD_SCHEDULE, n="Every day",
-                                  s=monday_ms()))["addScheduleType"]["id"]
-            await gql(key, EVERY_DAY, id=schedule, v=8 * HOUR_MS)
-            await gql(key, ASSIGN, s=schedule)
-            await gql(key, DAILY_REMINDER, id=nora, r={"timing": "currentEnd", "hour": 0})
+            nora = (await gql(ADD_PERSON, {"n": f"Nora {index}", "e": staff_email(index),
+                                           "r": role}))["addPerson"]["id"]
+            await make_nudge_due(gql, nora)
     finally:
         await service.stop()
 
