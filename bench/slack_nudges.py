@@ -10,7 +10,8 @@ through the embedded service's GraphQL executor before `timebot serve` starts.
 
 The reminder was due hours before the server started, so the figure counts from the server's
 start: the seconds from when `timebot serve` answered HTTP (its installations' nudge loops
-start before it listens) to the last of the N nudges reaching the fake Slack, each one a DM
+start within a moment of it, at the singleton jobs' first heartbeat) to the last of the N
+nudges reaching the fake Slack, each one a DM
 to that workspace's Nora sent with that workspace's own token (the fake's own record of
 every chat.postMessage, its time included). An installation's first tick comes 60 to 120 s
 after its loop starts (bot/nudges.py: one interval plus a random phase of up to one more),
