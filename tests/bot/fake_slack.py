@@ -144,6 +144,7 @@ class FakeSlack(FakeWorkspaces):
             Route("/response/{key}", fake._response, methods=["POST"]),
             Route("/count/{method}", fake._count, methods=["GET"]),
             Route("/last/{method}", fake._last, methods=["GET"]),
+            Route("/calls/{method}", fake._calls, methods=["GET"]),
             Route("/oauth/v2/authorize", fake._authorize, methods=["GET"]),
         ])
         config = uvicorn.Config(app, host="127.0.0.1", port=fake.port, log_level="warning",
@@ -409,6 +410,12 @@ class FakeSlack(FakeWorkspaces):
         """The arguments of the last call of a method (for a fake run in another process)."""
         calls = self.calls_to(request.path_params["method"])
         return JSONResponse(calls[-1].args if calls else None)
+
+    async def _calls(self, request: Request) -> Response:
+        """Each call of a method: its token, channel and time.monotonic() (for a fake run in
+        another process of the machine)."""
+        return JSONResponse([{"token": c.token, "channel": c.args.get("channel"), "at": c.at}
+                             for c in self.calls_to(request.path_params["method"])])
 
     async def _response(self, request: Request) -> Response:
         args = await self._args(request)
