@@ -259,6 +259,8 @@ async def _figures(serve: Serve, org: Org, runs: int) -> dict[str, float]:
     reviews = await _reviews(serve, org)
     note(f"{org.people} people: review fan-out {reviews['scale_review_cpu']:.1f} ms CPU a "
          f"person, {reviews['scale_review_s']:.1f} s (load {os.getloadavg()[0]:.1f})")
+    assert serve.process is not None
+    await settled_cpu(serve.process.pid, "the review fan-out")
     found: dict[str, list[float]] = {n: [] for n in NAMES[2:5]}
     persons = len((await serve.gql(org.approver_key, PERSONS))["getPersons"])
     week = {"s": WEEK, "e": WEEK + 7 * DAY, "p": org.team}

@@ -38,5 +38,5 @@ def test_scale_figures_at_tiny_size(database: str, tmp_path: Path,
     finally:
         if database == "postgresql":
             for people in (10,):
-                name = f"timebot_scale_{people}_{scale_seed._fingerprint()}"
+                name = scale_seed.template_name(people)
                 asyncio.run(scale_seed._pg(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
