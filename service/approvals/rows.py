@@ -7,51 +7,10 @@ entity's cost calls each)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from service.models.approval import ApprovalEvent, Timesheet
 from service.webhooks.queue import Webhook
-
-
-class SheetLike(Protocol):
-    id: str
-
-    @property
-    def organisation_id(self) -> str: ...  # an entity's is read-only (OrgScoped)
-
-    person_id: str
-    start_ms: int
-    end_ms: int
-    status: str
-    stage: int
-    submit_id: str | None
-    round: int
-    stages: list[dict[str, Any]]
-    rejected_by_id: str | None
-    stage_entered_ms: int | None
-    reminded_ms: int | None
-    updated_ms: int
-
-
-class EventLike(Protocol):
-    id: str
-
-    @property
-    def organisation_id(self) -> str: ...  # an entity's is read-only (OrgScoped)
-
-    timesheet_id: str
-    person_id: str
-    start_ms: int
-    end_ms: int
-    kind: str
-    status: str
-    stage: int
-    ts_ms: int
-    by_id: str | None
-    comment: str | None
-    submit_id: str | None
-    changes: dict[str, Any] | None
-    rejected_stage: int | None
-    system_action: str | None
 
 
 @dataclass(slots=True)
@@ -95,6 +54,12 @@ class EventRow:
     changes: dict[str, Any] | None
     rejected_stage: int | None
     system_action: str | None
+
+
+# What the workflow's rules take: the session's entity (submit, restart) or the row the
+# approve / reject path read (the same attributes; an entity's organisation_id is read-only).
+SheetLike = Timesheet | SheetRow
+EventLike = ApprovalEvent | EventRow
 
 
 @dataclass(slots=True)
