@@ -14,9 +14,13 @@ timebot read the current secret again (at most once a minute per organisation).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
+import os
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -32,8 +36,9 @@ from plumbing.db import once_more_on_conflict, unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
-from timebot.errors import NotLinked
+from timebot.errors import NotLinked, ServiceRequestError
 from timebot.events import EventStore, ServiceEvent
+from timebot.state.lease import acquire_lease, release_lease
 from timebot.state.models import WebhookRegistration
 
 log = structlog.get_logger("timebot.webhooks")
@@ -41,6 +46,8 @@ log = structlog.get_logger("timebot.webhooks")
 WEBHOOK_PATH = "/svc/webhooks"
 WEBHOOK_NAME = "timebot"
 REFRESH_INTERVAL_MS = 60_000
+SUBSCRIBE_LEASE_MS = 30_000
+SUBSCRIBE_WAIT_SECONDS = 35.0
 
 OUR_WEBHOOKS = operation(
     """query OurWebhooks {
@@ -125,6 +132,38 @@ class WebhookSubscriptions:
             for callback in self.on_subscribed:
                 callback(organisation_id)
             return secret
+        # Two processes may subscribe one organisation at once (`timebot orgs add` beside a
+        # running server's loop): a lease per organisation lets one list-then-create at a
+        # time; the other then finds the registration it stored.
+        owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        lease = f"webhook-subscribe:{organisation_id}"
+        taken = await self._wait_for_lease(lease, owner)
+        try:
+            if taken and not refresh:
+                secret = await self.secret_for(organisation_id)
+                if secret is not None:
+                    return secret
+            secret = await self._subscribe(organisation_id)
+        finally:
+            if taken:
+                await release_lease(self.sessions, lease, owner)
+        for callback in self.on_subscribed:
+            callback(organisation_id)
+        return secret
+
+    async def _wait_for_lease(self, lease: str, owner: str) -> bool:
+        """The per-organisation subscription lease, waited for up to SUBSCRIBE_WAIT_SECONDS
+        (a holder that died keeps it only until it expires); False when it stayed taken,
+        and the caller subscribes anyway (duplicates are then removed)."""
+        deadline = time.monotonic() + SUBSCRIBE_WAIT_SECONDS
+        while True:
+            if await acquire_lease(self.sessions, self.clock, lease, owner, SUBSCRIBE_LEASE_MS):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.05)
+
+    async def _subscribe(self, organisation_id: str) -> str:
         key = await self.directory.integration_key(organisation_id)
         data = await self.client.execute(OUR_WEBHOOKS, apikey=key)
         if str(data["currentOrganisation"]["id"]) != organisation_id:
@@ -133,18 +172,24 @@ class WebhookSubscriptions:
             raise NotLinked(f"timebot holds no integration key of organisation "
                             f"{organisation_id}")
         webhooks = data["currentOrganisation"]["integrations"]["webhooks"] or []
-        ours = next((hook for hook in webhooks if hook["url"] == self.url), None)
-        if ours is None:
+        if not any(hook["url"] == self.url for hook in webhooks):
             created = await self.client.execute(
                 SUBSCRIBE, {"name": WEBHOOK_NAME, "url": self.url, "events": ["*"]}, apikey=key
             )
-            hooks = created["addIntegrationWebhook"]["integrations"]["webhooks"] or []
-            ours = next(hook for hook in hooks if hook["url"] == self.url)
+            webhooks = created["addIntegrationWebhook"]["integrations"]["webhooks"] or []
             log.info("webhook_subscribed", organisation=organisation_id, url=self.url)
-        await self._store(organisation_id, ours["id"], ours["secret"])
-        for callback in self.on_subscribed:
-            callback(organisation_id)
-        return str(ours["secret"])
+        ours = sorted((hook for hook in webhooks if hook["url"] == self.url),
+                      key=lambda hook: str(hook["id"]))
+        # Keep one, the same one whoever looks (the smallest id): any other of ours (a race
+        # without the lease, an older timebot) would deliver every event twice.
+        for extra in ours[1:]:
+            try:
+                await self.client.execute(UNSUBSCRIBE, {"id": extra["id"]}, apikey=key)
+            except ServiceRequestError as error:  # already removed by whoever raced us
+                log.warning("webhook_duplicate_not_removed", organisation=organisation_id,
+                            webhook=extra["id"], error=str(error))
+        await self._store(organisation_id, ours[0]["id"], ours[0]["secret"])
+        return str(ours[0]["secret"])
 
     async def ensure_all(self) -> int:
         """Subscribe to every organisation timebot serves; returns how many are subscribed.

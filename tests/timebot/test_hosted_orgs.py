@@ -201,3 +201,40 @@ async def test_two_organisations_each_with_its_own_key_webhook_and_mail(two: Hos
 async def test_orgs_is_refused_beside_an_embedded_service(tmp_path: Path) -> None:
     run = await timebot(cli_env(tmp_path / "d"), "orgs", "list")
     assert run.code != 0 and "TIMEBOT_SERVICE_URL" in run.err
+
+
+async def test_one_webhook_when_subscriptions_race_and_duplicates_are_removed(
+        two: Hosted) -> None:
+    """Subscribing one organisation from several places at once (`orgs add` beside the
+    running server's loop, or several calls in one process) leaves one webhook of ours: the
+    per-organisation lease lets one list-then-create at a time. One found twice (a race of
+    an older timebot) is removed, the same one whoever looks."""
+    c = await new_org(two.hosted, two.http, "C")
+    added = await two.cli("orgs", "add", "--integration-key", c.admin.apikey)
+    assert added.code == 0, added
+    ours = f"{two.fronts.base_url}/svc/webhooks"
+    assert await webhook_urls(c) == [ours]
+    runtime = two.fronts.app.state.runtime
+    # Forget it on both sides, then subscribe three times at once.
+    await runtime.subscriptions.unsubscribe(c.id)
+    assert await webhook_urls(c) == []
+    secrets = await asyncio.gather(*(runtime.subscriptions.ensure(c.id) for _ in range(3)))
+    assert await webhook_urls(c) == [ours]
+    assert len(set(secrets)) == 1
+
+    # A duplicate made behind timebot's back is removed at the next look; the kept one is
+    # the one whose secret is stored.
+    await c.admin.gql(
+        "mutation($u: String!) { addIntegrationWebhook(name: \"timebot\", url: $u, "
+        "events: [\"*\"]) { id } }", {"u": ours})
+    assert await webhook_urls(c) == [ours, ours]
+    secret = await runtime.subscriptions.ensure(c.id, refresh=True)
+    data = await c.admin.gql(
+        "{ currentOrganisation { integrations { webhooks { id secret } } } }")
+    hooks = data["currentOrganisation"]["integrations"]["webhooks"]
+    assert [hook["secret"] for hook in hooks] == [secret]
+    async with runtime.state_sessions() as session:
+        row = await session.get(WebhookRegistration, c.id)
+    assert row is not None and row.webhook_id == hooks[0]["id"]
+    removed = await two.cli("orgs", "remove", "--org", c.id)
+    assert removed.code == 0, removed
