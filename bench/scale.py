@@ -46,7 +46,7 @@ import httpx
 from sqlalchemy import func, select
 
 from bench.busy import busy_machine
-from bench.common import Figure, median, note
+from bench.common import Figure, collector_paused, median, note
 from bench.mail_load import free_port
 from bench.mail_world import spawn
 from bench.scale_paths import ALL_PENDING, SEED_DOMAIN, Fronts, Replies, home_p99, reply_p99
@@ -152,7 +152,7 @@ class Serve:
         for _ in range(5):  # warm
             await self.gql(key, query, variables)
         samples = []
-        with busy_machine():
+        with busy_machine(), collector_paused():
             for _ in range(ROUNDS):
                 started = time.perf_counter()
                 await self.gql(key, query, variables)
@@ -228,7 +228,7 @@ async def _front_figures(serve: Serve, fronts: Fronts, org: Org, runs: int
     home: list[float] = []
     reply: list[float] = []
     for _ in range(runs):
-        with busy_machine():
+        with busy_machine(), collector_paused():
             home.append(await home_p99(serve.base, fronts, HOME_ROUNDS))
             reply.append(await reply_p99(fronts, replies, serve.env["TIMEBOT_SECRET_KEY"],
                                          serve.state_engine, rounds))
