@@ -11,49 +11,30 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, event
+from sqlalchemy import delete
 
 from mail.inbox import InboundMessage, Inbox, InboxWorker
 from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, new_message
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
+from tests.statement_counter import Statements, statements
 from timebot.events import EventBus, EventStore, EventWorker, ServiceEvent
 from timebot.state.models import InboxMessage, OutboxMessage, ReceivedEvent
 
 BATCH = 4
 
 
-class Counted:
-    def __init__(self) -> None:
-        self.statements: list[str] = []
-        self.transactions = 0
-
-
 @pytest.fixture
-async def count(state_db: StateDB) -> AsyncIterator[Callable[[Awaitable[Any]], Awaitable[Counted]]]:
+async def count(state_db: StateDB
+                ) -> AsyncIterator[Callable[[Awaitable[Any]], Awaitable[Statements]]]:
     async with state_db.sessions() as session:
         for model in (InboxMessage, OutboxMessage, ReceivedEvent):
             await session.execute(delete(model))
         await session.commit()
-    engine = state_db.engine.sync_engine
 
-    async def counted(work: Awaitable[Any]) -> Counted:
-        seen = Counted()
-
-        def statement(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
-            if not sql.lstrip().startswith("BEGIN"):  # SQLite's BEGIN is a statement
-                seen.statements.append(" ".join(sql.split())[:60])
-
-        def commit(_conn: Any) -> None:
-            seen.transactions += 1
-
-        event.listen(engine, "before_cursor_execute", statement)
-        event.listen(engine, "commit", commit)
-        try:
+    async def counted(work: Awaitable[Any]) -> Statements:
+        async with statements([state_db.engine]) as seen:
             await work
-        finally:
-            event.remove(engine, "before_cursor_execute", statement)
-            event.remove(engine, "commit", commit)
         return seen
 
     yield counted
@@ -64,11 +45,11 @@ def raw(number: int) -> bytes:
 
 
 async def test_inbox_accept_and_a_batch(
-    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Counted]]
+    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Statements]]
 ) -> None:
     inbox = Inbox(state_db.sessions, Clock())
     accepted = await count(inbox.accept(raw(0), "a@example.com", ["b@example.com"], "smtp"))
-    assert (len(accepted.statements), accepted.transactions) == (1, 1), accepted.statements
+    assert (len(accepted.lines(60)), accepted.commits) == (1, 1), accepted.lines(60)
     for number in range(1, BATCH):
         await inbox.accept(raw(number), "a@example.com", [f"b{number}@example.com"], "smtp")
 
@@ -80,35 +61,35 @@ async def test_inbox_accept_and_a_batch(
     # the claim (one UPDATE … RETURNING; on PostgreSQL after the lock that serialises claims of
     # a laned table) and the outcomes (one executemany)
     claim = 2 if state_db.backend == "postgresql" else 1
-    assert (len(handled.statements), handled.transactions) == (claim + 1, 2), handled.statements
+    assert (len(handled.lines(60)), handled.commits) == (claim + 1, 2), handled.lines(60)
     assert {row.status for row in await inbox.all()} == {"done"}
 
 
 async def test_outbox_enqueue_and_a_batch(
-    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Counted]], tmp_path: Path
+    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Statements]], tmp_path: Path
 ) -> None:
     outbox = Outbox(state_db.sessions, Clock())
     message = new_message(mail_from="a@example.com", to="b@example.com", subject="s",
                           text="t", mail_domain="example.com")
     queued = await count(outbox.enqueue(message, kind="receipt", envelope_from="",
                                         dedupe_key="k0"))
-    assert (len(queued.statements), queued.transactions) == (1, 1), queued.statements
+    assert (len(queued.lines(60)), queued.commits) == (1, 1), queued.lines(60)
     for number in range(1, BATCH):
         await outbox.enqueue(message, kind="receipt", envelope_from="", dedupe_key=f"k{number}")
     worker = OutboxWorker(outbox, MaildirOutbox(tmp_path / "outbox"))
     delivered = await count(worker.run_once())
-    assert (len(delivered.statements), delivered.transactions) == (2, 2), delivered.statements
+    assert (len(delivered.lines(60)), delivered.commits) == (2, 2), delivered.lines(60)
     assert {row.status for row in await outbox.messages()} == {"done"}
 
 
 async def test_event_store_batch_and_dispatch(
-    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Counted]]
+    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Statements]]
 ) -> None:
     store = EventStore(state_db.sessions, Clock())
     events = [ServiceEvent(uuid.uuid4().hex, "approvalEventUpdate", "o", 1, {"n": number})
               for number in range(BATCH)]
     stored = await count(store.accept_many(events))
-    assert (len(stored.statements), stored.transactions) == (1, 1), stored.statements
+    assert (len(stored.lines(60)), stored.commits) == (1, 1), stored.lines(60)
     assert await store.accept_many(events[:2]) == 0  # received before: skipped
     seen: list[ServiceEvent] = []
 
@@ -118,7 +99,6 @@ async def test_event_store_batch_and_dispatch(
     bus = EventBus()
     bus.subscribe("test", subscriber)
     dispatched = await count(EventWorker(store, bus).run_once())
-    assert (len(dispatched.statements), dispatched.transactions) == (2, 2), \
-        dispatched.statements
+    assert (len(dispatched.lines(60)), dispatched.commits) == (2, 2), dispatched.lines(60)
     assert sorted(item.data["n"] for item in seen) == list(range(BATCH))
     assert {row.status for row in await store.all()} == {"done"}

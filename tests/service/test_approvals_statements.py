@@ -5,13 +5,12 @@ were read on their own (issue #26: they are read with the submission)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import Any
 
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from tests.service.test_approvals_support import add_record, manage, set_stages, submit
+from tests.statement_counter import statements
 from tests.support import Org
 
 APPROVE = "mutation($id: SvcId!) { approveTimesheet(id: $id) { id status stage } }"
@@ -40,22 +39,12 @@ async def _approval_statements(org: Org) -> tuple[list[str], str]:
     submit_id = (await submit(bob, bob))["id"]
     service = org.live.service
     await service.executor.documents.prepare(APPROVE)  # parsed before: one key lookup
-    this_task = asyncio.current_task()
-    seen: list[str] = []
-
-    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
-        if asyncio.current_task() is this_task and not statement.startswith("BEGIN"):
-            seen.append(" ".join(statement.split())[:100])
-
-    event.listen(service.engine.sync_engine, "before_cursor_execute", count)
-    try:
+    async with statements([service.engine], this_task_only=True) as seen:
         response = await service.executor.run(
             {"query": APPROVE, "variables": {"id": submit_id}}, mia.apikey
         )
-    finally:
-        event.remove(service.engine.sync_engine, "before_cursor_execute", count)
     assert response.body["data"]["approveTimesheet"]["status"] == "a", response.body
-    return seen, submit_id
+    return seen.lines(100), submit_id
 
 
 async def test_one_approval_runs_a_fixed_number_of_statements(org: Org) -> None:

@@ -9,16 +9,14 @@ on timebot's state database), and on SQLite its virtual machine steps (the progr
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from tests.mail.reviews_support import add_record, outbox_rows, set_stages, submit, wait_for
-from tests.sqlite_steps import Steps, sqlite_steps
+from tests.sqlite_steps import sqlite_steps
+from tests.statement_counter import Statements, statements
 from tests.support import Member, Org, new_org
 from tests.timebot.test_reconcile import runtime_of
 from timebot.notify.approvals import DIGEST, set_preference
@@ -78,30 +76,11 @@ async def test_checking_one_review_request_costs_the_same_with_a_fuller_outbox(
     assert after == before, (before, after)
 
 
-def _state_engines(runtime: Runtime) -> list[Any]:
-    engines = [runtime.read_sessions.kw["bind"], runtime.state_sessions.kw["bind"]]
-    return list({id(engine): engine for engine in engines}.values())
-
-
-@asynccontextmanager
-async def _statements(runtime: Runtime) -> AsyncIterator[Steps]:
+def _statements(runtime: Runtime) -> AbstractAsyncContextManager[Statements]:
     """Counts the statements this task runs on timebot's state database while the block runs
     (the live server's workers run theirs meanwhile, in other tasks)."""
-    this_task = asyncio.current_task()
-    counted = Steps()
-
-    def statement(*_args: Any) -> None:
-        if asyncio.current_task() is this_task:
-            counted.count += 1
-
-    engines = _state_engines(runtime)
-    for engine in engines:
-        event.listen(engine.sync_engine, "before_cursor_execute", statement)
-    try:
-        yield counted
-    finally:
-        for engine in engines:
-            event.remove(engine.sync_engine, "before_cursor_execute", statement)
+    engines = [runtime.read_sessions.kw["bind"], runtime.state_sessions.kw["bind"]]
+    return statements(engines, this_task_only=True)
 
 
 async def _pass_sending_nothing(runtime: Runtime, org_id: str, cost: Any) -> int:
