@@ -1,4 +1,5 @@
-"""Waiting for a wake-up or the end of an interval without losing a cancellation.
+"""Waiting for a wake-up or the end of an interval without losing a cancellation; taking
+turns on the event loop through long loops (`taking_turns`).
 
 Python 3.11's `asyncio.wait_for` swallows a cancellation that arrives together with the
 result it waits for: it returns the result instead (gh-86296, fixed in 3.12). A worker that
@@ -9,6 +10,10 @@ killed). `asyncio.timeout` counts cancellations and delivers this one."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 async def wait_for_event(event: asyncio.Event, seconds: float) -> bool:
@@ -19,3 +24,16 @@ async def wait_for_event(event: asyncio.Event, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+YIELD_EVERY = 100
+
+
+async def taking_turns(items: Iterable[T], every: int = YIELD_EVERY) -> AsyncIterator[T]:
+    """`items`, giving the event loop a turn after each `every` of them: a request that works
+    through a whole organisation's rows in Python (10,000 timesheets took ~1 s with no await
+    that waits) otherwise holds every other request of the process for that long."""
+    for index, item in enumerate(items):
+        if index and index % every == 0:
+            await asyncio.sleep(0)
+        yield item

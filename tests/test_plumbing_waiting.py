@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from plumbing.waiting import wait_for_event
+from plumbing.waiting import taking_turns, wait_for_event
 from timebot.draining import Draining
 from timebot.worker import PollingWorker
 
@@ -63,3 +63,26 @@ async def test_stopping_a_worker_keeps_the_stoppers_own_cancellation() -> None:
     stopping.cancel()  # the caller is cancelled while it waits for the worker to end
     with pytest.raises(asyncio.CancelledError):
         await stopping
+
+
+async def test_a_long_loop_gives_other_tasks_a_turn_every_so_many_items() -> None:
+    turns = 0
+    stop = asyncio.Event()
+
+    async def other_request() -> None:
+        nonlocal turns
+        while not stop.is_set():
+            await asyncio.sleep(0)
+            turns += 1
+
+    other = asyncio.create_task(other_request())
+    await asyncio.sleep(0)  # the other task is running
+    seen_at: list[int] = []
+    async for _item in taking_turns(range(1000), every=100):
+        seen_at.append(turns)
+    stop.set()
+    await other
+    # Item 0 and 100, 200, … each came after a turn: at most 100 items in a row without one.
+    runs = [seen_at.count(value) for value in set(seen_at)]
+    assert max(runs) <= 100 and len(runs) >= 10
+    assert [item async for item in taking_turns(["a", "b", "c"], every=2)] == ["a", "b", "c"]

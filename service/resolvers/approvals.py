@@ -11,6 +11,7 @@ from typing import Any
 from ariadne import MutationType, QueryType
 
 from plumbing.ids import new_id
+from plumbing.waiting import taking_turns
 from service.approvals import journal
 from service.approvals import overview as ov
 from service.approvals import stages as st
@@ -136,7 +137,7 @@ async def _listed(
     context.loaded_ahead.extend(found.values())
     totals = await ov.totals_of_timesheets(context.session, context.org_id, timesheets)
     result = []
-    for timesheet in timesheets:
+    async for timesheet in taking_turns(timesheets):
         state = await state_of(context, timesheet, states[timesheet.id])
         result.append({
             **state,
@@ -160,7 +161,7 @@ async def resolve_pending(_root: Any, info: Any, showAll: bool | None = None
     submitted = await ov.submitted_of_org(context.session, context.org_id)
     states = await ov.period_states(context.session, submitted)
     chosen = [
-        timesheet for timesheet in submitted
+        timesheet async for timesheet in taking_turns(submitted)
         if context.person.id in current_pending(timesheet, ov.given(states[timesheet.id]))
         or await can_view_timesheet(context, timesheet)
     ]
@@ -192,7 +193,7 @@ async def resolve_team_states(
     contents = await ov.content_by_person(session, context.org_id, [p.id for p in visible],
                                           startTime, endTime)
     result = []
-    for person in visible:
+    async for person in taking_turns(visible):
         timesheet = sheets.get(person.id)
         state = await state_of(context, timesheet,
                                states[timesheet.id] if timesheet is not None else None)
