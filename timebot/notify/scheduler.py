@@ -17,7 +17,7 @@ import structlog
 from plumbing.waiting import wait_for_event
 from timebot.notify.decisions import Channel
 from timebot.notify.due_reports import ReportChannel, due_reports
-from timebot.notify.period_reminders import due_period_reminders
+from timebot.notify.period_reminders import Quiet, due_period_reminders
 from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease
 from timebot.worker import PollingWorker
@@ -25,6 +25,7 @@ from timebot.worker import PollingWorker
 log = structlog.get_logger("timebot.scheduler")
 
 LEASE_MS = 5 * 60_000
+QUIET_AT_MOST_MS = 10 * 60_000
 
 
 class Scheduler(PollingWorker):
@@ -45,6 +46,9 @@ class Scheduler(PollingWorker):
         # that lease already makes it the only one, and is taken over within seconds of its
         # holder's death, where this tick lease would wait LEASE_MS.
         self.gated = False
+        # Per organisation: (when its last period-reminder pass ran, until when no pass can
+        # find anything new), by the runtime's clock.
+        self._quiet: dict[str, tuple[int, int]] = {}
 
     def add_channel(self, channel: Channel) -> None:
         self.channels.append(channel)
@@ -55,14 +59,28 @@ class Scheduler(PollingWorker):
 
     async def period_reminders(self, organisation_id: str) -> int:
         """The end-of-period reminders due now in one organisation; returns how many were
-        queued."""
+        queued. Notes until when the next pass could find none that this one did not."""
+        now = self.runtime.clock.now_ms()
+        quiet = Quiet(now + QUIET_AT_MOST_MS)
         sent = 0
         for channel in self.channels:
-            reminders = due_period_reminders(self.runtime, organisation_id, channel.already_sent)
+            reminders = due_period_reminders(self.runtime, organisation_id, channel.already_sent,
+                                             quiet)
             async with contextlib.aclosing(reminders):
                 async for reminder in reminders:
                     sent += await channel.period_reminder(reminder)
+        self._quiet[organisation_id] = (now, quiet.until_ms)
         return sent
+
+    async def period_reminders_when_any_can_be_due(self, organisation_id: str) -> int:
+        """`period_reminders`, skipped until the moment the last pass found the next reminder
+        due (at most QUIET_AT_MOST_MS after it: a setting changed meanwhile is seen by then;
+        a reminder stays due for two days). A clock set back looks again."""
+        now = self.runtime.clock.now_ms()
+        passed_ms, until_ms = self._quiet.get(organisation_id, (0, 0))
+        if passed_ms <= now < until_ms:
+            return 0
+        return await self.period_reminders(organisation_id)
 
     async def due_reports(self, organisation_id: str) -> int:
         """The saved reports due now in one organisation, to every channel that sends them
@@ -83,7 +101,7 @@ class Scheduler(PollingWorker):
         sent = 0
         for organisation_id in await runtime.directory.organisation_ids():
             try:
-                sent += await self.period_reminders(organisation_id)
+                sent += await self.period_reminders_when_any_can_be_due(organisation_id)
             except Exception:  # one organisation's failure does not stop the others
                 log.exception("period_reminders_failed", organisation=organisation_id)
             try:
