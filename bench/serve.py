@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from bench.common import note
+
 CLI = "from shell.cli import main; main()"
 STARTED = b"Application startup complete."  # uvicorn's line, once per worker
 
@@ -81,8 +83,6 @@ async def settled_cpu(pid: int, what: str, limit_s: float = 300.0) -> float:
     """Wait until the process tree used under a tenth of a core for 2 s (its start-up passes
     done: a restart's catching up is not what a request meets afterwards); the seconds
     waited."""
-    from bench.common import note
-
     loop = asyncio.get_running_loop()
     started = loop.time()
     while loop.time() - started < limit_s:

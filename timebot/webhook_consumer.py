@@ -18,9 +18,7 @@ import asyncio
 import hashlib
 import hmac
 import json
-import os
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -38,7 +36,7 @@ from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
 from timebot.errors import NotLinked, ServiceRequestError
 from timebot.events import EventStore, ServiceEvent
-from timebot.state.lease import acquire_lease, release_lease
+from timebot.state.lease import acquire_lease, new_owner, release_lease
 from timebot.state.models import WebhookRegistration
 
 log = structlog.get_logger("timebot.webhooks")
@@ -135,7 +133,7 @@ class WebhookSubscriptions:
         # Two processes may subscribe one organisation at once (`timebot orgs add` beside a
         # running server's loop): a lease per organisation lets one list-then-create at a
         # time; the other then finds the registration it stored.
-        owner = f"{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        owner = new_owner()
         lease = f"webhook-subscribe:{organisation_id}"
         taken = await self._wait_for_lease(lease, owner)
         try:

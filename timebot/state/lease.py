@@ -4,6 +4,9 @@ runs until `until_ms`; its holder renews it, another process takes it once it ex
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
 from typing import Any
 
 from sqlalchemy import or_, update
@@ -13,6 +16,11 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.state.db import insert_ignoring
 from timebot.state.models import SchedulerLease
+
+
+def new_owner() -> str:
+    """A lease holder's name, unique to one holder: the machine, the process, a random part."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
 async def take_lease(

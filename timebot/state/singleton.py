@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from timebot.state.lease import release_lease, take_lease
+from timebot.state.lease import new_owner, release_lease, take_lease
 
 log = structlog.get_logger("timebot.singleton")
 
@@ -71,7 +69,7 @@ class SingletonJobs:
         self.name = name
         self.lease_ms = int(lease_seconds * 1000)
         self.renew_seconds = renew_seconds
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = new_owner()
         self.jobs: list[_Job] = []
         self.held = False
         self._held_until_ms = 0
