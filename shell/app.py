@@ -3,7 +3,6 @@ configured, Slack, webhooks, one-click links and the outbox)."""
 
 from __future__ import annotations
 
-import gc
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -17,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 from plumbing.clock import SYSTEM_CLOCK, Clock
 from shell.assembly import install_components
 from shell.build import build_runtime
+from shell.collector import restore_on_stop, settle_after_start
 from shell.health import liveness, readiness
 from shell.response_headers import ResponseHeaders
 from timebot.config import Settings
@@ -50,18 +50,14 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         await runtime.start()
-        # What start-up made (modules, schema, models) lives as long as the process: kept out
-        # of the collector, a full collection no longer walks it (that stalled the event loop
-        # for 50-150 ms under load, the tail of every request's latency).
-        gc.collect()
-        gc.freeze()
+        settle_after_start()  # the collector, for a long-lived process (shell.collector)
         log.info(
             "started", role=settings.role, embedded=settings.embedded, graphql=settings.graphql_url
         )
         try:
             yield
         finally:
-            gc.unfreeze()  # collectable again once the app stops (tests start many)
+            restore_on_stop()
             await runtime.stop()
 
     app = _App(routes=routes, lifespan=lifespan)

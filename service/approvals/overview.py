@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.in_lists import in_lists
@@ -17,14 +17,31 @@ from service.approvals.state import PeriodState
 from service.models import TimeRecord
 from service.models.approval import STATUS_SUBMITTED, Approval, ApprovalEvent, Timesheet
 
+SUBMITTED_PAGE = 500
+
 
 async def submitted_of_org(session: AsyncSession, org_id: str) -> list[Timesheet]:
-    """Every submitted timesheet of the organisation, by period."""
-    return list(await session.scalars(
-        select(Timesheet)
-        .where(Timesheet.organisation_id == org_id, Timesheet.status == STATUS_SUBMITTED)
-        .order_by(Timesheet.start_ms, Timesheet.id)
-    ))
+    """Every submitted timesheet of the organisation, by period: SUBMITTED_PAGE at a time, a
+    statement each (10,000 timesheets in one took ~0.4 s of building objects, holding every
+    other request of the process)."""
+    found: list[Timesheet] = []
+    while True:
+        query = (
+            select(Timesheet)
+            .where(Timesheet.organisation_id == org_id, Timesheet.status == STATUS_SUBMITTED)
+            .order_by(Timesheet.start_ms, Timesheet.id)
+            .limit(SUBMITTED_PAGE)
+        )
+        if found:
+            last = found[-1]
+            query = query.where(or_(
+                Timesheet.start_ms > last.start_ms,
+                and_(Timesheet.start_ms == last.start_ms, Timesheet.id > last.id),
+            ))
+        page = list(await session.scalars(query))
+        found.extend(page)
+        if len(page) < SUBMITTED_PAGE:
+            return found
 
 
 async def period_states(

@@ -11,6 +11,7 @@ from sqlalchemy import Table, and_, bindparam, inspect, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.util import identity_key
 
+from plumbing.in_lists import in_lists
 from service.approvals import stages as st
 from service.approvals.actor import MAX_PERIOD_MS
 from service.approvals.rows import SheetLike
@@ -287,8 +288,10 @@ async def people(session: AsyncSession, org_id: str, ids: Iterable[str]) -> dict
             wanted.append(person_id)
         else:
             found[person_id] = person
-    if wanted:
-        rows = await session.scalars(_PEOPLE, {"wf_org": org_id, "wf_ids": wanted})
+    # IN lists of a bounded length: a statement each, so that reading a whole organisation
+    # (10,000 people: ~0.3 s of building objects) gives the event loop turns in between.
+    for ids_part in in_lists(wanted):
+        rows = await session.scalars(_PEOPLE, {"wf_org": org_id, "wf_ids": ids_part})
         found.update((p.id, p) for p in rows.unique())
     return found
 

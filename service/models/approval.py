@@ -40,6 +40,7 @@ class Timesheet(OrgScoped, Base):
         UniqueConstraint("organisation_id", "person_id", "start_ms", "end_ms",
                          name="uq_timesheets_period"),
         Index("ix_timesheets_person_period", "organisation_id", "person_id", "start_ms"),
+        Index("ix_timesheets_status_period", "organisation_id", "status", "start_ms", "id"),
     )
 
     id: Mapped[str] = id_column()

@@ -198,3 +198,64 @@ async def test_plain_fields_are_not_wrapped_and_everything_else_is() -> None:
     assert record.fields["startTime"].resolve.__name__ == "resolve_start_time"  # type: ignore[attr-defined,union-attr]
     get = schema.type_map["Query"].fields["getTimeRecords"].resolve  # type: ignore[attr-defined]
     assert get is not None and get.__name__ == "resolver"  # the permission label wrapper
+
+
+def many_things(count: int) -> list[Any]:
+    """`count` items, a few of them wrong in the ways of `things()`, far into the list."""
+    made: list[Any] = []
+    for index in range(count):
+        if index % 97 == 50:
+            made.append(Thing(f"x{index}", strict=None, fail=True, when_ms=index,
+                              tags=["t", None], strictChildren=[]))
+        else:
+            made.append(Thing(f"i{index}", name=f"n{index}", strict=index, when_ms=index,
+                              tags=["t"], strictChildren=[]))
+    return made
+
+
+LONG_QUERIES = [
+    "{ items { id name strict when { ts iso } tags } }",
+    "{ items { id failing later } }",
+    "{ strictItems { id name } }",
+    "{ strictItems { id strict } }",  # a null in a non-null field far into a strict list
+]
+
+
+@pytest.mark.skipif(fast_executor_class() is None, reason="another graphql-core")
+@pytest.mark.parametrize("query", LONG_QUERIES)
+async def test_a_long_list_answers_as_graphql_core_does(query: str) -> None:
+    from service.graphql.fast_executor import TURN_ITEMS
+
+    schema = schema_with(many_things(TURN_ITEMS * 3 + 7))
+    expected = await run(schema, query, fast=False)
+    assert await run(schema, query, fast=True) == expected
+
+
+@pytest.mark.skipif(fast_executor_class() is None, reason="another graphql-core")
+async def test_a_long_list_gives_the_event_loop_turns_while_it_is_completed() -> None:
+    """Other requests of the process run between the parts of a long answer (a whole
+    organisation's pending approvals), not only after it; a short one is done in one go."""
+    from service.graphql.fast_executor import TURN_ITEMS
+
+    async def turns_during(count: int) -> int:
+        seen = 0
+        done = asyncio.Event()
+
+        async def other_request() -> None:
+            nonlocal seen
+            while not done.is_set():
+                seen += 1
+                await asyncio.sleep(0)
+
+        other = asyncio.create_task(other_request())
+        await asyncio.sleep(0)  # it has started
+        seen = 0
+        data, errors = await run(schema_with(many_things(count)), "{ items { id name } }",
+                                 True)
+        done.set()
+        await other
+        assert errors == [] and len(data["items"]) == count
+        return seen
+
+    assert await turns_during(TURN_ITEMS * 5) >= 4
+    assert await turns_during(TURN_ITEMS) == 0

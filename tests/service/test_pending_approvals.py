@@ -188,3 +188,28 @@ async def test_team_states_and_reminders_read_everyone_at_once(org: Org) -> None
     few = await measure()
     await grow(12)
     assert await measure() == few
+
+
+async def test_the_whole_organisations_list_is_read_a_page_at_a_time(
+    org: Org, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """showAll reads the submitted timesheets SUBMITTED_PAGE at a time (a statement each, the
+    event loop free in between): every one listed once, in period order, whatever page
+    boundary falls between timesheets of the same period."""
+    from service.approvals import overview
+
+    people = [await org.add_member(f"P{i}") for i in range(3)]
+    mia = await org.add_member("Mia", role="manager")
+    for person in people:
+        await manage(org, mia, person)
+    await set_stages(org, [{"type": "ppm", "quorum": "any"}])
+    for person in people:
+        await submit_weeks(person, person, 0, 3)  # three timesheets in each of three periods
+    whole, data = await statements(org, org.admin, PENDING, {"all": True})
+    expected = [(p["startTime"]["ts"], p["submitId"]) for p in data["getPendingApprovals"]]
+    assert len(expected) == len(set(expected)) == 9
+    assert [ts for ts, _ in expected] == sorted(ts for ts, _ in expected)
+    monkeypatch.setattr(overview, "SUBMITTED_PAGE", 2)
+    paged, data = await statements(org, org.admin, PENDING, {"all": True})
+    assert [(p["startTime"]["ts"], p["submitId"]) for p in data["getPendingApprovals"]] == expected
+    assert len(paged) == len(whole) + 4, "\n".join(paged)  # five pages of 2 instead of one
