@@ -20,6 +20,8 @@ bench.scale_seed (cached per size), on SQLite, or PostgreSQL when BENCH_MAIL_DAT
   reminder mail is in the outbox (the service's webhook, the mail half, the outbox);
   the count of reminder mails must equal the people.
 - scale_rss: resident MB of `timebot serve` (the process tree) after the above.
+- scale_period_reminder_cpu, scale_digest_cpu: CPU ms per end-of-period reminder and per daily
+  digest of `timebot reminders send` (bench.scale_schedule), between the two starts.
 - scale_home_p99, scale_reply_p99: the approver's Slack Home and one e-mail approval reply
   end to end, on a second start of `timebot serve` with the fronts (bench.scale_paths), once
   its start-up passes are done (the reconciler's and the scheduler's first, which a restart
@@ -50,6 +52,7 @@ from bench.common import Figure, collector_paused, median, note
 from bench.mail_load import free_port
 from bench.mail_world import spawn
 from bench.scale_paths import ALL_PENDING, SEED_DOMAIN, Fronts, Replies, home_p99, reply_p99
+from bench.scale_schedule import scheduled_figures
 from bench.scale_seed import DAY, WEEK, Org, _pg, _pg_url, drop, seeded
 from bench.serve import cpu_seconds, kill_tree, serve_command, settled_cpu, until_ready
 from plumbing.db import create_engine, session_factory
@@ -58,7 +61,7 @@ from timebot.state.models import OutboxMessage, ReceivedEvent
 
 NAMES = ("scale_review_cpu", "scale_review_s", "scale_pending_p99", "scale_week_p99",
          "scale_persons_p99", "scale_persons_per_person", "scale_reminder_cpu", "scale_rss",
-         "scale_home_p99", "scale_reply_p99")
+         "scale_home_p99", "scale_reply_p99", "scale_period_reminder_cpu", "scale_digest_cpu")
 FIGURES = tuple(f"{n}_{db}" for n in NAMES for db in ("sqlite", "postgresql"))
 ROUNDS = 100
 HOME_ROUNDS = 50
@@ -205,7 +208,13 @@ async def measure(people: int, runs: int) -> dict[str, float]:
         try:
             await serve.start()
             values = await _figures(serve, org, runs)
+            listed = (await serve.gql(org.admin_key, ALL_PENDING))["getPendingApprovals"]
+            approvers = sorted({str(a["id"]) for item in listed
+                                for a in item.get("pendingApprovers") or []})
+            active = len((await serve.gql(org.admin_key, PERSONS))["getPersons"])
             await serve.stop()
+            values.update(await scheduled_figures(serve.env, state_url, org, approvers, active,
+                                                  root / "reminders.log"))
             fronts = Fronts(root, f"a0@{SEED_DOMAIN}")
             serve = Serve(root, service_url, state_url, workers, fronts.env())
             await serve.start()
@@ -299,6 +308,7 @@ def run(names: set[str]) -> list[Figure]:
     small, large = sizes()
     runs = int(os.environ.get("BENCH_SCALE_RUNS", "3"))
     units = {"scale_reminder_cpu": "ms/person", "scale_review_cpu": "ms/person",
+             "scale_period_reminder_cpu": "ms/person", "scale_digest_cpu": "ms/approver",
              "scale_review_s": "s", "scale_rss": "MB", "scale_persons_per_person": "us"}
     db = database()
     wanted = [n for n in NAMES if f"{n}_{db}" in names]

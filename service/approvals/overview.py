@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, func, literal_column, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.in_lists import in_lists
@@ -18,6 +18,22 @@ from service.models import TimeRecord
 from service.models.approval import STATUS_SUBMITTED, Approval, ApprovalEvent, Timesheet
 
 SUBMITTED_PAGE = 500
+_SUBMITTED: ColumnElement[str] = literal_column(f"'{STATUS_SUBMITTED}'")
+
+
+def submitted_page(org_id: str, after: Timesheet | None) -> Select[Timesheet]:
+    """The statement of a page of the organisation's submitted timesheets, by period, after
+    `after` (None: the first page). The status a literal: the partial index of the submitted
+    ones answers it, a range of it."""
+    query = (
+        select(Timesheet)
+        .where(Timesheet.organisation_id == org_id, Timesheet.status == _SUBMITTED)
+        .order_by(Timesheet.start_ms, Timesheet.id)
+        .limit(SUBMITTED_PAGE)
+    )
+    if after is None:
+        return query
+    return query.where(tuple_(Timesheet.start_ms, Timesheet.id) > tuple_(after.start_ms, after.id))
 
 
 async def submitted_of_org(session: AsyncSession, org_id: str) -> list[Timesheet]:
@@ -26,19 +42,7 @@ async def submitted_of_org(session: AsyncSession, org_id: str) -> list[Timesheet
     other request of the process)."""
     found: list[Timesheet] = []
     while True:
-        query = (
-            select(Timesheet)
-            .where(Timesheet.organisation_id == org_id, Timesheet.status == STATUS_SUBMITTED)
-            .order_by(Timesheet.start_ms, Timesheet.id)
-            .limit(SUBMITTED_PAGE)
-        )
-        if found:
-            last = found[-1]
-            query = query.where(or_(
-                Timesheet.start_ms > last.start_ms,
-                and_(Timesheet.start_ms == last.start_ms, Timesheet.id > last.id),
-            ))
-        page = list(await session.scalars(query))
+        page = list(await session.scalars(submitted_page(org_id, found[-1] if found else None)))
         found.extend(page)
         if len(page) < SUBMITTED_PAGE:
             return found

@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -40,7 +41,9 @@ class Timesheet(OrgScoped, Base):
         UniqueConstraint("organisation_id", "person_id", "start_ms", "end_ms",
                          name="uq_timesheets_period"),
         Index("ix_timesheets_person_period", "organisation_id", "person_id", "start_ms"),
-        Index("ix_timesheets_status_period", "organisation_id", "status", "start_ms", "id"),
+        # The submitted ones only: a query uses it with the literal (approvals.overview).
+        Index("ix_timesheets_submitted_period", "organisation_id", "start_ms", "id",
+              sqlite_where=text("status = 's'"), postgresql_where=text("status = 's'")),
     )
 
     id: Mapped[str] = id_column()

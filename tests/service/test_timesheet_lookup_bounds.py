@@ -69,3 +69,34 @@ async def test_approval_events_of_a_period_read_a_bounded_range(org: Org) -> Non
     assert on_timesheets, statements
     for statement in on_timesheets:
         assert "timesheets.start_ms >" in statement, statement
+
+
+async def test_an_approvers_list_starts_from_their_rows_not_the_organisations_timesheets(
+    org: Org,
+) -> None:
+    """What waits for one approver is searched from their rows of pending_approvals: the
+    index of the organisation's submitted timesheets (the whole list's, partial on the status
+    literal) is no candidate for it, whatever the planner's statistics say."""
+    from service.approvals.overview import submitted_page
+    from service.approvals.pending import _WAITING
+    from service.models.approval import Timesheet
+
+    engine = org.live.service.engine
+    if engine.dialect.name != "sqlite":
+        pytest.skip("the query plan is read from SQLite (PostgreSQL plans by table size)")
+
+    async def plan_of(statement: object) -> str:
+        compiled = statement.compile(dialect=sqlite.dialect())  # type: ignore[attr-defined]
+        async with engine.connect() as connection:
+            return " | ".join(str(row[-1]) for row in (await connection.exec_driver_sql(
+                "EXPLAIN QUERY PLAN " + str(compiled),
+                tuple(1 for _ in compiled.positiontup or ()))).all())
+
+    waiting = await plan_of(_WAITING)
+    assert "ix_pending_approvals_approver" in waiting, waiting
+    assert "ix_timesheets_submitted_period" not in waiting, waiting
+    first = await plan_of(submitted_page("o", None))
+    assert "ix_timesheets_submitted_period" in first, first
+    later = await plan_of(submitted_page("o", Timesheet(start_ms=1, id="x")))
+    assert "ix_timesheets_submitted_period (organisation_id=? AND (start_ms,id)>(?,?))" in later, \
+        later
