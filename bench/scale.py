@@ -216,7 +216,9 @@ async def measure(people: int, runs: int) -> dict[str, float]:
             values.update(await scheduled_figures(serve.env, state_url, org, approvers, active,
                                                   root / "reminders.log"))
             fronts = Fronts(root, f"a0@{SEED_DOMAIN}")
-            serve = Serve(root, service_url, state_url, workers, fronts.env())
+            # A restart keeps its secret key: the keys stored so far stay readable.
+            serve = Serve(root, service_url, state_url, workers, {
+                **fronts.env(), "TIMEBOT_SECRET_KEY": serve.env["TIMEBOT_SECRET_KEY"]})
             await serve.start()
             assert serve.process is not None
             await settled_cpu(serve.process.pid, "the fronts' start")
