@@ -19,9 +19,16 @@ import gc
 
 DEFAULT_THRESHOLDS = gc.get_threshold()
 OLDEST_EVERY = 100
+_running = 0  # apps started and not stopped in this process (the tests run several at once)
+
+
+def running_apps() -> int:
+    return _running
 
 
 def settle_after_start() -> None:
+    global _running
+    _running += 1
     gc.collect()
     gc.freeze()
     young, middle, _oldest = DEFAULT_THRESHOLDS
@@ -29,6 +36,9 @@ def settle_after_start() -> None:
 
 
 def restore_on_stop() -> None:
-    """As before the start (tests start many apps in one process)."""
-    gc.unfreeze()
-    gc.set_threshold(*DEFAULT_THRESHOLDS)
+    """As before the first start, once the last app of the process stops."""
+    global _running
+    _running = max(0, _running - 1)
+    if _running == 0:
+        gc.unfreeze()
+        gc.set_threshold(*DEFAULT_THRESHOLDS)
