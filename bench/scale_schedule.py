@@ -11,10 +11,11 @@ no `timebot serve` runs):
   finding its reminders already sent; the count must be every approver.
 
 Each figure is the run's CPU (the command's process, from /proc's account of the waited child)
-less that of a run that only starts and stops (an unknown organisation): the start-up of a
-command is no one's share. The organisation is made to look served since before the week
-(`scheduler_epochs`: a timebot that has served it a year would have), and its digest choices
-and epoch are put back afterwards, so that the fronts' start that follows sends nothing.
+less that of a run that only starts and stops (an unknown organisation; the cheaper of two):
+the start-up of a command is no one's share. The organisation is made to look served since
+before the week (`scheduler_epochs`: a timebot that has served it a year would have), and its
+digest choices and epoch are put back afterwards, so that the fronts' start that follows
+sends nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from sqlalchemy import delete, select, update
 
+from bench.common import note
 from bench.scale_seed import WEEK, Org
 from bench.serve import timebot_command
 from plumbing.db import create_engine, session_factory, unit_of_work
@@ -73,9 +75,10 @@ async def scheduled_figures(env: dict[str, str], state_url: str, org: Org,
             session.add_all(NotificationPreference(
                 organisation_id=org.org_id, person_id=approver, mode="digest", updated_ms=WEEK)
                 for approver in approvers)
-        start_up, said = _send(env, "no-such-organisation", REMINDERS_AT, log)
-        if "no such organisation" not in said:
-            raise RuntimeError(f"the start-up run: {said[-500:]}")
+        start_ups = [_send(env, "no-such-organisation", REMINDERS_AT, log) for _ in range(2)]
+        if any("no such organisation" not in said for _cpu, said in start_ups):
+            raise RuntimeError(f"the start-up run: {start_ups[-1][1][-500:]}")
+        start_up = min(cpu for cpu, _said in start_ups)  # the cheaper: subtract no more than it
         before = await _count(state, "timesheet-reminder")
         reminders_cpu, said = _send(env, org.org_id, REMINDERS_AT, log)
         reminders = await _count(state, "timesheet-reminder") - before
@@ -94,6 +97,8 @@ async def scheduled_figures(env: dict[str, str], state_url: str, org: Org,
             await session.execute(put_back.where(SchedulerEpoch.organisation_id == org.org_id))
     finally:
         await state.dispose()
+    note(f"{org.people} people: reminders send: start-up {start_up * 1000:.0f} ms CPU, "
+         f"{reminders} period reminders {reminders_cpu * 1000:.0f} ms, {digests} digests "
+         f"{digests_cpu * 1000:.0f} ms")
     return {"scale_period_reminder_cpu": (reminders_cpu - start_up) * 1000 / reminders,
-            "scale_digest_cpu": (digests_cpu - start_up) * 1000 / digests,
-            "scale_schedule_start_up_cpu": start_up * 1000}
+            "scale_digest_cpu": (digests_cpu - start_up) * 1000 / digests}

@@ -11,11 +11,10 @@ import asyncio
 import contextlib
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 import graphql
 from graphql import (
-    GraphQLLeafType,
     GraphQLObjectType,
     GraphQLOutputType,
     is_leaf_type,
@@ -25,29 +24,9 @@ from graphql import (
 )
 from graphql.pyutils import Path, Undefined
 
+from service.graphql.fast_plan import _FALLBACK, _MAPPING_TYPES, _MISSING, _SIMPLE, _Plan
 from service.graphql.fastpath import is_plain
 
-
-class _Plan(NamedTuple):
-    name: str  # the field's name (the attribute or key the default resolver reads)
-    resolver: Callable[..., Any] | None  # a plain resolver, or None for the default one
-    return_type: GraphQLOutputType
-    non_null: bool
-    is_list: bool
-    item_type: GraphQLOutputType  # the list's item type with its non-null wrapper
-    item_non_null: bool
-    leaf: GraphQLLeafType | None
-    object_type: Any  # GraphQLObjectType for objects, None for leaves
-    subfields: Any  # the object type's grouped field set (graphql-core memoizes it)
-    null_message: str
-
-
-_MISSING: Any = object()
-# Values that are neither callable, awaitable, exceptions nor lists: returned as they are.
-_SIMPLE = frozenset({str, int, bool, float, type(None)})
-# Whether values of a type are mappings (the default resolver reads keys, not attributes).
-_MAPPING_TYPES: dict[type, bool] = {}
-_FALLBACK: Any = object()
 # A list longer than this is completed in parts, the event loop getting a turn between them.
 TURN_ITEMS = 200
 
@@ -346,8 +325,7 @@ def _make_fast_executor_class() -> type[Any] | None:
         async def _complete_in_turns(self, plan: _Plan, field_details_list: Any, path: Any,
                                      items: list[Any] | tuple[Any, ...]) -> list[Any]:
             """A long list TURN_ITEMS items at a time, the event loop given a turn between
-            them: completed in one go, 10,000 pending approvals held every other request of
-            the process for about a second."""
+            them (in one go, a list of plain items holds every other request meanwhile)."""
             completed: list[Any] = []
             for start in range(0, len(items), TURN_ITEMS):
                 if start:
@@ -359,7 +337,6 @@ def _make_fast_executor_class() -> type[Any] | None:
 
         def _complete_items(self, plan: _Plan, field_details_list: Any, path: Any,
                             items: list[Any] | tuple[Any, ...], offset: int) -> Any:
-            """The items of a list (`offset`: the first one's index in it)."""
             is_awaitable = self.is_awaitable
             completed_results: list[Any] = []
             awaitable_indices: list[int] = []
