@@ -88,8 +88,12 @@ async def start_live_server(
     settings = load_settings(env)
     clock = Clock()
     app = create_app(settings, clock, auto_subscribe=auto_subscribe)
+    # The server keeps an idle connection longer than the clients' pools do (httpx: 5 s), so
+    # that a client never sends on a connection the server is closing at that moment (an
+    # httpx.ReadError in a test that waited about 5 s between two requests).
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", access_log=False,
+        timeout_keep_alive=30,
     )
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
