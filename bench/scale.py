@@ -52,7 +52,7 @@ from bench.common import Figure, collector_paused, median, note
 from bench.mail_load import free_port
 from bench.mail_world import spawn
 from bench.scale_paths import ALL_PENDING, SEED_DOMAIN, Fronts, Replies, home_p99, reply_p99
-from bench.scale_schedule import scheduled_figures
+from bench.scale_schedule import outbox_count, scheduled_figures
 from bench.scale_seed import DAY, WEEK, Org, _pg, _pg_url, drop, seeded
 from bench.serve import cpu_seconds, kill_tree, serve_command, settled_cpu, until_ready
 from plumbing.db import create_engine, session_factory
@@ -164,9 +164,7 @@ class Serve:
         return samples[min(len(samples) - 1, int(len(samples) * 0.99))]
 
     async def reminders(self, kind: str = "timesheet-reminder") -> int:
-        async with session_factory(self.state_engine)() as session:
-            return int(await session.scalar(select(func.count()).select_from(OutboxMessage)
-                                             .where(OutboxMessage.kind == kind)) or 0)
+        return await outbox_count(self.state_engine, kind)
 
     async def settled(self) -> bool:
         async with session_factory(self.service_engine)() as session:

@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 
 from bench.common import note
 from bench.scale_seed import WEEK, Org
@@ -53,10 +53,11 @@ def _send(env: dict[str, str], org_id: str, at: str, log: Path) -> tuple[float, 
     return spent, done.stdout + done.stderr
 
 
-async def _count(state: Any, kind: str) -> int:
+async def outbox_count(state: Any, kind: str) -> int:
+    """How many mails of this kind timebot's outbox holds (its state database's engine)."""
     async with session_factory(state)() as session:
-        rows = await session.scalars(select(OutboxMessage.id).where(OutboxMessage.kind == kind))
-        return len(list(rows))
+        return int(await session.scalar(select(func.count()).select_from(OutboxMessage)
+                                         .where(OutboxMessage.kind == kind)) or 0)
 
 
 async def scheduled_figures(env: dict[str, str], state_url: str, org: Org,
@@ -79,14 +80,14 @@ async def scheduled_figures(env: dict[str, str], state_url: str, org: Org,
         if any("no such organisation" not in said for _cpu, said in start_ups):
             raise RuntimeError(f"the start-up run: {start_ups[-1][1][-500:]}")
         start_up = min(cpu for cpu, _said in start_ups)  # the cheaper: subtract no more than it
-        before = await _count(state, "timesheet-reminder")
+        before = await outbox_count(state, "timesheet-reminder")
         reminders_cpu, said = _send(env, org.org_id, REMINDERS_AT, log)
-        reminders = await _count(state, "timesheet-reminder") - before
-        if reminders != people or await _count(state, "digest"):
+        reminders = await outbox_count(state, "timesheet-reminder") - before
+        if reminders != people or await outbox_count(state, "digest"):
             raise RuntimeError(f"{reminders} period reminders for {people} people, "
-                               f"{await _count(state, 'digest')} digests: {said[-500:]}")
+                               f"{await outbox_count(state, 'digest')} digests: {said[-500:]}")
         digests_cpu, said = _send(env, org.org_id, DIGESTS_AT, log)
-        digests = await _count(state, "digest")
+        digests = await outbox_count(state, "digest")
         if digests != len(approvers):
             raise RuntimeError(f"{digests} digests for {len(approvers)} approvers: {said[-500:]}")
         async with unit_of_work(sessions) as session:

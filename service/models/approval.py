@@ -30,6 +30,7 @@ STATUS_DRAFT = "d"
 STATUS_SUBMITTED = "s"
 STATUS_APPROVED = "a"
 STATUS_REJECTED = "r"
+_SUBMITTED_ONLY = text(f"status = '{STATUS_SUBMITTED}'")  # a partial index's predicate
 
 
 class Timesheet(OrgScoped, Base):
@@ -43,7 +44,7 @@ class Timesheet(OrgScoped, Base):
         Index("ix_timesheets_person_period", "organisation_id", "person_id", "start_ms"),
         # The submitted ones only: a query uses it with the literal (approvals.overview).
         Index("ix_timesheets_submitted_period", "organisation_id", "start_ms", "id",
-              sqlite_where=text("status = 's'"), postgresql_where=text("status = 's'")),
+              sqlite_where=_SUBMITTED_ONLY, postgresql_where=_SUBMITTED_ONLY),
     )
 
     id: Mapped[str] = id_column()
