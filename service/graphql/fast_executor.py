@@ -8,8 +8,6 @@ returns None for another version and execution then simply uses graphql-core's o
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,8 +22,16 @@ from graphql import (
 )
 from graphql.pyutils import Path, Undefined
 
-from service.graphql.fast_plan import _FALLBACK, _MAPPING_TYPES, _MISSING, _SIMPLE, _Plan
+from service.graphql.fast_plan import (
+    _FALLBACK,
+    _MAPPING_TYPES,
+    _MISSING,
+    _SIMPLE,
+    _Plan,
+    settle_fields,
+)
 from service.graphql.fastpath import is_plain
+from service.graphql.plan_store import SharedPlans, shared_plans
 
 # A list longer than this is completed in parts, the event loop getting a turn between them.
 TURN_ITEMS = 200
@@ -46,11 +52,22 @@ def _make_fast_executor_class() -> type[Any] | None:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self._plans: dict[tuple[int, int], _Plan | None] = {}
-            self._objects: dict[tuple[int, int], list[tuple[str, Any, _Plan | None]]] = {}
-            self._lists: dict[tuple[int, int], _Plan | None] = {}
-            self._planned: list[Any] = []  # keeps the keyed lists alive (ids stay unique)
+            # The operation's plans from its earlier requests, or this one's (plan_store.py).
+            shared = self._shared = shared_plans(self.schema, self.operation, self.fragments)
+            kept = shared or SharedPlans()
+            self._plans, self._objects, self._lists = kept.plans, kept.objects, kept.lists
+            self._planned = kept.planned  # keeps the keyed lists alive (ids stay unique)
+            if shared is not None:
+                self._relevant_sub_fields = shared.sub_fields
             self._streams = self.schema.get_directive("stream") is not None
+
+        def execute_collected_root_fields(self, root_type: GraphQLObjectType, root_value: Any,
+                                          grouped_field_set: Any, *args: Any) -> Any:
+            """The root fields as the operation's first request collected them (their plans)."""
+            if self._shared is not None:
+                grouped_field_set = self._shared.roots.setdefault(id(root_type), grouped_field_set)
+            return super().execute_collected_root_fields(
+                root_type, root_value, grouped_field_set, *args)
 
         # ------------------------------------------------------------------ planning
 
@@ -197,24 +214,7 @@ def _make_fast_executor_class() -> type[Any] | None:
             if not awaitable_fields:
                 return results
 
-            async def get_results() -> dict[str, Any]:
-                # One by one, not gathered (a task each cost more than the fields; they share
-                # the request's session). After an error the rest still run, as when gathered.
-                for index, field in enumerate(awaitable_fields):
-                    try:
-                        results[field] = await results[field]
-                    except Exception:
-                        for rest in awaitable_fields[index + 1:]:
-                            with contextlib.suppress(Exception):
-                                await results[rest]
-                        raise
-                    except BaseException:  # coroutines closed, futures cancelled
-                        for rest in (results[name] for name in awaitable_fields[index + 1:]):
-                            getattr(rest, "close" if inspect.iscoroutine(rest) else "cancel", str)()
-                        raise
-                return results
-
-            return get_results()
+            return settle_fields(results, awaitable_fields)
 
         def execute_field(
             self,
