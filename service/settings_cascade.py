@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.models import Organisation, Person, PersonTag, Tag
+from service.as_loaded import Columns
+from service.models import Organisation, Person, PersonTag, Tag, TagCategory
 from service.read_memo import memo
 from service.settings_registry import BY_NAME, LOCALISATION, Setting
 
@@ -84,13 +85,22 @@ def store(entity: Any, level: str, setting: Setting, value: Any) -> None:
         setattr(entity, column, value)
 
 
-# Built once (every time-record write asks it): the organisation and the person are parameters.
+# Built once (every time-record write and every person's setting asks it): the organisation
+# and the person are parameters. Core columns made entities by `as_loaded`, each tag with its
+# category as the ORM's joined loading gives it: the ORM's loading cost more than the read.
+_TAG = Columns(Tag, prefix="t_", relations=("category",))
+_CATEGORY = Columns(TagCategory, prefix="c_")
+_TAGS = cast(Table, Tag.__table__)
+_CATEGORIES = cast(Table, TagCategory.__table__)
+_PERSONS_TAGS = cast(Table, PersonTag.__table__)
 _PERSON_TAGS = (
-    select(Tag)
-    .join(PersonTag, PersonTag.tag_id == Tag.id)
+    select(*_TAG.labelled, *_CATEGORY.labelled)
+    .select_from(_TAGS)
+    .join(_PERSONS_TAGS, _PERSONS_TAGS.c.tag_id == _TAGS.c.id)
+    .outerjoin(_CATEGORIES, _CATEGORIES.c.id == _TAGS.c.category_id)
     .where(
-        PersonTag.organisation_id == bindparam("tags_org"),
-        PersonTag.person_id == bindparam("tags_person"),
+        _PERSONS_TAGS.c.organisation_id == bindparam("tags_org"),
+        _PERSONS_TAGS.c.person_id == bindparam("tags_person"),
     )
 )
 
@@ -111,9 +121,16 @@ async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> lis
     key = _tags_key(org_id, person_id)
     found: list[Tag] | None = remembered.get(key)
     if found is None:
-        rows = await session.scalars(_PERSON_TAGS, {"tags_org": org_id, "tags_person": person_id})
-        found = remembered[key] = list(rows.unique())
+        rows = await session.execute(_PERSON_TAGS, {"tags_org": org_id, "tags_person": person_id})
+        found = remembered[key] = [_tag_of(session, row) for row in rows]
     return list(found)
+
+
+def _tag_of(session: AsyncSession, row: Any) -> Tag:
+    category = _CATEGORY.build(session, row, _TAG.width)
+    tag = _TAG.build(session, row, 0, {"category": category})
+    assert tag is not None  # an inner join: the tag is there
+    return tag
 
 
 def first(*candidates: Resolved | None, default: Any = None) -> Resolved:
