@@ -120,7 +120,7 @@ async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> lis
     remembered = memo(session)
     key = _tags_key(org_id, person_id)
     found: list[Tag] | None = remembered.get(key)
-    if found is None:
+    if found is None:  # (the session flushes first, as for any statement it executes)
         rows = await session.execute(_PERSON_TAGS, {"tags_org": org_id, "tags_person": person_id})
         found = remembered[key] = [_tag_of(session, row) for row in rows]
     return list(found)

@@ -11,7 +11,8 @@ from sqlalchemy import event, inspect, select
 
 from service.as_loaded import Columns, attach_written
 from service.graphql.auth import authenticate
-from service.models import Organisation, Person, Role, TimeRecord
+from service.models import Organisation, Person, PersonTag, Role, Tag, TagCategory, TimeRecord
+from service.settings_cascade import person_tags
 from tests.support import Org
 
 
@@ -124,3 +125,53 @@ async def test_a_written_record_is_in_the_session_as_loaded(org: Org) -> None:
         assert fresh.person is written.person and fresh.projects == []
         with pytest.raises(ValueError, match="persistent"):
             attach_written(session, fresh)
+
+
+async def _tags_as_the_orm_loads(session: Any, org_id: str, person_id: str) -> list[Any]:
+    rows = await session.scalars(
+        select(Tag).join(PersonTag, PersonTag.tag_id == Tag.id)
+        .where(PersonTag.organisation_id == org_id, PersonTag.person_id == person_id)
+        .execution_options(populate_existing=True))
+    return [(_columns(tag), tag.category and _columns(tag.category))
+            for tag in sorted(rows.unique(), key=lambda t: t.id)]
+
+
+async def test_a_persons_tags_are_what_the_orm_loads(org: Org) -> None:
+    """service.settings_cascade.person_tags reads Core columns: each tag, its category
+    loaded or None, as the ORM's joined loading gave them."""
+    member = await org.add_member("Eve", "employee")
+    async with org.live.service.sessions() as session:
+        category = TagCategory(organisation_id=org.id, name="Teams", level_names=["Team"])
+        session.add(category)
+        await session.flush()
+        for name, category_id in (("Blue", category.id), ("Loose", None)):
+            tag = Tag(organisation_id=org.id, name=name, category_id=category_id, created_ms=1,
+                      settings={"timeZone": "Europe/Paris"} if category_id else {})
+            session.add(tag)
+            await session.flush()
+            session.add(PersonTag(organisation_id=org.id, tag_id=tag.id, person_id=member.id))
+        await session.commit()
+    async with org.live.service.sessions() as session:
+        expected = await _tags_as_the_orm_loads(session, org.id, member.id)
+    assert len(expected) == 2
+    async with org.live.service.sessions() as session:
+        found = await person_tags(session, org.id, member.id)
+        assert [(_columns(tag), tag.category and _columns(tag.category))
+                for tag in sorted(found, key=lambda t: t.id)] == expected
+        for tag in found:
+            state = inspect(tag)
+            assert state.persistent and not state.modified and "category" not in state.unloaded
+        assert not session.dirty and not session.new
+
+
+async def test_a_tag_given_in_the_same_transaction_counts(org: Org) -> None:
+    """As the ORM's autoflush did: a person's tag added in this session and not yet flushed is
+    among their tags."""
+    member = await org.add_member("Eve", "employee")
+    async with org.live.service.sessions() as session:
+        tag = Tag(organisation_id=org.id, name="Fresh", created_ms=1)
+        session.add(tag)
+        await session.flush()
+        session.add(PersonTag(organisation_id=org.id, tag_id=tag.id, person_id=member.id))
+        assert [t.name for t in await person_tags(session, org.id, member.id)] == ["Fresh"]
+        await session.rollback()
