@@ -54,13 +54,16 @@ def new_key() -> Key:
     return Key(private, line)
 
 
-def signed_reply(key: Key, sender: str, token: str) -> Mail:
+def signed_reply(key: Key, sender: str, token: str, in_reply_to: str | None = None) -> Mail:
     message = EmailMessage()
     message["From"] = f"Mia <{sender}>"
     message["To"] = reply_address(token, DOMAIN)
     message["Subject"] = "Re: Timesheet of Bob"
     message["Date"] = formatdate()
     message["Message-ID"] = f"<{uuid.uuid4().hex}@{SENDER_DOMAIN}>"
+    if in_reply_to is not None:
+        message["In-Reply-To"] = in_reply_to
+        message["References"] = in_reply_to
     message.set_content(
         "Approved, thanks!\n\nOn Mon, 9 Mar 2026 at 09:00, timebot wrote:\n> Reply approve.\n"
     )

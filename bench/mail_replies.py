@@ -154,8 +154,8 @@ async def _prepared_replies(world: TimebotProcess, count: int) -> tuple[list[str
     """`count` submitted timesheets (what they set off done) and a reply approving each."""
     note(f"setting up {count} submitted timesheets")
     events = await world.timesheets(count)
-    mails = world.replies(events)
     await world.wait_settled()
+    mails = await world.replies(events)
     return events, mails
 
 

@@ -39,8 +39,8 @@ from plumbing.db import create_engine, session_factory, unit_of_work
 from service.db import migrate
 from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 from service.provisioning import add_person, create_organisation
+from timebot.notify.reviews import review_dedupe_key
 from timebot.state.models import OutboxMessage, ReceivedEvent
-from timebot.tokens import make_token
 
 WEEK0 = 1_735_516_800_000  # Monday 30 December 2024, 00:00 UTC
 DAY_MS = 86_400_000
@@ -219,15 +219,24 @@ class TimebotProcess:
         self._weeks += count
         return events
 
-    def replies(self, events: list[str]) -> list[Mail]:
-        expires = SYSTEM_CLOCK.now_ms() + 7 * DAY_MS
-        return [
-            signed_reply(self.key, self.mia_email, make_token(
-                self.secret, "reply", event_id=event, approver_id=self.mia_id, stage=0,
-                expires_at_ms=expires,
-            ))
-            for event in events
-        ]
+    async def replies(self, events: list[str]) -> list[Mail]:
+        """Mia's reply to each event's review request, as her mail client writes it: to its
+        Reply-To (the token of its Message-ID), In-Reply-To its Message-ID. (The setup must
+        have settled: the review requests are in the outbox.)"""
+        keys = {review_dedupe_key(event, 0, self.mia_id): event for event in events}
+        async with session_factory(self.state_engine)() as session:
+            found = dict((await session.execute(
+                select(OutboxMessage.dedupe_key, OutboxMessage.message_id)
+                .where(OutboxMessage.dedupe_key.in_(list(keys))))).tuples().all())
+        missing = [keys[key] for key in keys if not found.get(key)]
+        if missing:
+            raise RuntimeError(f"no review request for {len(missing)} of the timesheets")
+        mails = []
+        for key in keys:
+            review_id = str(found[key])
+            token = review_id.strip("<>").split(".", 1)[0]
+            mails.append(signed_reply(self.key, self.mia_email, token, in_reply_to=review_id))
+        return mails
 
     async def receipts_delivered(self) -> int:
         async with session_factory(self.state_engine)() as session:

@@ -48,11 +48,13 @@ from timebot.owner_notice import PERSON_FIELDS, person_details
 from timebot.tokens import (
     REPLY_PURPOSES,
     ApprovalToken,
+    PeriodHint,
     Purpose,
     TokenError,
     TokenExpired,
     TokenMissing,
     find_token_candidates,
+    period_hint,
     verify_token,
 )
 
@@ -73,12 +75,22 @@ EVENT_AND_LANGUAGE_QUERY = (
     f"query ReplyEventAndLanguage($id: SvcId!, $me: SvcId!) {{ getApprovalEventById(id: $id) "
     f"{{ {_EVENT_FIELDS} }} approver: getPerson(id: $me) {{ id {LOCALISATION_FIELDS} }} }}"
 )
-STATE_QUERY = """query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
-  getApprovalState(personId: $p, startTime: $s, endTime: $e) {
+_STATE_FIELD = """getApprovalState(personId: $p, startTime: $s, endTime: $e) {
     status currentStage submitId pendingApprovers { id name }
     stageDetails { type skipped approvedBy { person { id } } pending { id name } }
-  }
-}"""
+  }"""
+STATE_QUERY = (
+    f"query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {{ {_STATE_FIELD} }}"
+)
+# The first read with the approval state of the period the reply's Message-ID hints at
+# (timebot.tokens.period_hint): the state is used only when the event read with it has that
+# very owner and period, else it is read again as without a hint.
+EVENT_LANGUAGE_AND_STATE_QUERY = (
+    "query ReplyEventLanguageAndState($id: SvcId!, $me: SvcId!, $p: SvcId!, "
+    f"$s: SvcTimestamp!, $e: SvcTimestamp!) {{ getApprovalEventById(id: $id) "
+    f"{{ {_EVENT_FIELDS} }} approver: getPerson(id: $me) {{ id {LOCALISATION_FIELDS} }} "
+    f"{_STATE_FIELD} }}"
+)
 APPROVE_MUTATION = (
     "mutation ReplyApprove($id: SvcId!) { approveTimesheet(id: $id) { status stage } }"
 )
@@ -179,8 +191,9 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
 
     decision = decide(mail.read.text)
     client = runtime.client
-    event = await _event_and_language(processor, integration, token.event_id,
-                                      approver.person_id)
+    hint = period_hint(mail.read.headers, token_text, settings.mail_domain)
+    event, read_state = await _event_and_language(processor, integration, token.event_id,
+                                                  approver.person_id, hint)
     if not event:
         return await processor.answer(
             mail, receipts.unknown_link("its timesheet no longer exists"), token=token_text,
@@ -200,11 +213,12 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
                                           last=True)
         action, detail = "comment", decision.text.strip()
     else:
-        data = await processor.reads.execute(
-            STATE_QUERY, {"p": owner.person_id, "s": sheet.start_ms, "e": sheet.end_ms},
-            apikey=integration,
-        )
-        state = StateView.parse(data["getApprovalState"] or {})
+        if read_state is None:
+            read_state = await processor.reads.execute(
+                STATE_QUERY, {"p": owner.person_id, "s": sheet.start_ms, "e": sheet.end_ms},
+                apikey=integration,
+            )
+        state = StateView.parse(read_state["getApprovalState"] or {})
         if isinstance(decision, RejectWithoutReason):
             refusal = judge("reject", token, sheet, state, rejected_stage=None, ours=False)
             return await processor.answer(
@@ -270,18 +284,46 @@ async def process_approval_reply(processor: Replier, mail: InboundMail) -> str:
     )
 
 
-async def _event_and_language(processor: Replier, integration: str, event_id: str,
-                              approver_id: str) -> dict[str, Any] | None:
+async def _event_and_language(
+    processor: Replier, integration: str, event_id: str, approver_id: str,
+    hint: PeriodHint | None,
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The token's event (None: unreadable), the approver's language made the receipt's
-    (`speak_to`): one read, or, when its answer carries any error or refusal, each on its own
-    as before."""
-    answer = await processor.reads.execute_raw(
-        EVENT_AND_LANGUAGE_QUERY, {"id": event_id, "me": approver_id}, apikey=integration)
+    (`speak_to`), and with a hint that the event bears out, the approval state of its period
+    (`{"getApprovalState": …}`; else None: to be read): one read, or, when its answer carries
+    any error or refusal, each on its own as before."""
+    variables: dict[str, Any] = {"id": event_id, "me": approver_id}
+    query = EVENT_AND_LANGUAGE_QUERY
+    if hint is not None:
+        query = EVENT_LANGUAGE_AND_STATE_QUERY
+        variables.update(p=hint.person_id, s=hint.start_ms, e=hint.end_ms)
+    answer = await processor.reads.execute_raw(query, variables, apikey=integration)
     data = answer.data or {}
     if not (answer.errors or answer.refused) and data.get("approver"):
         switch(localisation_of(data["approver"]))
         found = data.get("getApprovalEventById")
-        return dict(found) if found else None
+        if not found:
+            return None, None
+        state = None
+        if hint is not None and _bears_out(found, hint):
+            state = {"getApprovalState": data.get("getApprovalState")}
+        return dict(found), state
+    return await _event_alone(processor, integration, event_id, approver_id), None
+
+
+def _bears_out(event: dict[str, Any], hint: PeriodHint) -> bool:
+    """Whether the event read is of the hinted owner and period."""
+    try:
+        return (str(event["person"]["id"]) == hint.person_id
+                and int(event["startTime"]["ts"]) == hint.start_ms
+                and int(event["endTime"]["ts"]) == hint.end_ms)
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+async def _event_alone(processor: Replier, integration: str, event_id: str,
+                       approver_id: str) -> dict[str, Any] | None:
+    """The event and the approver's language, each read on its own."""
     client = processor.runtime.client
     await speak_to(client, integration, approver_id)
     try:

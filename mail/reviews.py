@@ -32,7 +32,7 @@ from timebot.notify.review_reads import approver_reads
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage
 from timebot.summary import TimesheetSummary, hours
-from timebot.tokens import make_token, message_id, reply_address
+from timebot.tokens import PeriodHint, make_token, message_id, reply_address
 
 log = structlog.get_logger("mail.reviews")
 
@@ -83,9 +83,11 @@ def build_message(
     to: str,
     reply_token: str | None = None,
     auto_submitted: str = "auto-generated",
+    hint: PeriodHint | None = None,
 ) -> EmailMessage:
     """Our message: From TIMEBOT_MAIL_FROM; with a reply token, Reply-To the approvals address
-    and a Message-ID that carries the token."""
+    and a Message-ID that carries the token (and `hint`: the timesheet's owner and period,
+    which saves the reply a read)."""
     domain = settings.mail_domain
     headers = {"Auto-Submitted": auto_submitted}
     if reply_token is not None:
@@ -93,7 +95,7 @@ def build_message(
     return new_message(
         mail_from=settings.mail_from, to=to, subject=rendered.subject, text=rendered.text,
         html=rendered.html, mail_domain=domain,
-        message_id=message_id(reply_token, domain) if reply_token is not None else None,
+        message_id=message_id(reply_token, domain, hint=hint) if reply_token is not None else None,
         headers=headers,
     )
 
@@ -169,7 +171,8 @@ async def send_approver_mail(
         "approve_url": links.approve_url, "reject_url": links.reject_url,
         "days": (extra or {}).get("waiting_days")}, builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(approver["email"]),
-                            reply_token=links.reply_token)
+                            reply_token=links.reply_token,
+                            hint=PeriodHint(summary.person_id, summary.start_ms, summary.end_ms))
     queued: bool = await ctx.mail.outbox.enqueue(
         message, kind=kind, envelope_from=settings.mail_from, dedupe_key=dedupe_key
     )

@@ -184,11 +184,67 @@ def reply_address(token: str, mail_domain: str) -> str:
     return f"{REPLY_LOCAL_PREFIX}{token}@{mail_domain}"
 
 
-def message_id(token: str, mail_domain: str, nonce: str | None = None) -> str:
-    """A Message-ID of ours carrying the token: `<token.nonce@mail domain>`."""
+@dataclass(frozen=True)
+class PeriodHint:
+    """The reviewed timesheet's owner and period, carried after the token in the Message-ID of
+    a mail about it. Never trusted: a reply reads the approval state of this period with the
+    token's event only when the event it reads has this very owner and period."""
+
+    person_id: str
+    start_ms: int
+    end_ms: int
+
+    def text(self) -> str:
+        return f"p{self.person_id}-{_base36(self.start_ms)}-{_base36(self.end_ms)}"
+
+
+_HINT = re.compile(r"p([0-9a-f]{24})-([0-9a-z]{1,12})-([0-9a-z]{1,12})")
+
+
+def _base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        value, digit = divmod(value, 36)
+        text = digits[digit] + text
+        if not value:
+            return text
+
+
+def message_id(token: str, mail_domain: str, nonce: str | None = None,
+               hint: PeriodHint | None = None) -> str:
+    """A Message-ID of ours carrying the token: `<token.nonce@mail domain>`, or with a hint
+    `<token.nonce.hint@mail domain>`."""
     if nonce is None:
         nonce = _b32(secrets.token_bytes(10))
-    return f"<{token}.{nonce}@{mail_domain}>"
+    tail = ""
+    if hint is not None and min(hint.start_ms, hint.end_ms) >= 0:
+        text = hint.text()
+        # (another service's ids may have another shape: then there is no hint)
+        tail = f".{text}" if _HINT.fullmatch(text) else ""
+    return f"<{token}.{nonce}{tail}@{mail_domain}>"
+
+
+def period_hint(headers: Iterable[tuple[str, str]], token: str, mail_domain: str
+                ) -> PeriodHint | None:
+    """The hint of our Message-ID that carries `token` in In-Reply-To or References (the
+    direct parent first), or None."""
+    domain = mail_domain.strip().lower().rstrip(".")
+    wanted = token.lower()
+    for header in _THREAD_HEADERS:
+        for name, value in headers:
+            if name.lower() != header:
+                continue
+            for local, id_domain in reversed(_MSGID.findall(value)):
+                parts = local.lower().split(".")
+                if (len(parts) != 3 or parts[0] != wanted
+                        or id_domain.lower().rstrip(".") != domain):
+                    continue
+                found = _HINT.fullmatch(parts[2])
+                if found is not None:
+                    return PeriodHint(found.group(1), int(found.group(2), 36),
+                                      int(found.group(3), 36))
+    return None
 
 
 _ADDRESS_HEADERS = ("to", "cc", "delivered-to", "x-original-to")

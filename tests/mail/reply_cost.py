@@ -33,14 +33,16 @@ from sqlalchemy import event
 
 from mail.approval_reply import APPROVE_MUTATION, EVENT_AND_LANGUAGE_QUERY, STATE_QUERY
 from mail.inbox import Inbox, InboxWorker
-from tests.mail.test_reply_commits import KEY, LEASE_MS, _accepted, _claim
-from tests.protocol.reply_helpers import DOMAIN, Sheet, submitted_sheet
+from tests.mail.test_reply_commits import KEY, LEASE_MS, _claim
+from tests.protocol.reply_helpers import DOMAIN, Sheet, reply, submitted_sheet
 from tests.service.test_approvals_support import SUBMIT, WEEK, WEEK_END, add_record
 from tests.support import DAY_MS, LiveServer, new_org, start_live_server, stop_live_server
 from timebot.state.models import InboxMessage
 from timebot.state.queue import FinishBatch
+from timebot.tokens import PeriodHint, make_token, message_id, reply_address
 
 REPLIES = int(os.environ.get("REPLY_COST_REPLIES", "5"))
+HINT = os.environ.get("REPLY_COST_HINT", "1") != "0"
 TOP = int(os.environ.get("REPLY_COST_TOP", "0"))
 # Set while a reply is handled: what the handling task schedules inherits it, what ran
 # before (pollers, queue workers) does not.
@@ -101,8 +103,22 @@ async def live(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveSe
         await stop_live_server(server)
 
 
-async def _one_reply(live: LiveServer, worker: InboxWorker, sheet: Sheet) -> Counts:
-    await _accepted(live, sheet)
+async def _accepted(live: LiveServer, sheet: Sheet, start_ms: int) -> None:
+    """The approver's reply to the review mail, In-Reply-To its Message-ID, which carries
+    the timesheet's owner and period (REPLY_COST_HINT=0: an older mail's, without them)."""
+    token = make_token(live.settings.secret_key, "reply", event_id=sheet.event_id,
+                       approver_id=sheet.approver.id, stage=0,
+                       expires_at_ms=live.clock.now_ms() + DAY_MS)
+    hint = PeriodHint(sheet.owner.id, start_ms, start_ms + 7 * DAY_MS) if HINT else None
+    raw = reply(sheet.approver.email, token, "approve", sign_with=KEY,
+                in_reply_to=message_id(token, DOMAIN, hint=hint))
+    assert await live.app.state.mail.inbox.accept(
+        raw, sheet.approver.email, [reply_address(token, DOMAIN)], "smtp")
+
+
+async def _one_reply(live: LiveServer, worker: InboxWorker, sheet: Sheet,
+                     start_ms: int = WEEK) -> Counts:
+    await _accepted(live, sheet, start_ms)
     await asyncio.sleep(0.5)  # what the submission set off is done
     with counting(live) as counts:
         [row] = await _claim(live, worker, live.clock.now_ms())
@@ -131,7 +147,7 @@ async def test_reply_cost(live: LiveServer) -> None:
                                                   "e": start + 7 * DAY_MS}))["submitTimesheet"]
             sheet = Sheet(first.org, owner, first.approver,
                           submitted["submitId"] or submitted["id"])
-            results.append(await _one_reply(live, worker, sheet))
+            results.append(await _one_reply(live, worker, sheet, start))
     print(f"\ncalls per reply {[sum(r.calls.values()) for r in results]}; "
           f"SQL statements per reply {[len(r.statements) for r in results]}")
     print("\n".join(results[-1].statements))

@@ -24,7 +24,7 @@ from tests.service.test_approvals_support import WEEK, WEEK_END
 from tests.support import DAY_MS, LiveServer, Org, new_org, start_live_server, stop_live_server
 from timebot.events import ServiceEvent
 from timebot.state.models import InboxMessage, OutboxMessage, ReceivedEvent
-from timebot.tokens import make_token, reply_address
+from timebot.tokens import PeriodHint, make_token, message_id, period_hint, reply_address
 
 KEY = DkimKey.generate("example.com")
 
@@ -74,12 +74,13 @@ def operations(live: LiveServer) -> Iterator[list[str]]:
         del client.execute_raw
 
 
-async def _reply(live: LiveServer, sheet: Sheet, body: str) -> InboxMessage:
+async def _reply(live: LiveServer, sheet: Sheet, body: str, *, token: str | None = None,
+                 in_reply_to: str | None = None) -> InboxMessage:
     """The approver's signed reply, through the inbox, processed."""
-    token = make_token(live.settings.secret_key, "reply", event_id=sheet.event_id,
-                       approver_id=sheet.approver.id, stage=0,
-                       expires_at_ms=live.clock.now_ms() + DAY_MS)
-    raw = reply(sheet.approver.email, token, body, sign_with=KEY)
+    token = token or make_token(live.settings.secret_key, "reply", event_id=sheet.event_id,
+                                approver_id=sheet.approver.id, stage=0,
+                                expires_at_ms=live.clock.now_ms() + DAY_MS)
+    raw = reply(sheet.approver.email, token, body, sign_with=KEY, in_reply_to=in_reply_to)
     runtime = live.app.state.runtime
     mail = live.app.state.mail
     assert await mail.inbox.accept(raw, sheet.approver.email, [reply_address(token, DOMAIN)],
@@ -186,3 +187,49 @@ async def test_an_approval_with_words_is_one_request_and_reaches_the_journal(
         "personId: $p, startTime: $s, endTime: $e) { status } }",
         {"p": sheet.owner.id, "s": WEEK, "e": WEEK_END})
     assert state["getApprovalState"]["status"] == "a"
+
+
+async def _review_request(live: LiveServer, sheet: Sheet) -> tuple[str, str]:
+    """The review request's Message-ID and the reply token it carries."""
+    for _ in range(400):
+        rows = await live.app.state.mail.outbox.messages("review")
+        mine = [row for row in rows if sheet.approver.email in row.rcpt_tos]
+        if mine:
+            message_id = str(mine[-1].message_id)
+            return message_id, message_id.strip("<>").split(".", 1)[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError("no review request")
+
+
+async def test_a_reply_to_the_review_mail_reads_the_state_with_the_event(
+    live: LiveServer, org: Org, operations: list[str]
+) -> None:
+    """The review request's Message-ID carries the timesheet's owner and period: a reply to
+    it (In-Reply-To) reads the event, the approver's language and the approval state in one
+    request."""
+    sheet, _ = await submitted_sheet(org)
+    review_id, token = await _review_request(live, sheet)
+    assert period_hint([("In-Reply-To", review_id)], token, DOMAIN) == PeriodHint(
+        sheet.owner.id, WEEK, WEEK_END)
+    row = await _reply(live, sheet, "approve", token=token, in_reply_to=review_id)
+    assert row.outcome is not None and row.outcome.startswith("approved"), row.outcome
+    assert sorted(operations) == ["ReplyApprove", "ReplyEventLanguageAndState"]
+
+
+@pytest.mark.parametrize("forged", ["another period", "another person"])
+async def test_a_hint_the_event_does_not_bear_out_is_not_used(
+    live: LiveServer, org: Org, operations: list[str], forged: str
+) -> None:
+    """A hint is never trusted: one naming another period of the owner (its state is read,
+    and not used), or a person who is not there (the read fails, and is made again without
+    it), leaves the reply deciding on the event's own state."""
+    sheet, _ = await submitted_sheet(org)
+    _review_id, token = await _review_request(live, sheet)
+    week = 7 * DAY_MS
+    hint = (PeriodHint(sheet.owner.id, WEEK + week, WEEK_END + week) if forged == "another period"
+            else PeriodHint("f" * 24, WEEK, WEEK_END))
+    row = await _reply(live, sheet, "approve", token=token,
+                       in_reply_to=message_id(token, DOMAIN, hint=hint))
+    assert row.outcome is not None and row.outcome.startswith("approved"), row.outcome
+    assert "ReplyEventLanguageAndState" in operations and "ReplyState" in operations
+    assert operations.count("ReplyApprove") == 1

@@ -145,16 +145,18 @@ def reply(
     sign_with: DkimKey | None = None,
     length: bool = False,
     on_top: list[str] | None = None,
+    in_reply_to: str | None = None,
 ) -> bytes:
     """A reply as a mail client writes it (quoted history included), optionally DKIM-signed;
-    `on_top`: header lines added above everything afterwards (as a receiving MTA does)."""
+    `on_top`: header lines added above everything afterwards (as a receiving MTA does);
+    `in_reply_to`: the Message-ID replied to (by default one of ours carrying the token)."""
     message = EmailMessage()
     message["From"] = f"Someone <{sender}>"
     message["To"] = to or reply_address(token, DOMAIN)
     message["Subject"] = subject
     message["Date"] = formatdate()
     message["Message-ID"] = f"<{uuid.uuid4().hex}@{sender.rpartition('@')[2]}>"
-    message["In-Reply-To"] = f"<{token}.review@{DOMAIN}>"
+    message["In-Reply-To"] = in_reply_to or f"<{token}.review@{DOMAIN}>"
     for name, value in (headers or {}).items():
         message[name] = value
     message.set_content(

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from timebot.tokens import (
     ApprovalToken,
+    PeriodHint,
     TokenExpired,
     TokenMalformed,
     TokenMissing,
@@ -17,6 +18,7 @@ from timebot.tokens import (
     find_token_candidates,
     make_token,
     message_id,
+    period_hint,
     reply_address,
     resolve_reply_token,
     token_length,
@@ -230,3 +232,46 @@ def test_first_valid_candidate_wins_and_errors_are_typed() -> None:
     with pytest.raises(TokenMalformed):
         resolve_reply_token([("To", reply_address("garbage", DOMAIN))], secret_key=SECRET,
                             mail_domain=DOMAIN, now_ms=NOW)  # fmt: skip
+
+
+# --- the period hint in our Message-IDs -----------------------------------------------------
+
+_OWNER = "0123456789abcdef01234567"
+
+
+def test_a_hint_rides_in_the_message_id_and_is_read_back() -> None:
+    hint = PeriodHint(_OWNER, 1_772_409_600_000, 1_773_014_400_000)
+    mid = message_id("tok3n", "example.com", nonce="n0nce", hint=hint)
+    assert mid == f"<tok3n.n0nce.{hint.text()}@example.com>"
+    assert find_token_candidates([("In-Reply-To", mid)], "example.com") == ["tok3n"]
+    assert period_hint([("In-Reply-To", mid)], "TOK3N", "Example.COM.") == hint
+    refs = f"<other@example.org> {mid} <tok3n.n0nce@example.com>"
+    assert period_hint([("References", refs)], "tok3n", "example.com") == hint
+
+
+@pytest.mark.parametrize("headers", [
+    [],
+    [("In-Reply-To", "<tok3n.n0nce@example.com>")],  # no hint (an older mail of ours)
+    [("In-Reply-To", f"<other.n0nce.p{_OWNER}-1-2@example.com>")],  # another token's
+    [("In-Reply-To", f"<tok3n.n0nce.p{_OWNER}-1-2@example.org>")],  # not our domain
+    [("In-Reply-To", "<tok3n.n0nce.pXYZ-1-2@example.com>")],
+    [("In-Reply-To", f"<tok3n.n0nce.p{_OWNER}-{'z' * 13}-2@example.com>")],  # too long
+    [("In-Reply-To", f"<tok3n.n0nce.p{_OWNER}--2@example.com>")],
+    [("In-Reply-To", f"<tok3n.n0nce.p{_OWNER}-1-2.x@example.com>")],
+    [("Subject", f"<tok3n.n0nce.p{_OWNER}-1-2@example.com>")],  # not a threading header
+])
+def test_no_hint_is_read_from_anything_else(headers: list[tuple[str, str]]) -> None:
+    assert period_hint(headers, "tok3n", "example.com") is None
+
+
+def test_a_hint_that_would_not_read_back_is_left_out() -> None:
+    for hint in (PeriodHint("not-an-id", 1, 2), PeriodHint(_OWNER, -1, 2)):
+        assert message_id("tok3n", "example.com", nonce="n", hint=hint) == \
+            "<tok3n.n@example.com>"
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=300))
+def test_any_header_value_reads_as_a_hint_or_none(value: str) -> None:
+    found = period_hint([("References", value)], "tok3n", "example.com")
+    assert found is None or (len(found.person_id) == 24 and found.start_ms >= 0)
