@@ -41,6 +41,7 @@ from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, Webhoo
 from service.provisioning import add_person, create_organisation
 from timebot.notify.reviews import review_dedupe_key
 from timebot.state.models import OutboxMessage, ReceivedEvent
+from timebot.tokens import period_hint
 
 WEEK0 = 1_735_516_800_000  # Monday 30 December 2024, 00:00 UTC
 DAY_MS = 86_400_000
@@ -232,10 +233,13 @@ class TimebotProcess:
         if missing:
             raise RuntimeError(f"no review request for {len(missing)} of the timesheets")
         mails = []
+        hinted = 0
         for key in keys:
             review_id = str(found[key])
             token = review_id.strip("<>").split(".", 1)[0]
+            hinted += period_hint([("In-Reply-To", review_id)], token, DOMAIN) is not None
             mails.append(signed_reply(self.key, self.mia_email, token, in_reply_to=review_id))
+        note(f"replies to {len(mails)} review mails, {hinted} of them with the period hint")
         return mails
 
     async def receipts_delivered(self) -> int:
