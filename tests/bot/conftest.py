@@ -34,8 +34,14 @@ async def harness(
     changes twice a file: `harnesses` keeps both running instead of restarting them."""
     backend: str = request.param
     if backend not in harnesses:
-        harnesses[backend] = await start_slack_harness(
+        started = harnesses[backend] = await start_slack_harness(
             backend, tmp_path_factory.mktemp(f"slack-{backend}"))
+        # The tests tick the nudges themselves (`h.bot.nudges.tick()`). The loop, on the live
+        # clock, would nudge this week's staff at its end (approvers of other tests among
+        # them) in the middle of those tests: seen on a Friday afternoon, a "week is ending"
+        # nudge where a test waited for its review request.
+        started.bot.nudges.interval_seconds = 10.0**9  # should the loop be started again
+        await started.bot.nudges.stop()
     return harnesses[backend]
 
 
