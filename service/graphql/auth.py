@@ -14,6 +14,7 @@ from typing import cast
 from sqlalchemy import Table, and_, bindparam, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service import person_columns
 from service.account_life import is_retired_key
 from service.approvals.settings import remember_untagged
 from service.as_loaded import Columns
@@ -23,17 +24,14 @@ from service.errors import (
     CantFindLinkedOrganisation,
     InvalidKey,
 )
-from service.models import ApiKey, Organisation, Person, PersonTag, Role
+from service.models import ApiKey, Organisation, Person, PersonTag
 from service.models.person import KEY_ACCOUNT, KEY_INTEGRATION
+from service.person_columns import PERSONS, ROLE_OF_PERSON, ROLES
 
 _KEYS = cast(Table, ApiKey.__table__)
 _ORGANISATIONS = cast(Table, Organisation.__table__)
-_PERSONS = cast(Table, Person.__table__)
-_ROLES = cast(Table, Role.__table__)
 _TAGS = cast(Table, PersonTag.__table__)
 _ORGANISATION = Columns(Organisation, prefix="o_")
-_PERSON = Columns(Person, prefix="p_", relations=("role",))
-_ROLE = Columns(Role, prefix="r_")
 
 # Built once (it is the same for every request): only the key is a parameter. The
 # organisation, the person and their role are read as Core columns and made entities by
@@ -46,24 +44,23 @@ _BY_KEY = (
         exists()
         .where(
             _TAGS.c.organisation_id == _ORGANISATIONS.c.id,
-            _TAGS.c.person_id == _PERSONS.c.id,
+            _TAGS.c.person_id == PERSONS.c.id,
         )
         .label("tagged"),
         _KEYS.c.kind,
         _KEYS.c.expire_ms,
         _KEYS.c.revoked_ms,
         *_ORGANISATION.labelled,
-        *_PERSON.labelled,
-        *_ROLE.labelled,
+        *person_columns.LABELLED,
     )
     .select_from(_KEYS)
     .outerjoin(_ORGANISATIONS, _ORGANISATIONS.c.id == _KEYS.c.organisation_id)
     .outerjoin(
-        _PERSONS,
-        and_(_PERSONS.c.id == _KEYS.c.person_id,
-             _PERSONS.c.organisation_id == _ORGANISATIONS.c.id),
+        PERSONS,
+        and_(PERSONS.c.id == _KEYS.c.person_id,
+             PERSONS.c.organisation_id == _ORGANISATIONS.c.id),
     )
-    .outerjoin(_ROLES, _ROLES.c.id == _PERSONS.c.role_id)
+    .outerjoin(ROLES, ROLE_OF_PERSON)
     .where(
         or_(
             and_(_KEYS.c.key == bindparam("apikey"), _KEYS.c.kind == KEY_ACCOUNT),
@@ -73,7 +70,6 @@ _BY_KEY = (
 )
 _AT_ORGANISATION = 5
 _AT_PERSON = _AT_ORGANISATION + _ORGANISATION.width
-_AT_ROLE = _AT_PERSON + _PERSON.width
 
 
 def key_digest(apikey: str) -> str:
@@ -100,11 +96,9 @@ async def authenticate(
     organisation = _ORGANISATION.build(session, row, _AT_ORGANISATION)
     if organisation is None:
         raise CantFindLinkedOrganisation()
-    if row[_AT_PERSON] is None:
+    person = person_columns.person_of(session, row, _AT_PERSON)
+    if person is None:
         raise CantFindLinkedAccount()
-    role = _ROLE.build(session, row, _AT_ROLE)
-    person = _PERSON.build(session, row, _AT_PERSON, {"role": role})
-    assert person is not None
     if not person.may_authenticate:  # archived: refused as an unknown key is
         raise InvalidKey()
     if not organisation.active:

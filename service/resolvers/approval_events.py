@@ -8,6 +8,7 @@ from typing import Any, cast
 from ariadne import ObjectType, QueryType
 from sqlalchemy import Table, bindparam, select
 
+from service import person_columns
 from service.approvals.state import covering_timesheet, timesheets_overlapping
 from service.as_loaded import Columns
 from service.errors import NotFound, PermissionDenied
@@ -15,8 +16,9 @@ from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
 from service.graphql.lookahead import requested
 from service.lookup import get_in_org
-from service.models import Person, Role, TimeRecord
+from service.models import Person, TimeRecord
 from service.models.approval import ApprovalEvent, Timesheet
+from service.person_columns import PERSONS, ROLE_OF_PERSON, ROLES
 from service.timesheet_access import can_view_timesheet, person_summary
 
 query = QueryType()
@@ -93,23 +95,17 @@ async def resolve_record_event(record: TimeRecord, info: Any) -> ApprovalEvent |
 
 # An event with its person (for `person { … }`, asked for by nearly every reader of events).
 _EVENT = Columns(ApprovalEvent, prefix="e_")
-_PERSON = Columns(Person, prefix="p_", relations=("role",))
-_ROLE = Columns(Role, prefix="r_")
 _EVENTS = cast(Table, ApprovalEvent.__table__)
-_PERSONS = cast(Table, Person.__table__)
-_ROLES = cast(Table, Role.__table__)
 # Core columns made entities by as_loaded (the ORM's loading of three entities cost more than
 # the statement): the event, its person and their role, as the ORM's joined loading gave them.
 _EVENT_WITH_PERSON = (
-    select(*_EVENT.labelled, *_PERSON.labelled, *_ROLE.labelled)
+    select(*_EVENT.labelled, *person_columns.LABELLED)
     .select_from(_EVENTS)
-    .outerjoin(_PERSONS, _PERSONS.c.id == _EVENTS.c.person_id)
-    .outerjoin(_ROLES, _ROLES.c.id == _PERSONS.c.role_id)
+    .outerjoin(PERSONS, PERSONS.c.id == _EVENTS.c.person_id)
+    .outerjoin(ROLES, ROLE_OF_PERSON)
     .where(_EVENTS.c.id == bindparam("event_id"),
            _EVENTS.c.organisation_id == bindparam("event_org"))
 )
-_AT_PERSON = _EVENT.width
-_AT_ROLE = _AT_PERSON + _PERSON.width
 
 
 async def _visible_event(context: RequestContext, event_id: str, argument: str,
@@ -123,8 +119,7 @@ async def _visible_event(context: RequestContext, event_id: str, argument: str,
             _EVENT_WITH_PERSON, {"event_id": event_id, "event_org": context.org_id})).first()
         if row is None:
             raise NotFound(argument, event_id, "approval event")
-        person = _PERSON.build(context.session, row, _AT_PERSON,
-                               {"role": _ROLE.build(context.session, row, _AT_ROLE)})
+        person = person_columns.person_of(context.session, row, _EVENT.width)
         found = _EVENT.build(context.session, row, 0)
         assert found is not None
         event = found
