@@ -36,7 +36,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from email.utils import getaddresses
 from typing import Literal
@@ -229,21 +229,14 @@ def period_hint(headers: Iterable[tuple[str, str]], token: str, mail_domain: str
                 ) -> PeriodHint | None:
     """The hint of our Message-ID that carries `token` in In-Reply-To or References (the
     direct parent first), or None."""
-    domain = mail_domain.strip().lower().rstrip(".")
     wanted = token.lower()
-    for header in _THREAD_HEADERS:
-        for name, value in headers:
-            if name.lower() != header:
-                continue
-            for local, id_domain in reversed(_MSGID.findall(value)):
-                parts = local.lower().split(".")
-                if (len(parts) != 3 or parts[0] != wanted
-                        or id_domain.lower().rstrip(".") != domain):
-                    continue
-                found = _HINT.fullmatch(parts[2])
-                if found is not None:
-                    return PeriodHint(found.group(1), int(found.group(2), 36),
-                                      int(found.group(3), 36))
+    for local in _our_message_ids(list(headers), mail_domain.strip().lower().rstrip(".")):
+        parts = local.lower().split(".")
+        if len(parts) != 3 or parts[0] != wanted:
+            continue
+        found = _HINT.fullmatch(parts[2])
+        if found is not None:
+            return PeriodHint(found.group(1), int(found.group(2), 36), int(found.group(3), 36))
     return None
 
 
@@ -282,16 +275,22 @@ def find_token_candidates(headers: Iterable[tuple[str, str]], mail_domain: str) 
                     continue
                 if local.lower().startswith(REPLY_LOCAL_PREFIX):
                     add(local[len(REPLY_LOCAL_PREFIX) :].strip('"'))
-    for header in _THREAD_HEADERS:
-        for name, value in items:
-            if name != header:
-                continue
-            ids = _MSGID.findall(value)
-            for local, id_domain in reversed(ids):
-                if id_domain.lower().rstrip(".") != domain or "." not in local:
-                    continue
-                add(local.split(".", 1)[0])
+    for local in _our_message_ids(items, domain):
+        if "." in local:
+            add(local.split(".", 1)[0])
     return found
+
+
+def _our_message_ids(headers: list[tuple[str, str]], domain: str) -> Iterator[str]:
+    """The local parts of the Message-IDs in our domain that In-Reply-To (the direct parent),
+    then References (newest first) name."""
+    for header in _THREAD_HEADERS:
+        for name, value in headers:
+            if name.lower() != header:
+                continue
+            for local, id_domain in reversed(_MSGID.findall(value)):
+                if id_domain.lower().rstrip(".") == domain:
+                    yield local
 
 
 def resolve_reply_token(
