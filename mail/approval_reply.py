@@ -71,9 +71,12 @@ EVENT_QUERY = (
 # The event with the approver's localisation (the receipt's language), in one request: what a
 # reply reads first. An answer with any error or refusal is read again the old way, one read
 # each (`_event_and_language`), so that each failure means what it meant alone.
+_EVENT_AND_APPROVER = (
+    f"getApprovalEventById(id: $id) {{ {_EVENT_FIELDS} }} "
+    f"approver: getPerson(id: $me) {{ id {LOCALISATION_FIELDS} }}"
+)
 EVENT_AND_LANGUAGE_QUERY = (
-    f"query ReplyEventAndLanguage($id: SvcId!, $me: SvcId!) {{ getApprovalEventById(id: $id) "
-    f"{{ {_EVENT_FIELDS} }} approver: getPerson(id: $me) {{ id {LOCALISATION_FIELDS} }} }}"
+    f"query ReplyEventAndLanguage($id: SvcId!, $me: SvcId!) {{ {_EVENT_AND_APPROVER} }}"
 )
 _STATE_FIELD = """getApprovalState(personId: $p, startTime: $s, endTime: $e) {
     status currentStage submitId pendingApprovers { id name }
@@ -87,9 +90,7 @@ STATE_QUERY = (
 # very owner and period, else it is read again as without a hint.
 EVENT_LANGUAGE_AND_STATE_QUERY = (
     "query ReplyEventLanguageAndState($id: SvcId!, $me: SvcId!, $p: SvcId!, "
-    f"$s: SvcTimestamp!, $e: SvcTimestamp!) {{ getApprovalEventById(id: $id) "
-    f"{{ {_EVENT_FIELDS} }} approver: getPerson(id: $me) {{ id {LOCALISATION_FIELDS} }} "
-    f"{_STATE_FIELD} }}"
+    f"$s: SvcTimestamp!, $e: SvcTimestamp!) {{ {_EVENT_AND_APPROVER} {_STATE_FIELD} }}"
 )
 APPROVE_MUTATION = (
     "mutation ReplyApprove($id: SvcId!) { approveTimesheet(id: $id) { status stage } }"
