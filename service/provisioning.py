@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.graphql.name_arguments import plain_name
 from service.models import ApiKey, Organisation, Person, Role
-from service.models.person import KEY_ACCOUNT, ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
+from service.models.person import ACCOUNT_KIND, ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
 
 DEFAULT_ROLES = (("Admin", ROLE_ADMIN), ("Manager", ROLE_MANAGER), ("Employee", ROLE_EMPLOYEE))
 
@@ -58,7 +58,7 @@ async def ensure_api_key(session: AsyncSession, person: Person, now_ms: int) -> 
     """The person's one API key, created on first need."""
     existing = (
         await session.scalars(select(ApiKey).where(ApiKey.person_id == person.id,
-                                      ApiKey.kind == KEY_ACCOUNT))
+                                      ApiKey.kind == ACCOUNT_KIND))
     ).one_or_none()
     if existing is not None:
         return existing.key
@@ -77,7 +77,7 @@ async def reset_api_key(session: AsyncSession, person: Person, now_ms: int) -> s
     """Revoke the person's key and issue a new one."""
     existing = (
         await session.scalars(select(ApiKey).where(ApiKey.person_id == person.id,
-                                      ApiKey.kind == KEY_ACCOUNT))
+                                      ApiKey.kind == ACCOUNT_KIND))
     ).one_or_none()
     if existing is not None:
         await session.delete(existing)

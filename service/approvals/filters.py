@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import and_, exists, not_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from plumbing.sql_constants import sql_constant
 from service.models import TimeRecord
 from service.models.approval import STATUS_DRAFT, Timesheet
 
@@ -20,4 +21,5 @@ def record_status_condition(org_id: str, status: str) -> ColumnElement[bool]:
     if status == STATUS_DRAFT:
         return not_(exists(select(Timesheet.id).where(covering,
                                                       Timesheet.status != STATUS_DRAFT)))
-    return exists(select(Timesheet.id).where(covering, Timesheet.status == status))
+    # (a literal: SvcApprovalStatus is one of d, s, a, r; plumbing.sql_constants)
+    return exists(select(Timesheet.id).where(covering, Timesheet.status == sql_constant(status)))

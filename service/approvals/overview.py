@@ -8,17 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, func, literal_column, select, tuple_
+from sqlalchemy import Select, and_, func, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.in_lists import in_lists
 from service.approvals.actor import MAX_PERIOD_MS
 from service.approvals.state import PeriodState
 from service.models import TimeRecord
-from service.models.approval import STATUS_SUBMITTED, Approval, ApprovalEvent, Timesheet
+from service.models.approval import SUBMITTED, Approval, ApprovalEvent, Timesheet
 
 SUBMITTED_PAGE = 500
-_SUBMITTED: ColumnElement[str] = literal_column(f"'{STATUS_SUBMITTED}'")
 
 
 def submitted_page(org_id: str, after: Timesheet | None) -> Select[Timesheet]:
@@ -27,7 +26,7 @@ def submitted_page(org_id: str, after: Timesheet | None) -> Select[Timesheet]:
     ones answers it, a range of it."""
     query = (
         select(Timesheet)
-        .where(Timesheet.organisation_id == org_id, Timesheet.status == _SUBMITTED)
+        .where(Timesheet.organisation_id == org_id, Timesheet.status == SUBMITTED)
         .order_by(Timesheet.start_ms, Timesheet.id)
         .limit(SUBMITTED_PAGE)
     )

@@ -13,7 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import insert_ignoring, unit_of_work, write_rows
 from plumbing.ids import new_id
-from service.models.approval import STATUS_SUBMITTED, Approval, PendingApproval, Timesheet
+from service.models.approval import (
+    STATUS_SUBMITTED,
+    SUBMITTED,
+    Approval,
+    PendingApproval,
+    Timesheet,
+)
 
 _PENDING = cast(Table, PendingApproval.__table__)
 # A row already there (a rebuild at start in another process) is left as it is.
@@ -52,7 +58,7 @@ _WAITING = (
         PendingApproval.organisation_id == bindparam("p_org"),
         PendingApproval.approver_id == bindparam("p_approver"),
         Timesheet.organisation_id == bindparam("p_org"),
-        Timesheet.status == STATUS_SUBMITTED,
+        Timesheet.status == SUBMITTED,
         ~exists().where(
             Approval.submit_id == PendingApproval.submit_id,
             Approval.round == PendingApproval.round,
@@ -101,7 +107,7 @@ async def waiting_for(session: AsyncSession, org_id: str, approver_id: str) -> l
 _MISSING = (
     select(Timesheet)
     .where(
-        Timesheet.status == STATUS_SUBMITTED,
+        Timesheet.status == SUBMITTED,
         Timesheet.id > bindparam("p_after"),
         ~exists().where(
             PendingApproval.timesheet_id == Timesheet.id,

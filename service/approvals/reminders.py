@@ -14,7 +14,7 @@ from service.approvals.actor import Actor
 from service.approvals.autosubmit import auto_submit
 from service.approvals.notify import notify
 from service.models import Organisation, Person
-from service.models.approval import STATUS_SUBMITTED, Timesheet
+from service.models.approval import SUBMITTED, Timesheet
 from service.webhooks.queue import EVENT_APPROVAL_REMINDER
 
 DAY_MS = 86_400_000
@@ -36,7 +36,7 @@ async def approval_reminders(sessions: async_sessionmaker[AsyncSession], now_ms:
             await session.scalars(
                 select(Timesheet)
                 .where(
-                    Timesheet.status == STATUS_SUBMITTED,
+                    Timesheet.status == SUBMITTED,
                     Timesheet.stage_entered_ms <= now_ms - DAY_MS,
                 )
                 .with_for_update(skip_locked=True)

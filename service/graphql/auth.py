@@ -25,7 +25,7 @@ from service.errors import (
     InvalidKey,
 )
 from service.models import ApiKey, Organisation, Person, PersonTag
-from service.models.person import KEY_ACCOUNT, KEY_INTEGRATION
+from service.models.person import ACCOUNT_KIND, INTEGRATION_KIND
 from service.person_columns import PERSONS, ROLE_OF_PERSON, ROLES
 
 _KEYS = cast(Table, ApiKey.__table__)
@@ -63,8 +63,8 @@ _BY_KEY = (
     .outerjoin(ROLES, ROLE_OF_PERSON)
     .where(
         or_(
-            and_(_KEYS.c.key == bindparam("apikey"), _KEYS.c.kind == KEY_ACCOUNT),
-            and_(_KEYS.c.key == bindparam("digest"), _KEYS.c.kind == KEY_INTEGRATION),
+            and_(_KEYS.c.key == bindparam("apikey"), _KEYS.c.kind == ACCOUNT_KIND),
+            and_(_KEYS.c.key == bindparam("digest"), _KEYS.c.kind == INTEGRATION_KIND),
         )
     )
 )

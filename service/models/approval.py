@@ -24,6 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
+from plumbing.sql_constants import sql_constant
 from service.models.base import Base, OrgScoped, id_column
 
 STATUS_DRAFT = "d"
@@ -31,6 +32,9 @@ STATUS_SUBMITTED = "s"
 STATUS_APPROVED = "a"
 STATUS_REJECTED = "r"
 _SUBMITTED_ONLY = text(f"status = '{STATUS_SUBMITTED}'")  # a partial index's predicate
+# For comparisons with `status`: as a literal, the partial index is usable and the statement
+# is not prepared again at every run (plumbing.sql_constants).
+SUBMITTED = sql_constant(STATUS_SUBMITTED)
 
 
 class Timesheet(OrgScoped, Base):

@@ -16,6 +16,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from plumbing.sql_constants import sql_constant
 from service.models.base import Base, OrgScoped, id_column
 
 ROLE_ADMIN = "admin"
@@ -79,6 +80,10 @@ class Person(OrgScoped, Base):
 # integrations (createApiKey), stored as the SHA-256 digest of the key, never shown again.
 KEY_ACCOUNT = "account"
 KEY_INTEGRATION = "integration"
+# The kinds as SQL literals, for comparisons with `kind` (plumbing.sql_constants: the partial
+# index below would otherwise have SQLite prepare the statement at every run).
+ACCOUNT_KIND = sql_constant(KEY_ACCOUNT)
+INTEGRATION_KIND = sql_constant(KEY_INTEGRATION)
 
 
 class ApiKey(Base):

@@ -23,7 +23,7 @@ from service.graphql.context import RequestContext
 from service.legacy.errors import LegacyError
 from service.legacy.tokens import authenticate_token
 from service.models import ApiKey
-from service.models.person import KEY_ACCOUNT, KEY_INTEGRATION
+from service.models.person import ACCOUNT_KIND, INTEGRATION_KIND, KEY_INTEGRATION
 from service.signin.web import csrf_token
 
 query = QueryType()
@@ -56,7 +56,7 @@ async def resolve_get_api_keys(_root: Any, info: Any) -> list[dict[str, Any]]:
     rows = await context.session.scalars(
         select(ApiKey)
         .where(ApiKey.organisation_id == context.org_id, ApiKey.person_id == context.person.id,
-               ApiKey.kind == KEY_INTEGRATION)
+               ApiKey.kind == INTEGRATION_KIND)
         .order_by(ApiKey.created_ms, ApiKey.hint)
     )
     return [_shown(row) for row in rows]
@@ -74,7 +74,7 @@ async def resolve_create_api_key(
     active = await context.session.scalar(
         select(func.count()).select_from(ApiKey).where(
             ApiKey.organisation_id == context.org_id, ApiKey.person_id == context.person.id,
-            ApiKey.kind == KEY_INTEGRATION, ApiKey.revoked_ms.is_(None),
+            ApiKey.kind == INTEGRATION_KIND, ApiKey.revoked_ms.is_(None),
             (ApiKey.expire_ms.is_(None)) | (ApiKey.expire_ms > context.now_ms),
         )
     )
@@ -94,14 +94,14 @@ async def _own_key(context: RequestContext, offered: str) -> ApiKey:
     """The caller's integration key named by the key itself or by its hint (as listed)."""
     own = (ApiKey.organisation_id == context.org_id) & (ApiKey.person_id == context.person.id)
     account = await context.session.scalar(
-        select(ApiKey.key).where(own, ApiKey.kind == KEY_ACCOUNT, ApiKey.key == offered)
+        select(ApiKey.key).where(own, ApiKey.kind == ACCOUNT_KIND, ApiKey.key == offered)
     )
     if account is not None:
         raise BadInput("key", "is the key of your account: reset it on the account page")
     hint = offered[:-1] if offered.endswith("…") else offered
     rows = list(await context.session.scalars(
         select(ApiKey).where(
-            own, ApiKey.kind == KEY_INTEGRATION,
+            own, ApiKey.kind == INTEGRATION_KIND,
             (ApiKey.key == key_digest(offered)) | (ApiKey.hint == hint),
         ).with_for_update()
     ))
