@@ -8,6 +8,8 @@ postgresql://postgres@127.0.0.1:5432/postgres) and stops it.
 BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it;
 BENCH_PROFILE_REPLIES one for a cProfile of its main thread during the throughput run's replies
 alone (one worker; started and written on SIGUSR1 and SIGUSR2), for diagnosis.
+BENCH_DIAGNOSE=tasks|statements (report to BENCH_DIAGNOSE_OUT, default diagnosis.txt) the same
+phase's CPU by asyncio task, or SQLite's work by statement (bench.diagnose).
 """
 
 from __future__ import annotations
@@ -129,6 +131,12 @@ class TimebotProcess:
         elif os.environ.get("BENCH_PROFILE_REPLIES"):
             args = serve_command(self.workers, _PHASE_PROFILE.format(
                 path=os.environ["BENCH_PROFILE_REPLIES"]))
+        elif os.environ.get("BENCH_DIAGNOSE"):  # bench.diagnose, for diagnosis
+            args = serve_command(self.workers, (
+                "from bench.diagnose import install; "
+                f"install({os.environ['BENCH_DIAGNOSE']!r}, "
+                f"{os.environ.get('BENCH_DIAGNOSE_OUT', 'diagnosis.txt')!r}); "
+                "from shell.cli import main; main()"))
         self.process = spawn(args, self.env, self.log_path)
         await until_ready(self.process, self.http, self.base, self.log_path, self.workers, 600)
         # The bench only reads timebot's databases: read-only engines, whose transactions on
@@ -271,8 +279,10 @@ class TimebotProcess:
         return found
 
     def profile(self, on: bool) -> None:
-        """Starts (True) or stops and writes (False) BENCH_PROFILE_REPLIES's profile."""
-        if os.environ.get("BENCH_PROFILE_REPLIES") and self.process is not None:
+        """Starts (True) or stops and writes (False) BENCH_PROFILE_REPLIES's profile (or
+        BENCH_DIAGNOSE's report)."""
+        phased = os.environ.get("BENCH_PROFILE_REPLIES") or os.environ.get("BENCH_DIAGNOSE")
+        if phased and self.process is not None:
             self.process.send_signal(signal.SIGUSR1 if on else signal.SIGUSR2)
 
     def sample_with_py_spy(self) -> subprocess.Popen[bytes] | None:

@@ -1,0 +1,139 @@
+"""Where a live `timebot serve` spends a bench phase, for diagnosis: installed in the served
+process (bench.mail_world, BENCH_DIAGNOSE=tasks|statements, report to BENCH_DIAGNOSE_OUT),
+started on SIGUSR1 and written on SIGUSR2 (the throughput run's replies, as
+BENCH_PROFILE_REPLIES).
+
+- tasks: the process's CPU sampled (ITIMER_PROF) by the asyncio task running, and within it
+  by our outermost function under the task's own (the inbox worker's phases: the reads, the
+  approval, the receipt). Parts run in SQLAlchemy's greenlets show without our callers.
+- statements: SQLite's work by statement — runs, virtual machine steps (a scan shows as
+  thousands) and re-preparations (a statement SQLite prepares again at every run: see
+  plumbing.sql_constants), from every connection the process opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import re
+import signal
+import weakref
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+_ROOT = str(Path(__file__).resolve().parent.parent) + "/"
+_SAMPLE_S = 0.0005
+_STEP_EVERY = 20
+
+
+def _ours(frame: FrameType | None) -> list[str]:
+    """Our functions on the stack, outermost first."""
+    chain = []
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_ROOT) and "site-packages" not in name:
+            chain.append(f"{name[len(_ROOT):-3]}:{frame.f_code.co_name}")
+        frame = frame.f_back
+    return chain[::-1]
+
+
+def _task_name() -> str:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    return "(no task)" if task is None else getattr(task.get_coro(), "__qualname__", "?")
+
+
+class _Tasks:
+    def __init__(self) -> None:
+        self.tasks: collections.Counter[str] = collections.Counter()
+        self.phases: collections.Counter[str] = collections.Counter()
+
+    def start(self) -> None:
+        self.tasks.clear()
+        self.phases.clear()
+        signal.signal(signal.SIGPROF, self._tick)
+        signal.setitimer(signal.ITIMER_PROF, _SAMPLE_S, _SAMPLE_S)
+
+    def _tick(self, _signum: int, frame: FrameType | None) -> None:
+        task = _task_name()
+        self.tasks[task] += 1
+        chain = _ours(frame)
+        # the first of ours below the task's coroutine (a worker's loop, a handler) and two more
+        self.phases[f"{task} | {' > '.join(chain[-3:]) if chain else '?'}"] += 1
+
+    def report(self) -> str:
+        signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        total = sum(self.tasks.values()) or 1
+        lines = [f"{total} samples of {_SAMPLE_S * 1000:g} ms CPU", "", "by task:"]
+        lines += [f"{n / total * 100:6.1f} % {name}" for name, n in self.tasks.most_common(30)]
+        lines += ["", "by task and innermost functions of ours:"]
+        lines += [f"{n / total * 100:6.1f} % {name}" for name, n in self.phases.most_common(80)]
+        return "\n".join(lines)
+
+
+class _Statements:
+    def __init__(self) -> None:
+        self.on = False
+        self.runs: collections.Counter[str] = collections.Counter()
+        self.steps: collections.Counter[str] = collections.Counter()
+        self.connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        import plumbing.sqlite_inloop as inloop
+
+        opened = inloop.Connection.__init__
+
+        def watched(connection: Any, raw: Any, path: str, timeout: float) -> None:
+            opened(connection, raw, path, timeout)
+            self._watch(connection, raw, path.rsplit("/", 1)[-1])
+
+        inloop.Connection.__init__ = watched  # type: ignore[method-assign]
+
+    def _watch(self, connection: Any, raw: Any, database: str) -> None:
+        self.connections.add(connection)
+        current = [""]
+
+        def traced(sql: str) -> None:
+            if self.on:  # the text with its values: numbers and strings made `?` again
+                text = re.sub(r"'[^']*'|\b\d+\b", "?", " ".join(sql.split()))
+                current[0] = f"{database} | {text[:200]}"
+                self.runs[current[0]] += 1
+
+        def stepped() -> int:
+            if self.on:
+                self.steps[current[0]] += _STEP_EVERY
+            return 0
+
+        raw.set_trace_callback(traced)
+        raw.set_progress_handler(stepped, _STEP_EVERY)
+
+    def start(self) -> None:
+        self.runs.clear()
+        self.steps.clear()
+        self.on = True
+
+    def report(self) -> str:
+        self.on = False
+        prepared: collections.Counter[str] = collections.Counter()
+        for connection in list(self.connections):
+            database = connection.path.rsplit("/", 1)[-1]
+            try:
+                rows = connection.raw.execute("SELECT sql, reprep FROM sqlite_stmt").fetchall()
+            except Exception:  # closed, or SQLite built without the table
+                continue
+            for sql, reprep in rows:
+                prepared[f"{database} | {' '.join(sql.split())[:200]}"] += reprep
+        lines = ["runs   VM steps a run   statement (values as ?)"]
+        lines += [f"{self.runs[k]:6d} {self.steps[k] / self.runs[k]:10.0f}   {k}"
+                  for k in sorted(self.runs, key=lambda k: -self.steps[k])[:60]]
+        lines += ["", "prepared again (since the process started), statement:"]
+        lines += [f"{n:6d}   {k}" for k, n in prepared.most_common(20) if n]
+        return "\n".join(lines)
+
+
+def install(kind: str, path: str) -> None:
+    """Start on SIGUSR1, write the report to `path` on SIGUSR2."""
+    diagnosis: _Tasks | _Statements = _Tasks() if kind == "tasks" else _Statements()
+    signal.signal(signal.SIGUSR1, lambda *_: diagnosis.start())
+    signal.signal(signal.SIGUSR2, lambda *_: Path(path).write_text(diagnosis.report() + "\n"))
