@@ -8,14 +8,7 @@ from __future__ import annotations
 import pytest
 
 from service.approvals.reminders import approval_reminders
-from tests.service.test_approvals_support import (
-    WEEK,
-    WEEK_END,
-    add_record,
-    manage,
-    set_stages,
-    submit,
-)
+from tests.service import test_approvals_support as approvals
 from tests.sqlite_repreparations import available, sqlite_repreparations
 from tests.support import Org
 
@@ -37,13 +30,14 @@ async def test_requests_are_not_prepared_again_at_each_run(org: Org) -> None:
     max_ = await org.add_member("Max", role="manager")
     team = [await org.add_member(f"Team {n}") for n in range(2)]
     for member in team:
-        await manage(org, mia, member)
-        await manage(org, max_, member)
-    await set_stages(org, [{"type": "ppm", "quorum": "any"}])
+        await approvals.manage(org, mia, member)
+        await approvals.manage(org, max_, member)
+    await approvals.set_stages(org, [{"type": "ppm", "quorum": "any"}])
     for member in team:
-        await add_record(member, member, day=1)
-        await submit(member, member)
-    payload = {"query": READS, "variables": {"p": [m.id for m in team], "s": WEEK, "e": WEEK_END}}
+        await approvals.add_record(member, member, day=1)
+        await approvals.submit(member, member)
+    week = {"s": approvals.WEEK, "e": approvals.WEEK_END}
+    payload = {"query": READS, "variables": {"p": [m.id for m in team], **week}}
     now_ms = org.live.clock.now_ms()
     for approver in (mia, max_):  # parsed, planned, the connections' statements prepared
         await service.executor.run(payload, approver.apikey)
