@@ -158,6 +158,29 @@ async def unit_of_work(
     await session.close()
 
 
+@asynccontextmanager
+async def session_scope(
+    sessions: async_sessionmaker[AsyncSession],
+) -> AsyncIterator[AsyncSession]:
+    """`async with sessions() as session`, closed directly where closing does no I/O.
+
+    SQLAlchemy closes a session at the end of `async with` in a task of its own, which a
+    cancellation cannot interrupt: a task and two turns of the event loop for every request.
+    Closing does no I/O, nothing a cancellation could cut short, when the session holds no
+    transaction (committed) or on SQLite, whose rollback is a call on the loop thread
+    (plumbing.sqlite_inloop): then it is closed directly. After an error, as SQLAlchemy does."""
+    session = sessions()
+    try:
+        yield session
+    except BaseException:
+        await session.__aexit__(None, None, None)
+        raise
+    if not session.in_transaction() or session.get_bind().dialect.name == "sqlite":
+        await session.close()
+    else:
+        await session.__aexit__(None, None, None)
+
+
 # Constraint names the same on SQLite and PostgreSQL, so that migrations can name them.
 NAMING = {
     "ix": "ix_%(column_0_label)s",

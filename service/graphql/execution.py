@@ -24,6 +24,7 @@ from sqlalchemy import Table, insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.db import session_scope
 from service.errors import (
     AccountInactive,
     PermissionDenied,
@@ -83,7 +84,7 @@ class Executor:
         token) are not valid (one lookup), or None."""
         if not has_credentials(apikey, web):
             return _key_refused(missing_credentials(web))
-        async with self.read_sessions() as session:
+        async with session_scope(self.read_sessions) as session:
             try:
                 await identify(session, apikey, web, self.clock.now_ms())
             except ServiceError as error:
@@ -145,7 +146,7 @@ class Executor:
         """Authenticate (unless anonymous: no key and no session), then execute."""
         mutation = prepared.is_mutation(operation_name)
         anonymous = not has_credentials(apikey, web)
-        async with (self.sessions if mutation else self.read_sessions)() as session:
+        async with session_scope(self.sessions if mutation else self.read_sessions) as session:
             now_ms = self.clock.now_ms()
             identity: Identity | None = None
             if not anonymous:
@@ -195,8 +196,7 @@ class Executor:
                 await session.commit()
             elif mutation and not context.mutation_failed:
                 await session.commit()
-            # A query's transaction ends when the session closes (a rollback), without the
-            # explicit rollback's expiring of every object loaded first.
+            # A query's transaction ends as the session closes (not rollback(): it expires all).
         await context.run_query_writes(self.sessions)
         if context.after_commit and self.after_commit is not None:
             await self.after_commit(context.after_commit)
