@@ -33,13 +33,15 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 
 @pytest.fixture
-def shielded_closes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """One entry each time SQLAlchemy's own `async with` exit closes a session."""
+def shielded_closes(monkeypatch: pytest.MonkeyPatch, engine: AsyncEngine) -> list[bool]:
+    """One entry each time SQLAlchemy's own `async with` exit closes a session of `engine`
+    (not of whatever else runs in the process meanwhile)."""
     closes: list[bool] = []
     original = AsyncSession.__aexit__
 
     async def counted(self: AsyncSession, *args: Any) -> None:
-        closes.append(True)
+        if self.bind is engine:
+            closes.append(True)
         await original(self, *args)
 
     monkeypatch.setattr(AsyncSession, "__aexit__", counted)

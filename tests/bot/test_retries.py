@@ -50,15 +50,17 @@ async def test_a_retried_event_posts_one_journal_message_also_after_a_restart(
             return [str(m["content"]) for m in thread]
 
         async def settled(gql: GQL, marker: str) -> list[str]:
-            """The thread once a later reply (`marker`) is in: the work of the requests
-            sent before it has run."""
+            """The thread once a later reply (`marker`) and the question are in. Slack's
+            events are handled after their acks, each on its own, so the marker may land
+            first; but of the question's deliveries only one got past the deduplication
+            before its ack, so once the question is in, no other copy of it is on the way."""
             response = await h.slack.post(reply(marker), "application/json")
             assert response.status_code == 200
             found: list[str] = []
 
             async def marker_in() -> bool:
                 found[:] = await contents(gql)
-                return marker in found
+                return marker in found and "Why 5 hours on Tuesday?" in found
 
             await until_true(marker_in, seconds=20)
             return found
