@@ -202,25 +202,24 @@ def test_preview_notes_an_away_approver(world: dict[str, Any]) -> None:
 
     at = datetime.fromtimestamp(world["at"] / 1000, UTC)
 
-    def waiting() -> str:
+    def previewed() -> tuple[str, str]:
+        """The whole preview, and its approval reminder line."""
         preview = run(world, "reminders", "preview", "--org", world["org"],
                       "--at", at.isoformat()).stdout
         [line] = [line for line in preview.splitlines() if line.startswith("approval reminder")]
-        return line
+        return preview, line
 
-    assert "away" not in waiting()
+    assert "away" not in previewed()[1]
     _record_absence(world, world["ids"]["Bob Draft"], at.date() - timedelta(days=1))
-    assert "away" not in waiting()  # back already
+    assert "away" not in previewed()[1]  # back already
     back = at.date() + timedelta(days=6)
     _record_absence(world, world["ids"]["Bob Draft"], back)
-    line = waiting()
+    preview, line = previewed()
     assert "bob@globex.example" in line
     assert f"away until {back.strftime('%a %d %b %Y')} (auto-reply)" in line, line
     # What climbs and when: Bob, the only approver, is away (the administrator is asked one
     # working day after the submission), and the approval reminders every 2 days climb
     # after 4 to the administrator (Bob has no manager of his own).
-    preview = run(world, "reminders", "preview", "--org", world["org"],
-                  "--at", at.isoformat()).stdout
     [escalation] = [line for line in preview.splitlines() if line.startswith("escalation")]
     assert "Gina Admin" in escalation and f"Bob Draft is away until {back:%a %d %b %Y}" in \
         escalation, escalation
