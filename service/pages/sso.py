@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from plumbing.db import unit_of_work
+from plumbing.ids import is_id
 from service.errors import ServiceError
 from service.models import AuditTrail, Organisation, Person
 from service.pages.common import PageContext, page
@@ -76,6 +77,8 @@ def sso_routes(pages: PageContext) -> list[BaseRoute]:
     config = pages.service.executor.signin
 
     async def organisation_of(org_id: str) -> tuple[Organisation, dict[str, Any]]:
+        if not is_id(org_id):  # (a NUL in it, say, is an error of PostgreSQL's, not a miss)
+            raise SsoRefused("No single sign-on is configured at this address.")
         async with pages.service.read_sessions() as session:
             organisation = await session.get(Organisation, org_id)
         custom = custom_provider(organisation) if organisation is not None else None

@@ -151,6 +151,9 @@ async def test_a_callback_not_started_in_this_browser_is_refused(configured: Org
         assert "timebot_session" not in victim.cookies
         unknown = await victim.get("/sso/ffffffffffffffffffffffff/custom/initiate")
         assert unknown.status_code == 404
+        for malformed in ("%00", "x" * 3000, org.id.upper() + "%00"):  # PostgreSQL's 500 once
+            answered = await victim.get(f"/sso/{malformed}/custom/initiate")
+            assert answered.status_code == 404, (malformed, answered.status_code)
 
 
 async def test_a_completed_callback_cannot_be_replayed(configured: Org) -> None:
