@@ -1,8 +1,8 @@
 """Every HTTP route of `timebot serve` (the service's, the pages', the one-click links', the
 operator's), with hostile path parameters, query strings and bodies: each is answered — never
-a 5xx — on SQLite and PostgreSQL. Twice: as a stranger without a session, and as an employee
-signed in whose forms carry their valid CSRF token and origin (so that the hostile fields get
-past the form's checks to its handling); signing out comes last.
+a 5xx — on SQLite and PostgreSQL. As a stranger without a session, then as an employee and as
+an administrator signed in, whose forms carry their valid CSRF token and origin (so that the
+hostile fields get past the form's checks to its handling); signing out comes last.
 
 The routes are read from the running app, so a route added later is swept too."""
 
@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
 from starlette.routing import Mount, Route
 
 from tests.support import LiveServer, Org
@@ -106,10 +107,11 @@ async def test_every_route_answers_a_stranger_without_a_5xx(live: LiveServer) ->
     assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures)
 
 
-async def test_every_route_answers_a_signed_in_employee_without_a_5xx(org: Org) -> None:
-    employee = await org.add_member("Erin Employee")
+@pytest.mark.parametrize("role", ["employee", "admin"])
+async def test_every_route_answers_a_signed_in_person_without_a_5xx(org: Org, role: str) -> None:
+    person = org.admin if role == "admin" else await org.add_member("Erin Employee")
     async with browser(org.live) as client:
-        await sign_in(org.live, client, employee.email)
+        await sign_in(org.live, client, person.email)
         _page, csrf = await account(client)
         calls, failures = await sweep(client, org.live, csrf)
     assert calls > 500
