@@ -1,4 +1,8 @@
-"""Which recipients we accept, decided cheaply at RCPT time.
+"""Which senders and recipients we accept, decided cheaply at MAIL and RCPT time.
+
+An envelope sender is refused (553) when no address has what it holds: control characters
+(NUL…), bytes that are not UTF-8, more than MAX_SENDER_CHARS characters. Accepting it would
+only fail at the commit, and the sender's server would be told to try again for days.
 
 `approvals+<token>@<mail domain>`: a reply to a review request or reminder (the token must be
 well formed and correctly signed; an expired one is still accepted so that the sender gets a
@@ -39,6 +43,22 @@ class Recipient:
 @dataclass(frozen=True)
 class Refusal:
     reason: str
+
+
+MAX_SENDER_CHARS = 320  # a local part of 64 and a domain of 255, and the @
+
+
+def sender_problem(address: str) -> str | None:
+    """What is wrong with an envelope sender (None: nothing; the null sender <> is fine)."""
+    if len(address) > MAX_SENDER_CHARS:
+        return f"is longer than {MAX_SENDER_CHARS} characters"
+    try:
+        address.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes, kept by the SMTP server as surrogates
+        return "is not valid UTF-8"
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in address):
+        return "contains a control character"
+    return None
 
 
 def split_address(address: str) -> tuple[str, str] | None:

@@ -41,11 +41,25 @@ def message_key(raw: bytes) -> str:
     headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
     value = str(headers.get("Message-ID", "") or "")
     found = _MESSAGE_ID.search(value)
-    if found:
-        local, _, domain = found.group(1).rpartition("@")
-        normalised = f"{local}@{domain.lower()}" if local else found.group(1)
+    identifier = _readable(found.group(1)) if found else None
+    if identifier:
+        local, _, domain = identifier.rpartition("@")
+        normalised = f"{local}@{domain.lower()}" if local else identifier
         return f"mid:{normalised}"[:400]
     return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def _readable(identifier: str) -> str | None:
+    """The Message-ID as text (its 8-bit bytes read as UTF-8), or None when it holds what no
+    Message-ID may — control characters, bytes that are not UTF-8 — which no database column
+    of text would take either (PostgreSQL refuses NUL)."""
+    try:
+        text = identifier.encode("utf-8", "surrogateescape").decode("utf-8")
+    except UnicodeError:
+        return None
+    if any(ord(char) < 0x21 or ord(char) == 0x7F for char in text):
+        return None
+    return text
 
 
 def inbox_lane(raw: bytes, source: str, mail_from: str, rcpt_tos: list[str]) -> str:

@@ -20,7 +20,7 @@ import structlog
 from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from mail.addresses import Refusal, TokenCheck, classify_recipient
+from mail.addresses import Refusal, TokenCheck, classify_recipient, sender_problem
 from mail.inbox import Inbox
 from timebot.trusted_networks import (
     DEFAULT_TRUSTED_NETWORKS,
@@ -35,7 +35,7 @@ DEFAULT_SIZE_LIMIT = 10 * 1024 * 1024
 
 
 class InboundHandler:
-    """aiosmtpd handler hooks: RCPT (cheap checks) and DATA (commit, then 250)."""
+    """aiosmtpd handler hooks: MAIL and RCPT (cheap checks), DATA (commit, then 250)."""
 
     def __init__(
         self,
@@ -52,6 +52,22 @@ class InboundHandler:
         self.on_accepted = on_accepted
         self.source = source
         self.trusted_networks = tuple(trusted_networks)
+
+    async def handle_MAIL(
+        self,
+        server: SMTP,
+        session: Session,
+        envelope: Envelope,
+        address: str,
+        mail_options: list[str],
+    ) -> str:
+        problem = sender_problem(address)
+        if problem is not None:
+            log.info("mail_from_refused", reason=problem)
+            return f"553 5.1.7 The sender address {problem}"
+        envelope.mail_from = address  # (a MAIL hook sets what aiosmtpd would have)
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
 
     async def handle_RCPT(
         self,

@@ -155,3 +155,60 @@ async def test_oversized_mail_is_refused(listener: Listener, tmp_path: Path) -> 
     code, output = await swaks(listener.port, "time@timebot.localhost", "--body", str(body))
     assert code != 0 and "552" in output
     assert await listener.inbox.all() == []
+
+
+async def _converse(port: int, lines: list[bytes]) -> list[bytes]:
+    """One SMTP session, line by line (raw bytes): each reply's first line."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    replies = [await reader.readline()]
+    try:
+        for line in lines:
+            writer.write(line + b"\r\n")
+            await writer.drain()
+            reply = await reader.readline()
+            while reply[3:4] == b"-":  # a multi-line reply: its last line counts
+                reply = await reader.readline()
+            replies.append(reply)
+    finally:
+        writer.close()
+    return replies
+
+
+@pytest.mark.parametrize("sender", [
+    b"<ann\x00@example.com>", b"<ann@exa\x00mple.com>", b"<\xed\xa0\x80@example.com>",
+    b"<\xff\xfe@example.com>", b"<" + b"a" * 400 + b"@example.com>", b"<\x1b[31m@example.com>",
+])
+async def test_a_sender_no_address_has_is_refused_at_mail_not_deferred(
+    listener: Listener, sender: bytes
+) -> None:
+    """Bytes no address has in MAIL FROM (NUL, a lone surrogate, bytes that are not UTF-8,
+    control characters, 400 characters): refused at once (5xx: ours, 553, or aiosmtpd's
+    syntax error), never answered "try again later" after DATA — that would have the sender's
+    server retry for days (it did: the commit failed on such a sender)."""
+    replies = await _converse(listener.port, [
+        b"EHLO client.example.com", b"MAIL FROM:" + sender + b" SMTPUTF8",
+        b"RCPT TO:<time@" + DOMAIN.encode() + b">", b"QUIT",
+    ])
+    assert replies[2][:1] == b"5", replies
+    assert not await listener.inbox.all()
+
+
+@pytest.mark.parametrize("message_id", [
+    b"<a\x00b@example.com>", b"<\xff\xfe@example.com>", b"<a\x01b@example.com>",
+    b"<caf\xc3\xa9@example.com>", b"<" + b"m" * 900 + b"@example.com>",
+])
+async def test_any_message_id_is_kept_once(listener: Listener, message_id: bytes) -> None:
+    """A Message-ID with control characters (NUL…): the message is accepted and keyed by its
+    hash instead (on PostgreSQL it failed at the commit, answered "try again later"); any other,
+    8-bit or long, keys it as it is read. Delivered twice, it is one row."""
+    for _ in range(2):
+        replies = await _converse(listener.port, [
+            b"EHLO client.example.com", b"MAIL FROM:<ann@example.com> SMTPUTF8",
+            b"RCPT TO:<time@" + DOMAIN.encode() + b">", b"DATA",
+            b"Message-ID: " + message_id + b"\r\nSubject: hi\r\n\r\n2h on Apollo\r\n.",
+            b"QUIT",
+        ])
+        assert replies[5].startswith(b"250 2.0.0"), replies
+    [row] = await listener.inbox.all()
+    controls = b"\x00" in message_id or b"\x01" in message_id
+    assert row.message_key.startswith("sha256:" if controls else "mid:"), row.message_key
