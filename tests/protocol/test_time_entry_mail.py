@@ -207,3 +207,30 @@ async def test_a_new_lock_date_is_refused_by_the_front_at_once(
     assert ("Entries before Tue 17 Mar 2026 are locked (lockDate): log time on Tue 17 Mar "
             "2026 or later.") in body, body
     assert len(await fx.records()) == 1
+
+
+async def test_control_characters_anywhere_in_the_mail_still_get_a_receipt(
+    server: tuple[LiveServer, int], fx: Fixture
+) -> None:
+    """NUL and other control characters, and bytes that are not UTF-8, in the Subject, the
+    From's name, the Message-ID's neighbours and the body: the good line is logged and the
+    receipt goes out (no column of text is handed a NUL: PostgreSQL would refuse it)."""
+    import aiosmtplib
+
+    live, port = server
+    sender = fx.employee.email
+    raw = (
+        f"From: Erin \x00\x1b[31m <{sender}>\r\n"
+        "To: time@timebot.localhost\r\n"
+        "Subject: my \x00hours \x07\xff\r\n"
+        "Message-ID: <nul-subject@client.example.com>\r\n"
+        f"Authentication-Results: {TRUSTED}; dmarc=pass header.from={sender.rpartition('@')[2]}"
+        "\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+        "2h @acme/website fixing \x00the header\r\n\x01\x02 junk \xff\xfe\r\n"
+    ).encode("latin-1")
+    await aiosmtplib.send(raw, sender=sender, recipients=["time@timebot.localhost"],
+                          hostname="127.0.0.1", port=port, timeout=20)
+    receipt = await receipt_to(live, sender)
+    assert text_of(receipt).splitlines()[0].startswith("Logged 1 entry"), text_of(receipt)
+    assert "\x00" not in str(receipt["Subject"])
+    assert [r["duration"] for r in await fx.records()] == [2 * HOUR]
