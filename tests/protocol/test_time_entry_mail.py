@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from email.message import EmailMessage
 from pathlib import Path
 
+import aiosmtplib
 import httpx
 import pytest
 from sqlalchemy import select
@@ -215,8 +216,6 @@ async def test_control_characters_anywhere_in_the_mail_still_get_a_receipt(
     """NUL and other control characters, and bytes that are not UTF-8, in the Subject, the
     From's name, the Message-ID's neighbours and the body: the good line is logged and the
     receipt goes out (no column of text is handed a NUL: PostgreSQL would refuse it)."""
-    import aiosmtplib
-
     live, port = server
     sender = fx.employee.email
     raw = (
