@@ -265,3 +265,20 @@ async def test_a_settings_refusal_reaches_the_person(world: World) -> None:
     assert "record time with the timer only (mandatoryTimer of person Lou Locked)" in \
         refused["text"]
     assert len(await records_of(world.fx.org, member.id)) == 1
+
+
+async def test_control_characters_in_a_command_are_answered(world: World) -> None:
+    """NUL, escape and bidi characters in `/time` and `/timesheet`: each is answered (what
+    could be logged is, the rest is named), never an error of ours (PostgreSQL refuses NUL in
+    text)."""
+    world.live.clock.set(NOW_MS)
+    user, member = await world.user("Nul Null")
+    for text in ("2h @acme/web fix\x00ing \x1b[31m\u202e", "\x00", "2h\x00 @acme/web",
+                 "list \x00", "\x00undo"):
+        answer = await world.run("/time", text, user)
+        assert answer["text"] and "went wrong" not in answer["text"].lower(), (text, answer)
+    for text in ("status \x00", "\x00submit", "submit\x00"):
+        answer = await world.run("/timesheet", text, user)
+        assert answer["text"] and "went wrong" not in answer["text"].lower(), (text, answer)
+    assert all("\x00" not in (r.get("comment") or "")
+               for r in await records_of(world.fx.org, member.id))
