@@ -54,7 +54,7 @@ _KNOWN: dict[str, tuple[Any, Any]] = {
     "SvcFollowingCondition": ("AND", "OR"),
     "SvcApprovalStatus": ("s", "r"),
     "SvcAbsenceUnit": ("day", "hour"),
-    "SvcJSON": ({"a": 1}, {"a": [[[[{"b": "c" * 1000}]]]] * 50}),
+    "SvcJSON": ({"a": 1}, {"a": [[[[{"b": "c" * 1000}]]]] * 50, "n\u0000": "\u0000\ud800"}),
 }
 _ABSENT: dict[str, Any] = {
     "Int": 0, "Float": 0.0, "String": "", "Boolean": False, "ID": "",
