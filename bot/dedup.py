@@ -15,6 +15,7 @@ is the insert's commit; the alternative (after the work) would repeat visible ef
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -38,7 +39,16 @@ MAX_KEY = 300
 
 
 def request_key(body: dict[str, Any]) -> str | None:
-    """What makes this request the same as its retry, or None (nothing to deduplicate)."""
+    """What makes this request the same as its retry, or None (nothing to deduplicate). A key
+    with characters no column of text takes (a NUL: PostgreSQL; undecodable text) is its hash
+    (Socket Mode's requests do not pass bot.http_events' checks)."""
+    key = _raw_key(body)
+    if key is None or key.isprintable():
+        return key
+    return "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _raw_key(body: dict[str, Any]) -> str | None:
     kind = str(body.get("type") or "")
     if kind == "event_callback":
         event_id = body.get("event_id")

@@ -82,6 +82,7 @@ def check_shape(body: Any) -> dict[str, Any]:
         if value is not None and not (
                 isinstance(value, list) and all(isinstance(item, dict) for item in value)):
             raise Malformed(f"{name} is not a list of objects")
+    _check_identifiers(body)
     if not body.get("type") and not body.get("command") and not body.get("ssl_check"):
         raise Malformed("neither a type nor a command")
     view = body.get("view")
@@ -103,6 +104,29 @@ def check_shape(body: Any) -> dict[str, Any]:
             if name in event and not isinstance(event[name], str | None):
                 raise Malformed(f"event.{name} is not a string")
     return body
+
+
+def _has_control(value: Any) -> bool:
+    return isinstance(value, str) and any(ord(char) < 0x20 or ord(char) == 0x7F
+                                          for char in value)
+
+
+def _check_identifiers(body: dict[str, Any]) -> None:
+    """Slack's identifiers (team, user, channel, event, trigger, action) never hold control
+    characters; one that does is no request of Slack's (and PostgreSQL refuses a NUL)."""
+    named: list[tuple[str, Any]] = [(name, body.get(name)) for name in _TEXTS]
+    named += [(f"{name}.id", body[name].get("id")) if isinstance(body.get(name), dict)
+              else (name, body.get(name)) for name in _OBJECT_OR_TEXT]
+    event = body.get("event")
+    if isinstance(event, dict):
+        named += [(f"event.{name}", event.get(name))
+                  for name in ("type", "user", "channel", "team", "ts", "thread_ts", "subtype")]
+    for index, action in enumerate(body.get("actions") or []):
+        named += [(f"actions[{index}].{name}", action.get(name))
+                  for name in ("action_id", "block_id", "action_ts", "type")]
+    for name, value in named:
+        if _has_control(value):
+            raise Malformed(f"{name} holds a control character")
 
 
 def check_state(state: Any, where: str) -> None:

@@ -5,12 +5,20 @@ shape (signed or not) are answered 400 with one log line, never a 500; `app_rate
 from __future__ import annotations
 
 import json
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 
+from bot.dedup import request_key
 from tests.bot.harness import SlackHarness
-from tests.bot.signing import sign, view_submission_payload
+from tests.bot.signing import (
+    action_payload,
+    command_fields,
+    event_body,
+    sign,
+    view_submission_payload,
+)
 
 FORM = "application/x-www-form-urlencoded"
 JSON = "application/json"
@@ -91,3 +99,46 @@ async def test_a_modal_submission_of_any_shape_is_answered_without_a_500(
         payload["view"]["state"] = state
         response = await h.slack.interactive(payload)
         assert response.status_code < 500, (callback, state, response.text[:300])
+
+
+async def test_identifiers_with_a_nul_are_refused_as_malformed(h: SlackHarness) -> None:
+    """Signed requests whose team, user, channel, event, trigger or action identifiers carry a
+    NUL: 400, as any body Slack does not send (a slash command's trigger_id with a NUL was a
+    500 on PostgreSQL: the deduplication's insert); an ordinary command after them is
+    answered."""
+    nul = "\x00"
+    fields = command_fields(h.slack.fake, "/time", "2h x", user="UNUL")
+    for key in ("team_id", "user_id", "channel_id", "api_app_id", "trigger_id"):
+        response = await h.slack.form({**fields, key: fields[key] + nul})
+        assert response.status_code == 400, (key, response.status_code, response.text[:300])
+    events: list[dict[str, Any]] = [
+        {"type": "app_home_opened", "user": "U" + nul, "tab": "home"},
+        {"type": "message", "channel_type": "im", "user": "UNUL", "text": "hi",
+         "channel": "D" + nul, "ts": "1.2"},
+    ]
+    for event in events:
+        response = await h.slack.post(json.dumps(event_body(event)).encode(), JSON)
+        assert response.status_code == 400, (event, response.text[:300])
+    body = event_body({"type": "app_home_opened", "user": "UNUL", "tab": "home"})
+    for key in ("team_id", "event_id"):
+        sent = {**body, key: str(body[key]) + nul}
+        response = await h.slack.post(json.dumps(sent).encode(), JSON)
+        assert response.status_code == 400, (key, response.text[:300])
+    clicked = action_payload(h.slack.fake, user="UNUL", action_id="timebot_approve" + nul,
+                             value="x", channel="CNUL", ts="1.2")
+    response = await h.slack.interactive(clicked)
+    assert response.status_code == 400, response.text[:300]
+    response = await h.slack.form(command_fields(h.slack.fake, "/time", "help", user="UHELP"))
+    assert response.status_code == 200
+
+
+def test_a_deduplication_key_no_column_takes_is_its_hash() -> None:
+    """Socket Mode's requests skip the HTTP checks: a key with a NUL or a lone surrogate is
+    stored as its hash (the same for a retry), a printable one as it is."""
+    command = {"command": "/time", "trigger_id": "123.456.abc"}
+    assert request_key(command) == "command:123.456.abc"
+    for trigger in ("12\x003", "12\ud8003"):
+        key = request_key({**command, "trigger_id": trigger})
+        assert key is not None and key.startswith("sha256:") and len(key) == 71
+        assert key == request_key({**command, "trigger_id": trigger})
+        assert key != request_key({**command, "trigger_id": trigger + "4"})
