@@ -163,8 +163,12 @@ class Links:
             await self.unclaim(link_key)
             return no_longer_valid(_("This person"))
         except (ServiceRequestError, PermissionRefused) as error:
-            outcome = Outcome(_("Nothing changed"),
-                              _("The service refused: {error}.").format(error=error), "notice")
+            # Nothing changed, so the link is not used up: a reason the service refused (a
+            # NUL in it, say) can be mended and sent again; a state that moved on meanwhile
+            # is what the next click reports.
+            await self.unclaim(link_key)
+            return Outcome(_("Nothing changed"),
+                           _("The service refused: {error}.").format(error=error), "notice")
         await self.finish(link_key, outcome.detail)
         return outcome
 

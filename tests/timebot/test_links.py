@@ -278,3 +278,33 @@ async def test_an_archived_approvers_links_are_no_longer_valid(org: Org) -> None
     decided = await org.http.post(found[approver.id]["a"])
     assert 'id="outcome">Approved<' in decided.text
     assert await approvals_by(org, owner, approver) == 1
+
+
+async def test_a_reject_reason_of_any_shape_is_answered(org: Org) -> None:
+    """The reason of a real reject link: NUL, 20,000 characters, repeated, not UTF-8, or a
+    body that is no form: each answered, never a 500, and nothing decided; a reason the service
+    refuses does not use the link up (it did: "already used" although nothing changed), so the
+    mended reason rejects."""
+    approver = await org.add_member("Hal Hostile", "manager")
+    owner, _submitted, found = await review_mail_links(org, (approver,))
+    reject = found[approver.id]["r"]
+    form = "application/x-www-form-urlencoded"
+    bodies: list[dict[str, Any]] = [
+        {"data": {"reason": "no\x00pe"}}, {"data": {"reason": "x" * 20_001}},
+        {"data": {"reason": ["a\x00", "b\x00"]}},
+        {"content": b"reason=%FF%FE%00", "headers": {"content-type": form}},
+        {"content": b'{"reason": "json"}', "headers": {"content-type": "application/json"}},
+        {"content": b"\x00" * 5000, "headers": {"content-type": "multipart/form-data"}},
+    ]
+    for options in bodies:
+        answered = await org.http.post(reject, **options)
+        assert answered.status_code < 500, (options, answered.status_code, answered.text[:300])
+        assert "already used" not in answered.text, options
+        assert (await state_of(org, owner))["status"] == "s", options
+    refused = await org.http.post(reject, data={"reason": "no\x00pe"})
+    assert "contains a NUL character" in refused.text and "Nothing changed" in refused.text
+    decided = await org.http.post(reject, data={"reason": "Hours on Friday are wrong"})
+    assert 'id="outcome">Rejected<' in decided.text, decided.text[-500:]
+    assert (await state_of(org, owner))["status"] == "r"
+    again = await org.http.post(reject, data={"reason": "once more"})
+    assert "This link was already used" in again.text
