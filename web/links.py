@@ -12,10 +12,11 @@ the credential):
 
 Links are signed, expire, and are single-use: a review link's use is recorded (one row per
 submit event, approver and stage, shared by its Approve and Reject links) *before* acting, so
-a second click — or two at once — says what already happened instead of acting again. The
-approval state is checked first: a stage that moved on, a timesheet decided or replaced, is
-reported and nothing changes. A tampered, malformed or expired link shows a clear page and
-changes nothing. Every action calls the service with the person's OWN key.
+a second click — or two at once — says what already happened instead of acting again (one
+the service refused, nothing changed, is not used). The approval state is checked first: a
+stage that moved on, a timesheet decided or replaced, is reported and nothing changes. A
+tampered, malformed or expired link shows a clear page and changes nothing. Every action
+calls the service with the person's OWN key.
 
 The token in the URL is the capability (a forged page elsewhere cannot know it); a POST whose
 Origin names another site is refused all the same (`foreign_origin`). The pages send
@@ -137,10 +138,8 @@ class Links:
 
     async def finish(self, link_key: str, outcome: str) -> None:
         async with unit_of_work(self.runtime.state_sessions) as session:
-            row = await session.get(UsedLink, link_key)
-            if row is not None:
-                row.status = "done"
-                row.outcome = outcome
+            if (row := await session.get(UsedLink, link_key)) is not None:
+                row.status, row.outcome = "done", outcome
 
     async def unclaim(self, link_key: str) -> None:
         async with unit_of_work(self.runtime.state_sessions) as session:
@@ -163,10 +162,7 @@ class Links:
             await self.unclaim(link_key)
             return no_longer_valid(_("This person"))
         except (ServiceRequestError, PermissionRefused) as error:
-            # Nothing changed, so the link is not used up: a reason the service refused (a
-            # NUL in it, say) can be mended and sent again; a state that moved on meanwhile
-            # is what the next click reports.
-            await self.unclaim(link_key)
+            await self.unclaim(link_key)  # nothing changed: a refused reason can be mended
             return Outcome(_("Nothing changed"),
                            _("The service refused: {error}.").format(error=error), "notice")
         await self.finish(link_key, outcome.detail)
