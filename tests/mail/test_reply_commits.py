@@ -193,3 +193,23 @@ async def test_an_owners_notice_is_queued_with_its_events_done_mark(
     finally:
         live.clock.offset_ms = offset
         event.remove(engine, "before_cursor_execute", fail_the_done_mark)
+
+
+@pytest.mark.parametrize("words", ["reject hours\x00 wrong", "approve\n\nfine\x00 by me",
+                                   "looks \x00odd\x07 to me", "reject \x1b[31m\u202e"])
+async def test_a_reply_whose_words_hold_control_characters_is_answered(
+    live: LiveServer, org: Org, words: str
+) -> None:
+    """The reply's own words with a NUL or other control characters (PostgreSQL refuses a NUL
+    in text): processed once, answered by one receipt — never failed and retried until set
+    aside."""
+    sheet, _ = await submitted_sheet(org)
+    token = make_token(live.settings.secret_key, "reply", event_id=sheet.event_id,
+                       approver_id=sheet.approver.id, stage=0,
+                       expires_at_ms=live.clock.now_ms() + DAY_MS)
+    raw = reply(sheet.approver.email, token, words, sign_with=KEY)
+    assert await live.app.state.mail.inbox.accept(
+        raw, sheet.approver.email, [reply_address(token, DOMAIN)], "smtp")
+    await _worker(live).run_once()
+    inbox, _intent, receipts = await _rows(live, raw)
+    assert (inbox.status, inbox.attempts, len(receipts)) == ("done", 1, 1), inbox.outcome
