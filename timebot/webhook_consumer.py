@@ -44,6 +44,7 @@ log = structlog.get_logger("timebot.webhooks")
 WEBHOOK_PATH = "/svc/webhooks"
 WEBHOOK_NAME = "timebot"
 REFRESH_INTERVAL_MS = 60_000
+REFRESHES_A_MINUTE = 1_000  # organisations whose secret is read again within a minute, at most
 SUBSCRIBE_LEASE_MS = 30_000
 SUBSCRIBE_WAIT_SECONDS = 35.0
 
@@ -113,6 +114,7 @@ class WebhookSubscriptions:
         )
         self.clock = clock
         self._refreshed_ms: dict[str, int] = {}
+        self.refresh_tracked = REFRESHES_A_MINUTE
         # Called with the organisation id when a registration was made or renewed.
         self.on_subscribed: list[Callable[[str], None]] = []
 
@@ -213,6 +215,11 @@ class WebhookSubscriptions:
         now = self.clock.now_ms()
         if now - self._refreshed_ms.get(organisation_id, 0) < REFRESH_INTERVAL_MS:
             return None
+        if len(self._refreshed_ms) >= self.refresh_tracked:  # unsigned deliveries name any id
+            self._refreshed_ms = {org: at for org, at in self._refreshed_ms.items()
+                                  if now - at < REFRESH_INTERVAL_MS}
+            if len(self._refreshed_ms) >= self.refresh_tracked:
+                return None  # this minute's refreshes are spent
         self._refreshed_ms[organisation_id] = now
         try:
             return await self.ensure(organisation_id, refresh=True)
@@ -257,6 +264,12 @@ class WebhookSubscriptions:
             return list(await session.scalars(select(WebhookRegistration)))
 
 
+def _plausible_id(value: str) -> bool:
+    """An organisation id a database column can be asked for: printable (no NUL, which
+    PostgreSQL refuses; no lone surrogate) and short."""
+    return 0 < len(value) <= 64 and value.isprintable()
+
+
 def _verified(secret: str | None, body: bytes, header: str) -> bool:
     return secret is not None and hmac.compare_digest(sign(secret, body), header)
 
@@ -297,6 +310,8 @@ def webhook_route(
             event = event_of(json.loads(body), request.headers)
             organisation_id = event.organisation_id
         except (ValueError, KeyError, TypeError, AttributeError):
+            return JSONResponse({"error": "not a webhook delivery of the service"}, 400)
+        if not _plausible_id(organisation_id):  # read before the signature: looked up with it
             return JSONResponse({"error": "not a webhook delivery of the service"}, 400)
         header = request.headers.get("X-Svc-Signature", "")
         if not _verified(await subscriptions.secret_for(organisation_id), body, header) and not (

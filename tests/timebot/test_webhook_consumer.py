@@ -12,7 +12,7 @@ from sqlalchemy import select
 from tests.support import HOUR_MS, Org
 from timebot.events import ServiceEvent
 from timebot.runtime import Runtime
-from timebot.webhook_consumer import WEBHOOK_PATH, sign
+from timebot.webhook_consumer import REFRESHES_A_MINUTE, WEBHOOK_PATH, sign
 
 WEEK_START = 1_788_220_800_000  # Monday 2026-09-01 00:00 UTC
 
@@ -75,6 +75,26 @@ async def test_unsigned_or_forged_deliveries_are_refused_and_duplicates_ignored(
     assert missing.status_code == 401
     garbage = await org.http.post(url, content=b"{}", headers={"X-Svc-Signature": "sha256=0"})
     assert garbage.status_code == 400
+    # An organisation id no column takes, read before the signature (it names the secret):
+    # 400, not the 500 of its lookup (a NUL on PostgreSQL, a lone surrogate on both).
+    for hostile in ('"a\\u0000b"', '"\\ud800"', '"' + "x" * 65 + '"'):
+        forged_org = body.replace(f'"{org.id}"'.encode(), hostile.encode())
+        refused = await org.http.post(url, content=forged_org,
+                                      headers={"X-Svc-Signature": "sha256=0"})
+        assert refused.status_code == 400, (hostile, refused.status_code, refused.text[:200])
+    # Unsigned deliveries naming ever new organisations: what the process remembers of them
+    # (to read a secret again at most once a minute) stays bounded.
+    subscriptions = runtime.subscriptions
+    subscriptions.refresh_tracked = 3
+    try:
+        for index in range(6):
+            other = body.replace(org.id.encode(), f"{index:024x}".encode())
+            answered = await org.http.post(url, content=other,
+                                           headers={"X-Svc-Signature": "sha256=0"})
+            assert answered.status_code == 401
+        assert len(subscriptions._refreshed_ms) <= 3
+    finally:
+        subscriptions.refresh_tracked = REFRESHES_A_MINUTE
     headers = {"X-Svc-Signature": sign(secret, body)}
     first = await org.http.post(url, content=body, headers=headers)
     second = await org.http.post(url, content=body, headers=headers)
