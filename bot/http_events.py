@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from bot.installations import not_connected
+from timebot.inbound_text import has_control
 
 log = structlog.get_logger("timebot.slack.http")
 
@@ -106,11 +107,6 @@ def check_shape(body: Any) -> dict[str, Any]:
     return body
 
 
-def _has_control(value: Any) -> bool:
-    return isinstance(value, str) and any(ord(char) < 0x20 or ord(char) == 0x7F
-                                          for char in value)
-
-
 def _check_identifiers(body: dict[str, Any]) -> None:
     """Slack's identifiers (team, user, channel, event, trigger, action) never hold control
     characters; one that does is no request of Slack's (and PostgreSQL refuses a NUL)."""
@@ -125,7 +121,7 @@ def _check_identifiers(body: dict[str, Any]) -> None:
         named += [(f"actions[{index}].{name}", action.get(name))
                   for name in ("action_id", "block_id", "action_ts", "type")]
     for name, value in named:
-        if _has_control(value):
+        if isinstance(value, str) and has_control(value):
             raise Malformed(f"{name} holds a control character")
 
 

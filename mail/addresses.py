@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from timebot.inbound_text import has_control
 from timebot.tokens import (
     REPLY_LOCAL_PREFIX,
     REPLY_PURPOSES,
@@ -56,7 +57,7 @@ def sender_problem(address: str) -> str | None:
         address.encode("utf-8")
     except UnicodeEncodeError:  # undecodable bytes, kept by the SMTP server as surrogates
         return "is not valid UTF-8"
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in address):
+    if has_control(address):
         return "contains a control character"
     return None
 

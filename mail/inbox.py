@@ -23,6 +23,7 @@ from sqlalchemy import Row, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from timebot.inbound_text import has_control
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import InboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_in
@@ -57,9 +58,7 @@ def _readable(identifier: str) -> str | None:
         text = identifier.encode("utf-8", "surrogateescape").decode("utf-8")
     except UnicodeError:
         return None
-    if any(ord(char) < 0x21 or ord(char) == 0x7F for char in text):
-        return None
-    return text
+    return None if has_control(text) else text  # (the pattern leaves out white space)
 
 
 def inbox_lane(raw: bytes, source: str, mail_from: str, rcpt_tos: list[str]) -> str:
