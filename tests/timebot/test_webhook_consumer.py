@@ -82,19 +82,26 @@ async def test_unsigned_or_forged_deliveries_are_refused_and_duplicates_ignored(
         refused = await org.http.post(url, content=forged_org,
                                       headers={"X-Svc-Signature": "sha256=0"})
         assert refused.status_code == 400, (hostile, refused.status_code, refused.text[:200])
-    # Unsigned deliveries naming ever new organisations: what the process remembers of them
-    # (to read a secret again at most once a minute) stays bounded.
+    # Unsigned deliveries naming ever new organisations: nothing is read again for an
+    # organisation we hold no registration of, so nothing is remembered of them either.
     subscriptions = runtime.subscriptions
-    subscriptions.refresh_tracked = 3
+    asked: list[str] = []
+    real_ensure = subscriptions.ensure
+
+    async def counted_ensure(organisation_id: str, *, refresh: bool = False) -> str:
+        asked.append(organisation_id)
+        return await real_ensure(organisation_id, refresh=refresh)
+
+    subscriptions.ensure = counted_ensure  # type: ignore[method-assign]
     try:
         for index in range(6):
             other = body.replace(org.id.encode(), f"{index:024x}".encode())
             answered = await org.http.post(url, content=other,
                                            headers={"X-Svc-Signature": "sha256=0"})
             assert answered.status_code == 401
-        assert len(subscriptions._refreshed_ms) <= 3
+        assert asked == [] and set(subscriptions._refreshed_ms) <= {org.id}
     finally:
-        subscriptions.refresh_tracked = REFRESHES_A_MINUTE
+        subscriptions.ensure = real_ensure  # type: ignore[method-assign]
     headers = {"X-Svc-Signature": sign(secret, body)}
     first = await org.http.post(url, content=body, headers=headers)
     second = await org.http.post(url, content=body, headers=headers)
@@ -102,6 +109,53 @@ async def test_unsigned_or_forged_deliveries_are_refused_and_duplicates_ignored(
     assert second.json() == {"ok": True, "duplicate": True}
     rows = [row for row in await runtime.events.all() if row.delivery_id == f"d-{org.id}"]
     assert len(rows) == 1
+
+
+async def test_a_rotated_secret_is_read_again_at_most_once_a_minute(org: Org) -> None:
+    """The secret we hold went stale (the webhook was made again): a delivery signed with
+    the service's current one is verified after reading it again, which happens at most once a
+    minute an organisation and for at most REFRESHES_A_MINUTE organisations."""
+    from timebot.state.models import WebhookRegistration
+
+    runtime = runtime_of(org)
+    subscriptions = runtime.subscriptions
+    secret = await subscriptions.ensure(org.id)
+    async with subscriptions.sessions() as session:
+        registration = await session.get(WebhookRegistration, org.id)
+        assert registration is not None
+        webhook_id = registration.webhook_id
+    url = f"{org.live.base_url}{WEBHOOK_PATH}"
+
+    def delivery(number: int) -> bytes:
+        return json.dumps(
+            {"id": f"rotated-{number}-{org.id}", "event": "approvalEventUpdate",
+             "organisationId": org.id, "timestamp": 1, "data": {"status": "s"}}
+        ).encode()
+
+    await subscriptions._store(org.id, webhook_id, "stale")
+    subscriptions._refreshed_ms.pop(org.id, None)
+    first = delivery(1)
+    answered = await org.http.post(url, content=first,
+                                   headers={"X-Svc-Signature": sign(secret, first)})
+    assert answered.json() == {"ok": True, "duplicate": False}
+    assert await subscriptions.secret_for(org.id) == secret
+    # Stale again within the minute: not read again, refused (the service retries).
+    await subscriptions._store(org.id, webhook_id, "stale")
+    second = delivery(2)
+    refused = await org.http.post(url, content=second,
+                                  headers={"X-Svc-Signature": sign(secret, second)})
+    assert refused.status_code == 401
+    # With this minute's organisations spent, none is read again.
+    subscriptions._refreshed_ms.pop(org.id, None)
+    subscriptions.refresh_tracked = 0
+    try:
+        refused = await org.http.post(url, content=second,
+                                      headers={"X-Svc-Signature": sign(secret, second)})
+        assert refused.status_code == 401
+    finally:
+        subscriptions.refresh_tracked = REFRESHES_A_MINUTE
+        await subscriptions.ensure(org.id, refresh=True)
+    assert await subscriptions.secret_for(org.id) == secret
 
 
 async def test_an_in_process_delivery_handed_over_again_is_received_once(org: Org) -> None:
