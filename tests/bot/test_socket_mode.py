@@ -128,3 +128,35 @@ async def test_the_app_is_built_outside_an_event_loop(tmp_path: Path) -> None:
     runtime = app.state.runtime
     assert runtime.settings.slack_app_token == APP_TOKEN
     await runtime.state_engine.dispose()
+
+
+async def test_an_envelope_slack_never_sends_is_acked_and_handled_by_no_listener(
+    sh: SlackHarness,
+) -> None:
+    """A payload that would be a 400 over HTTP (bot.http_events.check_shape): acknowledged so
+    that it is not delivered again, and dispatched to nothing."""
+    socket = socket_of(sh)
+    mia = await sh.slack_member("Mia")
+    hostile = [
+        ("slash_commands", {**command_fields(sh.fake, "/timesheet", "", user=mia.slack_id),
+                            "trigger_id": "trigger.\x00nul"}),
+        ("slash_commands", command_fields(sh.fake, "/timesheet", "", user="U\x01CTRL")),
+        ("events_api", event_body({"type": "app_home_opened", "user": "U\x00",
+                                   "tab": "home", "channel": "D0"})),
+        ("interactive", {"type": "block_actions", "actions": "not a list"}),
+    ]
+    for kind, payload in hostile:
+        envelope = await socket.send(kind, payload)
+        assert await socket.ack(envelope) == {"envelope_id": envelope}, payload
+    # A well-formed command after them is answered; the hostile ones were not.
+    good = command_fields(sh.fake, "/timesheet", "", user=mia.slack_id)
+    envelope = await socket.send("slash_commands", good)
+    await socket.ack(envelope)
+    await sh.fake.wait_for("response_url", response_key=good["response_url"].split("/")[-1])
+    for kind, payload in hostile[:2]:
+        key = str(payload["response_url"]).split("/")[-1]
+        assert not [call for call in sh.fake.calls_to("response_url")
+                    if call.args.get("response_key") == key], kind
+    assert not [call for call in sh.fake.calls_to("views.publish")
+                if "\x00" in str(call.args.get("user_id"))]
+    assert socket.unexpected == []
