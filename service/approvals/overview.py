@@ -5,7 +5,7 @@ per timesheet."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import Select, and_, func, select, tuple_
@@ -35,16 +35,20 @@ def submitted_page(org_id: str, after: Timesheet | None) -> Select[Timesheet]:
     return query.where(tuple_(Timesheet.start_ms, Timesheet.id) > tuple_(after.start_ms, after.id))
 
 
-async def submitted_of_org(session: AsyncSession, org_id: str) -> list[Timesheet]:
-    """Every submitted timesheet of the organisation, by period: SUBMITTED_PAGE at a time, a
+async def submitted_pages(session: AsyncSession, org_id: str
+                          ) -> AsyncIterator[list[Timesheet]]:
+    """Every submitted timesheet of the organisation, by period, SUBMITTED_PAGE at a time, a
     statement each (10,000 timesheets in one took ~0.4 s of building objects, holding every
-    other request of the process)."""
-    found: list[Timesheet] = []
+    other request of the process). A caller that lets go of a page before taking the next
+    holds one page's objects at a time, not the organisation's."""
+    last: Timesheet | None = None
     while True:
-        page = list(await session.scalars(submitted_page(org_id, found[-1] if found else None)))
-        found.extend(page)
+        page = list(await session.scalars(submitted_page(org_id, last)))
+        if page:
+            last = page[-1]
+            yield page
         if len(page) < SUBMITTED_PAGE:
-            return found
+            return
 
 
 async def period_states(

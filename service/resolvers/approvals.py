@@ -158,14 +158,21 @@ async def resolve_pending(_root: Any, info: Any, showAll: bool | None = None
     if not showAll:
         mine = await waiting_for(context.session, context.org_id, context.person.id)
         return await _listed(context, mine, await ov.period_states(context.session, mine))
-    submitted = await ov.submitted_of_org(context.session, context.org_id)
-    states = await ov.period_states(context.session, submitted)
-    chosen = [
-        timesheet async for timesheet in taking_turns(submitted)
-        if context.person.id in current_pending(timesheet, ov.given(states[timesheet.id]))
-        or await can_view_timesheet(context, timesheet)
-    ]
-    return await _listed(context, chosen, states)
+    # A page at a time, its objects let go of before the next (the session's identity map
+    # holds them weakly): the answer of an organisation of 10,000 is built holding one page's
+    # timesheets and people, not everyone's (the process's resident memory keeps its peak).
+    listed: list[dict[str, Any]] = []
+    held = len(context.loaded_ahead)
+    async for submitted in ov.submitted_pages(context.session, context.org_id):
+        states = await ov.period_states(context.session, submitted)
+        chosen = [
+            timesheet async for timesheet in taking_turns(submitted)
+            if context.person.id in current_pending(timesheet, ov.given(states[timesheet.id]))
+            or await can_view_timesheet(context, timesheet)
+        ]
+        listed += await _listed(context, chosen, states)
+        del context.loaded_ahead[held:], submitted, states, chosen
+    return listed
 
 
 @query.field("getTeamApprovalStates")

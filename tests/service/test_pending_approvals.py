@@ -193,9 +193,9 @@ async def test_team_states_and_reminders_read_everyone_at_once(org: Org) -> None
 async def test_the_whole_organisations_list_is_read_a_page_at_a_time(
     org: Org, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """showAll reads the submitted timesheets SUBMITTED_PAGE at a time (a statement each, the
-    event loop free in between): every one listed once, in period order, whatever page
-    boundary falls between timesheets of the same period."""
+    """showAll reads and answers the submitted timesheets SUBMITTED_PAGE at a time (the event
+    loop free in between, one page's objects held at a time): every one listed once, in
+    period order, whatever page boundary falls between timesheets of the same period."""
     from service.approvals import overview
 
     people = [await org.add_member(f"P{i}") for i in range(3)]
@@ -212,4 +212,6 @@ async def test_the_whole_organisations_list_is_read_a_page_at_a_time(
     monkeypatch.setattr(overview, "SUBMITTED_PAGE", 2)
     paged, data = await statements(org, org.admin, PENDING, {"all": True})
     assert [(p["startTime"]["ts"], p["submitId"]) for p in data["getPendingApprovals"]] == expected
-    assert len(paged) == len(whole) + 4, "\n".join(paged)  # five pages of 2 instead of one
+    # Five pages of 2 instead of one, each answered before the next is read: its timesheets,
+    # their submitters and approvals, the people named and the totals (five statements).
+    assert len(paged) == len(whole) + 4 * 5, "\n".join(paged)
