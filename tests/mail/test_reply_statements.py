@@ -11,17 +11,15 @@ cache lets go between two replies. A count, not a time: the same on any machine.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 
 import httpx
-import pytest
 
 from mail.inbox import Inbox, InboxWorker
 from tests.mail.reply_cost import _one_reply
-from tests.mail.test_reply_commits import KEY, LEASE_MS
-from tests.protocol.reply_helpers import DOMAIN, Sheet, submitted_sheet
+from tests.mail.test_reply_commits import LEASE_MS, live  # noqa: F401 (the module's server)
+from tests.protocol.reply_helpers import Sheet, submitted_sheet
 from tests.service.test_approvals_support import SUBMIT, WEEK, add_record
-from tests.support import DAY_MS, LiveServer, new_org, start_live_server, stop_live_server
+from tests.support import DAY_MS, LiveServer, new_org
 
 # PostgreSQL's two more: the advisory lock that serialises claims of a laned queue, and the
 # row lock on the submission (SQLite's BEGIN IMMEDIATE does both).
@@ -29,26 +27,8 @@ REPLY_STATEMENTS = {"sqlite": 21, "postgresql": 23}
 REPLIES = 4
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-async def live(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[LiveServer]:
-    root = tmp_path_factory.mktemp(f"reply-statements-{request.param}")
-    (root / "dkim.txt").write_text(f"{KEY.line()}\n")
-    server = await start_live_server(request.param, root / "data", extra_env={
-        "TIMEBOT_MAIL_DOMAIN": DOMAIN, "TIMEBOT_DKIM_TXT_FILE": str(root / "dkim.txt"),
-    })
-    inbound = server.app.state.mail.wake_inbox.__self__  # mail.inbound_component
-    for worker in inbound.workers:  # the test's worker alone claims
-        await worker.stop()
-    try:
-        yield server
-    finally:
-        await stop_live_server(server)
-
-
 async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history(
-    live: LiveServer,
+    live: LiveServer,  # noqa: F811 (the fixture)
 ) -> None:
     assert os.environ.get("REPLY_COST_HINT", "1") != "0"  # replies carry the period hint
     inbound = live.app.state.mail.wake_inbox.__self__
