@@ -9,7 +9,7 @@ from typing import Generic, TypeVar
 K = TypeVar("K")
 V = TypeVar("V")
 
-PRUNE_FLOOR = 256  # entries kept before the first sweep of expired ones
+SWEEP_FLOOR = 256  # entries kept before the first sweep of expired ones
 
 
 class Recent(Generic[K, V]):
@@ -23,7 +23,7 @@ class Recent(Generic[K, V]):
         self.ttl_s = ttl_s
         self._now = now
         self._values: dict[K, tuple[V, float]] = {}
-        self._sweep_at = PRUNE_FLOOR
+        self._sweep_at = SWEEP_FLOOR
 
     def __len__(self) -> int:
         return len(self._values)
@@ -43,7 +43,7 @@ class Recent(Generic[K, V]):
         if len(self._values) >= self._sweep_at:
             self._values = {k: held for k, held in self._values.items()
                             if now - held[1] < self.ttl_s}
-            self._sweep_at = max(PRUNE_FLOOR, 2 * len(self._values))
+            self._sweep_at = max(SWEEP_FLOOR, 2 * len(self._values))
 
     def forget(self, key: K) -> None:
         self._values.pop(key, None)

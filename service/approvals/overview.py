@@ -44,10 +44,12 @@ async def submitted_pages(session: AsyncSession, org_id: str
     last: Timesheet | None = None
     while True:
         page = list(await session.scalars(submitted_page(org_id, last)))
+        more = len(page) == SUBMITTED_PAGE
         if page:
             last = page[-1]
             yield page
-        if len(page) < SUBMITTED_PAGE:
+        del page  # not held here while the next page is read
+        if not more:
             return
 
 

@@ -171,7 +171,8 @@ async def resolve_pending(_root: Any, info: Any, showAll: bool | None = None
             or await can_view_timesheet(context, timesheet)
         ]
         listed += await _listed(context, chosen, states)
-        del context.loaded_ahead[held:], submitted, states, chosen
+        del context.loaded_ahead[held:]  # the page's people
+        del submitted, states, chosen  # not held while the next page is read
     return listed
 
 

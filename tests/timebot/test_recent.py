@@ -3,7 +3,7 @@ what it holds is bounded by what was put within the last ttl, not by all that ev
 
 from __future__ import annotations
 
-from timebot.recent import PRUNE_FLOOR, Recent
+from timebot.recent import SWEEP_FLOOR, Recent
 
 
 class Ticks:
@@ -38,7 +38,7 @@ def test_what_is_held_stays_bounded_by_what_was_put_within_the_time_to_live() ->
         ticks.now += 0.01
         most = max(most, len(recent))
     live = 1000  # put within the last 10 s
-    assert most <= max(PRUNE_FLOOR, 2 * live) + 1
+    assert most <= max(SWEEP_FLOOR, 2 * live) + 1
     assert recent.get(9_999) == "person 9999" and recent.get(0) is None
     # Nothing new for a minute, then one more: the sweep drops every expired value.
     ticks.now += 60
