@@ -37,9 +37,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check shell timebot service bot mail web plumbing tests bench scripts
 	$(VENV)/bin/mypy
 
+# The next migration of one tree, from the models: make migration TREE=service|timebot MESSAGE="…"
+# (the shipped ones are never rewritten; README, "Upgrading").
 migration: $(STAMP)
-	$(PY) scripts/regen_initial_migration.py
-	$(PY) scripts/regen_bot_migration.py
+	$(PY) scripts/new_migration.py "$(TREE)" "$(MESSAGE)"
 
 clean:
 	rm -rf $(VENV) var

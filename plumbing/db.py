@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from plumbing.pg_pool import replace_dead_connections_on_checkout
+from plumbing.schema_versions import Position, SchemaTree, position, refuse_if_newer
 from plumbing.sqlite_inloop import connector
 
 
@@ -207,17 +208,17 @@ async def once_more_on_conflict(work: Callable[[], Awaitable[None]]) -> None:
         await work()
 
 
-async def upgrade_under_lock(
-    engine: AsyncEngine, config: Any, lock_key: int
-) -> None:
-    """`alembic upgrade head` with `config`, in one transaction; on PostgreSQL behind a
-    transaction-scoped advisory lock (the second process waits, then finds nothing to do)."""
+async def upgrade_under_lock(engine: AsyncEngine, tree: SchemaTree, lock_key: int) -> None:
+    """`alembic upgrade head` of `tree`, in one transaction; on PostgreSQL behind a
+    transaction-scoped advisory lock (the second process waits, then finds nothing to do).
+    Refuses, before any write, a database that a newer release migrated (SchemaNewerThanCode)."""
     from alembic import command
     from sqlalchemy import text
 
     def _upgrade(connection: Any) -> None:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        refuse_if_newer(connection, tree)
+        tree.config.attributes["connection"] = connection
+        command.upgrade(tree.config, "head")
 
     async with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
@@ -225,21 +226,18 @@ async def upgrade_under_lock(
         await connection.run_sync(_upgrade)
 
 
-async def is_current(engine: AsyncEngine, config: Any, version_table: str) -> bool:
-    """Whether the database's schema is at the newest migration of `config`'s scripts."""
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-
-    heads = set(ScriptDirectory.from_config(config).get_heads())
-
-    def _current(connection: Any) -> set[str]:
-        context = MigrationContext.configure(
-            connection, opts={"version_table": version_table}
-        )
-        return set(context.get_current_heads())
-
+async def schema_position(engine: AsyncEngine, tree: SchemaTree) -> Position:
+    """Where the database's schema stands against `tree`'s migrations (current, behind, or
+    ahead: a newer release migrated it)."""
     async with engine.connect() as connection:
-        return await connection.run_sync(_current) == heads
+        return await connection.run_sync(position, tree)
+
+
+async def is_current(engine: AsyncEngine, tree: SchemaTree) -> bool:
+    """Whether this code can serve the database: at its newest migration, or at a newer
+    release's, which migrated it while this one runs (migrations expand first, so the release
+    before still works on it; a process of it that starts again refuses)."""
+    return await schema_position(engine, tree) != "behind"
 
 
 async def check_connection(engine: AsyncEngine) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from plumbing.db import SERVICE_MIGRATION_LOCK, is_current, upgrade_under_lock
+from plumbing.schema_versions import SchemaTree
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 
@@ -19,6 +20,11 @@ def _alembic_config(url: str) -> Any:
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return config
+
+
+def schema_tree(url: str) -> SchemaTree:
+    """The service's migrations (Alembic's default version table)."""
+    return SchemaTree("service", _alembic_config(url), "alembic_version", "service_schema_releases")
 
 
 # SQLite plans without statistics, and then takes an index led by `organisation_id` to be as
@@ -75,9 +81,9 @@ async def _organisation_indexes_unselective(engine: AsyncEngine) -> None:
 async def migrate(engine: AsyncEngine) -> None:
     """Bring the schema to the newest migration (alembic upgrade head); on SQLite, the
     planner's statistics of the organisation indexes."""
-    await upgrade_under_lock(engine, _alembic_config(str(engine.url)), SERVICE_MIGRATION_LOCK)
+    await upgrade_under_lock(engine, schema_tree(str(engine.url)), SERVICE_MIGRATION_LOCK)
     await _organisation_indexes_unselective(engine)
 
 
 async def service_schema_current(engine: AsyncEngine) -> bool:
-    return await is_current(engine, _alembic_config(str(engine.url)), "alembic_version")
+    return await is_current(engine, schema_tree(str(engine.url)))

@@ -16,6 +16,7 @@ from starlette.routing import BaseRoute, Route
 from plumbing.clock import SYSTEM_CLOCK, Clock
 from shell.assembly import install_components
 from shell.build import build_runtime
+from shell.build_info import build_info, build_info_metric
 from shell.collector import restore_on_stop, settle_after_start
 from shell.health import liveness, readiness
 from shell.response_headers import ResponseHeaders
@@ -43,9 +44,10 @@ def create_app(
             webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
         )
     install_components(runtime, service, built.mail, routes)
-    routes.append(Route("/healthz", liveness))
+    build = build_info(settings)
+    routes.append(Route("/healthz", liveness(build)))
     routes.append(Route("/readyz", readiness(runtime, service)))
-    routes.append(Route("/metrics", metrics_endpoint))
+    routes.append(Route("/metrics", metrics_endpoint(build_info_metric(build))))
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

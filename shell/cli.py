@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 import click
 
 from plumbing.clock import SYSTEM_CLOCK
+from plumbing.errors import SchemaNewerThanCode
+from plumbing.release import VERSION
 from shell.cli_slack import slack
 from shell.orgs_cli import orgs
 from shell.outbox_cli import outbox
@@ -40,8 +42,19 @@ async def _with_service_session(settings: Settings, work: Callable[[Any], Awaita
         return await work(session)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="timebot", message="%(prog)s %(version)s")
+class _Command(click.Group):
+    """The `timebot` group: a database that a newer release migrated is refused with the
+    message that names both releases, as any other error the user can act on (no traceback)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except SchemaNewerThanCode as error:
+            raise click.ClickException(str(error)) from error
+
+
+@click.group(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(VERSION, message="%(prog)s %(version)s")
 @click.pass_context
 def main(context: click.Context) -> None:
     """timebot: timesheets from Slack and e-mail, with an embedded time tracking service.
@@ -82,7 +95,7 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
 
     import uvicorn
 
-    from shell.supervisor import DrainFirstServer, parse_workers, supervise
+    from shell.supervisor import DrainFirstServer, migrate_all, parse_workers, supervise
 
     try:
         workers = parse_workers(workers_text)
@@ -100,6 +113,8 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
     from timebot.logs import configure_logging
 
     configure_logging(settings.log_level)
+    # Both schemas current (or refused, naming both releases) before anything starts.
+    _run(lambda: migrate_all(settings))
     if demo:
         if not settings.embedded:
             raise click.ClickException(

@@ -22,8 +22,14 @@ from timebot.state.db import schema_current
 CHECK_SECONDS = 5.0
 
 
-async def liveness(_request: Request) -> Response:
-    return JSONResponse({"status": "ok"})
+def liveness(build: dict[str, str]) -> Callable[[Request], Awaitable[Response]]:
+    """`/healthz`: ok, with the release and schema revisions this process runs."""
+    body = {"status": "ok", **build}
+
+    async def healthz(_request: Request) -> Response:
+        return JSONResponse(body)
+
+    return healthz
 
 
 async def _database(engine: AsyncEngine, current: Callable[[AsyncEngine], Awaitable[bool]]) -> str:

@@ -8,6 +8,7 @@ aggregate. With one worker the variable is unset and the process's own registry 
 from __future__ import annotations
 
 import os
+from collections.abc import Awaitable, Callable
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -43,8 +44,14 @@ def _registry() -> CollectorRegistry:
     return registry
 
 
-async def metrics_endpoint(request: Request) -> Response:
-    runtime = getattr(request.app.state, "runtime", None)
-    if runtime is not None:
-        await update_queue_gauges(runtime.state_sessions, runtime.clock)
-    return Response(generate_latest(_registry()), media_type=CONTENT_TYPE_LATEST)
+def metrics_endpoint(constant: bytes = b"") -> Callable[[Request], Awaitable[Response]]:
+    """`/metrics`: the registry's (every worker's) metrics, then `constant`, lines the same in
+    every process (the build's)."""
+
+    async def metrics(request: Request) -> Response:
+        runtime = getattr(request.app.state, "runtime", None)
+        if runtime is not None:
+            await update_queue_gauges(runtime.state_sessions, runtime.clock)
+        return Response(generate_latest(_registry()) + constant, media_type=CONTENT_TYPE_LATEST)
+
+    return metrics

@@ -19,6 +19,7 @@ from plumbing.db import (
     unit_of_work,
     upgrade_under_lock,
 )
+from plumbing.schema_versions import SchemaTree
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 VERSION_TABLE = "timebot_alembic_version"
@@ -27,6 +28,7 @@ __all__ = [
     "MIGRATIONS_DIR", "VERSION_TABLE", "create_engine", "insert_for", "insert_ignoring", "migrate",
     "read_only_engine",
     "schema_current",
+    "schema_tree",
     "session_factory",
     "unit_of_work",
 ]
@@ -40,9 +42,15 @@ def _config() -> Any:
     return config
 
 
+def schema_tree() -> SchemaTree:
+    """The bot's migrations (their own version table, beside the service's in a shared
+    database)."""
+    return SchemaTree("timebot", _config(), VERSION_TABLE, "timebot_schema_releases")
+
+
 async def migrate(engine: AsyncEngine) -> None:
-    await upgrade_under_lock(engine, _config(), BOT_MIGRATION_LOCK)
+    await upgrade_under_lock(engine, schema_tree(), BOT_MIGRATION_LOCK)
 
 
 async def schema_current(engine: AsyncEngine) -> bool:
-    return await is_current(engine, _config(), VERSION_TABLE)
+    return await is_current(engine, schema_tree())
