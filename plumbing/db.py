@@ -19,7 +19,13 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from plumbing.pg_pool import replace_dead_connections_on_checkout
-from plumbing.schema_versions import Position, SchemaTree, position, refuse_if_newer
+from plumbing.schema_versions import (
+    Position,
+    SchemaTree,
+    position,
+    record_release,
+    refuse_if_newer,
+)
 from plumbing.sqlite_inloop import connector
 
 
@@ -219,6 +225,7 @@ async def upgrade_under_lock(engine: AsyncEngine, tree: SchemaTree, lock_key: in
         refuse_if_newer(connection, tree)
         tree.config.attributes["connection"] = connection
         command.upgrade(tree.config, "head")
+        record_release(connection, tree)
 
     async with engine.begin() as connection:
         if connection.dialect.name == "postgresql":

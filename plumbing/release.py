@@ -6,4 +6,4 @@ opened on that database can name the release that wrote it (plumbing.schema_vers
 
 from __future__ import annotations
 
-VERSION = "1.0.0"
+VERSION = "1.1.0.dev0"

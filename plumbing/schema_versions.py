@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import inspect, text
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, inspect, text
 
+from plumbing.clock import SYSTEM_CLOCK
 from plumbing.errors import SchemaNewerThanCode
 from plumbing.release import VERSION
 
@@ -43,6 +44,30 @@ class SchemaTree:
             return ScriptDirectory.from_config(self.config).get_revision(revision) is not None
         except CommandError:
             return False
+
+
+def releases_table(metadata: MetaData, name: str) -> Table:
+    """The table of the releases that migrated a tree, in the tree's metadata (its models)."""
+    return Table(
+        name, metadata,
+        Column("revision", String(32), primary_key=True),
+        Column("version", String(32), nullable=False),
+        Column("migrated_at_ms", BigInteger, nullable=False),
+    )
+
+
+def record_release(connection: Any, tree: SchemaTree) -> None:
+    """After an upgrade: this release, beside each head revision it is the first to bring the
+    database to (in the upgrade's transaction, under its lock)."""
+    if not inspect(connection).has_table(tree.releases_table):
+        return
+    known = set(connection.execute(text(f"SELECT revision FROM {tree.releases_table}")).scalars())
+    for revision in sorted(applied(connection, tree) - known):
+        connection.execute(
+            text(f"INSERT INTO {tree.releases_table} (revision, version, migrated_at_ms) "
+                 "VALUES (:revision, :version, :at)"),
+            {"revision": revision, "version": VERSION, "at": SYSTEM_CLOCK.now_ms()},
+        )
 
 
 def applied(connection: Any, tree: SchemaTree) -> set[str]:

@@ -6,6 +6,7 @@ from sqlalchemy import BigInteger, ForeignKey, MetaData, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 from plumbing.db import NAMING
+from plumbing.schema_versions import releases_table
 from plumbing.ids import new_id
 
 
@@ -29,3 +30,8 @@ class OrgScoped:
         return mapped_column(
             String(24), ForeignKey("organisations.id", ondelete="CASCADE"), index=True
         )
+
+
+# Which release brought the database to each revision (plumbing.schema_versions): an older
+# release names it when it refuses the schema.
+SCHEMA_RELEASES = releases_table(Base.metadata, "service_schema_releases")

@@ -48,11 +48,8 @@ async def _move_ahead(url: str, version_table: str, releases_table: str) -> None
     try:
         async with engine.begin() as connection:
             await connection.execute(text(f"UPDATE {version_table} SET version_num = '0099'"))
-            await connection.execute(text(
-                f"CREATE TABLE {releases_table} (revision VARCHAR(32) PRIMARY KEY, "
-                "version VARCHAR(32) NOT NULL)"))
             await connection.execute(
-                text(f"INSERT INTO {releases_table} VALUES ('0099', :version)"),
+                text(f"INSERT INTO {releases_table} VALUES ('0099', :version, 0)"),
                 {"version": FUTURE})
     finally:
         await engine.dispose()
@@ -122,3 +119,29 @@ async def test_a_process_stays_ready_when_a_newer_release_migrates_under_it(
         assert ready.status_code == 200, ready.text
     finally:
         await stop_live_server(live)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_each_release_that_migrates_is_recorded_once(backend: str, tmp_path: Path) -> None:
+    from plumbing.db import create_engine
+    from service.db import migrate as migrate_service
+    from service.db import schema_tree as service_tree
+    from timebot.state.db import migrate as migrate_bot
+    from timebot.state.db import schema_tree as bot_tree
+
+    name = await create_pg_database() if backend == "postgresql" else None
+    engine = create_engine(pg_url(name) if name else f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    try:
+        for _ in range(2):  # a second start finds its release recorded
+            await migrate_service(engine)
+            await migrate_bot(engine)
+        for table, tree in (("service_schema_releases", service_tree(str(engine.url))),
+                            ("timebot_schema_releases", bot_tree())):
+            async with engine.connect() as connection:
+                rows = (await connection.execute(
+                    text(f"SELECT revision, version FROM {table}"))).all()
+            assert [tuple(row) for row in rows] == [(head, VERSION) for head in tree.heads()]
+    finally:
+        await engine.dispose()
+        if name:
+            await drop_pg_database(name)
