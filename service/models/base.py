@@ -6,8 +6,8 @@ from sqlalchemy import BigInteger, ForeignKey, MetaData, String
 from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
 
 from plumbing.db import NAMING
-from plumbing.schema_versions import releases_table
 from plumbing.ids import new_id
+from plumbing.schema_versions import releases_table
 
 
 class Base(DeclarativeBase):
