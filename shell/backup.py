@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from shell.backup_databases import (
     pg_dump,
     pg_revision,
     same_database,
-    sqlite_backup,
+    sqlite_copy,
+    sqlite_snapshot,
 )
 from shell.backup_manifest import (
     MANIFEST,
@@ -41,6 +43,7 @@ SECRET_KEY_FILE = "secret.key"
 # Under the data dir, not part of what a server resumes from: the worker processes' metrics
 # (shell/supervisor.py) and Maildir's tmp/ (messages still being written).
 TRANSIENT = ("worker-metrics", "outbox/tmp")
+SUFFIX = {"sqlite": "sqlite3", "postgresql": "pgdump"}
 
 
 @dataclass(frozen=True)
@@ -90,24 +93,38 @@ def _check_destination(settings: Settings, directory: Path) -> None:
 
 
 async def _databases(settings: Settings, into: Path) -> list[DatabaseEntry]:
-    entries: list[DatabaseEntry] = []
-    dumped: list[tuple[Database, str]] = []
-    for database in databases_of(settings):
-        if database.kind == "sqlite":
-            file = f"{database.name}.sqlite3"
-            revision = await asyncio.to_thread(sqlite_backup, database, into / file)
-        else:
-            shared = [file for other, file in dumped if same_database(other, database)]
-            file = shared[0] if shared else f"{database.name}.pgdump"
-            revision = await pg_revision(database)
-            if not shared:
-                await pg_dump(database, into / file)
-                if await pg_revision(database) != revision:
-                    raise BackupError(f"{database.label()} was migrated during the backup (a "
-                                      "new version started): run the backup again")
-                dumped.append((database, file))
-        entries.append(DatabaseEntry(database.name, database.kind, file, revision))
-    return entries
+    """Each database copied as of (nearly) one moment: the SQLite snapshots are begun before
+    any copy, and the pg_dumps (each one snapshot of its database) start together."""
+    databases = databases_of(settings)
+    files: dict[str, str] = {}
+    dumps: list[Database] = []
+    for database in databases:
+        shared = [other for other in dumps if same_database(other, database)]
+        files[database.name] = (f"{shared[0].name}.pgdump" if shared
+                                else f"{database.name}.{SUFFIX[database.kind]}")
+        if database.kind == "postgresql" and not shared:
+            dumps.append(database)
+    before = {d.name: await pg_revision(d) for d in databases if d.kind == "postgresql"}
+    snapshots: dict[str, sqlite3.Connection] = {}
+    try:
+        for database in databases:
+            if database.kind == "sqlite":
+                snapshots[database.name] = await asyncio.to_thread(sqlite_snapshot, database)
+        copies = [asyncio.to_thread(sqlite_copy, d, snapshots[d.name], into / files[d.name])
+                  for d in databases if d.kind == "sqlite"]
+        results = await asyncio.gather(
+            *copies, *(pg_dump(d, into / files[d.name]) for d in dumps))
+    finally:
+        for snapshot in snapshots.values():
+            snapshot.close()
+    copied = dict(zip(snapshots, results[:len(snapshots)], strict=True))
+    for database in databases:
+        if database.kind == "postgresql" and await pg_revision(database) != before[
+                database.name]:
+            raise BackupError(f"{database.label()} was migrated during the backup (a new "
+                              "version started): run the backup again")
+    return [DatabaseEntry(d.name, d.kind, files[d.name], copied.get(d.name, before.get(d.name)))
+            for d in databases]
 
 
 def _copy_data_files(settings: Settings, into: Path) -> None:

@@ -111,25 +111,36 @@ def _sqlite_revision(connection: sqlite3.Connection, table: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def sqlite_backup(database: Database, destination: Path) -> str | None:
-    """A consistent copy of the database at one moment (the online backup API, in one step:
-    writers go on meanwhile, WAL); returns its schema revision."""
+def sqlite_snapshot(database: Database) -> sqlite3.Connection:
+    """A read transaction begun on the database: the moment its copy shows (WAL: writers go
+    on meanwhile). Both databases' are begun before either is copied, so that the two show
+    nearly the same moment."""
     source_path = database.sqlite_path
     if not source_path.is_file():
         raise BackupError(f"{database.label()} does not exist: has timebot run with these "
                           "settings?")
     try:
-        source = sqlite3.connect(f"file:{quote(str(source_path))}?mode=ro", uri=True, timeout=60)
+        source = sqlite3.connect(f"file:{quote(str(source_path))}?mode=ro", uri=True,
+                                 timeout=60, isolation_level=None, check_same_thread=False)
+        source.execute("BEGIN")
+        source.execute("SELECT count(*) FROM sqlite_schema").fetchone()  # the snapshot
+        return source
+    except sqlite3.Error as error:
+        raise BackupError(f"{database.label()} cannot be read: {error}") from None
+
+
+def sqlite_copy(database: Database, snapshot: sqlite3.Connection, destination: Path
+                ) -> str | None:
+    """The snapshot copied with the online backup API into one self-contained file; returns
+    its schema revision."""
+    try:
+        target = sqlite3.connect(destination)
         try:
-            target = sqlite3.connect(destination)
-            try:
-                source.backup(target)
-                target.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
-                return _sqlite_revision(target, database.version_table)
-            finally:
-                target.close()
+            snapshot.backup(target)  # within the snapshot's read transaction
+            target.execute("PRAGMA journal_mode=DELETE")
+            return _sqlite_revision(target, database.version_table)
         finally:
-            source.close()
+            target.close()
     except sqlite3.Error as error:
         raise BackupError(f"{database.label()} could not be copied: {error}") from None
 
