@@ -96,6 +96,9 @@ def check_secret_key(settings: Settings, manifest: Manifest, backup: Path) -> No
         raise BackupError(
             "the backup does not hold the secret key (TIMEBOT_SECRET_KEY gave it when the "
             "backup was made): set TIMEBOT_SECRET_KEY to that key and restore again")
+    if f"{DATA}/{SECRET_KEY_FILE}" not in manifest.files:
+        raise BackupError(f"the backup is incomplete: {DATA}/{SECRET_KEY_FILE} is missing "
+                          f"from {backup}")
     key = (backup / DATA / SECRET_KEY_FILE).read_text().strip()
     if key_fingerprint(key) != manifest.secret_key_fingerprint:
         raise BackupError(f"the backup is damaged: its {SECRET_KEY_FILE} is not the key it "
