@@ -106,14 +106,14 @@ def check_secret_key(settings: Settings, manifest: Manifest, backup: Path) -> No
 
 
 def _occupants(settings: Settings, databases: list[Database]) -> list[str]:
-    """What the data dir holds besides empty SQLite files of the targets and the secret.key
-    `timebot` generated on this run (no database holds anything it sealed)."""
+    """What the data dir holds besides the targets' empty SQLite files and a secret.key:
+    the one `timebot` generates on its first run (this one, or a restore refused before);
+    with the databases empty and nothing else there, it has sealed nothing yet."""
     root = settings.data_dir
     if not root.is_dir():
         return []
     allowed = {d.sqlite_path.resolve() for d in databases if d.kind == "sqlite"}
-    if not _key_configured(settings):
-        allowed.add((root / SECRET_KEY_FILE).resolve())
+    allowed.add((root / SECRET_KEY_FILE).resolve())
     return sorted(path.name for path in root.iterdir() if path.resolve() not in allowed)
 
 
