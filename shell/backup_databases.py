@@ -176,6 +176,11 @@ def sqlite_restore(source: Path, database: Database) -> None:
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     for suffix in ("-wal", "-shm", "-journal"):  # left by an empty database opened before
         Path(f"{target}{suffix}").unlink(missing_ok=True)
+    copy_into_place(source, target)
+
+
+def copy_into_place(source: Path, target: Path) -> None:
+    """`source` copied to `target` (mode 0600) whole or not at all: written beside, renamed."""
     partial = target.with_name(f".{target.name}.restoring-{uuid.uuid4().hex[:8]}")
     try:
         shutil.copyfile(source, partial)

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from alembic.script import ScriptDirectory
 from shell.backup import DATA, SECRET_KEY_FILE
 from shell.backup_databases import (
     Database,
+    copy_into_place,
     databases_of,
     listed,
     pg_restore,
@@ -146,13 +145,7 @@ def restore_files(backup: Path, data_dir: Path) -> None:
         if source.is_dir():
             target.mkdir(exist_ok=True, mode=0o700)
             continue
-        partial = target.with_name(f".{target.name}.restoring-{uuid.uuid4().hex[:8]}")
-        try:
-            shutil.copyfile(source, partial)
-            partial.chmod(0o600)
-            os.replace(partial, target)
-        finally:
-            partial.unlink(missing_ok=True)
+        copy_into_place(source, target)
 
 
 async def restore_backup(settings: Settings, backup: Path) -> Manifest:
