@@ -13,6 +13,7 @@ import click
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.errors import SchemaNewerThanCode
 from plumbing.release import VERSION
+from shell.backup_cli import backup, restore
 from shell.cli_slack import slack
 from shell.orgs_cli import orgs
 from shell.outbox_cli import outbox
@@ -362,6 +363,8 @@ main.add_command(reminders)  # timebot reminders preview|send (shell/reminders_c
 main.add_command(slack)  # timebot slack status (shell/cli_slack.py)
 main.add_command(templates)  # timebot templates kinds|preview (shell/templates_cli.py)
 main.add_command(orgs)  # timebot orgs add|list|remove (shell/orgs_cli.py)
+main.add_command(backup)  # timebot backup DIR (shell/backup_cli.py)
+main.add_command(restore)  # timebot restore DIR (shell/backup_cli.py)
 
 if __name__ == "__main__":
     sys.exit(main())
