@@ -158,7 +158,6 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         _configured_secret_key(configured_secret) if configured_secret is not None
         else _secret_key(data_dir)
     )
-    secret = get("TIMEBOT_SECRET_KEY") or _secret_key(data_dir)
     role = (get("TIMEBOT_ROLE", "all") or "all").strip().lower()
     service_url = get("TIMEBOT_SERVICE_URL")
     check_role(role, service_url)
