@@ -8,13 +8,33 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 4
 BENCH ?=
 
-.PHONY: run test bench lint typecheck ide migration clean
+.PHONY: run test bench lint typecheck ide migration clean lock
 
-$(STAMP): pyproject.toml
+# Every dependency (and the build backend, setuptools) at the version and hashes of
+# requirements-test.lock; the project itself on top, editable, adding nothing.
+$(STAMP): pyproject.toml requirements.lock requirements-test.lock
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --require-hashes -r requirements-test.lock
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# The lock files, from pyproject.toml, for Python 3.11 on Linux x86_64 (what CI and the image
+# run): requirements.lock (runtime, for the image), requirements-test.lock (runtime + the test
+# extra, for make and CI; runtime pins taken from the first). Pins already there are kept:
+# `make lock LOCK_ARGS=--upgrade` (or --upgrade-package NAME) moves them. pip-tools lives in
+# its own venv, so that it never enters the project's. Index options are not written out.
+LOCK_TOOLS := $(VENV)/lock-tools
+PIP_TOOLS ?= pip-tools==7.6.2
+LOCK_ARGS ?=
+PIP_COMPILE = CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_TOOLS)/bin/pip-compile -q \
+	--generate-hashes --allow-unsafe --all-build-deps --strip-extras \
+	--no-emit-index-url --no-emit-find-links --no-emit-trusted-host $(LOCK_ARGS)
+
+lock:
+	test -x $(LOCK_TOOLS)/bin/pip-compile || \
+	  (python3 -m venv $(LOCK_TOOLS) && $(LOCK_TOOLS)/bin/pip install -q '$(PIP_TOOLS)')
+	$(PIP_COMPILE) -o requirements.lock pyproject.toml
+	$(PIP_COMPILE) --extra test -c requirements.lock -o requirements-test.lock pyproject.toml
 
 ide: $(STAMP)
 	$(PY) -m service.graphql.ide_build
