@@ -8,7 +8,7 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 4
 BENCH ?=
 
-.PHONY: run test bench lint typecheck ide migration clean lock
+.PHONY: run test bench lint typecheck ide migration clean lock release image
 
 # Every dependency (and the build backend, setuptools) at the version and hashes of
 # requirements-test.lock; the project itself on top, editable, adding nothing.
@@ -60,6 +60,38 @@ lint: $(STAMP)
 migration: $(STAMP)
 	$(PY) scripts/regen_initial_migration.py
 	$(PY) scripts/regen_bot_migration.py
+
+# The wheel (dist/) and the image `timebot:<version>` of the release plumbing/release.py names,
+# with its OCI labels, from a clean checkout (ALLOW_DIRTY=1: revision marked `-dirty`).
+# `make image` alone builds the image (the image test builds it so). IMAGE_TOOL: docker where
+# its engine answers, else podman; IMAGE_BUILD_ARGS: more build options (e.g.
+# --build-arg PYTHON_IMAGE=… for bases from a private mirror).
+VERSION = $(shell python3 -c 'from plumbing.release import VERSION; print(VERSION)')
+REVISION = $(shell git rev-parse HEAD)$(if $(shell git status --porcelain),-dirty)
+SOURCE_URL ?= $(shell git config --get remote.origin.url)
+IMAGE_NAME ?= timebot
+IMAGE_TOOL ?= $(shell docker info >/dev/null 2>&1 && echo docker || echo podman)
+IMAGE_BUILD_ARGS ?=
+# podman and buildah write OCI images by default, which have no HEALTHCHECK.
+IMAGE_FORMAT = $(if $(filter podman buildah,$(notdir $(firstword $(IMAGE_TOOL)))),--format docker)
+
+release: $(STAMP)
+	@case "$(REVISION)" in *-dirty) test -n "$(ALLOW_DIRTY)" || { \
+	  echo "uncommitted changes: commit them, or ALLOW_DIRTY=1 for a -dirty build" >&2; \
+	  exit 1; };; esac
+	rm -f dist/timebot-*.whl
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	test -f dist/timebot-$(VERSION)-py3-none-any.whl
+	$(MAKE) --no-print-directory image
+	@echo "released $(VERSION) ($(REVISION)): dist/timebot-$(VERSION)-py3-none-any.whl," \
+	  "image $(IMAGE_NAME):$(VERSION)"
+
+image:
+	@test -n "$(VERSION)" || { echo "no VERSION in plumbing/release.py" >&2; exit 1; }
+	$(IMAGE_TOOL) build $(IMAGE_FORMAT) -f deploy/Dockerfile -t $(IMAGE_NAME):$(VERSION) \
+	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+	  --build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) --build-arg SOURCE=$(SOURCE_URL) \
+	  $(IMAGE_BUILD_ARGS) .
 
 clean:
 	rm -rf $(VENV) var

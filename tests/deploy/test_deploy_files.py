@@ -20,6 +20,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from plumbing.release import VERSION
 from shell.cli import main as timebot_cli
 from tests.deploy.dockerfile import DOCKERFILE, DOCKERIGNORE, ROOT, exec_form, ignored, stages
 from tests.net import free_port
@@ -198,6 +199,16 @@ def test_compose_runs_postgres_timebot_and_the_mta_delivering_over_lmtp() -> Non
                                    "python:3.11-slim@sha256:abc"])
 def test_an_unpinned_image_is_told_apart(image: str) -> None:
     assert not pinned(image)
+
+
+def test_compose_and_kubernetes_run_the_image_of_this_release() -> None:
+    """`make release` tags the image `timebot:<VERSION>`: the deploy files name that tag."""
+    services = compose()["services"]
+    (deployment,) = [doc for doc in kubernetes() if doc["kind"] == "Deployment"]
+    images = [services["timebot"]["image"], services["mta"]["image"],
+              *[container["image"] for container in
+                deployment["spec"]["template"]["spec"]["containers"]]]
+    assert {image.rpartition(":")[2] for image in images} == {VERSION}, images
 
 
 def test_the_compose_command_is_one_the_cli_accepts() -> None:
