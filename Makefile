@@ -75,10 +75,11 @@ IMAGE_BUILD_ARGS ?=
 # podman and buildah write OCI images by default, which have no HEALTHCHECK.
 IMAGE_FORMAT = $(if $(filter podman buildah,$(notdir $(firstword $(IMAGE_TOOL)))),--format docker)
 
-release: $(STAMP)
+release:
 	@case "$(REVISION)" in *-dirty) test -n "$(ALLOW_DIRTY)" || { \
 	  echo "uncommitted changes: commit them, or ALLOW_DIRTY=1 for a -dirty build" >&2; \
 	  exit 1; };; esac
+	$(MAKE) --no-print-directory $(STAMP)
 	rm -f dist/timebot-*.whl
 	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
 	test -f dist/timebot-$(VERSION)-py3-none-any.whl
