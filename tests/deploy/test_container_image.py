@@ -1,6 +1,7 @@
-"""deploy/Dockerfile built and started with podman: the image serves /healthz on the port its
-environment names, its HEALTHCHECK passes, it runs as the non-root user, and GET /graphql is
-the GraphQL IDE (built into the image, not the "not built" page).
+"""deploy/Dockerfile built (by `make image`, as `make release` builds it) and started with
+podman: the image serves /healthz on the port its environment names, its HEALTHCHECK passes,
+it runs as the non-root user, GET /graphql is the GraphQL IDE (built into the image, not the
+"not built" page), and its OCI labels name the release's version and the commit.
 
 No registry image can be pulled on the test machines, so the Dockerfile's public bases are
 replaced (build args) by Debian bookworm built from Debian's packages:
