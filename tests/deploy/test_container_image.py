@@ -1,6 +1,7 @@
-"""deploy/Dockerfile built and started with podman: the image serves /healthz on the port its
-environment names, its HEALTHCHECK passes, it runs as the non-root user, and GET /graphql is
-the GraphQL IDE (built into the image, not the "not built" page).
+"""deploy/Dockerfile built (by `make image`, as `make release` builds it) and started with
+podman: the image serves /healthz on the port its environment names, its HEALTHCHECK passes,
+it runs as the non-root user, GET /graphql is the GraphQL IDE (built into the image, not the
+"not built" page), and its OCI labels name the release's version and the commit.
 
 No registry image can be pulled on the test machines, so the Dockerfile's public bases are
 replaced (build args) by Debian bookworm built from Debian's packages:
@@ -13,22 +14,25 @@ build when the source changed)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from datetime import datetime
 
 import httpx
 import pytest
 
+from plumbing.release import VERSION
 from tests.deploy.dockerfile import ROOT
 from tests.net import free_port
 
 PYTHON_BASE = "localhost/timebot-test-python:bookworm"
 NODE_BASE = "localhost/timebot-test-node:bookworm"
-IMAGE = "localhost/timebot:deploy-test"
+IMAGE_NAME = "localhost/timebot-deploy-test"
 PODMAN_GLOBAL = shlex.split(os.environ.get("TIMEBOT_PODMAN_GLOBAL_ARGS", "--runtime runc"))
 PODMAN_LIMITS = shlex.split(os.environ.get(
     "TIMEBOT_PODMAN_LIMITS", "--ulimit nofile=1024:1024 --ulimit nproc=1000:1000"))
@@ -48,6 +52,8 @@ def _podman(*args: str, timeout: float = 120,
 
 
 def _skip_reason() -> str | None:
+    if shutil.which("make") is None:
+        return "make not installed"
     if shutil.which("podman") is None:
         return "podman not installed (apt-get install podman buildah runc)"
     if os.geteuid() != 0:
@@ -64,10 +70,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(_skip_reason() is not None,
 
 @pytest.fixture(scope="module")
 def image() -> str:
-    _podman("build", "--network", "host", "--format", "docker",
-            "--build-arg", f"PYTHON_IMAGE={PYTHON_BASE}", "--build-arg", f"NODE_IMAGE={NODE_BASE}",
-            "-f", str(ROOT / "deploy" / "Dockerfile"), "-t", IMAGE, str(ROOT), timeout=1800)
-    return IMAGE
+    """Built as `make release` builds it (`make image`: the version's tag and OCI labels)."""
+    build_args = ["--network", "host", *PODMAN_LIMITS, "--build-arg", f"PYTHON_IMAGE={PYTHON_BASE}",
+                  "--build-arg", f"NODE_IMAGE={NODE_BASE}"]
+    built = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(ROOT), "image",
+         f"IMAGE_TOOL={shlex.join(['podman', *PODMAN_GLOBAL])}", f"IMAGE_NAME={IMAGE_NAME}",
+         f"IMAGE_BUILD_ARGS={shlex.join(build_args)}"],
+        capture_output=True, text=True, timeout=1800, check=False)
+    assert built.returncode == 0, f"make image:\n{built.stdout[-4000:]}{built.stderr[-4000:]}"
+    return f"{IMAGE_NAME}:{VERSION}"
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +129,15 @@ def test_the_container_runs_as_the_unprivileged_user(container: tuple[str, int])
     listing = _podman("exec", name, "ls", "-A", "/var/lib/timebot").stdout.split()
     assert "secret.key" in listing
     assert _podman("exec", name, "test", "-e", "/src", check=False).returncode != 0
+
+
+def test_the_image_is_labelled_with_its_version_and_commit(image: str) -> None:
+    labels = json.loads(_podman("image", "inspect", "-f", "{{json .Labels}}", image).stdout)
+    assert labels["org.opencontainers.image.title"] == "timebot"
+    assert labels["org.opencontainers.image.version"] == VERSION
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    # (`-dirty` where the checkout has uncommitted changes)
+    assert labels["org.opencontainers.image.revision"] in (head, f"{head}-dirty")
+    created = datetime.fromisoformat(labels["org.opencontainers.image.created"])
+    assert created.tzinfo is not None

@@ -20,9 +20,11 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from plumbing.release import VERSION
 from shell.cli import main as timebot_cli
 from tests.deploy.dockerfile import DOCKERFILE, DOCKERIGNORE, ROOT, exec_form, ignored, stages
 from tests.net import free_port
+from tests.upgrade.releases import RELEASES
 
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 KUBERNETES = ROOT / "deploy" / "kubernetes" / "timebot.yaml"
@@ -77,11 +79,11 @@ def test_the_ide_assets_are_in_place_before_the_wheel_is_built() -> None:
     steps = [(key, args) for key, args in build.instructions if key in ("COPY", "RUN")]
     copied = next(index for index, (key, args) in enumerate(steps)
                   if key == "COPY" and "--from=ide" in args and "service/static/graphiql" in args)
-    installed = next(index for index, (key, args) in enumerate(steps)
-                     if key == "RUN" and "pip install" in args)
-    assert copied < installed
+    built = next(index for index, (key, args) in enumerate(steps)
+                 if key == "RUN" and "pip wheel" in args)
+    assert copied < built
     # The build fails rather than ship an image without the IDE.
-    assert "graphiql/index.html" in steps[installed][1]
+    assert "graphiql/index.html" in steps[built][1]
 
 
 def test_the_healthcheck_asks_healthz_on_the_port_from_the_environment() -> None:
@@ -198,6 +200,18 @@ def test_compose_runs_postgres_timebot_and_the_mta_delivering_over_lmtp() -> Non
                                    "python:3.11-slim@sha256:abc"])
 def test_an_unpinned_image_is_told_apart(image: str) -> None:
     assert not pinned(image)
+
+
+def test_compose_and_kubernetes_run_the_image_of_this_release() -> None:
+    """`make release` tags the image `timebot:<VERSION>`: the deploy files name that tag — or,
+    between releases (a .dev version), the newest release's."""
+    services = compose()["services"]
+    (deployment,) = [doc for doc in kubernetes() if doc["kind"] == "Deployment"]
+    images = [services["timebot"]["image"], services["mta"]["image"],
+              *[container["image"] for container in
+                deployment["spec"]["template"]["spec"]["containers"]]]
+    newest = VERSION if ".dev" not in VERSION else list(RELEASES)[-1]
+    assert {image.rpartition(":")[2] for image in images} == {newest}, images
 
 
 def test_the_compose_command_is_one_the_cli_accepts() -> None:

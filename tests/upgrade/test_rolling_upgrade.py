@@ -91,7 +91,8 @@ class Replica:
         self.data_dir.mkdir()
         self.smtp_port = free_port()
         env = serve_env(
-            self.data_dir, TIMEBOT_HTTP_PORT=str(free_port()), TIMEBOT_SMTP_PORT=str(self.smtp_port),
+            self.data_dir, TIMEBOT_HTTP_PORT=str(free_port()),
+            TIMEBOT_SMTP_PORT=str(self.smtp_port),
             TIMEBOT_MAIL_TRUSTED_AUTHSERV_IDS=AUTHSERV,
             SLACK_BOT_TOKEN="xoxb-rolling", SLACK_SIGNING_SECRET=SIGNING_SECRET,
             TIMEBOT_SLACK_API_URL=fake.api_url, **databases)
@@ -154,7 +155,7 @@ async def test_the_previous_release_and_head_serve_one_database_while_it_rolls(
                 await asyncio.gather(*sends, *commands)
 
                 await old_stack.aclose()  # the release's replica is replaced: SIGTERM
-                for index, review in enumerate(reviews[SHEETS // 2:]):
+                for review in reviews[SHEETS // 2:]:
                     message_id = f"<{uuid.uuid4().hex}@{DOMAIN}>"
                     replies.append(message_id)
                     await _reply(new.smtp_port, review, message_id)
