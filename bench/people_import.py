@@ -47,7 +47,7 @@ def _env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def _timebot(env: dict[str, str], *args: str) -> tuple[float, str]:
+def run_timebot(env: dict[str, str], *args: str) -> tuple[float, str]:
     start = time.perf_counter()
     done = subprocess.run([str(TIMEBOT), *args], env=env, capture_output=True, text=True,
                           check=False)
@@ -112,7 +112,7 @@ def run(names: set[str]) -> list[Figure]:
         root = Path(temp)
         data_dir = root / "data"
         env = _env(data_dir)
-        _, out = _timebot(env, "service", "init", "--org", "Big", "--admin-name", "Operator",
+        _, out = run_timebot(env, "service", "init", "--org", "Big", "--admin-name", "Operator",
                           "--admin-email", "operator@big.example")
         created = json.loads(out)
         org_id, admin_id = created["organisation"]["id"], created["admin"]["id"]
@@ -121,10 +121,10 @@ def run(names: set[str]) -> list[Figure]:
         file = root / "people.csv"
         file.write_text(csv_text(), encoding="utf-8")
         with busy_machine():
-            seconds, out = _timebot(env, "service", "import", "--org", org_id, str(file))
+            seconds, out = run_timebot(env, "service", "import", "--org", org_id, str(file))
         note(out.splitlines()[-1])
         with busy_machine():
-            again, out = _timebot(env, "service", "import", "--org", org_id, str(file))
+            again, out = run_timebot(env, "service", "import", "--org", org_id, str(file))
         note(f"second run: {again:.2f} s ({out.splitlines()[-1]})")
         with busy_machine():
             bare = _bare_sql(baseline_db, org_id, admin_id, PEOPLE)

@@ -5,36 +5,23 @@
   import`, run with the release's own code): the command migrates (service 0002 → head,
   timebot 0001 → head) and answers. Baseline: the same command on the same databases once
   upgraded (a start with nothing to migrate); each a command on the service's database
-  (`service apikey`) and one on the bot's (`outbox status`). Noted beside: the rows of every table before and
-  after (all carried) and the tables the upgrade added.
+  (`service apikey`) and one on the bot's (`outbox status`). Noted beside: the rows of every
+  table before and after (all carried) and the tables the upgrade added.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bench.common import Figure, note
 from bench.people_import import csv_text
+from bench.people_import import run_timebot as _run
 
 FIGURES = ("upgrade_10000_sqlite", "upgrade_10000_postgresql")
 PEOPLE = 10_000
-TIMEBOT = Path(sys.executable).with_name("timebot")
-
-
-def _run(env: dict[str, str], *args: str) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run([str(TIMEBOT), *args], env=env, capture_output=True, text=True,
-                          check=False)
-    elapsed = time.perf_counter() - start
-    if done.returncode:
-        raise RuntimeError(f"timebot {' '.join(args)}: {done.stderr[-2000:]}")
-    return elapsed, done.stdout
 
 
 def _first_commands(env: dict[str, str]) -> float:

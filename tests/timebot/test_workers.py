@@ -26,7 +26,7 @@ from sqlalchemy import select
 from plumbing.db import create_engine
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
-from tests.service.test_approvals_support import WEEK, WEEK_END
+from tests.sheets_over_http import submitted_to_max
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 from timebot.config import load_settings
 from timebot.state.models import InboxMessage, OutboxMessage
@@ -36,7 +36,6 @@ pytestmark = pytest.mark.slow
 
 AUTHSERV = "mx.workers.test"
 DOMAIN = "workers.example"
-HOUR = 3_600_000
 FIRST_WAVE = 24
 SECOND_WAVE = 8
 SENDERS = 8  # SMTP sessions at once
@@ -140,14 +139,6 @@ async def databases(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, s
             await drop_pg_database(name)
 
 
-async def gql(http: httpx.AsyncClient, base: str, key: str, query: str, **variables: Any) -> Any:
-    response = await http.post(f"{base}/graphql", json={"query": query, "variables": variables},
-                               headers={"apikey": key})
-    body = response.json()
-    assert response.status_code == 200 and not body.get("errors"), body
-    return body["data"]
-
-
 def outbox(data_dir: Path) -> list[EmailMessage]:
     folder = data_dir / "outbox" / "new"
     return [
@@ -236,27 +227,7 @@ async def test_two_workers_share_the_mail_and_survive_kill_and_sigterm(
         await served.start(http)
         try:
             base = served.base
-            roles = (await gql(http, base, admin, "{ getRoles { id name } }"))["getRoles"]
-            role_of = {role["name"].lower(): role["id"] for role in roles}
-            add = ("mutation($n: SvcName!, $e: SvcEmail!, $r: SvcId!) { addPerson(name: $n, "
-                   "email: $e, roleId: $r) { id } }")
-            max_id = (await gql(http, base, admin, add, n="Max", e=f"max@{DOMAIN}",
-                                r=role_of["manager"]))["addPerson"]["id"]
-            await gql(http, base, admin, "mutation { editOrganisationApprovalStages(stages: "
-                      "[{type: \"ppm\", quorum: \"any\"}]) { id } }")
-            for index in range(sheets):
-                person = (await gql(http, base, admin, add, n=f"Erin {index}",
-                                    e=f"erin{index}@{DOMAIN}",
-                                    r=role_of["employee"]))["addPerson"]["id"]
-                await gql(http, base, admin, "mutation($m: SvcId!, $p: SvcId!) { "
-                          "makeManagerOfPerson(managerId: $m, personId: $p) { id } }",
-                          m=max_id, p=person)
-                await gql(http, base, admin, "mutation($s: SvcTimestamp!, $p: SvcId!) { "
-                          "addTimeRecord(startTime: $s, duration: 7200000, personId: $p) "
-                          "{ id } }", s=WEEK + 9 * HOUR, p=person)
-                await gql(http, base, admin, "mutation($p: SvcId!, $s: SvcTimestamp!, "
-                          "$e: SvcTimestamp!) { submitTimesheet(personId: $p, startTime: $s, "
-                          "endTime: $e) { id } }", p=person, s=WEEK, e=WEEK_END)
+            await submitted_to_max(http, base, admin, DOMAIN, sheets)
             # The review requests come through the webhook subscription: a singleton job.
             reviews, _ = await wait_outbox(data_dir, sheets, 0)
             assert len(reviews) == sheets, served.text()

@@ -25,7 +25,7 @@ from tests.bot.fake_slack import FakeSlack
 from tests.bot.signing import SlackRequests, command_fields
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
-from tests.service.test_approvals_support import WEEK, WEEK_END
+from tests.sheets_over_http import gql, submitted_to_max
 from tests.timebot.serve_process import Served, serve_env, serving
 from tests.timebot.test_cli import timebot
 from tests.upgrade.releases import RELEASES, release_env
@@ -36,7 +36,6 @@ PREVIOUS = list(RELEASES)[-1]
 AUTHSERV = "mx.rolling.test"
 DOMAIN = "rolling.example"
 SIGNING_SECRET = "rolling-signing-secret"
-HOUR = 3_600_000
 SHEETS = 12
 COMMANDS = 8
 
@@ -72,14 +71,6 @@ async def _reply(smtp_port: int, review: EmailMessage, message_id: str) -> None:
         "--body", "approve\n", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     output, _ = await process.communicate()
     assert process.returncode == 0, output.decode(errors="replace")
-
-
-async def _gql(http: httpx.AsyncClient, base: str, key: str, query: str, **variables: Any) -> Any:
-    response = await http.post(f"{base}/graphql", json={"query": query, "variables": variables},
-                               headers={"apikey": key})
-    body = response.json()
-    assert response.status_code == 200 and not body.get("errors"), body
-    return body["data"]
 
 
 class Replica:
@@ -178,7 +169,7 @@ async def test_the_previous_release_and_head_serve_one_database_while_it_rolls(
                         assert body is not None
                         assert str(body.get_content()).splitlines()[0] == "Approved", message
 
-                pending = await _gql(http, new.base, admin, "{ getPendingApprovals(showAll: "
+                pending = await gql(http, new.base, admin, "{ getPendingApprovals(showAll: "
                                      "true) { submitId } }")
                 assert pending["getPendingApprovals"] == []
                 for index, (_user, person_id) in enumerate(people[:COMMANDS]):
@@ -195,32 +186,15 @@ async def test_the_previous_release_and_head_serve_one_database_while_it_rolls(
 async def _set_up(http: httpx.AsyncClient, base: str, admin: str,
                   fake: FakeSlack) -> list[tuple[str, str]]:
     """Max approves SHEETS submitted timesheets; each of their people has a Slack user."""
-    roles = (await _gql(http, base, admin, "{ getRoles { id name } }"))["getRoles"]
-    role_of = {role["name"].lower(): role["id"] for role in roles}
-    add = ("mutation($n: SvcName!, $e: SvcEmail!, $r: SvcId!) { addPerson(name: $n, "
-           "email: $e, roleId: $r) { id } }")
-    max_id = (await _gql(http, base, admin, add, n="Max", e=f"max@{DOMAIN}",
-                         r=role_of["manager"]))["addPerson"]["id"]
-    await _gql(http, base, admin, "mutation { editOrganisationApprovalStages(stages: "
-               "[{type: \"ppm\", quorum: \"any\"}]) { id } }")
-    await _gql(http, base, admin, "mutation { addProject(name: \"Website\") { id } }")
-    people = []
-    for index in range(SHEETS):
-        address = f"erin{index}@{DOMAIN}"
-        person = (await _gql(http, base, admin, add, n=f"Erin {index}", e=address,
-                             r=role_of["employee"]))["addPerson"]["id"]
-        await _gql(http, base, admin, "mutation($m: SvcId!, $p: SvcId!) { "
-                   "makeManagerOfPerson(managerId: $m, personId: $p) { id } }", m=max_id, p=person)
-        await _gql(http, base, admin, "mutation($s: SvcTimestamp!, $p: SvcId!) { "
-                   "addTimeRecord(startTime: $s, duration: 7200000, personId: $p) { id } }",
-                   s=WEEK + 9 * HOUR, p=person)
-        await _gql(http, base, admin, "mutation($p: SvcId!, $s: SvcTimestamp!, "
-                   "$e: SvcTimestamp!) { submitTimesheet(personId: $p, startTime: $s, "
-                   "endTime: $e) { id } }", p=person, s=WEEK, e=WEEK_END)
-        user = f"UROLL{index:03d}"
-        fake.add_user(user, address, name=f"Erin {index}", tz="Europe/Berlin")
-        people.append((user, person))
-    return people
+    await gql(http, base, admin, "mutation { addProject(name: \"Website\") { id } }")
+    users: dict[str, str] = {}
+
+    def slack_user(index: int, person: str, address: str) -> None:
+        users[person] = f"UROLL{index:03d}"
+        fake.add_user(users[person], address, name=f"Erin {index}", tz="Europe/Berlin")
+
+    people = await submitted_to_max(http, base, admin, DOMAIN, SHEETS, slack_user)
+    return [(users[person], person) for person in people]
 
 
 async def _post_command(http: httpx.AsyncClient, replica: Replica, fake: FakeSlack,
@@ -238,7 +212,7 @@ async def _command(http: httpx.AsyncClient, replica: Replica, fake: FakeSlack,
 
 async def _comments(http: httpx.AsyncClient, base: str, admin: str, person: str) -> list[str]:
     async def read() -> list[str]:
-        data = await _gql(http, base, admin, "query($p: SvcId!) { getTimeRecords(filter: "
+        data = await gql(http, base, admin, "query($p: SvcId!) { getTimeRecords(filter: "
                           "[{personId: $p}]) { comment } }", p=person)
         return [str(record["comment"]) for record in data["getTimeRecords"]]
 
