@@ -586,3 +586,55 @@ async def test_an_org_wide_grid_install_serves_every_team_of_its_enterprise(two:
         **command_fields(two.fake, "/time", "help", user="U0OTHER"), "team_id": "T0ELSEWH",
         "enterprise_id": "E0OTHER", "is_enterprise_install": "true"})
     assert stranger.json() == {"response_type": "ephemeral", "text": NOT_CONNECTED}
+
+
+@pytest.mark.parametrize("team, event", [
+    ("T0UUUUUUU", {"type": "app_uninstalled"}),
+    ("T0RRRRRRR", {"type": "tokens_revoked", "tokens": {"bot": ["UBOTT0RRRRRRR"]}}),
+])
+async def test_an_uninstalled_installation_s_tokens_are_deleted_and_never_used_again(
+    two: Two, team: str, event: dict[str, Any],
+) -> None:
+    """Slack says the installation is gone: its tokens are deleted, and a later request from
+    that team is answered without a call carrying them (no auth.test probe either: an OAuth
+    installation comes back only through a new install)."""
+    two.fake.add_team(team, "Gone")
+    org = await new_org(two.live, two.http, f"Gone {team}")
+    runtime = two.live.app.state.runtime
+    await runtime.subscriptions.ensure(org.id)
+    async with browser(two.live) as admin:
+        await sign_in(two.live, admin, org.admin.email)
+        assert (await install(two, admin, org, team)).status_code == 303
+    token = two.fake.token_of(team)
+    uma = await member_in(two, org, team, "Uma")
+    opened = await two.slack.post(_event(team, {"type": "app_home_opened",
+                                                "user": uma.slack_id, "tab": "home"}),
+                                  "application/json")
+    assert opened.status_code == 200
+    (home,) = await two.fake.wait_for("views.publish", user_id=uma.slack_id)
+    assert home.token == token
+
+    gone = await two.slack.post(_event(team, event), "application/json")
+    assert gone.status_code == 200
+    two.fake.revoke(team)
+    for _ in range(200):
+        async with runtime.state_sessions() as session:
+            if await session.get(SlackInstallation, team) is None:
+                break
+        await asyncio.sleep(0.05)
+    async with runtime.state_sessions() as session:
+        assert await session.get(SlackInstallation, team) is None, "its tokens are still kept"
+    calls_before = len(two.fake.calls)
+
+    asked = await command(two, team, uma.slack_id, "status")
+    assert asked.status_code == 200
+    again = await two.slack.post(_event(team, {"type": "app_home_opened",
+                                               "user": uma.slack_id, "tab": "home"}),
+                                 "application/json")
+    assert again.status_code == 200
+    # The other workspaces still work: a review in B goes out (so the fake saw all before it).
+    _approver, dm = await review_dm(two, two.b, TEAM_B)
+    assert dm.token == two.fake.token_of(TEAM_B)
+    used = [(call.method, call.args) for call in two.fake.calls[calls_before:]
+            if call.token == token]
+    assert used == [], "a call was made with the revoked token"
