@@ -26,7 +26,9 @@ quotes as "> " lines) and removes:
   "Oorspronkelijk bericht", "Oprindelig besked", "原始邮件", …), and a "From:" or date
   ("Date:", "Message du :") line followed within a few lines by "Sent:"/"Date:"/"To:"/
   "Subject:" lines (labels in English, German, French, Spanish, Dutch, Swedish, Norwegian,
-  Danish, Polish, Russian, Ukrainian, Chinese); a mailing list's footer;
+  Danish, Polish, Russian, Ukrainian, Czech, Slovak, Turkish, Hungarian, Finnish, Greek,
+  Romanian, Indonesian, Vietnamese, Catalan, Bulgarian, Croatian, Korean, Chinese); a mailing
+  list's footer;
 - signatures, from the "-- " separator or a line of the "Sent from my iPhone" family
   (Outlook/Gmail/Yahoo mobile, Samsung, Android, "Sent from <App>", a link after it; and
   their German, French, Spanish, Dutch, Scandinavian, Polish, Russian, Ukrainian, Finnish,
@@ -35,9 +37,10 @@ quotes as "> " lines) and removes:
 
 A forwarded message ("---------- Forwarded message ---------", "Begin forwarded message:"
 and translations) is the writer's content, not history: it is kept as it is, with the
-writer's text above it (as mailgun's talon reads it). Bottom-posted and interleaved replies
-keep their own text: only quotes and their attributions are dropped, text below a quote
-stays.
+writer's text above it (as mailgun's talon reads it) — unless `forwards=False` (an approver's
+reply: what they forward is not what they wrote), then it is cut as history is. Bottom-posted
+and interleaved replies keep their own text: only quotes and their attributions are dropped,
+text below a quote stays.
 
 The reader runs on every reply: its patterns are compiled once, none has nested unbounded
 repeats, the attribution search tries only lines that can end one and have one of its
@@ -305,8 +308,11 @@ def _ends_signature(lines: list[str], index: int, budget: _Budget) -> bool:
     )
 
 
-def extract_reply(text: str) -> str:
-    """The reply's own text (stripped), without quoted history or signatures."""
+def extract_reply(text: str, *, forwards: bool = True) -> str:
+    """The reply's own text (stripped), without quoted history or signatures. `forwards`:
+    a message the writer forwards is kept (theirs to show); without, it is cut as history is
+    (what an approver forwards is not what they wrote: not their decision nor their Journal
+    message)."""
     lines = normalise_text(text).split("\n")
     budget = _Budget(lines, 4 * len(text) + 50_000)
     kept: list[str] = []
@@ -329,6 +335,8 @@ def extract_reply(text: str) -> str:
                 index += 1
             continue
         if _is_forward(line):
+            if not forwards:
+                break
             # a message the writer forwards is their content: kept as it is
             kept.extend(rest.rstrip() for rest in lines[index:])
             own = True
