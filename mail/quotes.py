@@ -96,6 +96,10 @@ _URL = re.compile(r"(?:https?://|mailto:|www\.)[^\s<>()]{0,2000}", re.IGNORECASE
 _LETTERS = re.compile(r"[^\W\d_]{2}")
 _LOWER_START = re.compile(r"^\s*[^\W\d_]")
 _UNDERSCORES = re.compile(r"^\s*_{2,}\s*$")
+_DIGIT = re.compile(r"\d")
+# An attribution's strength: weak ("… wrote:"), weak made strong by the writer's address and a
+# time on its first line, strong (its pattern alone says so)
+_WEAK, _PROMOTED, _STRONG = 0, 1, 2
 
 
 _DASHES = ("-", "\u2013", "\u2014")
@@ -152,8 +156,8 @@ def _quoted(line: str) -> bool:
 
 def _attribution_at(
     lines: list[str], index: int, budget: _Budget, *, inner: bool = False
-) -> tuple[int, int, bool] | None:
-    """(line after it, further parts, strong) if an attribution starts at `index`, shortest
+) -> tuple[int, int, int] | None:
+    """(line after it, further parts, strength) if an attribution starts at `index`, shortest
     first. Up to five non-blank lines are joined; one blank line may split them, and a
     continuation line may be quoted (clients that wrap the attribution and quote the wrapped
     part: "On … <" / "mailto:…" / "> wrote:"). `inner`: the search starts inside another
@@ -168,10 +172,14 @@ def _attribution_at(
     joined = ""
     first = ""
     worded = False
+    split = False
     position = index
     for part in range(5):
         if part:
             if position < len(lines) and _is_blank(lines[position]):
+                if split:
+                    return None  # paragraphs, not one attribution split once
+                split = True
                 position += 1  # an attribution split by a blank line
                 if position < len(lines) and _quoted(lines[position]):
                     return None  # … but not a quote after a blank line
@@ -192,10 +200,10 @@ def _attribution_at(
             decorated = DECORATED.match(joined) if joined.endswith(_DASHES) else None
             candidate = decorated.group(1).rstrip(":") + ":" if decorated else joined
             if STRONG_ATTRIBUTION.match(candidate):
-                return position, part, True
+                return position, part, _STRONG
             if WEAK_ATTRIBUTION.match(candidate):
-                strong = bool(ADDRESS.search(candidate) and TIME.search(first))
-                return position, part, strong
+                promoted = ADDRESS.search(candidate) and TIME.search(first)
+                return position, part, _PROMOTED if promoted else _WEAK
         if part and _quoted(line):
             return None  # the quote itself is no attribution
     return None
@@ -210,20 +218,24 @@ def _attribution_span(
     The first line of a wrapped attribution is the writer's own when it ends like a
     sentence, or when the lines after it are an attribution by themselves ending at the
     same line (`Approve` above `On … wrote:`) — unless those only make a weak one and the
-    whole is a strong one (`On … <` above `mia@x> wrote:`)."""
+    whole is a strong one (`On … <` above `mia@x> wrote:`), or a weak one made strong by its
+    address and time while the first line holds a date's digits (Apple Mail's `On Nov 23,
+    2026,` above `at 09:12,` above `Mia <mia@x> wrote:`)."""
     found = _attribution_at(lines, index, budget)
     if found is None:
         return None
-    end, parts, strong = found
+    end, parts, strength = found
     if parts == 0:
-        return end, strong
+        return end, strength != _WEAK
     if OWN_SENTENCE.search(lines[index]):
         return None
+    dated = strength == _STRONG and _DIGIT.search(lines[index]) is not None
     for later in range(index + 1, end):
         sub = _attribution_at(lines, later, budget, inner=True)
-        if sub is not None and sub[0] == end and (sub[2] or not strong):
+        if sub is not None and sub[0] == end and (
+                sub[2] == _STRONG or strength == _WEAK or (sub[2] == _PROMOTED and not dated)):
             return None
-    return end, strong
+    return end, strength != _WEAK
 
 
 def _own_head(line: str, budget: _Budget) -> str:
