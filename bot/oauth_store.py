@@ -3,7 +3,10 @@
 - `InstallationStore` (`slack_installations`): one row per team, the organisation it serves,
   its bot token (and refresh token) sealed with the runtime's SecretBox. A team already
   connected to another organisation is refused (`TakenOver`): an installation belongs to
-  exactly one organisation, and only removing it (`timebot`'s operator) frees the team.
+  exactly one organisation, and only removing it (`timebot`'s operator) frees the team. When
+  Slack says it is gone (`app_uninstalled`, `tokens_revoked`) the installation and its tokens
+  are deleted (`forget`, bolt's `async_delete_installation`); the team stays its
+  organisation's (`slack_workspaces`) until installed again.
 - `StateStore` (`slack_oauth_states`): a state is 32 random bytes, stored as its SHA-256 with
   the organisation and administrator it was issued for; consumed once (an UPDATE that only
   one caller wins), refused after `STATE_SECONDS`.

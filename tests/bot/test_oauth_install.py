@@ -630,3 +630,8 @@ async def test_an_uninstalled_installation_s_tokens_are_deleted_and_never_used_a
     used = [(call.method, call.args) for call in two.fake.calls[calls_before:]
             if call.token == token]
     assert used == [], "a call was made with the revoked token"
+    # Its tokens are gone, not its organisation's claim: B cannot take the team over.
+    async with browser(two.live) as admin_b:
+        await sign_in(two.live, admin_b, two.b.admin.email)
+        refused = await install(two, admin_b, two.b, team)
+    assert refused.status_code == 409, refused.text
