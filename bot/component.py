@@ -123,6 +123,7 @@ def build_bot(
     api_url: str | None = None, organisation_id: str | None = None, socket_mode: bool = False,
     installed: InstalledBot | None = None, oauth_settings: AsyncOAuthSettings | None = None,
     fresh: Callable[[], Awaitable[None]] | None = None,
+    gone: Callable[[], Awaitable[None]] | None = None,
 ) -> SlackBot:
     """The bolt app with every part's listeners installed, and the review DMs registered as a
     channel of the ground's review dispatch. `installed`: an OAuth installation's bot (its
@@ -165,7 +166,7 @@ def build_bot(
         registry=CommandRegistry(), workspace=workspace,
         work_slots=shared.work_slots, hub=hub,
     )
-    installation.register(app, workspace)
+    installation.register(app, workspace, gone)
     slash_commands.register(app, deps)
     linking.register(app, deps)
     home_part = home.register(app, deps)
@@ -213,7 +214,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         return build_bot(runtime, found.token, settings.slack_signing_secret, shared,
                          api_url=settings.slack_api_url, installed=found,
                          oauth_settings=oauth_settings,
-                         fresh=registry.fresh_for(found.team_id))
+                         fresh=registry.fresh_for(found.team_id),
+                         gone=registry.gone_for(found.team_id))
 
     async def start_bot(bot: SlackBot) -> None:
         keep_alive(bot.deps.web)

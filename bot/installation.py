@@ -1,13 +1,13 @@
 """Where the workspace's state (bot.workspace) stops the bot:
 
 - `GatedClient`, the bot's Web API client: while the app is uninstalled it answers every call
-  itself (`app_uninstalled`, no request to Slack; `auth.test` still goes, to notice a
-  reinstall), and a call that Slack refuses for the token (`INSTALLATION_ERRORS`) records the
-  workspace as uninstalled.
+  itself (`app_uninstalled`, no request to Slack; SLACK_BOT_TOKEN's `auth.test` still goes,
+  to notice a reinstall), and a call that Slack refuses for the token (`INSTALLATION_ERRORS`)
+  records the workspace as uninstalled.
 - `WorkspaceGate`, the first of the app's middleware: a request from another team (or
   enterprise) than the workspace's is acked with "not connected", logged and never acted on;
-  a request from the workspace while it is uninstalled probes `auth.test` (a reinstall), and
-  is dropped when that fails.
+  a request from the workspace while it is uninstalled probes `auth.test` (a reinstall:
+  SLACK_BOT_TOKEN's workspace only), and is dropped when that fails.
 - The `app_uninstalled` and `tokens_revoked` listeners.
 """
 
@@ -45,7 +45,7 @@ class GatedClient(AsyncWebClient):
         self, api_method: str, *, http_verb: str = "POST", **kwargs: Any
     ) -> AsyncSlackResponse:
         workspace = self.workspace
-        if workspace is not None and api_method != ALWAYS_CALLED \
+        if workspace is not None and (api_method != ALWAYS_CALLED or not workspace.probed) \
                 and not await workspace.active():
             answer = AsyncSlackResponse(
                 client=self, http_verb=http_verb, api_url=api_method, req_args={},
@@ -118,15 +118,23 @@ class WorkspaceGate(AsyncMiddleware):
             log.info("slack_not_connected_unanswered", error=str(error))
 
 
-def register(app: AsyncApp, workspace: Workspace) -> None:
-    """The uninstall events' listeners (the gate itself is installed by bot.app)."""
+def register(app: AsyncApp, workspace: Workspace,
+             gone: Callable[[], Awaitable[None]] | None = None) -> None:
+    """The uninstall events' listeners (the gate itself is installed by bot.app). `gone`: an
+    OAuth installation's, which deletes its tokens once the workspace is recorded
+    uninstalled."""
+
+    async def uninstalled(reason: str) -> None:
+        await workspace.uninstalled(reason)
+        if gone is not None:
+            await gone()
 
     async def on_uninstalled(event: dict[str, Any]) -> None:
-        await workspace.uninstalled("app_uninstalled")
+        await uninstalled("app_uninstalled")
 
     async def on_tokens_revoked(event: dict[str, Any]) -> None:
         if (event.get("tokens") or {}).get("bot"):  # user tokens alone: the bot still works
-            await workspace.uninstalled("tokens_revoked")
+            await uninstalled("tokens_revoked")
 
     app.event("app_uninstalled")(on_uninstalled)
     app.event("tokens_revoked")(on_tokens_revoked)

@@ -122,6 +122,21 @@ class Installations:
                 await self._rotate(team_id)
         return fresh
 
+    def gone_for(self, team_id: str) -> Callable[[], Awaitable[None]]:
+        """What an installation's bot calls when Slack says it is gone: its tokens deleted
+        (bolt's `delete_installation`), no rotation due; the bot stays, its workspace
+        uninstalled, until a new install gives it a new token."""
+        async def gone() -> None:
+            self._expires.pop(team_id, None)
+            bot = self.bots.get(team_id)
+            if self.store is None or bot is None:
+                return
+            enterprise_id = bot.deps.workspace.installed_team[1] \
+                if bot.deps.workspace.installed_team else None
+            await self.store.async_delete_installation(enterprise_id=enterprise_id,
+                                                       team_id=team_id)
+        return gone
+
     async def _rotate(self, team_id: str) -> None:
         lock = self._rotating.setdefault(team_id, asyncio.Lock())
         async with lock:

@@ -3,7 +3,10 @@
 - `InstallationStore` (`slack_installations`): one row per team, the organisation it serves,
   its bot token (and refresh token) sealed with the runtime's SecretBox. A team already
   connected to another organisation is refused (`TakenOver`): an installation belongs to
-  exactly one organisation, and only removing it (`timebot`'s operator) frees the team.
+  exactly one organisation, and only removing it (`timebot`'s operator) frees the team. When
+  Slack says it is gone (`app_uninstalled`, `tokens_revoked`) the installation and its tokens
+  are deleted (`forget`, bolt's `async_delete_installation`); the team stays its
+  organisation's (`slack_workspaces`) until installed again.
 - `StateStore` (`slack_oauth_states`): a state is 32 random bytes, stored as its SHA-256 with
   the organisation and administrator it was issued for; consumed once (an UPDATE that only
   one caller wins), refused after `STATE_SECONDS`.
@@ -244,6 +247,32 @@ class InstallationStore(AsyncInstallationStore):  # type: ignore[misc]
             rows = await session.scalars(select(SlackInstallation).order_by(
                 SlackInstallation.team_id))
             return [self._bot(row) for row in rows]
+
+    async def forget(self, team_id: str) -> bool:
+        """Delete the installation kept under `team_id` (its tokens with it): Slack said it is
+        gone (`app_uninstalled`, `tokens_revoked`), and it comes back only through a new
+        install. Whether there was one."""
+        async with unit_of_work(self.sessions) as session:
+            result: Any = await session.execute(delete(SlackInstallation).where(
+                SlackInstallation.team_id == team_id))
+        if result.rowcount:
+            log.warning("slack_installation_deleted", team=team_id,
+                        effect="its tokens are deleted; installing again restores it")
+        return bool(result.rowcount)
+
+    async def async_delete_bot(self, *, enterprise_id: str | None, team_id: str | None) -> None:
+        await self.async_delete_installation(enterprise_id=enterprise_id, team_id=team_id)
+
+    async def async_delete_installation(
+        self, *, enterprise_id: str | None, team_id: str | None, user_id: str | None = None,
+    ) -> None:
+        """bolt's deletion: the installation of the team (or the enterprise's org-wide one);
+        a user's own installation is never kept here."""
+        if user_id is not None:
+            return
+        found = await self.installed(team_id, enterprise_id)
+        if found is not None:
+            await self.forget(found.team_id)
 
     async def async_find_bot(self, *, enterprise_id: str | None, team_id: str | None,
                              is_enterprise_install: bool | None = False) -> Bot | None:

@@ -15,6 +15,9 @@ the token's hash), so every worker and replica agrees; each process reads it at 
   the environment after a restart), every `PROBE_SECONDS` while uninstalled (one process: a
   singleton), and on each request from the team while uninstalled (Slack sends none to an
   app that is not installed, so those are few: an event in flight, or the reinstall's own).
+  Only SLACK_BOT_TOKEN's workspace is probed: an OAuth installation comes back only through a
+  new install (a new token: `installed_now`), and its old one, deleted when Slack said it is
+  gone (bot.installations), is never sent again.
 
 Several installations (#27): a row per team with its organisation. An OAuth installation's
 workspace knows its team from the install (no auth.test to admit a request), and the state of
@@ -185,6 +188,12 @@ class Workspace:
             return None
         return _same_workspace(record.team_id, record.enterprise_id, team_id, enterprise_id)
 
+    @property
+    def probed(self) -> bool:
+        """Whether `auth.test` tells whether the app is installed again: SLACK_BOT_TOKEN's
+        workspace only (see the module)."""
+        return self.installed_team is None
+
     # --- changes --------------------------------------------------------------------------
 
     async def uninstalled(self, reason: str) -> None:
@@ -214,7 +223,9 @@ class Workspace:
 
     async def probe(self) -> bool | None:
         """auth.test: True (installed; recorded), False (the token is refused: uninstalled),
-        None (Slack did not answer)."""
+        None (Slack did not answer). An OAuth installation is not probed: what it recorded."""
+        if not self.probed:
+            return await self.active()
         if self.client is None:
             return None
         seen = self._probes
@@ -277,7 +288,7 @@ class Workspace:
     # --- the slow probe (one process: runtime.singletons) ---------------------------------
 
     def start(self) -> None:
-        if self._loop is None:
+        if self._loop is None and self.probed:
             self._loop = asyncio.create_task(self._probe_loop(), name="slack-workspace")
 
     async def stop(self) -> None:

@@ -30,6 +30,7 @@ from mail.approval_reply import find_reply_token
 from mail.away_reply import read_away
 from mail.handling import InboundMail, Replier
 from mail.loop_guard import LoopRefusal
+from mail.machine_signs import vacation_reply
 from timebot.directory import DirectoryEntry
 from timebot.errors import DirectoryError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
@@ -59,7 +60,8 @@ async def note_away(processor: Replier, mail: InboundMail, verdict: LoopRefusal)
         log.info("away_reply_wrong_sender", id=mail.inbound.id, sender=sender)
         return "no absence: not from the approver's address"
     received = datetime.fromtimestamp(now_ms / 1000, UTC).date()
-    away = read_away(mail.read.subject, mail.read.text, received, verdict=verdict)
+    away = read_away(mail.read.subject, mail.read.text, received, verdict=verdict,
+                     vacation=vacation_reply(mail.read.headers))
     if away is None:
         return "no absence: not an out-of-office reply"
     recorded = await record_absence(

@@ -10,7 +10,8 @@ here: pass the LoopRefusal it returned; kind "auto-reply" is a machine's reply, 
 absence. Without a verdict, the subject alone is judged by the loop guard's own auto-reply
 subjects (mail.machine_signs.AUTO_SUBJECT). A machine's reply is an absence only when its text
 says so (out of office, on leave, absent, abwesend, de vacaciones …): an autoresponder that
-acknowledges a ticket is not.
+acknowledges a ticket is not, unless its headers say a vacation program wrote it (iCloud's
+`X-Apple-Action: VACATION`, Sieve's vacation: `vacation=True`).
 
 The return date, in English, French, German and Spanish: "until 2 December", "back on Monday
 7/12", "jusqu'au 2 décembre", "bis zum 02.12.2026", "hasta el 2 de diciembre", ISO dates,
@@ -20,7 +21,9 @@ year being the next such date on or after the day the reply was received; otherw
 date in the text, a yearless one read as the nearest (within 120 days back: "away from 20
 November to 4 December" received on 26 November ends on 4 December). A numeric date that reads
 both ways (7/12) is the one a stated weekday confirms, else the sooner one still to come. A bare
-weekday after a cue ("back on Monday") is the next such day after the day received. A stated
+weekday after a cue ("back on Monday") is the next such day after the day received. A range
+is read to its end ("December 3-13", "du 3 au 13 décembre", "vom 3. bis 13. Dezember", "ab
+dem 3. Dezember bis zum 13. Dezember"), also when received inside it. A stated
 date before the day received (a forgotten auto-reply) gives an unknown return. Quoted lines and
 what follows an "Original Message" separator are not read (the review mail quoted back would
 offer its period's dates); only the first 4000 characters of the text are read.
@@ -97,7 +100,17 @@ _DAY_MONTH = re.compile(
     rf"\b(\d{{1,2}})(?:st|nd|rd|th|er|o|\.)?\s*(?:of\s+|de\s+)?({_MONTH})\b\.?"
     rf"(?:,?\s*(?:de\s+)?(\d{{4}})\b)?"
 )
-_MONTH_DAY = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s*(\d{{4}})\b)?")
+# A range's connector: "December 3-13", "3 décembre jusqu'au 13 décembre", "3. bis 13."
+_TO = (r"(?:-|\u2013|\u2014|to|till|until|through|thru|and|au|jusqu['\u2019]\s*(?:au|a)"
+       r"|bis(?:\s+zum)?|al|hasta(?:\s+el)?)")
+# "December 3-13": the range's last day, in the month of its first (or the next month's:
+# "December 28 - 4"); not a time ("December 3 - 14:00") nor another date's day ("- 13.12.").
+_MONTH_DAY = re.compile(
+    rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b"
+    rf"(?:\s*{_TO}\s*(\d{{1,2}})(?:st|nd|rd|th)?\b(?![:./]?\d|\s*(?:of\s+)?(?:{_MONTH})\b))?"
+    rf"(?:,?\s*(\d{{4}})\b)?"
+)
+_CONNECTED = re.compile(rf"\s*{_TO}\s*")
 _ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 # 02.12.2026, 2/12/26, 2.12. (the trailing dot marks a German date), 7/12
 _NUMERIC = re.compile(r"\b(\d{1,2})([./])(\d{1,2})(?:\2(\d{4}|\d{2})\b|(\.))?(?![\d/])")
@@ -136,6 +149,7 @@ _QUOTE_START = re.compile(
 class _Found:
     start: int
     dates: tuple[date, ...]  # the readings, in preference order
+    end: int = 0  # where its text ends
 
 
 def _valid(year: int, month: int, day: int) -> date | None:
@@ -176,7 +190,7 @@ def _dates(text: str, received: date) -> list[_Found]:
             dates = [reading for reading in dates if reading.weekday() == weekday]
         if dates:
             taken.append((match.start(), match.end()))
-            found.append(_Found(match.start(), tuple(dates)))
+            found.append(_Found(match.start(), tuple(dates), match.end()))
 
     for match in _ISO.finditer(text):
         add(match, [_valid(int(match[1]), int(match[2]), int(match[3]))])
@@ -184,8 +198,10 @@ def _dates(text: str, received: date) -> list[_Found]:
         add(match, [_resolve(_MONTHS[match[2]], int(match[1]),
                              int(match[3]) if match[3] else None, received)])
     for match in _MONTH_DAY.finditer(text):
-        add(match, [_resolve(_MONTHS[match[1]], int(match[2]),
-                             int(match[3]) if match[3] else None, received)])
+        month, day, year = _MONTHS[match[1]], int(match[2]), int(match[4]) if match[4] else None
+        if match[3] is not None and int(match[3]) < day:  # into the next month
+            month, year = month % 12 + 1, year + 1 if year is not None and month == 12 else year
+        add(match, [_resolve(month, int(match[3] or day), year, received)])
     for match in _NUMERIC.finditer(text):
         first, second = int(match[1]), int(match[3])
         year = int(match[4]) if match[4] else None
@@ -204,6 +220,17 @@ def _dates(text: str, received: date) -> list[_Found]:
     return sorted(found, key=lambda item: item.start)
 
 
+def _range_end(text: str, found: list[_Found], first: _Found) -> date:
+    """The date a cue names, or the end of the range it begins ("ab dem 3. Dezember bis zum
+    13. Dezember", "à partir du 3 décembre jusqu'au 13 décembre")."""
+    later = [item for item in found if item.start >= first.end]
+    if later and later[0].start - first.end <= 40 \
+            and _CONNECTED.fullmatch(text, first.end, later[0].start):
+        # (its first day, without a year, may be read a year ahead when received inside it)
+        return later[0].dates[0]
+    return first.dates[0]
+
+
 def _next_weekday(weekday: int, received: date) -> date:
     return received + timedelta(days=(weekday - received.weekday() - 1) % 7 + 1)
 
@@ -215,7 +242,7 @@ def _return_date(text: str, received: date) -> date | None:
     for cue in cues:
         after = [item for item in found if cue <= item.start <= cue + 60]
         if after:
-            chosen = after[0].dates[0]
+            chosen = _range_end(text, found, after[0])
             break
         weekday = _LONG_WEEKDAY.match(text, cue, cue + 20) or _LONG_WEEKDAY.search(
             text[cue:cue + 16])
@@ -241,22 +268,24 @@ def _unquoted(body: str) -> str:
 
 
 def read_away(
-    subject: str, body: str, received_date: date, *, verdict: LoopRefusal | None = None
+    subject: str, body: str, received_date: date, *, verdict: LoopRefusal | None = None,
+    vacation: bool = False,
 ) -> Away | None:
     """The absence an out-of-office auto-reply states, or None (see the module docstring).
 
     `verdict`: what the loop guard said of the message (None: nothing, or not asked — then
-    the subject alone tells a machine's reply)."""
+    the subject alone tells a machine's reply). `vacation`: its headers say a vacation program
+    wrote it (mail.machine_signs.vacation_reply): an absence whatever its words."""
     subject = subject[:300]
     machine = (
         verdict.kind == "auto-reply" if verdict is not None
-        else bool(signs.AUTO_SUBJECT.match(subject))
+        else vacation or bool(signs.AUTO_SUBJECT.match(subject))
     )
     if not machine:
         return None
     text = _unquoted(body)
     plain_subject = _plain(subject)
-    if not (_AWAY.search(plain_subject) or _AWAY.search(text)):
+    if not (vacation or _AWAY.search(plain_subject) or _AWAY.search(text)):
         return None
     until = _return_date(text, received_date)
     if until is None:

@@ -1,7 +1,9 @@
 """What an approver's reply decides: `decide(reply_text) -> Decision`.
 
 The reply's own text is taken first (`mail.quotes.extract_reply`: no quoted history, no
-signature, no "On … wrote:" header), then its first non-blank line is read. Case, accents,
+signature, no "On … wrote:" header, no message the approver forwards: what they forward is not
+what they wrote, neither a decision nor a Journal message), then its first non-blank line is
+read. Case, accents,
 leading spaces, surrounding punctuation and markup (`*approve*`, `"OK!"`) do not matter.
 
 - **Approve** — the first line is an approval word, alone or with other approval words and a
@@ -172,7 +174,7 @@ def _skip_words(line: str, count: int) -> str:
 
 def decide(reply_text: str) -> Decision:
     """The decision a reply's text expresses (see the module docstring)."""
-    own = extract_reply(reply_text)
+    own = extract_reply(reply_text, forwards=False)
     lines = own.split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)

@@ -140,7 +140,7 @@ def _command(line: str) -> DigestCommand | None:
 
 def read_digest_reply(reply_text: str) -> tuple[DigestCommand, ...]:
     """The commands of a reply to a digest (empty: it decides nothing)."""
-    lines = extract_reply(reply_text).split("\n")
+    lines = extract_reply(reply_text, forwards=False).split("\n")
     commands: list[DigestCommand] = []
     reason_lines: list[str] | None = None  # the open rejection's reason
 

@@ -28,6 +28,7 @@ Decisions against false positives (each tested with human mail in tests/mail/hum
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 __all__ = [
     "ABUSE_LOCALS",
@@ -44,6 +45,7 @@ __all__ = [
     "PRECEDENCE_MACHINE",
     "REPORT_PART_TYPES",
     "list_manager_address",
+    "vacation_reply",
 ]
 
 # --- bounces (RFC 3464 / 6522 and what MTAs write) --------------------------------------------
@@ -141,6 +143,29 @@ AUTO_SUBJECT = re.compile(
     )""",
     re.IGNORECASE | re.VERBOSE,
 )
+
+# A vacation program's own reply says the person is away, whatever words they gave it: iCloud
+# (`X-Apple-Action: VACATION`, its text the person's own, often without "away" or a date),
+# Sieve's vacation (Pigeonhole: `Auto-Submitted: auto-replied (vacation)`), `X-Vacation`, and
+# the vacation programs by X-Mailer.
+_VACATION_MAILER = re.compile(r"^\s*(?:vacation\b|gnarwl\b|mail::vacation\b)", re.IGNORECASE)
+
+
+def vacation_reply(headers: Iterable[tuple[str, str]]) -> bool:
+    """Pure: whether these headers (name, value) say a vacation program wrote the message."""
+    for name, value in headers:
+        name, value = name.strip().lower(), value.strip().lower()
+        if name == "x-apple-action" and value == "vacation":
+            return True
+        if name == "auto-submitted" and value.startswith("auto-replied") \
+                and "(vacation)" in value:
+            return True
+        if name == "x-vacation" and value not in ("no", "false", "0", "none"):
+            return True
+        if name in ("x-mailer", "user-agent") and _VACATION_MAILER.match(value[:300]):
+            return True
+    return False
+
 
 # --- mailing lists (RFC 2369, RFC 2919 and the managers' own headers) -------------------------
 

@@ -135,16 +135,19 @@ BEGIN_FORWARD = re.compile(
 # a mailing list's footer under its rule ("____\nriak-users mailing list"): cut
 LIST_FOOTER = re.compile(r"^.{0,80}\bmailing\s+list\s*$", re.IGNORECASE)
 
-# Outlook's history header block: "From:" (English, German, French/Spanish/Portuguese,
-# Dutch, Italian, Swedish, Norwegian/Danish, Polish, Russian, Ukrainian, Chinese, Japanese)
+# Outlook's history header block: "From:" (English, German, French/Spanish/Portuguese/
+# Catalan, Dutch, Italian, Swedish, Norwegian/Danish, Polish/Czech/Slovak, Russian/Bulgarian,
+# Ukrainian, Croatian, Romanian, Turkish, Hungarian, Finnish, Greek, Indonesian, Vietnamese,
+# Korean, Chinese, Japanese)
 FROM_LABEL = re.compile(
-    r"^\s*\*?(?:from|von|de|van|da|från|fra|od|от|від|发件人|寄件者|差出人)\s*\*?\s*[\uff1a:]",
+    r"^\s*\*?(?:from|von|de|de\s+la|van|da|från|fra|od|от|від|šalje|kimden|feladó"
+    r"|lähettäjä|από|dari|từ|보낸\s*사람|发件人|寄件者|差出人)\s*\*?\s*[\uff1a:]",
     re.IGNORECASE,
 )
 # a history header block may also start with its date ("Date: …", "Message du : …")
 DATE_LABEL = re.compile(
-    r"^\s*\*?(?:date|datum|fecha|data|дата|sent|gesendet|envoy[ée]|enviado|message\s+du)"
-    r"\s*\*?\s*[\uff1a:]",
+    r"^\s*\*?(?:date|datum|fecha|data|дата|sent|gesendet|envoy[ée]|enviado|message\s+du"
+    r"|odesláno|gönderildi|elküldve|lähetetty|trimis|dikirim)\s*\*?\s*[\uff1a:]",
     re.IGNORECASE,
 )
 # … followed within a few lines by one of these labels
@@ -161,6 +164,18 @@ HEADER_LABEL = re.compile(
       | wysłane|wysłano|data|do|temat|dw
       | отправлено|дата|кому|копия|тема
       | надіслано|відправлено|копія
+      | odesláno|odoslané|komu|předmět|predmet|kopie
+      | gönderildi|kime|konu|bilgi
+      | elküldve|címzett|tárgy|másolat
+      | lähetetty|vastaanottaja|aihe|kopio
+      | στάλθηκε|προς|θέμα|κοιν
+      | trimis|către|subiect
+      | dikirim|kepada|perihal|subjek|tanggal
+      | đã\s+gửi|đến|chủ\s+đề
+      | enviat|per\s+a|assumpte
+      | изпратено|до|относно
+      | poslano|prima
+      | 보낸\s*날짜|받는\s*사람|제목|참조
       | 发送时间|日期|时间|收件人|主题|寄件日期|收件者|主旨|送信日時|宛先|件名
     )\s*\*?\s*[\uff1a:]""",
     re.IGNORECASE | re.VERBOSE,

@@ -26,7 +26,9 @@ quotes as "> " lines) and removes:
   "Oorspronkelijk bericht", "Oprindelig besked", "原始邮件", …), and a "From:" or date
   ("Date:", "Message du :") line followed within a few lines by "Sent:"/"Date:"/"To:"/
   "Subject:" lines (labels in English, German, French, Spanish, Dutch, Swedish, Norwegian,
-  Danish, Polish, Russian, Ukrainian, Chinese); a mailing list's footer;
+  Danish, Polish, Russian, Ukrainian, Czech, Slovak, Turkish, Hungarian, Finnish, Greek,
+  Romanian, Indonesian, Vietnamese, Catalan, Bulgarian, Croatian, Korean, Chinese); a mailing
+  list's footer;
 - signatures, from the "-- " separator or a line of the "Sent from my iPhone" family
   (Outlook/Gmail/Yahoo mobile, Samsung, Android, "Sent from <App>", a link after it; and
   their German, French, Spanish, Dutch, Scandinavian, Polish, Russian, Ukrainian, Finnish,
@@ -35,9 +37,10 @@ quotes as "> " lines) and removes:
 
 A forwarded message ("---------- Forwarded message ---------", "Begin forwarded message:"
 and translations) is the writer's content, not history: it is kept as it is, with the
-writer's text above it (as mailgun's talon reads it). Bottom-posted and interleaved replies
-keep their own text: only quotes and their attributions are dropped, text below a quote
-stays.
+writer's text above it (as mailgun's talon reads it) — unless `forwards=False` (an approver's
+reply: what they forward is not what they wrote), then it is cut as history is. Bottom-posted
+and interleaved replies keep their own text: only quotes and their attributions are dropped,
+text below a quote stays.
 
 The reader runs on every reply: its patterns are compiled once, none has nested unbounded
 repeats, the attribution search tries only lines that can end one and have one of its
@@ -93,6 +96,10 @@ _URL = re.compile(r"(?:https?://|mailto:|www\.)[^\s<>()]{0,2000}", re.IGNORECASE
 _LETTERS = re.compile(r"[^\W\d_]{2}")
 _LOWER_START = re.compile(r"^\s*[^\W\d_]")
 _UNDERSCORES = re.compile(r"^\s*_{2,}\s*$")
+_DIGIT = re.compile(r"\d")
+# An attribution's strength: weak ("… wrote:"), weak made strong by the writer's address and a
+# time on its first line, strong (its pattern alone says so)
+_WEAK, _PROMOTED, _STRONG = 0, 1, 2
 
 
 _DASHES = ("-", "\u2013", "\u2014")
@@ -149,8 +156,8 @@ def _quoted(line: str) -> bool:
 
 def _attribution_at(
     lines: list[str], index: int, budget: _Budget, *, inner: bool = False
-) -> tuple[int, int, bool] | None:
-    """(line after it, further parts, strong) if an attribution starts at `index`, shortest
+) -> tuple[int, int, int] | None:
+    """(line after it, further parts, strength) if an attribution starts at `index`, shortest
     first. Up to five non-blank lines are joined; one blank line may split them, and a
     continuation line may be quoted (clients that wrap the attribution and quote the wrapped
     part: "On … <" / "mailto:…" / "> wrote:"). `inner`: the search starts inside another
@@ -165,10 +172,14 @@ def _attribution_at(
     joined = ""
     first = ""
     worded = False
+    split = False
     position = index
     for part in range(5):
         if part:
             if position < len(lines) and _is_blank(lines[position]):
+                if split:
+                    return None  # paragraphs, not one attribution split once
+                split = True
                 position += 1  # an attribution split by a blank line
                 if position < len(lines) and _quoted(lines[position]):
                     return None  # … but not a quote after a blank line
@@ -189,10 +200,10 @@ def _attribution_at(
             decorated = DECORATED.match(joined) if joined.endswith(_DASHES) else None
             candidate = decorated.group(1).rstrip(":") + ":" if decorated else joined
             if STRONG_ATTRIBUTION.match(candidate):
-                return position, part, True
+                return position, part, _STRONG
             if WEAK_ATTRIBUTION.match(candidate):
-                strong = bool(ADDRESS.search(candidate) and TIME.search(first))
-                return position, part, strong
+                promoted = ADDRESS.search(candidate) and TIME.search(first)
+                return position, part, _PROMOTED if promoted else _WEAK
         if part and _quoted(line):
             return None  # the quote itself is no attribution
     return None
@@ -207,20 +218,24 @@ def _attribution_span(
     The first line of a wrapped attribution is the writer's own when it ends like a
     sentence, or when the lines after it are an attribution by themselves ending at the
     same line (`Approve` above `On … wrote:`) — unless those only make a weak one and the
-    whole is a strong one (`On … <` above `mia@x> wrote:`)."""
+    whole is a strong one (`On … <` above `mia@x> wrote:`), or a weak one made strong by its
+    address and time while the first line holds a date's digits (Apple Mail's `On Nov 23,
+    2026,` above `at 09:12,` above `Mia <mia@x> wrote:`)."""
     found = _attribution_at(lines, index, budget)
     if found is None:
         return None
-    end, parts, strong = found
+    end, parts, strength = found
     if parts == 0:
-        return end, strong
+        return end, strength != _WEAK
     if OWN_SENTENCE.search(lines[index]):
         return None
+    dated = strength == _STRONG and _DIGIT.search(lines[index]) is not None
     for later in range(index + 1, end):
         sub = _attribution_at(lines, later, budget, inner=True)
-        if sub is not None and sub[0] == end and (sub[2] or not strong):
+        if sub is not None and sub[0] == end and (
+                sub[2] == _STRONG or strength == _WEAK or (sub[2] == _PROMOTED and not dated)):
             return None
-    return end, strong
+    return end, strength != _WEAK
 
 
 def _own_head(line: str, budget: _Budget) -> str:
@@ -305,8 +320,11 @@ def _ends_signature(lines: list[str], index: int, budget: _Budget) -> bool:
     )
 
 
-def extract_reply(text: str) -> str:
-    """The reply's own text (stripped), without quoted history or signatures."""
+def extract_reply(text: str, *, forwards: bool = True) -> str:
+    """The reply's own text (stripped), without quoted history or signatures. `forwards`:
+    a message the writer forwards is kept (theirs to show); without, it is cut as history is
+    (what an approver forwards is not what they wrote: not their decision nor their Journal
+    message)."""
     lines = normalise_text(text).split("\n")
     budget = _Budget(lines, 4 * len(text) + 50_000)
     kept: list[str] = []
@@ -329,6 +347,8 @@ def extract_reply(text: str) -> str:
                 index += 1
             continue
         if _is_forward(line):
+            if not forwards:
+                break
             # a message the writer forwards is their content: kept as it is
             kept.extend(rest.rstrip() for rest in lines[index:])
             own = True

@@ -96,7 +96,13 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
 
     import uvicorn
 
-    from shell.supervisor import DrainFirstServer, migrate_all, parse_workers, supervise
+    from shell.supervisor import (
+        DrainFirstServer,
+        migrate_all,
+        parse_workers,
+        stop_signals_exit_0,
+        supervise,
+    )
 
     try:
         workers = parse_workers(workers_text)
@@ -136,6 +142,7 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
             sys.exit(supervise(settings, workers))
         except ConfigError as error:
             raise click.ClickException(str(error)) from error
+    stop_signals_exit_0()  # as a worker of the supervisor: SIGTERM drains, then exits 0
     app = create_app(settings)
     # log_config=None: uvicorn's loggers go through configure_logging's one format. SIGTERM
     # first drains the mail in hand, then stops HTTP (DrainFirstServer).

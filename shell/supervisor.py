@@ -161,11 +161,7 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
 
     configure_logging(settings.log_level)
     structlog.contextvars.bind_contextvars(worker=index)
-    # SIGTERM (or a terminal's SIGINT, which reaches the whole process group) before uvicorn
-    # listens, and the one uvicorn raises again once it has shut down gracefully: exit 0 (a
-    # drained worker is no failure).
-    signal.signal(signal.SIGTERM, _exit_quietly)
-    signal.signal(signal.SIGINT, _exit_quietly)
+    stop_signals_exit_0()
     app = create_app(settings, listen_sockets=sockets)
     server = DrainFirstServer(uvicorn.Config(
         app, log_level=settings.log_level.lower(), log_config=None,
@@ -217,6 +213,15 @@ class DrainFirstServer(uvicorn.Server):
 
 def _exit_quietly(_signum: int, _frame: FrameType | None) -> None:
     raise SystemExit(0)
+
+
+def stop_signals_exit_0() -> None:
+    """SIGTERM (or a terminal's SIGINT, which reaches the whole process group) before uvicorn
+    listens, and the one uvicorn raises again once it has shut down gracefully: exit 0 (a
+    drained process is no failure; systemd and Kubernetes count death by a signal as one).
+    Both a worker and `timebot serve` with one worker, which is uvicorn itself, call it."""
+    signal.signal(signal.SIGTERM, _exit_quietly)
+    signal.signal(signal.SIGINT, _exit_quietly)
 
 
 @dataclass

@@ -55,17 +55,27 @@ async def slack_user_of(state: AsyncSession, person_id: str) -> str | None:
 
 async def workspaces_of(state: AsyncSession, organisation_id: str) -> list[dict[str, Any]]:
     """The Slack workspaces installed for an organisation (OAuth), and whether each still is
-    (app_uninstalled, tokens_revoked, a refused token disable one)."""
+    (app_uninstalled, tokens_revoked, a refused token disable one); then those whose
+    installation was deleted when Slack said it is gone (only their state is left)."""
     rows = (await state.execute(
         select(SlackInstallation, SlackWorkspace)
         .join(SlackWorkspace, SlackWorkspace.team_id == SlackInstallation.team_id,
               isouter=True)
         .where(SlackInstallation.organisation_id == organisation_id)
         .order_by(SlackInstallation.team_id))).all()
-    return [{"name": installed.team_name or installed.team_id, "team_id": installed.team_id,
-             "active": workspace is None or workspace.uninstalled_ms is None,
-             "reason": workspace.uninstalled_reason if workspace is not None else None}
-            for installed, workspace in rows]
+    listed = [{"name": installed.team_name or installed.team_id, "team_id": installed.team_id,
+               "active": workspace is None or workspace.uninstalled_ms is None,
+               "reason": workspace.uninstalled_reason if workspace is not None else None}
+              for installed, workspace in rows]
+    gone = await state.scalars(
+        select(SlackWorkspace)
+        .where(SlackWorkspace.organisation_id == organisation_id,
+               SlackWorkspace.uninstalled_ms.is_not(None),
+               SlackWorkspace.team_id.not_in([w["team_id"] for w in listed]))
+        .order_by(SlackWorkspace.team_id))
+    return listed + [{"name": workspace.team_id, "team_id": workspace.team_id,
+                      "active": False, "reason": workspace.uninstalled_reason}
+                     for workspace in gone]
 
 
 class PreferencesSection:

@@ -120,6 +120,22 @@ async def member_in(two: Two, org: Org, team: str, name: str, role: str = "emplo
     return SlackMember(member, slack_id)
 
 
+async def installed_org(two: Two, team: str, name: str) -> Org:
+    """A new organisation, subscribed, whose administrator installs the app in `team`."""
+    org = await new_org(two.live, two.http, name)
+    await two.live.app.state.runtime.subscriptions.ensure(org.id)
+    async with browser(two.live) as admin:
+        await sign_in(two.live, admin, org.admin.email)
+        assert (await install(two, admin, org, team)).status_code == 303
+    return org
+
+
+async def home_opened(two: Two, team: str, user: str) -> httpx.Response:
+    """`user` of `team` opens the app's Home (a signed event)."""
+    return await two.slack.post(_event(team, {"type": "app_home_opened", "user": user,
+                                              "tab": "home"}), "application/json")
+
+
 async def command(two: Two, team: str, user: str, text: str, name: str = "/timesheet"
                   ) -> httpx.Response:
     return await two.slack.form({**command_fields(two.fake, name, text, user=user),
@@ -527,20 +543,13 @@ async def test_a_rotating_token_is_refreshed_before_it_expires_and_kept_sealed(
     team = "T0DDDDDDD"
     two.fake.add_team(team, "Dee")
     two.fake.rotation[team] = (1800, 43200)  # the install's token expires within the hour
-    dee = await new_org(two.live, two.http, "D")
+    dee = await installed_org(two, team, "D")
     runtime = two.live.app.state.runtime
-    await runtime.subscriptions.ensure(dee.id)
-    async with browser(two.live) as admin:
-        await sign_in(two.live, admin, dee.admin.email)
-        assert (await install(two, admin, dee, team)).status_code == 303
     # The install's token (its sender's first round may have refreshed it already).
     first = next(token for token, owner in two.fake.tokens.items() if owner == team)
     dora = await member_in(two, dee, team, "Dora")
     # Refreshed before the first use (its sender's first round, or this request).
-    opened = await two.slack.post(_event(team, {"type": "app_home_opened",
-                                                "user": dora.slack_id, "tab": "home"}),
-                                  "application/json")
-    assert opened.status_code == 200
+    assert (await home_opened(two, team, dora.slack_id)).status_code == 200
     (home,) = await two.fake.wait_for("views.publish", user_id=dora.slack_id)
     await two.fake.wait_for("oauth.v2.access", grant_type="refresh_token")
     assert home.token == two.fake.token_of(team) != first
@@ -551,10 +560,7 @@ async def test_a_rotating_token_is_refreshed_before_it_expires_and_kept_sealed(
     assert home.token not in row.bot_token_sealed and "xoxe" not in row.bot_refresh_token_sealed
     assert runtime.box.open(row.bot_token_sealed) == home.token
     # The new token lasts 12 hours: the next request is not refreshed again.
-    again = await two.slack.post(_event(team, {"type": "app_home_opened",
-                                               "user": dora.slack_id, "tab": "home"}),
-                                 "application/json")
-    assert again.status_code == 200
+    assert (await home_opened(two, team, dora.slack_id)).status_code == 200
     await two.fake.wait_for("views.publish", count=2, user_id=dora.slack_id)
     assert len([call for call in two.fake.calls_to("oauth.v2.access")
                 if call.args.get("grant_type") == "refresh_token"]) == 1
@@ -563,11 +569,7 @@ async def test_a_rotating_token_is_refreshed_before_it_expires_and_kept_sealed(
 async def test_an_org_wide_grid_install_serves_every_team_of_its_enterprise(two: Two) -> None:
     grid, teams = "E0GGGGGGG", ["T0GRID001", "T0GRID002"]
     two.fake.add_enterprise(grid, "Grid", teams)
-    org = await new_org(two.live, two.http, "G")
-    await two.live.app.state.runtime.subscriptions.ensure(org.id)
-    async with browser(two.live) as admin:
-        await sign_in(two.live, admin, org.admin.email)
-        assert (await install(two, admin, org, grid)).status_code == 303
+    org = await installed_org(two, grid, "G")
     token = two.fake.token_of(grid)
     two.fake.reset()
     # A review in G whose approver is in the enterprise's second workspace.
@@ -586,3 +588,50 @@ async def test_an_org_wide_grid_install_serves_every_team_of_its_enterprise(two:
         **command_fields(two.fake, "/time", "help", user="U0OTHER"), "team_id": "T0ELSEWH",
         "enterprise_id": "E0OTHER", "is_enterprise_install": "true"})
     assert stranger.json() == {"response_type": "ephemeral", "text": NOT_CONNECTED}
+
+
+@pytest.mark.parametrize("team, event", [
+    ("T0UUUUUUU", {"type": "app_uninstalled"}),
+    ("T0RRRRRRR", {"type": "tokens_revoked", "tokens": {"bot": ["UBOTT0RRRRRRR"]}}),
+])
+async def test_an_uninstalled_installation_s_tokens_are_deleted_and_never_used_again(
+    two: Two, team: str, event: dict[str, Any],
+) -> None:
+    """Slack says the installation is gone: its tokens are deleted, and a later request from
+    that team is answered without a call carrying them (no auth.test probe either: an OAuth
+    installation comes back only through a new install)."""
+    two.fake.add_team(team, "Gone")
+    org = await installed_org(two, team, f"Gone {team}")
+    runtime = two.live.app.state.runtime
+    token = two.fake.token_of(team)
+    uma = await member_in(two, org, team, "Uma")
+    assert (await home_opened(two, team, uma.slack_id)).status_code == 200
+    (home,) = await two.fake.wait_for("views.publish", user_id=uma.slack_id)
+    assert home.token == token
+
+    gone = await two.slack.post(_event(team, event), "application/json")
+    assert gone.status_code == 200
+    two.fake.revoke(team)
+    for _ in range(200):
+        async with runtime.state_sessions() as session:
+            if await session.get(SlackInstallation, team) is None:
+                break
+        await asyncio.sleep(0.05)
+    async with runtime.state_sessions() as session:
+        assert await session.get(SlackInstallation, team) is None, "its tokens are still kept"
+    calls_before = len(two.fake.calls)
+
+    asked = await command(two, team, uma.slack_id, "status")
+    assert asked.status_code == 200
+    assert (await home_opened(two, team, uma.slack_id)).status_code == 200
+    # The other workspaces still work: a review in B goes out (so the fake saw all before it).
+    _approver, dm = await review_dm(two, two.b, TEAM_B)
+    assert dm.token == two.fake.token_of(TEAM_B)
+    used = [(call.method, call.args) for call in two.fake.calls[calls_before:]
+            if call.token == token]
+    assert used == [], "a call was made with the revoked token"
+    # Its tokens are gone, not its organisation's claim: B cannot take the team over.
+    async with browser(two.live) as admin_b:
+        await sign_in(two.live, admin_b, two.b.admin.email)
+        refused = await install(two, admin_b, two.b, team)
+    assert refused.status_code == 409, refused.text

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import pytest
 
 from mail.away_reply import Away, read_away
 from mail.loop_guard import LoopRefusal, why_not_act
+from mail.machine_signs import vacation_reply
 from mail.reading import read_message
+from timebot.state.away import AUTO_REPLY, UNKNOWN_RETURN_DAYS, Absence, is_away
 
 RECEIVED = date(2026, 11, 26)  # a Thursday
 AUTO = LoopRefusal("auto-reply", "Auto-Submitted: auto-replied")
@@ -124,3 +127,82 @@ def test_hostile_input_is_bounded() -> None:
     assert read_away("Out of office", body, RECEIVED, verdict=AUTO) is not None
     found = read_away("Out of office" * 10_000, "x" * 1_000_000, RECEIVED, verdict=AUTO)
     assert found == Away(None)
+
+
+# Issue 43: a range is away until its end, also when it was received inside it (5 December).
+RANGES: list[tuple[str, str]] = [
+    ("Out of Office", "I will be traveling for work on December 3-13."),
+    ("Automatic reply", "I am out of the office December 3 - 13, 2026."),
+    ("Automatic reply", "I am away between December 3 and 13."),
+    ("Out of Office", "Away Dec 3rd \u2013 13th, limited access to email."),
+    ("Out of Office", "On vacation December 3 through 13."),
+    ("Réponse automatique", "Je suis absente du 3 au 13 décembre."),
+    ("Réponse automatique", "Je serai absente à partir du 3 décembre jusqu'au 13 décembre."),
+    ("Abwesenheitsnotiz", "Ich bin vom 3. bis 13. Dezember im Urlaub."),
+    ("Abwesenheitsnotiz", "Ich bin ab dem 3. Dezember bis zum 13. Dezember im Urlaub."),
+    ("Respuesta automática", "Estoy de vacaciones del 3 al 13 de diciembre."),
+]
+
+
+@pytest.mark.parametrize("received", [RECEIVED, date(2026, 12, 5)])
+@pytest.mark.parametrize(("subject", "body"), RANGES)
+def test_a_range_is_away_until_its_end(subject: str, body: str, received: date) -> None:
+    assert read_away(subject, body, received, verdict=AUTO) == Away(date(2026, 12, 13))
+
+
+def test_a_range_keeps_what_is_not_one() -> None:
+    # a time after a date, a return date after the range, a range into the next month
+    assert read_away("Out of office", "Away until December 3 - 14:00 at the latest.",
+                     RECEIVED, verdict=AUTO) == Away(date(2026, 12, 3))
+    assert read_away("Out of office", "Away December 3-13, back on December 14.", RECEIVED,
+                     verdict=AUTO) == Away(date(2026, 12, 14))
+    assert read_away("Out of office", "On leave December 28 - 4.", RECEIVED,
+                     verdict=AUTO) == Away(date(2027, 1, 4))
+
+
+APPLE_VACATION = "Thanks for your message. I will get back to you as soon as I can."
+
+
+def test_an_apple_vacation_reply_is_an_absence_whatever_its_words() -> None:
+    raw = (b"From: grace@icloud.com\r\nTo: approvals+tok@timebot.example\r\n"
+           b"Subject: Auto reply: Review: Ada's timesheet\r\nX-Apple-Action: VACATION\r\n\r\n"
+           + APPLE_VACATION.encode() + b"\r\n")
+    read = read_message(raw)
+    verdict = why_not_act(read, mail_domain="timebot.example")
+    assert verdict is not None and verdict.kind == "auto-reply"
+    assert read_away(read.subject, read.text, RECEIVED, verdict=verdict,
+                     vacation=vacation_reply(read.headers)) == Away(None)
+    # The same words from an autoresponder that does not say it is a vacation: no absence.
+    assert read_away(read.subject, read.text, RECEIVED, verdict=verdict) is None
+
+
+@pytest.mark.parametrize(("headers", "vacation"), [
+    ((("X-Apple-Action", "VACATION"),), True),
+    ((("x-apple-action", " vacation "),), True),
+    ((("Auto-Submitted", "auto-replied (vacation)"),), True),
+    ((("X-Vacation", "yes"),), True),
+    ((("X-Mailer", "vacation 1.2.7"),), True),
+    ((("X-Apple-Action", "FORWARD"),), False),
+    ((("Auto-Submitted", "auto-replied"),), False),
+    ((("X-Vacation", "no"),), False),
+    ((("Subject", "vacation"),), False),
+])
+def test_vacation_signs(headers: tuple[tuple[str, str], ...], vacation: bool) -> None:
+    assert vacation_reply(headers) is vacation
+
+
+def test_an_x_apple_action_vacation_is_a_machines_reply_whatever_its_subject() -> None:
+    read = read_message(b"From: grace@icloud.com\r\nSubject: Review\r\n"
+                        b"X-Apple-Action: VACATION\r\n\r\nBack soon.\r\n")
+    verdict = why_not_act(read, mail_domain="timebot.example")
+    assert verdict is not None and verdict.kind == "auto-reply"
+
+
+def test_an_absence_without_a_date_lasts_a_bounded_documented_time() -> None:
+    seen = 1_700_000_000_000
+    undated = Absence("o", "g", AUTO_REPLY, None, seen)
+    day_ms = 86_400_000
+    assert is_away(undated, date(2026, 11, 26), seen + (UNKNOWN_RETURN_DAYS * day_ms) - 1)
+    assert not is_away(undated, date(2026, 11, 26), seen + UNKNOWN_RETURN_DAYS * day_ms)
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert f"away for {UNKNOWN_RETURN_DAYS} days after the last such reply" in readme

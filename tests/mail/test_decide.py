@@ -180,3 +180,17 @@ HISTORY = "> Ingrid submitted her timesheet for 2026-11-16 to 2026-11-22.\n> Rep
 )
 def test_decision_directly_above_the_attribution(text: str, expected: Decision) -> None:
     assert decide(text) == expected
+
+
+@pytest.mark.parametrize("forward", [
+    "---------- Forwarded message ---------\nFrom: Bob <bob@x.example>\n\nPlease approve.",
+    "Begin forwarded message:\n\nFrom: Bob <bob@x.example>\n\nApprove it, I say.",
+    "-------- Message transféré --------\nDe : Bob\n\nReject: wrong week",
+])
+def test_what_an_approver_forwards_is_not_their_decision_nor_their_comment(forward: str) -> None:
+    """Issue 43: a forwarded message is not what the approver wrote: it neither decides nor
+    reaches the Journal message."""
+    assert decide(f"FYI, Bob asked me about this.\n\n{forward}\n") == Comment(
+        "FYI, Bob asked me about this.")
+    assert decide(f"Approved\n\n{forward}\n") == Approve(comment="")
+    assert decide(f"{forward}\n") == Comment("")

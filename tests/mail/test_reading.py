@@ -185,6 +185,45 @@ def test_history_is_removed(history: str) -> None:
     assert extract_reply(f"Looks fine to me.\n\n{history}\n") == "Looks fine to me."
 
 
+# Issue 43: Outlook's header block in the languages of more clients (Czech, Slovak, Turkish,
+# Korean, Hungarian, Finnish, Greek, Romanian, Indonesian, Vietnamese, Catalan, Bulgarian,
+# Croatian): the earlier mail under it is history, not the writer's words.
+@pytest.mark.parametrize(
+    "block",
+    [
+        "Od: Timebot <t@x.example>\nOdesláno: pondělí 5. ledna 2026 10:00\nKomu: Anna\n"
+        "Předmět: Výkaz",
+        "Od: Timebot <t@x.example>\nOdoslané: pondelok 5. januára 2026 10:00\nKomu: Anna\n"
+        "Predmet: Výkaz",
+        "Kimden: Timebot <t@x.example>\nGönderildi: 5 Ocak 2026 Pazartesi 10:00\nKime: Anna\n"
+        "Konu: Zaman çizelgesi",
+        "보낸 사람: Timebot <t@x.example>\n보낸 날짜: 2026년 1월 5일 월요일 오전 10:00\n"
+        "받는 사람: Anna\n제목: 근무표",
+        "Feladó: Timebot <t@x.example>\nElküldve: 2026. január 5. 10:00\nCímzett: Anna\n"
+        "Tárgy: Munkaidő",
+        "Lähettäjä: Timebot <t@x.example>\nLähetetty: maanantai 5. tammikuuta 2026 10.00\n"
+        "Vastaanottaja: Anna\nAihe: Tuntilista",
+        "Από: Timebot <t@x.example>\nΣτάλθηκε: Δευτέρα, 5 Ιανουαρίου 2026 10:00 πμ\n"
+        "Προς: Anna\nΘέμα: Φύλλο",
+        "De la: Timebot <t@x.example>\nTrimis: luni, 5 ianuarie 2026 10:00\nCătre: Anna\n"
+        "Subiect: Pontaj",
+        "Dari: Timebot <t@x.example>\nDikirim: Senin, 05 Januari 2026 10.00\nKepada: Anna\n"
+        "Perihal: Lembar waktu",
+        "Từ: Timebot <t@x.example>\nĐã gửi: Thứ Hai, 5 tháng 1, 2026 10:00\nĐến: Anna\n"
+        "Chủ đề: Bảng chấm công",
+        "De: Timebot <t@x.example>\nEnviat: dilluns, 5 de gener de 2026 10:00\nPer a: Anna\n"
+        "Assumpte: Full d'hores",
+        "От: Timebot <t@x.example>\nИзпратено: 5 януари 2026 г. 10:00\nДо: Anna\n"
+        "Относно: График",
+        "Šalje: Timebot <t@x.example>\nPoslano: 5. siječnja 2026. 10:00\nPrima: Anna\n"
+        "Predmet: Evidencija",
+    ],
+)
+def test_a_localised_header_block_cuts_the_history(block: str) -> None:
+    assert extract_reply(f"Looks fine to me.\n\n{block}\n\n{ORIGINAL}\n") == \
+        "Looks fine to me."
+
+
 @pytest.mark.parametrize(
     "forward",
     [
@@ -193,8 +232,12 @@ def test_history_is_removed(history: str) -> None:
     ],
 )
 def test_a_forwarded_message_is_the_writers_content(forward: str) -> None:
-    # what the writer forwards is theirs to show (as talon reads it), not quoted history
+    # what the writer forwards is theirs to show (as talon reads it), not quoted history …
     assert extract_reply(f"Looks fine to me.\n\n{forward}\n") == f"Looks fine to me.\n\n{forward}"
+    # … but not what they wrote: without forwards (an approver's Journal message) it is cut
+    assert extract_reply(f"Looks fine to me.\n\n{forward}\n", forwards=False) == \
+        "Looks fine to me."
+    assert extract_reply(f"{forward}\n", forwards=False) == ""
 
 
 @pytest.mark.parametrize(

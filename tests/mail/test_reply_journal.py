@@ -96,7 +96,7 @@ async def _journal(org: Org, sheet: Sheet) -> list[tuple[str, str]]:
     "shape",
     ["fr-outlook-ios", "de-outlook-android-signature-with-link", "es-outlook-rule-and-block",
      "vi-unquoted-history", "polymail-three-line-attribution", "bottom-posted-comment",
-     "forwarded-message-is-kept"],
+     "forwarded-message-stays-out"],
 )
 async def test_the_journal_gets_the_writers_words(
     live: LiveServer, org: Org, shape: str

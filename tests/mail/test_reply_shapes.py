@@ -28,9 +28,10 @@ def test_the_cases_are_named_once() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[case["name"] for case in CASES])
 def test_the_journal_gets_the_writers_words(case: dict[str, str]) -> None:
-    assert extract_reply(case["text"]) == case["journal"]
+    assert extract_reply(case["text"], forwards=False) == case["journal"]
     # the same with the line ends of mail (CRLF)
-    assert extract_reply(case["text"].replace("\n", "\r\n")) == case["journal"]
+    assert extract_reply(case["text"].replace("\n", "\r\n"), forwards=False) == \
+        case["journal"]
 
 
 def test_a_reason_above_a_french_outlook_block_is_the_reason() -> None:

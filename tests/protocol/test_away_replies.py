@@ -234,3 +234,45 @@ async def test_an_escalation_racing_the_approvers_late_reply_decides_once(
     assert len(approvals) == 1, state["getMessages"]
     assert sum("You approved" in text for text in answers) == 1, answers
     assert sum("already approved" in text for text in answers) == 1, answers
+
+
+async def test_an_icloud_vacation_reply_without_a_date_asks_the_other_approver(
+    world: MailWorld, org: Org
+) -> None:
+    """Issue 43: iCloud's vacation reply (X-Apple-Action: VACATION, "Auto reply: …", the
+    person's own words, no date) is an absence: recorded without a return date, and the
+    stage's other approver is asked, saying so."""
+    sheet, (mia0, mia1) = await submitted_sheet(
+        org, stages=[{"type": "ppm", "quorum": "any"}], approvers=2)
+    token = reply_token(world, sheet, approver=mia0)
+    raw = auto_reply(mia0.email, token, "Auto reply: Timesheet of Bob",
+                     "Thanks for your message. I will get back to you as soon as I can.",
+                     headers={"X-Apple-Action": "VACATION"})
+    await smtp_send(world, raw, reply_address(token, DOMAIN), mia0.email)
+    row = await no_receipt(world, raw)
+    assert "absence recorded: away until unknown" in (row.outcome or ""), row.outcome
+    [absence] = await absences(world, sheet)
+    assert absence.until is None
+
+    async def asked() -> list[str]:
+        return [text for text in map(text_part, await mails(world.runtime, mia1, "review"))
+                if "Mia0 is away (return date unknown)" in text]
+
+    await wait_for(asked, what="the other approver asked")
+
+
+async def test_a_range_is_read_to_its_end(world: MailWorld, org: Org) -> None:
+    """Issue 43: "traveling for work on December 3-13" is away until the 13th, not the 3rd."""
+    sheet, _ = await submitted_sheet(org)
+    token = reply_token(world, sheet)
+    start = today(world)
+    if start.day > 20:  # the range within one month: the first of the next
+        start = (start.replace(day=1) + timedelta(days=32)).replace(day=1)
+    end = start + timedelta(days=8)
+    raw = auto_reply(sheet.approver.email, token, "Automatic reply: Timesheet of Bob",
+                     f"I will be traveling for work on {start:%B} {start.day}-{end.day}.")
+    await smtp_send(world, raw, reply_address(token, DOMAIN), sheet.approver.email)
+    row = await no_receipt(world, raw)
+    assert f"away until {end.isoformat()}" in (row.outcome or ""), row.outcome
+    [absence] = await absences(world, sheet)
+    assert absence.until == end
