@@ -12,19 +12,20 @@ from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from timebot.client import operation
+from timebot.l10n import LOCALISATION_FIELDS, Localisation, localisation_of
 from timebot.notify.approvals import time_zone_of
 from timebot.notify.periods import zone
 from timebot.notify.report_schedule import Occurrence, Recurrence, due_occurrence
 from timebot.runtime import Runtime
 
 REPORTS = operation(
-    """query DueReports {
-      getReports {
+    f"""query DueReports {{
+      getReports {{
         id name reccurenceEnabled notifyByEmail
-        reccurence { period target sendMode sendOffset hourOfDay lastRun { ts } }
-        folder { owner { id name email localisation { timeZone { value } } } }
-      }
-    }"""
+        reccurence {{ period target sendMode sendOffset hourOfDay lastRun {{ ts }} }}
+        folder {{ owner {{ id name email {LOCALISATION_FIELDS} }} }}
+      }}
+    }}"""
 )
 _ROWS = """rows { entities { person { name } projects { name } }
                   quantities { hours } }"""
@@ -75,6 +76,11 @@ class DueReport:
 
     def dedupe_key(self, recipient: str) -> str:
         return occurrence_key(self.occurrence, recipient)
+
+    @property
+    def localisation(self) -> Localisation:
+        """The owner's: the report is the figures as its owner sees them."""
+        return localisation_of(self.owner)
 
     def link(self, public_url: str) -> str | None:
         """The page showing the report's figures without signing in, when the service gave
