@@ -1,6 +1,7 @@
 """Every kind of mail timebot writes keeps the reader's formats (#43): an organisation that
 chose DD/MM/YYYY and a 12-hour clock; its people log time and submit by mail (time@), an
-approver rejects then approves by reply, a saved report goes out on its schedule. Every
+approver rejects then approves by reply, then reads the daily digest, a saved report goes out
+on its schedule, a forgetful employee is reminded of the week. Every
 message read from the Maildir outbox (subject, text and HTML) is searched for what the
 formats exclude: an ISO date (YYYY-MM-DD) or a time on a 24-hour clock. SQLite and
 PostgreSQL, swaks to the live SMTP listener."""
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.mail.reviews_support import jobs, runtime_of, set_stages
+from mail.digest import send_digests
+from tests.mail.reviews_support import component, jobs, links, runtime_of, set_stages
 from tests.protocol.test_time_entry_mail import (  # noqa: F401  (the module's server)
     TRUSTED,
     fx,
@@ -93,8 +95,11 @@ async def test_every_mail_keeps_the_readers_date_and_clock(
     org, erin = fx.org, fx.employee
     await org.admin.gql(FORMATS)
     grace = await org.add_member("Grace Approver", "manager")
+    pat, quinn = await org.add_member("Pat Digested"), await org.add_member("Quinn Late")
     await set_stages(org, (grace,))
     await runtime_of(org).subscriptions.ensure(org.id)
+    scheduler = jobs(org).scheduler
+    await scheduler.period_reminders(org.id)  # timebot serves the organisation from now
 
     # time@: a range on the clock and an absence, then the week submitted.
     await swaks(port, erin.email, "2pm-3:30pm @acme/website design review\n"
@@ -121,6 +126,16 @@ async def test_every_mail_keeps_the_readers_date_and_clock(
     await reply_by_mail(port, grace.email, str(reviews[-1]["Reply-To"]), "approve")
     await mail_to(live, erin.email, "approved")
 
+    # Grace reads the daily digest from now on; Pat submits; Quinn forgets.
+    assert (await org.http.post(links(review)["prefs"], data={"mode": "digest"})
+            ).status_code == 200
+    await pat.gql("mutation($p: SvcId!, $s: SvcTimestamp!) { addTimeRecord(personId: $p,"
+                  " startTime: $s, duration: 5400000) { id } }",
+                  {"p": pat.id, "s": MONDAY_BERLIN_MS + 9 * HOUR_MS})
+    await pat.gql("mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {"
+                  " submitTimesheet(personId: $p, startTime: $s, endTime: $e) { id } }",
+                  {"p": pat.id, "s": MONDAY_BERLIN_MS, "e": week_end})
+
     # A saved report on its schedule: the Monday after the week, 08:00 in Berlin.
     folder = (await org.admin.gql('mutation { createReportFolder(name: "Team") { id } }'))[
         "createReportFolder"]["id"]
@@ -132,11 +147,15 @@ async def test_every_mail_keeps_the_readers_date_and_clock(
                         "id: $id, enabled: true) { id } addReportEmailToNotify(id: $id, "
                         "email: $e) { id } }", {"id": report, "e": erin.email})
     live.clock.set(week_end + 10 * HOUR_MS)
-    assert await jobs(org).scheduler.due_reports(org.id) == 1
+    assert await scheduler.due_reports(org.id) == 1
     await mail_to(live, erin.email, "Weekly hours")
+    assert await scheduler.period_reminders(org.id) >= 1
+    await mail_to(live, quinn.email, "Please submit your timesheet")
+    assert await send_digests(component(org).ctx, org.id) >= 1
+    await mail_to(live, grace.email, "waiting for your approval")
 
-    mails = [m for m in outbox(live) if any(a in str(m["To"]) for a in
-                                             (erin.email, grace.email, org.admin.email))]
+    mails = [m for m in outbox(live) if any(a in str(m["To"]) for a in (
+        erin.email, grace.email, pat.email, quinn.email, org.admin.email))]
     kinds = {str(m["Subject"]).split(":")[0] for m in mails}
     assert len(mails) >= 8, kinds
     # The owner's notice names the period as the review mail does; the report is in the
@@ -146,6 +165,7 @@ async def test_every_mail_keeps_the_readers_date_and_clock(
     assert {f"Timesheet to review: Erin Employee, {period}",
             f"Your timesheet for {period} was rejected",
             f"Your timesheet for {period} is approved",
-            f"Weekly hours: {period}"} <= subjects, subjects
+            f"Weekly hours: {period}",
+            f"Please submit your timesheet for {period}"} <= subjects, subjects
     found = {str(m["Subject"]): leaks(m) for m in mails if leaks(m)}
     assert found == {}, found
