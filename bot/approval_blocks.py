@@ -82,7 +82,7 @@ def parse_ref(ref: str) -> tuple[str, int, str] | None:
 def slack_time(ms: int) -> str:
     """A time every reader sees in their own time zone."""
     seconds = ms // 1000
-    fallback = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    fallback = l10n.format_datetime(ms, replace(l10n.current(), time_zone="UTC"))
     shown = _("{date} at {time}").format(date="{date_short_pretty}", time="{time}")
     return f"<!date^{seconds}^{shown}|{fallback}>"
 

@@ -8,17 +8,19 @@ from __future__ import annotations
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from timebot.errors import UnknownPerson
-from timebot.l10n import _
+from timebot.l10n import _, format_hours
 from timebot.notify.approvals import period_label, time_zone_of
 from timebot.notify.due_reports import DueReport
 
 
 def report_text(due: DueReport, public_url: str) -> str:
+    """The figures in the owner's localisation (as they see them)."""
+    local = due.localisation
     period = period_label(due.occurrence.start_ms, due.occurrence.end_ms,
-                          time_zone_of(due.owner))
+                          time_zone_of(due.owner), local)
     lines = [f"*{escape(due.name)}*, {period}"]
-    lines += [f"• {escape(label)}: {hours:.2f} h" for label, hours in due.rows]
-    lines.append(f"Total: {due.total_hours:.2f} h")
+    lines += [f"• {escape(label)}: {format_hours(hours, local)} h" for label, hours in due.rows]
+    lines.append(f"Total: {format_hours(due.total_hours, local)} h")
     link = due.link(public_url)
     if link is not None:
         lines.append(f"<{link}|{escape(_('Open the report'))}>")

@@ -1,8 +1,9 @@
 """What the operator's `timebot reminders preview` and `send` see: for one organisation at one
 instant, the end-of-period reminders, daily digests, approval reminders and what climbs
-(escalations to the administrators, climbing reminders to managers) that would go out
-(to whom, when) and, for everyone else, why not. The verdicts are the senders' own decisions
-(`timebot.notify.period_reminders`, `mail.digest`, `mail.reminders`); a preview writes
+(escalations to the administrators, climbing reminders to managers) and saved reports'
+schedules that would go out (to whom, when) and, for everyone else, why not. The verdicts
+are the senders' own decisions (`timebot.notify.period_reminders`, `mail.digest`,
+`mail.reminders`, `timebot.notify.due_reports`); a preview writes
 nothing, `send_due` queues what is due exactly as the scheduler's tick would (each once)."""
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from mail.digest import digest_person_ids, digest_plan, send_digests
 from mail.reviews import MailContext, already_queued
 from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
 from timebot.notify.away_facts import away_facts
+from timebot.notify.due_reports import occurrence_key, scheduled_reports
 from timebot.notify.escalation_tick import AWAY, PENDING, SUBMITTED_AT, Escalator
 from timebot.notify.escalations import climb_key, escalation_key
 from timebot.notify.period_reminders import period_verdicts
 from timebot.notify.period_timing import noun_of
+from timebot.notify.report_schedule import next_occurrence
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
 from timebot.notify.scheduler_epoch import recorded_first_seen_ms
@@ -98,6 +101,43 @@ async def preview(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
                                  plan.why_not or f"due now: {len(plan.items)} waiting"))
     lines.extend(await approval_reminder_lines(ctx, organisation_id))
     lines.extend(await escalation_lines(ctx, organisation_id))
+    lines.extend(await report_lines(ctx, organisation_id))
+    return lines
+
+
+async def report_lines(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
+    """Each scheduled saved report (recurrence on, or addresses to notify): to each address,
+    "due now", "sent" or when it goes next, with the figures' days, in the owner's zone. The
+    report is not run (a run writes in the service)."""
+    runtime = ctx.runtime
+    now_ms = runtime.clock.now_ms()
+    lines: list[PreviewLine] = []
+    for report in await scheduled_reports(runtime, organisation_id):
+        if not report.enabled and not report.emails:
+            continue
+        due = report.due(now_ms)
+        zone = report.zone
+        if not report.enabled or report.recurrence is None or not report.owner.get("id"):
+            why = ("its recurrence is off" if not report.enabled else
+                   "its recurrence is one timebot does not know" if report.recurrence is None
+                   else "its folder has no owner")
+            lines.extend(PreviewLine("report", to, f"not sent: {why}", report.name)
+                         for to in report.emails or ("(nobody)",))
+            continue
+        occurrence = due or next_occurrence(report.report_id, report.recurrence, now_ms, zone)
+        about = (f"{report.name}, figures {_day(occurrence.start_ms, zone.key)} to "
+                 f"{_day(occurrence.end_ms, zone.key)}")
+        if not report.emails:
+            lines.append(PreviewLine("report", "(nobody)", "not sent: no address to notify",
+                                     about))
+        for address in report.emails:
+            if due is None:
+                verdict = f"next {_day(occurrence.send_ms, zone.key)}"
+            elif await already_queued(runtime, occurrence_key(due, address)):
+                verdict = "sent"
+            else:
+                verdict = "due now"
+            lines.append(PreviewLine("report", address, verdict, about))
     return lines
 
 
@@ -183,8 +223,11 @@ async def approval_reminder_lines(ctx: MailContext, organisation_id: str) -> lis
     return lines
 
 
-async def send_due(ctx: MailContext, scheduler: Scheduler, organisation_id: str) -> int:
-    """Queue the period reminders and digests due now in one organisation, each once (the
-    same dedupe keys as the scheduler's tick: a running timebot sends nothing twice)."""
+async def send_due(ctx: MailContext, scheduler: Scheduler, organisation_id: str
+                   ) -> tuple[int, int]:
+    """Queue the period reminders, digests and saved reports due now in one organisation,
+    each once (the same dedupe keys as the scheduler's tick: a running timebot sends nothing
+    twice); (reminders and digests, report mails)."""
     sent = await scheduler.period_reminders(organisation_id)
-    return sent + await send_digests(ctx, organisation_id)
+    sent += await send_digests(ctx, organisation_id)
+    return sent, await scheduler.due_reports(organisation_id)

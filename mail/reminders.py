@@ -27,7 +27,7 @@ from mail.custom_mail import chosen, person_values
 from mail.reviews import MailContext, build_message, send_approver_mail
 from timebot.config import Settings
 from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
-from timebot.l10n import ENGLISH, Localisation, format_day, localisation_of
+from timebot.l10n import ENGLISH, Localisation, format_day, format_duration, localisation_of
 from timebot.notify.approvals import (
     DIGEST,
     period_label,
@@ -41,7 +41,6 @@ from timebot.notify.review_reads import submission_reads
 from timebot.notify.suggestions import pending_suggestions
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
-from timebot.summary import hours
 from timebot.tokens import make_token, pack_period
 
 log = structlog.get_logger("mail.reminders")
@@ -187,9 +186,9 @@ async def send_timesheet_reminder(
         if entries else None,
     )
     rendered = chosen(notify, "reminder", {
-        "person": person_values(person), "period": period_label(start_ms, end_ms, zone),
-        "entries": entries, "total": hours(total_ms),
-        "suggested": pending.count, "suggested_total": hours(pending.total_ms),
+        "person": person_values(person), "period": period_label(start_ms, end_ms, zone, local),
+        "entries": entries, "total": format_duration(total_ms, local),
+        "suggested": pending.count, "suggested_total": format_duration(pending.total_ms, local),
         "submit_url": submit_url(settings, str(person["id"]), start_ms, end_ms, now)
         if entries else None}, builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(person["email"]))

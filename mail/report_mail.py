@@ -1,5 +1,6 @@
 """A due saved report by e-mail (timebot/notify/due_reports.py decides): one message per
-address to notify, queued in the outbox under the occurrence's key for that address, so a
+address to notify, queued in the outbox under the occurrence's key for that address (in the owner's
+localisation: the figures as they see them), so a
 second tick, a restart or a second process never queues it twice."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import structlog
 
 from mail.reviews import MailContext, build_message
+from timebot.l10n import format_hours
 from timebot.notify.approvals import period_label, time_zone_of
 from timebot.notify.due_reports import DueReport
 
@@ -18,12 +20,13 @@ async def send_due_report(ctx: MailContext, due: DueReport) -> int:
     settings = ctx.runtime.settings
     queued = 0
     for address in due.emails:
+        local = due.localisation
         rendered = ctx.templates.mail(
-            "report", report_name=due.name, owner_name=due.owner.get("name") or "",
+            "report", local, report_name=due.name, owner_name=due.owner.get("name") or "",
             period=period_label(due.occurrence.start_ms, due.occurrence.end_ms,
-                                time_zone_of(due.owner)),
-            rows=[(label, f"{hours:.2f}") for label, hours in due.rows],
-            total=f"{due.total_hours:.2f}",
+                                time_zone_of(due.owner), local),
+            rows=[(label, format_hours(hours, local)) for label, hours in due.rows],
+            total=format_hours(due.total_hours, local),
             link=due.link(settings.public_url),
         )
         message = build_message(settings, rendered, to=address)

@@ -25,13 +25,13 @@ from mail.outbound import new_message
 from mail.parts import MailParts
 from mail.templating import MailTemplates, RenderedMail
 from timebot.config import Settings
-from timebot.l10n import localisation_of
+from timebot.l10n import format_duration, localisation_of
 from timebot.notify.approvals import period_label, preference
 from timebot.notify.person_notify import EMAIL, gets
 from timebot.notify.review_reads import approver_reads
 from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage
-from timebot.summary import TimesheetSummary, hours
+from timebot.summary import TimesheetSummary
 from timebot.tokens import PeriodHint, make_token, message_id, reply_address
 
 log = structlog.get_logger("mail.reviews")
@@ -164,10 +164,11 @@ async def send_approver_mail(
         mode=mode,
         **(extra or {}),
     )
-    period = period_label(summary.start_ms, summary.end_ms, summary.time_zone)
+    period = period_label(summary.start_ms, summary.end_ms, summary.time_zone, local)
     rendered = chosen(notify, TEMPLATE_KINDS.get(template, template), {
         "person": person_values(approver), "owner": summary.person_name, "period": period,
-        "total": hours(summary.total_ms), "stage": stage, "stage_count": stage_count,
+        "total": format_duration(summary.total_ms, local), "stage": stage,
+        "stage_count": stage_count,
         "approve_url": links.approve_url, "reject_url": links.reject_url,
         "days": (extra or {}).get("waiting_days")}, builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(approver["email"]),

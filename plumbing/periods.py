@@ -11,8 +11,10 @@ day or a moment, in the person's time zone and from their first day of the week.
   keeps the fortnights regular across years of 53 weeks.
 
 A period is (first day, day after its last): start inclusive, end exclusive; in ms, the local
-midnights of those days. The service (its submit and entry rules) and the fronts ("this
-period", reminders, digests) both use these functions, so both show the same period.
+midnights of those days. An end given as a day's last millisecond (23:59:59.999, as some
+clients name a period's end) means the midnight after it (`exclusive_end`). The service (its
+submit and entry rules) and the fronts ("this period", reminders, digests) both use these
+functions, so both show the same period.
 """
 
 from __future__ import annotations
@@ -106,10 +108,17 @@ def dates_label(start_ms: int, end_ms: int, zone: ZoneInfo) -> str:
     return f"{first.isoformat()} to {last.isoformat()}"
 
 
+def exclusive_end(end_ms: int, zone: ZoneInfo) -> int:
+    """The end as this module means it: a local day's last millisecond is the midnight after
+    it; any other moment is itself."""
+    after = end_ms + 1
+    return after if local_midnight_ms(local_day(after, zone), zone) == after else end_ms
+
+
 def submit_problem(periodicity: str, partial: bool, start_ms: int, end_ms: int, zone: ZoneInfo,
                    first_day_of_week: int = DEFAULT_FIRST_DAY) -> str | None:
     """None when [start, end) is the period holding its start (or, with `partial`, lies within
-    it); else what would be accepted."""
+    it); else what would be accepted. `end_ms` is exclusive (see `exclusive_end`)."""
     period_start, period_end = period_at(periodicity, start_ms, zone, first_day_of_week)
     if (start_ms, end_ms) == (period_start, period_end):
         return None

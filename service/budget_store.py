@@ -10,6 +10,7 @@ from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models.budget import Budget
 from service.rates_store import require_manage_rates
+from service.value_words import described
 
 SPLIT_TYPES = ("persons", "projects")
 
@@ -23,7 +24,7 @@ def check_quantity(value: Any, argument: str = "quantity") -> int:
 def check_split_type(value: Any, argument: str = "splitType") -> str | None:
     if value is not None and value not in SPLIT_TYPES:
         raise BadInput(argument, f"must be one of {', '.join(SPLIT_TYPES)} or null, "
-                       f"got {value!r}")
+                       f"got {described(value)}")
     return None if value is None else str(value)
 
 

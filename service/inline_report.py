@@ -31,6 +31,7 @@ from service.rates_store import day_of, load_book, may_view_rates, organisation_
 from service.rules import rates as rules
 from service.rules.rate_amounts import PricedEntry, Totals, summarise
 from service.rules.report_period import TARGETS, report_days
+from service.value_words import choice_problem
 
 RECORD_TYPES = ("time", "absence", "expense")
 _FILTER_KEYS = ("personId", "notPersonId", "projectId", "notProjectId", "projectIds",
@@ -43,8 +44,7 @@ def _records(records: Sequence[Any]) -> set[str]:
     kinds: set[str] = set()
     for index, kind in enumerate(records):
         if kind not in RECORD_TYPES:
-            raise BadInput(f"records[{index}]", f"this report covers {' and '.join(RECORD_TYPES)}"
-                           f" records, not {kind!r}")
+            raise BadInput(f"records[{index}]", choice_problem(RECORD_TYPES, kind))
         kinds.add(str(kind))
     if not kinds:
         raise BadInput("records", "name at least one record type (time, absence, expense)")

@@ -64,11 +64,15 @@ def source(resolved: Resolved) -> str:
     return f"{where['collection'].rstrip('s')} {where['name']}"
 
 
-def check_submit_period(settings: PeriodSettings, start_ms: int, end_ms: int) -> None:
-    """RuleViolation naming `periodicity` when [start, end) is not the person's period (or,
-    with `allowPartialPeriodSubmit`, a part of one)."""
+def period_to_submit(settings: PeriodSettings, start_ms: int, end_ms: int) -> int:
+    """The end to submit: RuleViolation naming `periodicity` when [start, end) is not the
+    person's period (or, with `allowPartialPeriodSubmit`, a part of one); else the end, a day's
+    last millisecond read as the midnight after it, so that a period's last millisecond and the
+    next period's first name one timesheet. Without a setting the API's period is taken as
+    given."""
     if not settings.periodicity.path and not settings.partial.path:
-        return
+        return end_ms
+    end_ms = periods.exclusive_end(end_ms, settings.zone)
     partial = bool(settings.partial.value)
     problem = periods.submit_problem(settings.kind, partial, start_ms, end_ms, settings.zone,
                                      settings.first_day)
@@ -78,6 +82,7 @@ def check_submit_period(settings: PeriodSettings, start_ms: int, end_ms: int) ->
             f"The timesheet period is {settings.kind} (periodicity of "
             f"{source(settings.periodicity)}; a part of a period is {allowed}: "
             f"allowPartialPeriodSubmit of {source(settings.partial)}): {problem}")
+    return end_ms
 
 
 def check_open(turn_off: Resolved, settings: PeriodSettings, start_ms: int,

@@ -33,6 +33,7 @@ from service.models.budget import Budget
 from service.rates_store import organisation_zone
 from service.structure import descendants, parent_map
 from service.task_lookup import category_by_id
+from service.value_words import choice_problem
 
 SPLITS = ("day", "week", "month")
 MAX_PERIODS = 1000
@@ -108,7 +109,7 @@ async def planned_vs_real(context: RequestContext, args: Mapping[str, Any]) -> d
         raise BadInput("endTime", "must be after startTime")
     split = args.get("periodSplit") or "week"
     if split not in SPLITS:
-        raise BadInput("periodSplit", f"must be one of {', '.join(SPLITS)}, got {split!r}")
+        raise BadInput("periodSplit", choice_problem(SPLITS, split))
     wanted = _filters(args.get("filters") or [])
     session = context.session
     starts = period_starts(start_ms, end_ms, split, organisation_zone(context.organisation))

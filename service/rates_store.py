@@ -20,6 +20,7 @@ from service.graphql.context import RequestContext
 from service.models import Organisation, Person, PersonTag, Project, ProjectTag, Tag
 from service.models.rates import Rate
 from service.rules import rates as rules
+from service.value_words import choice_problem, described
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def check_amount(amount: Mapping[str, Any], argument: str = "amount") -> tuple[i
 
 def check_method(method: Any, argument: str = "method") -> str:
     if method not in rules.METHODS:
-        raise BadInput(argument, f"must be one of {', '.join(rules.METHODS)}, got {method!r}")
+        raise BadInput(argument, choice_problem(rules.METHODS, method))
     return str(method)
 
 
@@ -94,7 +95,7 @@ def check_split_type(split_type: Any, collection: str, method: str) -> str | Non
     allowed = rules.SPLITS_BY_LEVEL[collection]
     if split_type not in allowed:
         raise BadInput("splitType", f"a rate of the {collection} level splits by "
-                       f"{' or '.join(allowed)}, not {split_type!r}")
+                       f"{' or '.join(allowed)}, not {described(split_type)}")
     if method not in rules.SPLITTABLE_METHODS:
         raise BadInput("splitType", "only hourly and daily rates can be split")
     return str(split_type)

@@ -19,6 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from plumbing import mail_templates
+from service.value_words import choice_problem
 
 TIME_SETTINGS = "TimeSettings"
 LOCALISATION = "Localisation"
@@ -111,7 +112,7 @@ def whole(low: int, high: int, problem: str) -> Callable[[Any], Any]:
 def one_of(*allowed: Any) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if not any(type(value) is type(a) and value == a for a in allowed):  # True is not 1
-            raise ValueError(f"must be one of {', '.join(map(str, allowed))}, got {value!r}")
+            raise ValueError(choice_problem(allowed, value))
         return value
 
     return check
@@ -221,8 +222,7 @@ NOTIFICATIONS_DEFAULT = {"email": True, "push": True,
 def _category(name: str, value: Any) -> dict[str, Any]:
     frequency = value.get("frequency")
     if frequency not in FREQUENCIES:
-        raise ValueError(f"{name}.frequency must be one of {', '.join(FREQUENCIES)}, "
-                         f"got {frequency!r}")
+        raise ValueError(f"{name}.frequency {choice_problem(FREQUENCIES, frequency)}")
     stored: dict[str, Any] = {"frequency": frequency}
     if value.get("hour") is not None:
         stored["hour"] = whole(0, 23, f"{name}.hour must be from 0 to 23")(value["hour"])

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service import permissions
 from service.models import AbsenceType, ExpenseType
 from service.models.type_options import AbsenceTypeOptions, ExpenseTypeOptions
+from service.value_words import choice_problem
 
 MODE_TIMESHEET = "sameAsTimesheet"
 MODE_AUTO = "autoApprove"
@@ -102,7 +103,7 @@ def _excess(value: Any) -> tuple[int, str] | None:
             or not 1 <= frequency <= 1000:
         raise ValueError("frequency must be a whole number from 1 to 1000")
     if interval not in INTERVALS:
-        raise ValueError(f"interval must be one of {', '.join(INTERVALS)}, got {interval!r}")
+        raise ValueError(f"interval {choice_problem(INTERVALS, interval)}")
     return frequency, str(interval)
 
 

@@ -57,7 +57,7 @@ async def _with_mail(settings: Settings, clock: Clock, organisation_id: str,
 
 @click.group()
 def reminders() -> None:
-    """See and send the reminders and digests of an organisation."""
+    """See and send the reminders, digests and scheduled reports of an organisation."""
 
 
 @reminders.command("preview")
@@ -66,8 +66,8 @@ def reminders() -> None:
               help="Preview as at this ISO 8601 time (default: now; no offset means UTC).")
 @click.pass_obj
 def preview_command(settings: Settings, org_id: str, at_text: str | None) -> None:
-    """List the period reminders, digests and approval reminders that would go out (to whom,
-    when) and, for everyone else, why not. Changes nothing."""
+    """List the period reminders, digests, approval reminders and saved reports that would go
+    out (to whom, when) and, for everyone else, why not. Changes nothing."""
     clock = Clock(frozen_ms=parse_at(at_text))  # a bad --at is named before any import
     from mail.reminder_preview import preview
 
@@ -77,7 +77,7 @@ def preview_command(settings: Settings, org_id: str, at_text: str | None) -> Non
     lines = asyncio.run(_with_mail(settings, clock, org_id, work))
     click.echo(f"as at {datetime.fromtimestamp(clock.now_ms() / 1000, UTC):%Y-%m-%d %H:%M} UTC")
     if not lines:
-        click.echo("nothing: nobody in the organisation gets reminders or digests")
+        click.echo("nothing: nobody in the organisation gets reminders, digests or reports")
     for line in lines:
         click.echo(line.render().rstrip())
 
@@ -89,9 +89,9 @@ def preview_command(settings: Settings, org_id: str, at_text: str | None) -> Non
               "default: now.")
 @click.pass_obj
 def send_command(settings: Settings, org_id: str, at_text: str | None) -> None:
-    """Queue the period reminders and digests due now, each once (a running timebot sends
-    nothing twice), and hand them to the relay or the outbox. Approval reminders go when the
-    service announces them."""
+    """Queue the period reminders, digests and saved reports due now, each once (a running
+    timebot sends nothing twice), and hand them to the relay or the outbox. Approval
+    reminders go when the service announces them."""
     at_ms = parse_at(at_text)
     clock = Clock(frozen_ms=at_ms)
     if at_ms is not None and at_ms > Clock().now_ms():
@@ -106,5 +106,5 @@ def send_command(settings: Settings, org_id: str, at_text: str | None) -> None:
                 break
         return queued
 
-    queued = asyncio.run(_with_mail(settings, clock, org_id, work))
-    click.echo(f"queued {queued} reminder(s) and digest(s)")
+    queued, reports = asyncio.run(_with_mail(settings, clock, org_id, work))
+    click.echo(f"queued {queued} reminder(s) and digest(s), {reports} report mail(s)")

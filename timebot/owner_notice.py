@@ -111,7 +111,8 @@ class OwnerNotice:
 
 def owner_notice(data: dict[str, Any], local: Localisation | None) -> OwnerNotice | None:
     """The notice an approvalEventUpdate gives the owner: None unless it reports a rejection
-    or the final approval. Its period in the owner's `local` zone and date format; call it
+    or the final approval. Its period in the owner's `local` zone and date format, named as
+    the review mail names it (`Mon 30 Nov to Sun 06 Dec 2026`); call it
     inside `l10n.using(local)` (the stage's words are the language in force's)."""
     status, action = data.get("status"), data.get("action")
     if status == "r" and action == "rejected":
@@ -132,7 +133,7 @@ def owner_notice(data: dict[str, Any], local: Localisation | None) -> OwnerNotic
         kind=kind,
         owner_id=owner_id,
         by_name=str((data.get("by") or {}).get("name") or _("An approver")),
-        period=format_period(start, end, local or Localisation(), named=False),
+        period=format_period(start, end, local or Localisation()),
         stage=where,
         reason=str(data.get("comment") or "").strip(),
     )

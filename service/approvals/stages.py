@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from service.value_words import choice_problem, described
+
 STAGE_TYPES = ("person", "tag", "pm", "tm", "ppm", "admin")
 STAGE_LABELS = {
     "admin": "Admins",
@@ -41,7 +43,7 @@ def normalise_quorum(value: Any) -> str:
         return text
     if text.isdigit() and int(text) >= 1:
         return str(int(text))
-    raise ValueError(f'must be "any", "all" or a positive number, got {value!r}')
+    raise ValueError(f'must be "any", "all" or a positive number, got {described(value)}')
 
 
 def parse_stage_inputs(stages: Sequence[Mapping[str, Any] | None] | None) -> list[dict[str, Any]]:
@@ -53,7 +55,7 @@ def parse_stage_inputs(stages: Sequence[Mapping[str, Any] | None] | None) -> lis
         kind = str(stage.get("type") or "")
         if kind not in STAGE_TYPES:
             raise StageInputError(
-                index, "type", f"must be one of {', '.join(STAGE_TYPES)}, got {kind!r}"
+                index, "type", choice_problem(STAGE_TYPES, kind)
             )
         person_ids = [p for p in (stage.get("personIds") or []) if p is not None]
         tag_ids = [t for t in (stage.get("tagIds") or []) if t is not None]

@@ -10,6 +10,7 @@ from ariadne import ScalarType
 from graphql import GraphQLError
 
 from plumbing.ids import is_id
+from service.value_words import described
 
 timestamp = ScalarType("SvcTimestamp")
 svc_id = ScalarType("SvcId")
@@ -75,7 +76,7 @@ def serialize_timestamp(value: Any) -> int:
 def parse_id(value: Any) -> str:
     if isinstance(value, str) and is_id(value.strip().lower()):
         return value.strip().lower()
-    raise GraphQLError(f"SvcId must be 24 hexadecimal digits, got {value!r}")
+    raise GraphQLError(f"SvcId must be 24 hexadecimal digits, got {described(value)}")
 
 
 
@@ -90,7 +91,7 @@ def parse_name(value: Any) -> str:
 
 def parse_email(value: Any) -> str:
     if not isinstance(value, str) or not _EMAIL_RE.match(value.strip()):
-        raise GraphQLError(f"SvcEmail must be an e-mail address, got {value!r}")
+        raise GraphQLError(f"SvcEmail must be an e-mail address, got {described(value)}")
     return value.strip().lower()
 
 
@@ -104,7 +105,8 @@ def parse_color(value: Any) -> str:
 
 def parse_currency(value: Any) -> str:
     if not isinstance(value, str) or not _CURRENCY_RE.match(value.strip().upper()):
-        raise GraphQLError(f"SvcCurrency must be a three-letter currency code, got {value!r}")
+        raise GraphQLError("SvcCurrency must be a three-letter currency code, got "
+                           f"{described(value)}")
     return value.strip().upper()
 
 
@@ -112,21 +114,21 @@ def parse_currency(value: Any) -> str:
 def parse_following(value: Any) -> str:
     if isinstance(value, str) and value.strip().upper() in ("AND", "OR"):
         return value.strip().upper()
-    raise GraphQLError(f"SvcFollowingCondition must be AND or OR, got {value!r}")
+    raise GraphQLError(f"SvcFollowingCondition must be AND or OR, got {described(value)}")
 
 
 
 def parse_approval_status(value: Any) -> str:
     if value in ("d", "s", "a", "r"):
         return str(value)
-    raise GraphQLError(f"SvcApprovalStatus must be one of d, s, a, r, got {value!r}")
+    raise GraphQLError(f"SvcApprovalStatus must be one of d, s, a, r, got {described(value)}")
 
 
 
 def parse_absence_unit(value: Any) -> str:
     if value in ("day", "hour"):
         return str(value)
-    raise GraphQLError(f"SvcAbsenceUnit must be day or hour, got {value!r}")
+    raise GraphQLError(f"SvcAbsenceUnit must be day or hour, got {described(value)}")
 
 
 

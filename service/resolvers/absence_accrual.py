@@ -22,6 +22,7 @@ from service.lookup import get_in_org
 from service.models import AbsenceType
 from service.models.time_off import AbsenceAccrual
 from service.rules.time_off import DAY_OPTIONS, PERIODICITIES, start_day_problem
+from service.value_words import choice_problem
 
 require_permission = permissions.requirer(permissions.SETTINGS)
 
@@ -37,7 +38,7 @@ def _choice(name: str, allowed: tuple[str, ...]) -> Any:
     def parse(value: Any) -> str:
         if isinstance(value, str) and value in allowed:
             return value
-        raise GraphQLError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+        raise GraphQLError(f"{name} {choice_problem(allowed, value)}")
 
     def parse_literal(ast: Any, _variables: Any = None) -> str:
         from graphql import value_from_ast_untyped

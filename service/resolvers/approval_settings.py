@@ -19,6 +19,7 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag
+from service.value_words import choice_problem
 
 mutation = MutationType()
 require_permission = permissions.requirer(permissions.APPROVALS)
@@ -33,7 +34,7 @@ def parse_stage_type(value: Any) -> str:
     if isinstance(value, str) and value in st.STAGE_TYPES:
         return value
     raise GraphQLError(
-        f"SvcApprovalStageType must be one of {', '.join(st.STAGE_TYPES)}, got {value!r}"
+        f"SvcApprovalStageType {choice_problem(st.STAGE_TYPES, value)}"
     )
 
 

@@ -40,7 +40,7 @@ from service.models.approval import (
     ApprovalEvent,
     Timesheet,
 )
-from service.period_rules import check_submit_period, period_settings
+from service.period_rules import period_settings, period_to_submit
 from service.scheduled_time_rules import check_scheduled_time
 from service.timesheet_access import caller_actor, can_view_timesheet, person_summary
 from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
@@ -222,8 +222,8 @@ async def resolve_submit(
                              "person")
     if not await context.can_access_person_data(owner.id):
         raise PermissionDenied("you may submit only your own timesheet or your people's")
-    check_submit_period(await period_settings(context.session, context.organisation, owner),
-                        startTime, endTime)
+    endTime = period_to_submit(
+        await period_settings(context.session, context.organisation, owner), startTime, endTime)
     await check_submission(context.session, context.organisation, owner, startTime, endTime,
                            now_ms=context.now_ms, admin=context.is_admin)
     await check_scheduled_time(context.session, context.organisation, owner, startTime,

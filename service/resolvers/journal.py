@@ -26,6 +26,7 @@ from service.lookup import get_in_org
 from service.models import Person
 from service.models.approval import ApprovalEvent, JournalMessage, MessageMention, Timesheet
 from service.timesheet_access import can_view_timesheet
+from service.value_words import choice_problem
 from service.webhooks.queue import EVENT_JOURNAL_MESSAGE, KICK, enqueue
 
 query = QueryType()
@@ -56,14 +57,14 @@ def parse_content(value: Any) -> str:
 def parse_entity_type(value: Any) -> str:
     if isinstance(value, str) and value in ENTITY_MODELS:
         return value
-    raise GraphQLError(f"SvcType must be one of {', '.join(ENTITY_MODELS)}, got {value!r}")
+    raise GraphQLError(f"SvcType {choice_problem(list(ENTITY_MODELS), value)}")
 
 
 @message_type_scalar.value_parser
 def parse_message_type(value: Any) -> str:
     if isinstance(value, str) and value in MESSAGE_TYPES:
         return value
-    raise GraphQLError(f"SvcMessageType must be one of {', '.join(MESSAGE_TYPES)}, got {value!r}")
+    raise GraphQLError(f"SvcMessageType {choice_problem(list(MESSAGE_TYPES), value)}")
 
 
 # --- entities and who may see them ---------------------------------------------------------

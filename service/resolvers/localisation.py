@@ -9,6 +9,7 @@ from ariadne import ScalarType
 from graphql import GraphQLError, value_from_ast_untyped
 
 from service.settings_registry import time_zone as zone_rule
+from service.value_words import described
 
 time_zone = ScalarType("SvcTimeZone")
 
@@ -17,7 +18,7 @@ def parse_time_zone(value: Any) -> str:
     try:
         return zone_rule(value)
     except ValueError as error:
-        raise GraphQLError(f"SvcTimeZone: {error}, got {value!r}") from None
+        raise GraphQLError(f"SvcTimeZone: {error}, got {described(value)}") from None
 
 
 def _parse_literal(ast: Any, _variables: Any = None) -> str:

@@ -26,6 +26,7 @@ from service.graphql.context import RequestContext
 from service.models import Organisation, Person
 from service.settings_cascade import set_json
 from service.signin.sso import SECRET_MASK
+from service.value_words import described
 
 require_permission = permissions.requirer(permissions.SETTINGS)
 
@@ -122,7 +123,7 @@ def _url(value: Any, argument: str) -> str:
         parts.scheme == "http" and (parts.hostname or "") in _LOCAL_HOSTS
     )
     if not parts.netloc or not secure:
-        raise BadInput(argument, f"must be an https URL, got {value!r}")
+        raise BadInput(argument, f"must be an https URL, got {described(value)}")
     return text
 
 

@@ -21,6 +21,7 @@ from service.person_checks import (
     person_by_id,
     require_admin,
 )
+from service.value_words import described
 
 mutation = MutationType()
 
@@ -90,7 +91,8 @@ async def resolve_edit_person_lang(_root: Any, info: Any, id: str, lang: str) ->
     person = await person_by_id(context, id)
     value = lang.strip()
     if not _LANG_RE.match(value):
-        raise BadInput("lang", f"must be a language code such as 'en' or 'fr-CA', got {lang!r}")
+        raise BadInput("lang", "must be a language code such as 'en' or 'fr-CA', got "
+                       f"{described(lang)}")
     language, _, region = value.replace("_", "-").partition("-")
     person.lang = f"{language}-{region.upper()}" if region else language
     return person

@@ -21,6 +21,7 @@ from service.models.task_plan import TaskPlan
 from service.structure import check_unique_ids, raw_relation
 from service.task_lookup import category_by_id, status_by_id, task_by_id
 from service.task_plans import plan_for_edit, plan_of
+from service.value_words import described
 
 require_tasks = permissions.requirer(permissions.TASKS)
 require_tags = permissions.requirer(permissions.TAGS)
@@ -42,7 +43,7 @@ async def resolve_edit_fte_pct(_root: Any, info: Any, id: str,
     require_tasks(context)
     task = await task_by_id(context, id)
     if pct is not None and (not math.isfinite(pct) or not 0 < pct <= 100):
-        raise BadInput("pct", f"must be a percentage above 0 and at most 100, got {pct!r}")
+        raise BadInput("pct", f"must be a percentage above 0 and at most 100, got {described(pct)}")
     owner = await _owner(context, task)
     if owner is None:
         raise RuleViolation(f'Task "{task.name}" has no owner: assign one with '

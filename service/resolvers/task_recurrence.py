@@ -25,6 +25,7 @@ from service.rules import recurrence as rules
 from service.task_lookup import task_by_id
 from service.task_plans import holiday_test, plan_for_edit, plan_of, plans
 from service.task_statuses import check_capacity, next_position
+from service.value_words import choice_problem
 
 require_permission = permissions.requirer(permissions.TASKS)
 
@@ -258,8 +259,7 @@ async def resolve_delete_recurrent(_root: Any, info: Any, id: str, scope: str) -
     context: RequestContext = info.context
     require_permission(context)
     if scope not in rules.DELETE_SCOPES:
-        raise BadInput("scope", f"must be one of {', '.join(rules.DELETE_SCOPES)}, "
-                       f"got {scope!r}")
+        raise BadInput("scope", choice_problem(rules.DELETE_SCOPES, scope))
     task = await task_by_id(context, id)
     all_plans = await plans(context)
     plan = all_plans.get(task.id)

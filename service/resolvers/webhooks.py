@@ -16,6 +16,7 @@ from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Organisation
 from service.models.approval import IntegrationWebhook
+from service.value_words import described
 from service.webhooks.queue import ALL_EVENTS, EVENTS, new_secret
 
 mutation = MutationType()
@@ -36,7 +37,7 @@ def _name(name: str) -> str:
 def _url(url: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname or len(url) > 2048:
-        raise BadInput("url", f"must be an http(s) URL, got {url!r}")
+        raise BadInput("url", f"must be an http(s) URL, got {described(url)}")
     return url.strip()
 
 

@@ -28,6 +28,8 @@ from zoneinfo import ZoneInfo
 
 from dateutil import rrule
 
+from service.value_words import choice_problem, described
+
 MODES = ("calendar", "afterCompletion")
 OCCURRENCES = ("day", "workday", "week", "month", "year")
 MONTH_PATTERNS = ("dayOfMonth", "dayOfWeek")
@@ -51,13 +53,13 @@ class RuleProblem(ValueError):
 
 def _whole(value: Any, low: int, high: int, field: str, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise RuleProblem(field, f"must be {what} from {low} to {high}, got {value!r}")
+        raise RuleProblem(field, f"must be {what} from {low} to {high}, got {described(value)}")
     return value
 
 
 def _one_of(value: Any, allowed: tuple[str, ...], field: str) -> str:
     if value not in allowed:
-        raise RuleProblem(field, f"must be one of {', '.join(allowed)}, got {value!r}")
+        raise RuleProblem(field, choice_problem(allowed, value))
     return str(value)
 
 
@@ -73,7 +75,8 @@ def _month_pattern(value: Mapping[str, Any]) -> dict[str, Any]:
                           "a dayOfWeek pattern needs its week (1-5, -1 = last) and dayOfWeek "
                           "(0 = Monday to 6)")
     if week not in (-1, 1, 2, 3, 4, 5) or isinstance(week, bool):
-        raise RuleProblem("monthPattern.week", f"must be 1 to 5 or -1 (last), got {week!r}")
+        raise RuleProblem("monthPattern.week",
+                          f"must be 1 to 5 or -1 (last), got {described(week)}")
     return {"type": kind, "week": week,
             "dayOfWeek": _whole(weekday, 0, 6, "monthPattern.dayOfWeek", "a weekday")}
 

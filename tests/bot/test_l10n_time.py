@@ -1,8 +1,9 @@
 """`/time` and `/timesheet` answer in the person's language and formats (#24), through the
 running Slack app (signed commands and clicks, answers read from the fake Slack): a French
 person who chose DD/MM/YYYY, decimal hours and a comma, a German one who chose DD.MM.YYYY.
-What reads back as an entry (how an entry was read, the Edit form) keeps `/time`'s own words:
-the grammar understands those. English answers are those of test_time_commands."""
+How an entry was read is in their formats (#43); what reads back as an entry (the Edit form,
+the choices of an ambiguous entry) keeps `/time`'s own words: the grammar understands those.
+English answers are those of test_time_commands."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ async def test_time_answers_in_french(world: World) -> None:  # noqa: F811
                          "dur": 1})
     answer = await world.run("/time", "2h30 @acme/web fixing the header; 1h @alp", user)
     lines = answer["text"].splitlines()
-    assert lines[0] == ("Enregistré : 2h 30m on Wed 18 Mar 2026 · @Acme/Website · "
+    assert lines[0] == ("Enregistré : 2,5 h le mer. 18/03/2026 · @Acme/Website · "
                         "“fixing the header”"), lines
     assert lines[1] == ("Non enregistré : 1h @alp — @alp peut désigner plusieurs cibles : "
                         "Alpha, Alps."), lines
@@ -68,7 +69,7 @@ async def test_time_answers_in_french(world: World) -> None:  # noqa: F811
     assert len(await records_of(world.fx.org, member.id)) == 1
 
     undone = (await world.run("/time", "undo", user))["text"]
-    assert undone == "Annulé : 2h 30m on Wed 18 Mar 2026 · @Acme/Website · “fixing the header”"
+    assert undone == "Annulé : 2,5 h le mer. 18/03/2026 · @Acme/Website · “fixing the header”"
     nothing = (await world.run("/time", "undo", user))["text"]
     assert nothing == "Rien à annuler : vous n'avez rien enregistré avec /time ni par e-mail."
 
@@ -82,7 +83,7 @@ async def test_time_answers_in_german(world: World) -> None:  # noqa: F811
     await gql(ADD_ALLOWANCE, {"p": member.id, "a": world.fx.ids["vacation"],
                               "s": BERLIN_2026, "e": BERLIN_2027})
     first = (await world.run("/time", "1d vacation monday", user))["text"]
-    assert first == ("Erfasst: 1d on Mon 16 Mar 2026 · Vacation (1d als 8h gezählt (ein "
+    assert first == ("Erfasst: 1d am Mo. 16.03.2026 · Vacation (1d als 8h gezählt (ein "
                      "Arbeitstag hat 8h)) — Vacation übrig: 1 Tag (bis 31.12.2026)"), first
     second = (await world.run("/time", "2x @acme", user))["text"]
     assert second.startswith("Nicht verstanden, nichts erfasst:"), second

@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime
 
 import pytest
+import structlog
 
 from mail.reminder_preview import approval_reminder_lines, escalation_lines
 from plumbing.db import unit_of_work
@@ -32,6 +33,7 @@ from tests.mail.reviews_support import (
     submit,
     text_part,
 )
+from tests.mail.test_templates_notify import NOTIFY, settings
 from tests.support import DAY_MS, HOUR_MS, LiveServer, Member, Org, mail_of
 from timebot.notify.away_facts import service_absences, slack_status_away
 from timebot.notify.escalation_tick import AWAY, CLIMB, ESCALATION, Escalator
@@ -350,3 +352,24 @@ async def test_the_demo_shows_an_escalation(live: LiveServer, now_ms: int) -> No
         [asked] = [text_part(parse(r.raw)) for r in await mail_of(runtime).outbox.messages(
             "review") if r.dedupe_key in keys and "ada@northwind.example" in r.rcpt_tos]
         assert plan.reason.split(",")[0] in asked
+
+
+async def test_an_ask_that_queues_nothing_is_not_logged_each_minute(org: Org) -> None:
+    """#43: an administrator who turned approval mails off is asked on every pass and nothing
+    is queued; the pass said `approval_escalated queued: 0` at info each minute (the demo's
+    log). Now only an ask that queued something is logged at info."""
+    org.live.clock.set(MONDAY_10 + 4 * DAY_MS)
+    owner = await org.add_member("Olive Owner")
+    grace = await org.add_member("Grace Hopper", "manager")
+    await set_stages(org, (grace,))
+    await time_off(org, grace, 4, 7, 8)
+    await org.admin.gql(NOTIFY, {"id": org.admin.id, "n": settings(approvalUpdate="none")})
+    await submitted(org, owner)
+    escalator = jobs(org).escalator
+    org.live.clock.set(MONDAY_10 + 7 * DAY_MS)
+    with structlog.testing.capture_logs() as logs:
+        assert await escalator.run(org.id) == 0 and await escalator.run(org.id) == 0
+    said = [line for line in logs if line["event"] == "approval_escalated"
+            and line["log_level"] != "debug"]
+    assert said == [], said
+    assert await review_texts(org, org.admin) == []

@@ -163,13 +163,14 @@ async def test_each_approver_reads_the_review_the_page_and_the_receipt_in_their_
     assert "timebot (ceci est une réponse automatique à votre e-mail)" in receipt.text
     assert "Vous avez approuvé" in receipt.html
 
-    # Bob (French too) is told of the final approval in French, in his date format.
+    # Bob (French too) is told of the final approval in French, in his date format, the
+    # period named as the review mail names it.
     notice = await outbox_mail(world, "owner-notice", owner)
     assert notice["Subject"] == (
-        "Votre feuille de temps pour 02/03/2026 au 08/03/2026 est approuvée")
+        "Votre feuille de temps pour lun. 02/03/2026 au dim. 08/03/2026 est approuvée")
     assert text_of(notice).startswith(
-        "Bonjour Bob,\n\nAmélie a approuvé votre feuille de temps pour 02/03/2026 au "
-        "08/03/2026 (étape 1 sur 1) : elle est maintenant approuvée.")
+        "Bonjour Bob,\n\nAmélie a approuvé votre feuille de temps pour lun. 02/03/2026 au "
+        "dim. 08/03/2026 (étape 1 sur 1) : elle est maintenant approuvée.")
 
     # The Spanish link, used after the decision: the page still speaks Spanish.
     async with httpx.AsyncClient(timeout=30) as http:

@@ -1,6 +1,6 @@
 """Quick time entry by mail answers in the sender's language and formats (#24): swaks to a
-live timebot with SMTP on, the receipt read from the Maildir outbox. The entries as read keep
-the grammar's own words (what time@ understands); everything around them is translated."""
+live timebot with SMTP on, the receipt read from the Maildir outbox. The entries as read are
+in the sender's formats (#43) and the texts around them translated."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ async def test_the_receipt_is_in_french(
     body = text_of(await receipt)
     lines = body.splitlines()
     assert lines[0] == "1 saisie enregistrée, 2 non enregistrée(s)", body
-    assert ("Enregistré : 2h 30m on Wed 18 Mar 2026 · @Acme/Website · “fixing the header”"
+    assert ("Enregistré : 2h 30m le mer. 18/03/2026 · @Acme/Website · “fixing the header”"
             in lines), body
     assert ("Non enregistré : 3h @nowhere\n  @nowhere n'est pas un projet ou une tâche sur "
             "lequel vous pouvez saisir du temps.") in body

@@ -200,3 +200,44 @@ async def test_the_demo_design_team_is_monthly(live: LiveServer, http: httpx.Asy
     assert "The timesheet period is monthly (periodicity of tag Design" in message
     submitted = await gql(SUBMIT, {"p": dorothy.id, "s": start, "e": end})
     assert submitted["submitTimesheet"]["status"] == "s"
+
+
+async def test_a_periods_last_millisecond_means_the_whole_period(org: Org) -> None:
+    """#43: an end given as the period's last millisecond (Sun 23:59:59.999) is the whole
+    period, as the next period's first is, whether the setting is the person's own or
+    inherited from the account, weekly or monthly; both ends name one timesheet."""
+    bob, carol = await org.add_member("Bob"), await org.add_member("Carol")
+    await _in_berlin(org, bob)
+    await _in_berlin(org, carol)
+    # Bob: the account's periodicity (inherited).
+    await org.admin.gql("mutation { editOrganisationTimeSettingsPeriodicity("
+                        "periodicity: weekly) { id } }")
+    week = {"p": bob.id, "s": ms("2026-10-12"), "e": ms("2026-10-19") - 1}
+    body = await bob.gql.body(SUBMIT, week)
+    assert body.get("data") and body["data"]["submitTimesheet"]["status"] == "a", body
+    # The same week with the next period's first millisecond is that very timesheet.
+    again = await _submit(bob, bob, "2026-10-12", "2026-10-19")
+    assert "the timesheet for " in again["errors"][0]["message"]
+    assert "is already approved" in again["errors"][0]["message"], again
+    # A part of the week ending on a day's last millisecond is still refused as a part.
+    message = await bob.gql.error(SUBMIT, {"p": bob.id, "s": ms("2026-10-19"),
+                                           "e": ms("2026-10-22") - 1})
+    assert "submit the whole week, 2026-10-19 to 2026-10-25" in message
+    # Carol: her own allowPartialPeriodSubmit, set to its default (false), and monthly.
+    await org.admin.gql("mutation($id: SvcId!) { editPersonTimeSettingsAllowPartialPeriodSubmit("
+                        "id: $id, allowPartialPeriodSubmit: false) { id }"
+                        " editPersonTimeSettingsPeriodicity(id: $id, periodicity: monthly)"
+                        " { id } }", {"id": carol.id})
+    month = {"p": carol.id, "s": ms("2026-11-01"), "e": ms("2026-12-01") - 1}
+    body = await carol.gql.body(SUBMIT, month)
+    assert body.get("data") and body["data"]["submitTimesheet"]["status"] == "a", body
+    assert "is already approved" in await carol.gql.error(
+        SUBMIT, {"p": carol.id, "s": ms("2026-11-01"), "e": ms("2026-12-01")})
+    # With a part allowed, a part ending on a day's last millisecond is that part.
+    await org.admin.gql("mutation($id: SvcId!) { editPersonTimeSettingsAllowPartialPeriodSubmit("
+                        "id: $id, allowPartialPeriodSubmit: true) { id } }", {"id": carol.id})
+    body = await carol.gql.body(SUBMIT, {"p": carol.id, "s": ms("2026-12-01"),
+                                         "e": ms("2026-12-08") - 1})
+    assert body.get("data") and body["data"]["submitTimesheet"]["status"] == "a", body
+    assert "is already approved" in await carol.gql.error(
+        SUBMIT, {"p": carol.id, "s": ms("2026-12-01"), "e": ms("2026-12-08")})

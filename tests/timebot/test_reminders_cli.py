@@ -99,6 +99,7 @@ async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     created = json.loads(run(world, "service", "init", "--org", "Globex", "--admin-name",
                              "Gina Admin", "--admin-email", "gina@globex.example").stdout)
     world["org"] = created["organisation"]["id"]
+    world["admin_key"] = created["admin"]["apikey"]
     service_url = urls.get("TIMEBOT_SERVICE_DATABASE_URL") or \
         f"sqlite+aiosqlite:///{tmp_path / 'service.db'}"
     now = int(datetime.now(UTC).timestamp() * 1000)
@@ -226,3 +227,64 @@ def test_preview_notes_an_away_approver(world: dict[str, Any]) -> None:
     [climbing] = [line for line in preview.splitlines() if line.startswith("climbing reminder")]
     assert "Gina Admin" in climbing and "Bob Draft has not decided in 4 days" in climbing
     assert " from " in climbing, climbing
+
+
+def _scheduled_report(world: dict[str, Any]) -> None:
+    """A saved report of the last ended week, made at its start (its lastRun: nothing before
+    it is sent), sent on the Monday after the week at 00:00 UTC to boss@ and Sue."""
+    async def make() -> None:
+        service_url = world["urls"].get("TIMEBOT_SERVICE_DATABASE_URL") or \
+            f"sqlite+aiosqlite:///{world['dir'] / 'service.db'}"
+        service = EmbeddedService(service_url, clock=Clock(frozen_ms=world["week"].start_ms))
+        await service.start()
+        try:
+            key = world["admin_key"]
+            folder = (await _gql(service, key, 'mutation { createReportFolder(name: "Team") '
+                                 "{ id } }"))["createReportFolder"]["id"]
+            report = (await _gql(service, key,
+                'mutation($f: SvcId!) { createReport(name: "Weekly hours", folderId: $f, '
+                'records: ["time"], attributes: {person: true}) { id } }', {"f": folder}))[
+                "createReport"]["id"]
+            await _gql(service, key,
+                "mutation($id: SvcId!) { editReportReccurenceEnabled(id: $id, enabled: true)"
+                " { id } editReportReccurenceHourOfDay(id: $id, hourOfDay: 0) { id }"
+                ' a: addReportEmailToNotify(id: $id, email: "boss@example.org") { id }'
+                ' b: addReportEmailToNotify(id: $id, email: "sue@globex.example") { id } }',
+                {"id": report})
+        finally:
+            await service.stop()
+
+    asyncio.run(make())
+
+
+def test_saved_reports_schedules_are_previewed_and_sent_once(world: dict[str, Any]) -> None:
+    """#43: a report's recurrence shows in the preview (what, to whom, when) and `send` sends
+    the occurrence due now, once however often it runs."""
+    _scheduled_report(world)
+    monday = world["week"].end_ms  # the send moment: Monday 00:00 UTC after the week
+    before = datetime.fromtimestamp((monday - HOUR_MS) / 1000, UTC).isoformat()
+    at = datetime.fromtimestamp(world["at"] / 1000, UTC).isoformat()
+    early = run(world, "reminders", "preview", "--org", world["org"], "--at", before).stdout
+    lines = [line for line in early.splitlines() if line.startswith("report")]
+    assert len(lines) == 2, early
+    sent_on = datetime.fromtimestamp(monday / 1000, UTC).strftime("%a %d %b %Y %H:%M")
+    for address in ("boss@example.org", "sue@globex.example"):
+        [line] = [line for line in lines if address in line]
+        assert f"next {sent_on} UTC" in line and "Weekly hours" in line, line
+    outbox = world["dir"] / "outbox" / "new"
+
+    due = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    reports = [line for line in due.splitlines() if line.startswith("report")]
+    assert len(reports) == 2 and all("due now" in line for line in reports), due
+    assert not outbox.exists() or not list(outbox.iterdir()), "a preview sends nothing"
+
+    sent = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    assert "2 report mail(s)" in sent, sent
+    mails = [p.read_text(errors="replace") for p in outbox.iterdir()]
+    assert sum("Subject: Weekly hours: " in m for m in mails) == 2, mails
+    again = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    assert "0 report mail(s)" in again, again
+    assert sum("Subject: Weekly hours: " in p.read_text(errors="replace")
+               for p in outbox.iterdir()) == 2
+    after = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    assert all("sent" in line for line in after.splitlines() if line.startswith("report"))

@@ -61,9 +61,10 @@ def format_amount(entry: ParsedEntry) -> str:
     return f"{format_wall(start)}{EN_DASH}{format_wall(end)} ({minutes})"
 
 
-def describe(entry: ParsedEntry) -> str:
-    """How the entry was read, in the canonical form that parses to the same entry."""
-    parts = [f"{format_amount(entry)} on {format_day(entry.day)}"]
+def describe(entry: ParsedEntry, head: str | None = None) -> str:
+    """How the entry was read, in the canonical form that parses to the same entry; `head`:
+    its amount and day written otherwise (a reader's formats: `timebot.timeentry.texts`)."""
+    parts = [head or f"{format_amount(entry)} on {format_day(entry.day)}"]
     if entry.target is not None:
         parts.append(format_target(entry.target))
     if entry.billable is not None:

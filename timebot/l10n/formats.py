@@ -86,9 +86,11 @@ def format_datetime(ms: int, local: Localisation = ENGLISH) -> str:
     return f"{format_date(moment.date(), local)} {format_time(moment, local)} {moment:%Z}"
 
 
-def format_number(value: float, local: Localisation = ENGLISH, *, digits: int = 2) -> str:
-    """`1 234,5`: the chosen separators; the language's own where none was chosen."""
-    pattern = "#,##0." + "#" * digits if digits else "#,##0"
+def format_number(value: float, local: Localisation = ENGLISH, *, digits: int = 2,
+                  fixed: bool = False) -> str:
+    """`1 234,5`: the chosen separators; the language's own where none was chosen (`fixed`:
+    always `digits` decimals, `1 234,50`)."""
+    pattern = "#,##0." + ("0" if fixed else "#") * digits if digits else "#,##0"
     if local.decimal is None and local.thousands is None:
         return babel_numbers.format_decimal(value, format=pattern, locale=local.lang)
     plain = babel_numbers.format_decimal(value, format=pattern, locale="en")
@@ -96,6 +98,14 @@ def format_number(value: float, local: Localisation = ENGLISH, *, digits: int = 
     group = (local.thousands if local.thousands is not None
              else babel_numbers.get_group_symbol(local.lang))
     return "".join(group if c == "," else decimal if c == "." else c for c in plain)
+
+
+def format_hours(value: float, local: Localisation = ENGLISH) -> str:
+    """Hours with two decimals, as reports show them: `1234.50` (the house style), `1 234,50`
+    in the chosen separators or the language's own."""
+    if local.lang == "en" and local.decimal is None and local.thousands is None:
+        return f"{value:.2f}"
+    return format_number(value, local, digits=2, fixed=True)
 
 
 def house_hours(ms: int) -> str:

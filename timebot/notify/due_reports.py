@@ -9,21 +9,23 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
 from timebot.client import operation
+from timebot.l10n import LOCALISATION_FIELDS, Localisation, localisation_of
 from timebot.notify.approvals import time_zone_of
 from timebot.notify.periods import zone
 from timebot.notify.report_schedule import Occurrence, Recurrence, due_occurrence
 from timebot.runtime import Runtime
 
 REPORTS = operation(
-    """query DueReports {
-      getReports {
+    f"""query DueReports {{
+      getReports {{
         id name reccurenceEnabled notifyByEmail
-        reccurence { period target sendMode sendOffset hourOfDay lastRun { ts } }
-        folder { owner { id name email localisation { timeZone { value } } } }
-      }
-    }"""
+        reccurence {{ period target sendMode sendOffset hourOfDay lastRun {{ ts }} }}
+        folder {{ owner {{ id name email {LOCALISATION_FIELDS} }} }}
+      }}
+    }}"""
 )
 _ROWS = """rows { entities { person { name } projects { name } }
                   quantities { hours } }"""
@@ -73,7 +75,12 @@ class DueReport:
     token: str | None
 
     def dedupe_key(self, recipient: str) -> str:
-        return f"{self.occurrence.key}:{recipient.lower()}"
+        return occurrence_key(self.occurrence, recipient)
+
+    @property
+    def localisation(self) -> Localisation:
+        """The owner's: the report is the figures as its owner sees them."""
+        return localisation_of(self.owner)
 
     def link(self, public_url: str) -> str | None:
         """The page showing the report's figures without signing in, when the service gave
@@ -94,33 +101,76 @@ def _label(row: dict[str, Any]) -> str:
     return " / ".join(p for p in parts if p) or "Total"
 
 
-async def due_reports(runtime: Runtime, organisation_id: str) -> AsyncIterator[DueReport]:
+@dataclass(frozen=True)
+class Scheduled:
+    """A saved report's schedule as `getReports` gives it (what the preview lists and the
+    sender runs)."""
+
+    report_id: str
+    name: str
+    owner: dict[str, Any]
+    emails: tuple[str, ...]
+    enabled: bool
+    recurrence: Recurrence | None  # None: a recurrence this timebot does not know
+    last_run_ms: int
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return zone(time_zone_of(self.owner))
+
+    def due(self, now_ms: int) -> Occurrence | None:
+        """The occurrence due now, if the report is enabled and has an owner."""
+        if not self.enabled or self.recurrence is None or not self.owner.get("id"):
+            return None
+        try:
+            return due_occurrence(self.report_id, self.recurrence, now_ms, self.zone,
+                                  self.last_run_ms)
+        except ValueError:
+            return None
+
+
+def occurrence_key(occurrence: Occurrence, recipient: str) -> str:
+    """The dedupe key of one occurrence to one recipient (the outbox's, the Slack queue's)."""
+    return f"{occurrence.key}:{recipient.lower()}"
+
+
+async def scheduled_reports(runtime: Runtime, organisation_id: str) -> list[Scheduled]:
     key = await runtime.directory.integration_key(organisation_id)
     data = await runtime.client.execute(REPORTS, {}, apikey=key)
-    now = runtime.clock.now_ms()
+    found = []
     for report in data.get("getReports") or []:
-        if not report or not report.get("reccurenceEnabled"):
+        if not report:
             continue
-        owner = (report.get("folder") or {}).get("owner") or {}
-        settings = report["reccurence"]
-        recurrence = Recurrence(settings["period"], settings["target"], settings["sendMode"],
-                                int(settings["sendOffset"]), int(settings["hourOfDay"]))
-        last_run = int(((settings.get("lastRun") or {}).get("ts")) or 0)
+        settings = report.get("reccurence") or {}
         try:
-            occurrence = due_occurrence(report["id"], recurrence, now,
-                                        zone(time_zone_of(owner)), last_run)
-        except ValueError:
-            continue  # a recurrence this timebot does not know
-        if occurrence is None or not owner.get("id"):
+            recurrence: Recurrence | None = Recurrence(
+                settings["period"], settings["target"], settings["sendMode"],
+                int(settings["sendOffset"]), int(settings["hourOfDay"]))
+        except (KeyError, TypeError, ValueError):
+            recurrence = None
+        found.append(Scheduled(
+            str(report["id"]), str(report.get("name") or ""),
+            (report.get("folder") or {}).get("owner") or {},
+            tuple(e for e in report.get("notifyByEmail") or [] if e),
+            bool(report.get("reccurenceEnabled")), recurrence,
+            int(((settings.get("lastRun") or {}).get("ts")) or 0)))
+    return found
+
+
+async def due_reports(runtime: Runtime, organisation_id: str) -> AsyncIterator[DueReport]:
+    now = runtime.clock.now_ms()
+    for scheduled in await scheduled_reports(runtime, organisation_id):
+        occurrence = scheduled.due(now)
+        if occurrence is None:
             continue
+        owner = scheduled.owner
         owner_key = await runtime.directory.apikey_for(organisation_id, str(owner["id"]))
         linked = await runtime.client.offers("SvcReportResult", "token", apikey=owner_key)
         period = {"target": "custom", "start": occurrence.start_ms, "end": occurrence.end_ms}
         result = (await runtime.client.execute(
-            RUN_WITH_LINK_EXTENSION if linked else RUN, {"id": report["id"], "p": period},
-            apikey=owner_key)).get("runReport") or {}
+            RUN_WITH_LINK_EXTENSION if linked else RUN,
+            {"id": scheduled.report_id, "p": period}, apikey=owner_key)).get("runReport") or {}
         rows = report_rows(result)
-        emails = tuple(e for e in report.get("notifyByEmail") or [] if e)
-        yield DueReport(organisation_id, report["id"], report["name"], owner, emails,
-                        occurrence, rows, sum(hours for _, hours in rows),
+        yield DueReport(organisation_id, scheduled.report_id, scheduled.name, owner,
+                        scheduled.emails, occurrence, rows, sum(hours for _, hours in rows),
                         result.get("token"))

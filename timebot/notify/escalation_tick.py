@@ -352,8 +352,10 @@ class Escalator:
                     organisation_id=organisation_id, submit_id=wait.submit_id, timesheet_id="",
                     stage=wait.stage, stage_count=stages, approver_id=pid, summary=summary,
                     dedupe_key=keys[pid], digest=False, reason=plan.reason) for pid in todo])
-            log.info("approval_escalated", kind=plan.kind, submit=wait.submit_id,
-                     stage=wait.stage, to=todo, queued=queued)
+            # Nothing queued (mails turned off, no channel reaches them) recurs each pass.
+            (log.info if queued else log.debug)(
+                "approval_escalated", kind=plan.kind, submit=wait.submit_id,
+                stage=wait.stage, to=todo, queued=queued)
         if not plan.about:
             await self._journal(key, wait, plan)
         return queued

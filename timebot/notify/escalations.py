@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Protocol
 
+from timebot import l10n
 from timebot.l10n import _
 from timebot.notify.away_asks import away_reason
 from timebot.notify.periods import zone as zone_of
@@ -165,7 +166,9 @@ class ClimbChannel(Protocol):
 
 
 def since_text(since_ms: int) -> str:
-    return datetime.fromtimestamp(since_ms / 1000, UTC).strftime("%a %d %b %Y")
+    """`Mon 02 Mar 2026` (UTC), in the reader's language and date format in force."""
+    day = datetime.fromtimestamp(since_ms / 1000, UTC).date()
+    return l10n.format_day(day, l10n.current(), year=True)
 
 
 def climb_subject(request: ClimbRequest, period: str) -> str:

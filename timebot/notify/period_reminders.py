@@ -22,6 +22,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from timebot.client import operation
+from timebot.l10n import LOCALISATION_FIELDS
 from timebot.notify.approvals import time_zone_of
 from timebot.notify.decisions import AlreadySent, PeriodReminder
 from timebot.notify.period_timing import due_now, noun_of, reminder_slots
@@ -37,9 +38,9 @@ from timebot.person_pages import page_query, person_pages
 from timebot.runtime import Runtime
 from timebot.summary import load_summary
 
-PERSON_FIELDS = """id name email archived
-  localisation { timeZone { value } firstDayOfWeek { value } }
-  timeSettings { periodicity { value } timesheetReminder { value { timing hour } } }"""
+# The localisation too: the reminder is written in the person's language and formats.
+PERSON_FIELDS = f"""id name email archived {LOCALISATION_FIELDS}
+  timeSettings {{ periodicity {{ value }} timesheetReminder {{ value {{ timing hour }} }} }}"""
 PEOPLE = page_query("SchedulerPeople", PERSON_FIELDS)
 # An extension of the embedded service (a hosted service's schema has no autoSubmit): asked
 # for only when the service offers it (ServiceClient.offers).

@@ -106,22 +106,40 @@ def _ms(day: date, zone: ZoneInfo, hour: int = 0) -> int:
     return int(datetime.combine(day, time(hour), tzinfo=zone).timestamp() * 1000)
 
 
+def _send_days(recurrence: Recurrence, today: date, days_after: int) -> list[date]:
+    """The send days of the cycles around `today`, from 35 days before to `days_after` days
+    after it (offsets are at most 31 days either side of a cycle's end), latest first."""
+    cycles = {cycle_of(recurrence.period, today + timedelta(days=shift))
+              for shift in range(-35, days_after)}
+    return sorted({send_day(recurrence, first, after) for first, after in cycles}, reverse=True)
+
+
+def _occurrence(report_id: str, recurrence: Recurrence, sent: date, zone: ZoneInfo
+                ) -> Occurrence:
+    first, after = figures(recurrence, sent)
+    return Occurrence(_ms(sent, zone, recurrence.hour_of_day), _ms(first, zone),
+                      _ms(after, zone), f"report:{report_id}:{sent.isoformat()}")
+
+
 def due_occurrence(report_id: str, recurrence: Recurrence, now_ms: int, zone: ZoneInfo,
                    not_before_ms: int) -> Occurrence | None:
     """The occurrence due now, if any (the latest send moment in [now - GRACE_MS, now])."""
     today = datetime.fromtimestamp(now_ms / 1000, zone).date()
-    # every cycle whose send moment can fall in the grace window (offsets are at most 31
-    # days either side of a cycle's end)
-    cycles = {cycle_of(recurrence.period, today + timedelta(days=shift))
-              for shift in range(-35, 33)}
-    candidates = {send_day(recurrence, first, after) for first, after in cycles}
-    for sent in sorted(candidates, reverse=True):
+    for sent in _send_days(recurrence, today, 33):
         send_ms = _ms(sent, zone, recurrence.hour_of_day)
         if send_ms > now_ms:
             continue
         if now_ms - send_ms > GRACE_MS or send_ms < not_before_ms:
             return None
-        first, after = figures(recurrence, sent)
-        return Occurrence(send_ms, _ms(first, zone), _ms(after, zone),
-                          f"report:{report_id}:{sent.isoformat()}")
+        return _occurrence(report_id, recurrence, sent, zone)
     return None
+
+
+def next_occurrence(report_id: str, recurrence: Recurrence, now_ms: int, zone: ZoneInfo
+                    ) -> Occurrence:
+    """The first occurrence whose send moment is after now (a quarter's cycle and its
+    offset lie within 130 days)."""
+    today = datetime.fromtimestamp(now_ms / 1000, zone).date()
+    later = [sent for sent in _send_days(recurrence, today, 130)
+             if _ms(sent, zone, recurrence.hour_of_day) > now_ms]
+    return _occurrence(report_id, recurrence, min(later), zone)

@@ -34,6 +34,7 @@ from timebot.grammar.model import MS_PER_HOUR
 from timebot.grammar.render import format_target
 from timebot.grammar.target_index import TargetIndex
 from timebot.l10n import _
+from timebot.timeentry.texts import entry_reading
 
 WORKING_DAY_MS = 8 * MS_PER_HOUR
 
@@ -163,7 +164,8 @@ class RecordPlan:
     comment: str | None
     wfh: bool
     non_billable: bool | None  # None: the service's default (billable)
-    #: how it was read, with the names resolved (the printed-back form, parses to the same)
+    #: how it was read, with the names resolved: the printed-back form (parses to the same)
+    #: in the reader's formats where they chose some (`texts.entry_reading`)
     reading: str
     #: how an amount in days was converted, when it was
     note: str = ""
@@ -233,7 +235,7 @@ def plan_entry(entry: ParsedEntry, catalogue: Catalogue) -> RecordPlan | Unresol
             comment=entry.comment,
             wfh=entry.wfh,
             non_billable=None if entry.billable is None else not entry.billable,
-            reading=describe(resolved),
+            reading=entry_reading(resolved),
             note=note,
         )
     if not entry.absence_words:
@@ -271,7 +273,7 @@ def plan_entry(entry: ParsedEntry, catalogue: Catalogue) -> RecordPlan | Unresol
         comment=comment,
         wfh=entry.wfh,
         non_billable=None if entry.billable is None else not entry.billable,
-        reading=describe(shown),
+        reading=entry_reading(shown),
         note=note,
     )
 

@@ -1,8 +1,9 @@
 """Pure texts and periods of quick time entry: weeks in the person's zone, numbered entry
 lists, the week summary and the timesheet status, in plain words — in the reader's language
 and formats (`timebot.l10n`, set by the front around the call; English house style when
-nothing was chosen). What reads back as an entry (`entry_text`, an entry's reading) stays in
-the grammar's own words: `/time` understands those."""
+nothing was chosen). An entry's reading is in the reader's formats (`entry_reading`); what
+reads back as an entry (`entry_text`, the choices offered) stays in the grammar's own words:
+`/time` understands those."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from zoneinfo import ZoneInfo
 
 from timebot import l10n
 from timebot.grammar.dates import format_day
-from timebot.grammar.render import format_target, quote
+from timebot.grammar.durations import format_days
+from timebot.grammar.model import ParsedEntry
+from timebot.grammar.render import EN_DASH, describe, format_target, quote
 from timebot.l10n import N_, _
 from timebot.summary import TimesheetSummary, hours
 
@@ -52,6 +55,33 @@ def reader() -> l10n.Localisation | None:
     format chosen), else None (the output English has always had)."""
     local = l10n.current()
     return local if local.lang != "en" or local.date_format else None
+
+
+def house_style(local: l10n.Localisation) -> bool:
+    """Whether the reader reads the grammar's own words: English, and no date, clock,
+    duration or number format chosen."""
+    return (local.lang == "en" and not local.date_format and local.time_format != 12
+            and local.duration_format is None and local.decimal is None
+            and local.thousands is None)
+
+
+def entry_reading(entry: ParsedEntry) -> str:
+    """How an entry was read, as a receipt shows it: the grammar's canonical words
+    (`describe`) for a reader of the house style, else its amount, clock and day in the
+    reader's formats (`lun. 18/03/2026`, `2:00 PM to 3:30 PM`). What `/time` reads back (the
+    Edit form, the choices of an ambiguous entry) keeps the grammar's words."""
+    local = l10n.current()
+    if house_style(local):
+        return describe(entry)
+    if entry.days is not None:
+        amount = format_days(entry.days)
+    else:
+        amount = l10n.format_duration(entry.duration_ms or 0, local)
+        if entry.start is not None and entry.end is not None:
+            amount = (f"{l10n.format_time(entry.start, local)}{EN_DASH}"
+                      f"{l10n.format_time(entry.end, local)} ({amount})")
+    return describe(entry, _("{duration} on {day}").format(duration=amount,
+                                                           day=day_text(entry.day)))
 
 
 def day_text(day: date) -> str:

@@ -1,0 +1,85 @@
+"""Every kind of Slack DM keeps the reader's formats (#43): an owner and an approver who chose
+DD/MM/YYYY and a 12-hour clock; the review DM, the owner's notices (rejected, then approved
+after a second submission), the updated review message and a saved report's DM, read from
+the fake Slack Web API (text and blocks) and searched for an ISO date (YYYY-MM-DD) or a time
+on a 24-hour clock."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.bot.fake_slack import Call
+from tests.bot.harness import SlackHarness, SlackMember
+from tests.bot.test_approvals import person_stages
+from tests.protocol.test_l10n_formats_walk import CLOCK_24, ISO_DATE, URL
+from tests.service.test_approvals_support import (
+    WEEK,
+    WEEK_END,
+    add_record,
+    approve,
+    reject,
+    submit,
+)
+from tests.support import HOUR_MS
+from timebot.notify.install import jobs_of
+
+FORMATS = """mutation($id: SvcId!) {
+  editPersonLocalisationDateFormat(id: $id, dateFormat: "DD/MM/YYYY") { id }
+  editPersonLocalisationTimeFormat(id: $id, timeFormat: 12) { id }
+}"""
+
+
+def leaks(call: Call) -> list[str]:
+    said = URL.sub(" ", json.dumps({k: call.args.get(k) for k in ("text", "blocks")},
+                                   ensure_ascii=False))
+    said = said.replace("\\n", " ")
+    # `<!date^…^{date_short_pretty} at {time}|…>`: Slack writes it in the reader's settings.
+    return [m.group(0) for pattern in (ISO_DATE, CLOCK_24) for m in pattern.finditer(said)]
+
+
+def to(h: SlackHarness, *members: SlackMember) -> list[Call]:
+    channels = {m.slack_id for m in members} | {"D" + m.slack_id[1:] for m in members}
+    return [call for method in ("chat.postMessage", "chat.update")
+            for call in h.fake.calls_to(method) if call.args.get("channel") in channels]
+
+
+async def test_every_dm_keeps_the_readers_date_and_clock(h: SlackHarness) -> None:
+    runtime = h.live.app.state.runtime
+    h.live.clock.set(WEEK - 24 * HOUR_MS)
+    sam, ann = await h.slack_member("Sam Formats"), await h.slack_member("Ann Formats")
+    for person in (sam, ann):
+        await h.org.admin.gql(FORMATS, {"id": person.member.id})
+    await person_stages(h, sam, [ann], "any")
+    await add_record(sam.member, sam.member, day=0, hours=3)
+    await add_record(sam.member, sam.member, day=1, hours=5)
+    event = await submit(sam.member, sam.member)
+    [review] = await h.fake.wait_for("chat.postMessage", channel=ann.slack_id)
+    assert "Mon 02/03/2026" in json.dumps(review.args), review.args
+    await reject(ann.member, event["submitId"], 0, "Tuesday is missing")
+    await h.fake.wait_for("chat.postMessage", channel=sam.slack_id)
+    again = await submit(sam.member, sam.member)
+    await h.fake.wait_for("chat.postMessage", channel=ann.slack_id, count=2)
+    await approve(ann.member, again["submitId"])
+    await h.fake.wait_for("chat.postMessage", channel=sam.slack_id, count=2)
+
+    # A saved report of Sam's hours, his DM on its schedule.
+    folder = (await h.org.admin.gql('mutation { createReportFolder(name: "Formats") '
+                                    "{ id } }"))["createReportFolder"]["id"]
+    report = (await h.org.admin.gql(
+        'mutation($f: SvcId!, $p: SvcId) { createReport(name: "Sam\'s week", folderId: $f, '
+        'records: ["time"], filters: [{personId: $p}], attributes: {person: true}) { id } }',
+        {"f": folder, "p": sam.member.id}))["createReport"]["id"]
+    await h.org.admin.gql("mutation($id: SvcId!, $a: SvcEmail!) { addReportEmailToNotify("
+                          "id: $id, email: $a) { id } editReportReccurenceEnabled(id: $id,"
+                          " enabled: true) { id } }", {"id": report, "a": sam.member.email})
+    h.live.clock.set(WEEK_END + 8 * HOUR_MS)
+    await jobs_of(runtime).scheduler.due_reports(h.org.id)
+    await h.fake.wait_for("chat.postMessage", channel=sam.slack_id, count=3)
+    # (The package's tests share the organisation: no report of this test goes later.)
+    await h.org.admin.gql("mutation($id: SvcId!) { editReportReccurenceEnabled(id: $id,"
+                          " enabled: false) { id } }", {"id": report})
+
+    said: dict[str, Any] = {str(c.args.get("text"))[:60]: leaks(c) for c in to(h, sam, ann)}
+    assert len(said) >= 5, said
+    assert {text: found for text, found in said.items() if found} == {}
