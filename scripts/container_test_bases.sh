@@ -11,8 +11,22 @@ MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 WORK=${TIMEBOT_BASES_DIR:-/var/tmp/timebot-test-bases}
 CA=/etc/ssl/certs/ca-certificates.crt
 have() { podman image exists "$1"; }
+# deploy/Dockerfile's stages that change only with the locks (its npm packages, requirements.lock),
+# built on the bases with the image test's options (tests/deploy/test_container_image.py): the
+# test's own build then takes them from podman's cache and builds only what the sources change.
+prebuild() {
+  cd "$(dirname "$0")/.."
+  for target in ide deps; do
+    podman --runtime runc build --format docker --network host \
+      --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
+      --build-arg PYTHON_IMAGE=localhost/timebot-test-python:bookworm \
+      --build-arg NODE_IMAGE=localhost/timebot-test-node:bookworm \
+      --target "$target" -f deploy/Dockerfile -q . >/dev/null
+  done
+  echo "image stages ide and deps built"
+}
 if have localhost/timebot-test-python:bookworm && have localhost/timebot-test-node:bookworm; then
-  echo "bases present"; exit 0
+  echo "bases present"; prebuild; exit 0
 fi
 mkdir -p "$WORK"; cd "$WORK"
 if [ ! -x rootfs/usr/bin/python3 ]; then
@@ -35,3 +49,4 @@ tar -C rootfs-node -cf node-base.tar .
 podman import "${changes[@]}" node-base.tar localhost/timebot-test-node:bookworm
 rm -f python-base.tar node-base.tar
 echo "bases built"
+prebuild

@@ -125,8 +125,8 @@ def test_a_dependency_added_without_relocking_is_caught() -> None:
 def test_the_image_and_make_install_only_from_the_locks() -> None:
     """Every pip install either checks hashes against a lock or adds nothing (--no-deps)."""
     _, found = stages(DOCKERFILE.read_text())
-    build = next(stage for stage in found if stage.name == "build")
-    installs = [part for run in build.all("RUN") for part in run.split("&&") if " install " in part]
+    installs = [part for stage in found if stage.name in ("deps", "build")
+                for run in stage.all("RUN") for part in run.split("&&") if " install " in part]
     assert any("--require-hashes -r requirements.lock" in part for part in installs), installs
     assert all("--require-hashes" in part or "--no-deps" in part for part in installs), installs
 
