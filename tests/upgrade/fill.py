@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from email.message import EmailMessage
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -68,39 +69,56 @@ async def fill(instance: Instance) -> dict[str, Any]:
     people = await _people(instance)
     fake = await FakeSlack.start()
     fake.add_team(TEAM, "Acme Slack")
-    slack = slack_env(fake)
     try:
-        async with instance.serving(**slack), httpx.AsyncClient(timeout=30) as http:
-            def as_(who: str) -> Gql:
-                return lambda query, variables=None: gql(
-                    http, instance.base, people[who]["apikey"], query, variables)
-            structure = await _structure(as_)
-            pending = await _timesheets(instance, as_, people, structure)
-            await _slack_install(instance, http, fake)
-            slack_token = fake.token_of(TEAM)
-        relay = f"127.0.0.1:{free_port()}"  # nothing listens there: the mail waits
-        async with AsyncExitStack() as outage:  # outlasts the server: stopped in the outage
-            async with instance.serving(TIMEBOT_SMTP_RELAY=relay, **slack), \
-                    httpx.AsyncClient(timeout=30) as http:
-                emil = people["emil"]
-                await _records(lambda q, v=None: gql(http, instance.base, emil["apikey"], q, v),
-                               emil["id"], WEEK2, structure)
-                await gql(http, instance.base, emil["apikey"], SUBMIT,
-                          {"p": emil["id"], "s": WEEK2, "e": WEEK2 + 7 * DAY})
-                await eventually(lambda: _outbox(instance, "queued", "review"),
-                                 "the review mail queued while the relay is down")
-                captured = await answers(http, instance.base, people, {**structure, **pending})
-                assert all("errors" not in body for body in captured.values()), captured
-                await outage.enter_async_context(_service_refusing(instance))
-                inbound = await _unprocessed_mail(instance)
-        inbound["left"] = await _inbox_state(instance)
+        filled = await _mailing_to_maildir(instance, people, fake)
+        filled.update(await _relay_down(instance, people, filled, slack_env(fake)))
     finally:
         await fake.stop()
     waiting = await _outbox(instance, "queued")
-    return {"people": people, "structure": structure, "pending": pending, "graphql": captured,
-            "inbound": inbound,
-            "slack": {"team": TEAM, "token": slack_token},
-            "outbox_waiting": {"count": len(waiting), "message_ids": sorted(waiting)}}
+    filled["outbox_waiting"] = {"count": len(waiting), "message_ids": sorted(waiting)}
+    return filled
+
+
+def _as(http: httpx.AsyncClient, instance: Instance, person: dict[str, str]) -> Gql:
+    return lambda query, variables=None: gql(http, instance.base, person["apikey"], query,
+                                             variables)
+
+
+async def _mailing_to_maildir(instance: Instance, people: dict[str, dict[str, str]],
+                              fake: FakeSlack) -> dict[str, Any]:
+    """The first run: everything but the waiting and the unprocessed mail."""
+    async with instance.serving(**slack_env(fake)), httpx.AsyncClient(timeout=30) as http:
+        def as_(who: str) -> Gql:
+            return _as(http, instance, people[who])
+        structure = await _structure(as_)
+        pending = await _timesheets(instance, as_, people, structure)
+        await _slack_install(instance, http, fake)
+    return {"people": people, "structure": structure, "pending": pending,
+            "slack": {"team": TEAM, "token": fake.token_of(TEAM)}}
+
+
+async def _relay_down(instance: Instance, people: dict[str, dict[str, str]],
+                      filled: dict[str, Any], slack: dict[str, str]) -> dict[str, Any]:
+    """The second run, relaying to a port nothing listens on: Emil's second week submitted (its
+    review mail waits), the read queries' answers, then Ian's mail received while the
+    service's database cannot answer, and the release stopped in that outage."""
+    relay = f"127.0.0.1:{free_port()}"
+    async with AsyncExitStack() as outage:  # outlasts the server
+        async with instance.serving(TIMEBOT_SMTP_RELAY=relay, **slack), \
+                httpx.AsyncClient(timeout=30) as http:
+            emil = people["emil"]
+            await _records(_as(http, instance, emil), emil["id"], WEEK2, filled["structure"])
+            await _as(http, instance, emil)(SUBMIT, {"p": emil["id"], "s": WEEK2,
+                                                     "e": WEEK2 + 7 * DAY})
+            await eventually(lambda: _outbox(instance, "queued", "review"),
+                             "the review mail queued while the relay is down")
+            captured = await answers(http, instance.base, people,
+                                     {**filled["structure"], **filled["pending"]})
+            assert all("errors" not in body for body in captured.values()), captured
+            await outage.enter_async_context(_service_refusing(instance))
+            inbound = await _unprocessed_mail(instance)
+    inbound["left"] = await _inbox_state(instance)
+    return {"graphql": captured, "inbound": inbound}
 
 
 def slack_env(fake: FakeSlack) -> dict[str, str]:
@@ -176,7 +194,7 @@ async def _timesheets(instance: Instance, as_: Callable[[str], Gql],
         await _records(as_(who), people[who]["id"], WEEK1, ids)
         events[who] = (await as_(who)(SUBMIT, {"p": people[who]["id"], "s": WEEK1,
                                                "e": WEEK1 + 7 * DAY}))["submitTimesheet"]
-    reviews = {who: await eventually(lambda w=who: _review_mail(instance, people[w]),  # type: ignore[misc]
+    reviews = {who: await eventually(partial(_review_mail, instance, people[who]),
                                      f"the review mail of {who}'s timesheet")
                for who in ("eve", "emil", "erin", "ezra")}
     await as_("mia")("mutation($id: SvcId!) { approveTimesheet(id: $id) { id } }",

@@ -27,7 +27,7 @@ from tests.upgrade.harness import MAIL_DOMAIN, Instance, eventually, gql, send_m
 from tests.upgrade.queries import WEEK1, answers
 from tests.upgrade.releases import RELEASES
 from tests.upgrade.restore import FIXTURES, Sink, head_clock, restored
-from tests.upgrade.rows import differences, pg_tables, sqlite_tables
+from tests.upgrade.rows import Tables, differences, pg_tables, sqlite_tables
 from timebot.config import load_settings
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
@@ -40,6 +40,13 @@ CASES = [pytest.param(version, backend, id=f"{version}-{backend}")
 MIA_SLACK = "U0MIAUPGRADE"
 STATE = ("query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { getApprovalState("
          "personId: $p, startTime: $s, endTime: $e) { status } }")
+
+
+async def _tables(instance: Instance, name: str, wanted: Tables | None) -> Tables:
+    """The fingerprints of one database ("service", "bot") of the instance."""
+    if instance.databases:
+        return await pg_tables(instance.databases[["service", "bot"].index(name)], wanted)
+    return sqlite_tables(instance.data_dir / f"{name}.db", wanted)
 
 
 def test_every_release_has_its_fixture() -> None:
@@ -61,13 +68,15 @@ async def test_an_upgrade_from_a_release_loses_nothing(
         settings = load_settings(instance.env(**env))
         started = time.perf_counter()
         await migrate_all(settings)  # what `timebot serve` does first
-        print(f"\n{version} -> {VERSION} on {backend}: migrated in "
-              f"{time.perf_counter() - started:.2f} s")
+        took = time.perf_counter() - started
+        carried, added = 0, []
         for name, expected in fixture["tables"].items():
-            found = (await pg_tables(instance.databases[["service", "bot"].index(name)],
-                                     expected) if instance.databases
-                     else sqlite_tables(instance.data_dir / f"{name}.db", expected))
+            found = await _tables(instance, name, expected)
             assert differences(expected, found) == [], name
+            carried += sum(table["rows"] for table in found.values())
+            added += sorted(set(await _tables(instance, name, None)) - set(expected))
+        print(f"\n{version} -> {VERSION} on {backend}: migrated in {took:.2f} s, {carried} rows"
+              f" carried, tables added: {', '.join(added) or 'none'}")
 
         async with instance.serving(**env), httpx.AsyncClient(timeout=30) as http:
             health = (await http.get(f"{instance.base}/healthz")).json()
