@@ -12,6 +12,7 @@ Scheduling uses the wall clock (Slack's limits are real time), not the business 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 import uuid
@@ -32,6 +33,8 @@ from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED
 
 log = structlog.get_logger("timebot.slack.sender")
+
+WRITE_CHUNK = 100
 
 class SlackSender:
     """Enqueue Slack calls (durably) and the worker that makes them."""
@@ -120,23 +123,28 @@ class SlackSender:
     async def post_many(
         self, messages: Sequence[tuple[str, str, Sequence[Mapping[str, Any]] | None, str | None]]
     ) -> int:
-        """Queue many posts (channel, text, blocks, dedupe key) in one transaction, with one
-        multi-row INSERT, in the bulk lane; how many were added (those whose key was queued
-        before are not)."""
+        """Queue many posts (channel, text, blocks, dedupe key) in the bulk lane, WRITE_CHUNK
+        rows a transaction (one multi-row INSERT each: the write lock is held a few ms at a
+        time, not for a whole team's reminders); how many were added (those whose key was
+        queued before are not)."""
         rows: list[dict[str, Any]] = []
         for channel, text, blocks, key in messages:
             payload: dict[str, Any] = {"channel": channel, "text": text}
             if blocks:
                 payload["blocks"] = [dict(b) for b in blocks]
             rows.append(self._row(POST, channel, payload, key=key, bulk=True))
-        if not rows:
-            return 0
-        async with unit_of_work(self.sessions) as session:
-            insert = insert_for(session)
-            statement = insert(OUTGOING).on_conflict_do_nothing(
-                index_elements=["dedupe_key"]).returning(OUTGOING.c.id)
-            added = len((await session.execute(statement, rows)).all())
-        self.worker.wake()
+        added = 0
+        for start in range(0, len(rows), WRITE_CHUNK):
+            if start:
+                await asyncio.sleep(0)  # a writer waiting meanwhile goes first
+            async with unit_of_work(self.sessions) as session:
+                insert = insert_for(session)
+                statement = insert(OUTGOING).on_conflict_do_nothing(
+                    index_elements=["dedupe_key"]).returning(OUTGOING.c.id)
+                added += len((await session.execute(
+                    statement, rows[start:start + WRITE_CHUNK])).all())
+        if added:
+            self.worker.wake()
         return added
 
     async def update_row(
