@@ -79,16 +79,20 @@ def _lane_is_free(table: Any, lane_column: Any, due_column: Any, order_column: A
 
 
 def _claimable(table: Any, due_column: Any, lane_column: Any, order_column: Any,
-               where: Any) -> Any:
-    """The rows a worker may claim now: queued, or working under an expired lease (and due,
-    with `due_column`; the first of its lane, with `lane_column`; matching `where`)."""
+               where: Any, status: str, in_order: bool = False) -> Any:
+    """The rows of `status` a worker may claim now: queued ones, or working ones under an
+    expired lease (their worker died); due, with `due_column`; the first of their lane, with
+    `lane_column`; matching `where`. `in_order`: the due time is no key to seek by (`+ 0`),
+    so that SQLite without statistics reads the rows in order from the index that has it
+    (status, priority, order), rather than seeking all due rows by another and sorting them
+    (4 ms for 3,000 queued rows, against 0.2 ms)."""
     now = bindparam("claim_now_ms", type_=BigInteger)
-    claimable = or_(
-        table.c.status == QUEUED,
-        and_(table.c.status == WORKING, table.c.lease_until_ms < now),
-    )
+    claimable = table.c.status == status
+    if status == WORKING:
+        claimable = and_(claimable, table.c.lease_until_ms < now)
     if due_column is not None:
-        claimable = and_(claimable, table.c[due_column.key] <= now)
+        due = table.c[due_column.key]
+        claimable = and_(claimable, (due + 0 if in_order else due) <= now)
     if lane_column is not None:
         claimable = and_(claimable, _lane_is_free(table, lane_column, due_column, order_column))
     if where is not None:
@@ -98,29 +102,39 @@ def _claimable(table: Any, due_column: Any, lane_column: Any, order_column: Any,
 
 def _chosen(table: Any, due_column: Any, order_column: Any, lane_column: Any = None,
             priority_column: Any = None, where: Any = None) -> Any:
-    """The condition on `id` that picks what a claim takes: the claimable rows oldest first,
-    at most `claim_limit`, locked (FOR UPDATE SKIP LOCKED: a second worker passes over them).
-    With `priority_column` (timebot.state.lanes): interactive rows first, then bulk ones, and
-    the oldest bulk row besides (at most `claim_limit` + 1): bulk work never starves."""
-    claimable = _claimable(table, due_column, lane_column, order_column, where)
+    """The condition on `id` that picks what a claim takes: the claimable queued rows oldest
+    first, at most `claim_limit`, and as many rows taken over from a dead worker, locked
+    (FOR UPDATE SKIP LOCKED: a second worker passes over them). Queued rows and working
+    ones are chosen apart so that an index on (status, [priority,] order) serves each ORDER
+    BY (one over both statuses sorts every due row at each claim, under the write lock).
+    With `priority_column` (timebot.state.lanes): interactive rows first, then bulk ones,
+    and the oldest bulk row besides: bulk work never starves."""
     order = table.c[order_column.key] if order_column is not None else table.c.id
-    first = (
+    limit = bindparam("claim_limit", type_=Integer)
+    queued = _claimable(table, due_column, lane_column, order_column, where, QUEUED)
+    first = select(table.c.id).where(queued).limit(limit).with_for_update(skip_locked=True)
+    taken_over = (
         select(table.c.id)
-        .where(claimable)
-        .limit(bindparam("claim_limit", type_=Integer))
+        .where(_claimable(table, due_column, lane_column, order_column, where, WORKING))
+        .order_by(order)
+        .limit(limit)
         .with_for_update(skip_locked=True)
     )
     if priority_column is None:
-        return table.c.id.in_(first.order_by(order))
+        return or_(table.c.id.in_(first.order_by(order)), table.c.id.in_(taken_over))
     priority = table.c[priority_column.key]
+    queued = _claimable(table, due_column, lane_column, order_column, where, QUEUED,
+                        in_order=True)
+    first = select(table.c.id).where(queued).limit(limit).with_for_update(skip_locked=True)
     reserve = (
         select(table.c.id)
-        .where(claimable, priority == BULK)
+        .where(queued, priority == BULK)
         .order_by(order)
         .limit(1)
         .with_for_update(skip_locked=True)
     )
-    return or_(table.c.id.in_(first.order_by(priority, order)), table.c.id.in_(reserve))
+    return or_(table.c.id.in_(first.order_by(priority, order)), table.c.id.in_(taken_over),
+               table.c.id.in_(reserve))
 
 
 def claim_order(row: Any, order_column: Any = None, priority_column: Any = None) -> Any:
