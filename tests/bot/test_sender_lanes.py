@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -37,17 +38,29 @@ async def drive(clock: VirtualClock, until: Callable[[], bool], seconds: float =
         await asyncio.sleep(0.002)
 
 
-async def test_an_answer_goes_ahead_of_100_review_dms(
-    sessions: async_sessionmaker[AsyncSession], fake: FakeSlack
-) -> None:
+@asynccontextmanager
+async def paced_sender(sessions: async_sessionmaker[AsyncSession], fake: FakeSlack
+                       ) -> AsyncIterator[tuple[SlackSender, VirtualClock]]:
+    """A sender on the fake Slack, which refuses (429) a channel's calls closer than the
+    interval; the pace kept on a clock the test moves."""
     clock = VirtualClock()
     fake.clock = clock.now
     fake.enforce_channel_rate(LIMITS.per_channel_interval)
     client = web_client("xoxb-test", fake.api_url)
     keep_alive(client)
     sender = SlackSender(sessions, client, SYSTEM_CLOCK, LIMITS, pace_clock=clock)
-    reviews = [(f"U{n}", f"review {n}", None, f"review:{n}") for n in range(100)]
     try:
+        yield sender, clock
+    finally:
+        await sender.worker.stop()
+        await close_keep_alive(client)
+
+
+async def test_an_answer_goes_ahead_of_100_review_dms(
+    sessions: async_sessionmaker[AsyncSession], fake: FakeSlack
+) -> None:
+    reviews = [(f"U{n}", f"review {n}", None, f"review:{n}") for n in range(100)]
+    async with paced_sender(sessions, fake) as (sender, clock):
         assert await sender.post_many(reviews) == 100
         sender.worker.start()
         await drive(clock, lambda: len(posts(fake)) >= 5)
@@ -56,9 +69,6 @@ async def test_an_answer_goes_ahead_of_100_review_dms(
         await drive(clock, lambda: "answer" in posts(fake))
         assert posts(fake).index("answer") <= before + bulk_at_once(LIMITS) + 1
         await drive(clock, lambda: len(posts(fake)) == 101)
-    finally:
-        await sender.worker.stop()
-        await close_keep_alive(client)
     assert sorted(posts(fake)) == sorted(["answer", *(text for _c, text, _b, _k in reviews)])
     assert not fake.rate_limited  # the per-channel pace held
 
@@ -66,14 +76,8 @@ async def test_an_answer_goes_ahead_of_100_review_dms(
 async def test_bulk_dms_go_under_a_stream_of_answers(
     sessions: async_sessionmaker[AsyncSession], fake: FakeSlack
 ) -> None:
-    clock = VirtualClock()
-    fake.clock = clock.now
-    fake.enforce_channel_rate(LIMITS.per_channel_interval)
-    client = web_client("xoxb-test", fake.api_url)
-    keep_alive(client)
-    sender = SlackSender(sessions, client, SYSTEM_CLOCK, LIMITS, pace_clock=clock)
     asked = itertools.count()
-    try:
+    async with paced_sender(sessions, fake) as (sender, clock):
         assert await sender.post_many(
             [(f"U{n}", f"review {n}", None, f"review:{n}") for n in range(20)]) == 20
         sender.worker.start()
@@ -83,9 +87,6 @@ async def test_bulk_dms_go_under_a_stream_of_answers(
                 n = next(asked)
                 await sender.post(f"UA{n}", f"answer {n}", key=None)
             await drive(clock, lambda n=n: f"answer {n - 10}" in posts(fake))
-    finally:
-        await sender.worker.stop()
-        await close_keep_alive(client)
     texts = posts(fake)
     assert len(texts) == len(set(texts))  # each once
     assert not fake.rate_limited

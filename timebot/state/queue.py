@@ -19,11 +19,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     BigInteger,
-    Integer,
-    and_,
     bindparam,
-    exists,
-    or_,
     select,
     text,
     update,
@@ -33,116 +29,20 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 
 from plumbing.db import unit_of_work
-from timebot.state.lanes import BULK
+from timebot.state.claim_choice import DONE as DONE
+from timebot.state.claim_choice import FAILED as FAILED
+from timebot.state.claim_choice import LANE_HOLD_ATTEMPTS as LANE_HOLD_ATTEMPTS
+from timebot.state.claim_choice import QUEUED as QUEUED
+from timebot.state.claim_choice import WORKING as WORKING
+from timebot.state.claim_choice import chosen, claim_order
 
 Row = TypeVar("Row")
-
-QUEUED = "queued"
-WORKING = "working"
-DONE = "done"
-FAILED = "failed"
-
-LANE_HOLD_ATTEMPTS = 3
-"""An older row of the lane holds the rows behind it for this many attempts at most (a row
-that kills its worker every time must not hold its lane forever)."""
 
 Write = Callable[[AsyncSession], Awaitable[None]]
 """A write that goes with a row's outcome, in its transaction (`FinishBatch.add`)."""
 
 _CLAIMS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 _FINISHES: dict[tuple[Any, frozenset[str]], Any] = {}
-
-
-def _lane_is_free(table: Any, lane_column: Any, due_column: Any, order_column: Any) -> Any:
-    """No older row of the same lane is being worked on, or waiting out a retry delay: rows of
-    one lane go one after another, in order, whichever worker or process claims them. (An older
-    row that is due is claimed in the same statement, before this one: claims are oldest first
-    and serialised, see `claim_records`.) An older row that failed for its own reason
-    (`failures`), or was claimed LANE_HOLD_ATTEMPTS times, no longer holds the lane: a row
-    that fails never blocks the rows behind it."""
-    older = table.alias("older")
-    order = order_column.key if order_column is not None else "id"
-    lane = lane_column.key
-    held = older.c.status == WORKING
-    if due_column is not None:
-        held = or_(held, and_(older.c.status == QUEUED,
-                              older.c[due_column.key] > bindparam("claim_now_ms",
-                                                                  type_=BigInteger)))
-    return ~exists().where(
-        older.c[lane] == table.c[lane],
-        or_(older.c[order] < table.c[order],
-            and_(older.c[order] == table.c[order], older.c.id < table.c.id)),
-        held,
-        older.c.failures == 0,
-        older.c.attempts < LANE_HOLD_ATTEMPTS,
-    )
-
-
-def _claimable(table: Any, due_column: Any, lane_column: Any, order_column: Any,
-               where: Any, status: str, in_order: bool = False) -> Any:
-    """The rows of `status` a worker may claim now: queued ones, or working ones under an
-    expired lease (their worker died); due, with `due_column`; the first of their lane, with
-    `lane_column`; matching `where`. `in_order`: the due time is no key to seek by (`+ 0`),
-    so that SQLite without statistics reads the rows in order from the index that has it
-    (status, priority, order), rather than seeking all due rows by another and sorting them
-    (4 ms for 3,000 queued rows, against 0.2 ms)."""
-    now = bindparam("claim_now_ms", type_=BigInteger)
-    claimable = table.c.status == status
-    if status == WORKING:
-        claimable = and_(claimable, table.c.lease_until_ms < now)
-    if due_column is not None:
-        due = table.c[due_column.key]
-        claimable = and_(claimable, (due + 0 if in_order else due) <= now)
-    if lane_column is not None:
-        claimable = and_(claimable, _lane_is_free(table, lane_column, due_column, order_column))
-    if where is not None:
-        claimable = and_(claimable, where)
-    return claimable
-
-
-def _chosen(table: Any, due_column: Any, order_column: Any, lane_column: Any = None,
-            priority_column: Any = None, where: Any = None) -> Any:
-    """The condition on `id` that picks what a claim takes: the claimable queued rows oldest
-    first, at most `claim_limit`, and as many rows taken over from a dead worker, locked
-    (FOR UPDATE SKIP LOCKED: a second worker passes over them). Queued rows and working
-    ones are chosen apart so that an index on (status, [priority,] order) serves each ORDER
-    BY (one over both statuses sorts every due row at each claim, under the write lock).
-    With `priority_column` (timebot.state.lanes): interactive rows first, then bulk ones,
-    and the oldest bulk row besides: bulk work never starves."""
-    order = table.c[order_column.key] if order_column is not None else table.c.id
-    limit = bindparam("claim_limit", type_=Integer)
-    queued = _claimable(table, due_column, lane_column, order_column, where, QUEUED)
-    first = select(table.c.id).where(queued).limit(limit).with_for_update(skip_locked=True)
-    taken_over = (
-        select(table.c.id)
-        .where(_claimable(table, due_column, lane_column, order_column, where, WORKING))
-        .order_by(order)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    )
-    if priority_column is None:
-        return or_(table.c.id.in_(first.order_by(order)), table.c.id.in_(taken_over))
-    priority = table.c[priority_column.key]
-    queued = _claimable(table, due_column, lane_column, order_column, where, QUEUED,
-                        in_order=True)
-    first = select(table.c.id).where(queued).limit(limit).with_for_update(skip_locked=True)
-    reserve = (
-        select(table.c.id)
-        .where(queued, priority == BULK)
-        .order_by(order)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-    )
-    return or_(table.c.id.in_(first.order_by(priority, order)), table.c.id.in_(taken_over),
-               table.c.id.in_(reserve))
-
-
-def claim_order(row: Any, order_column: Any = None, priority_column: Any = None) -> Any:
-    """The sort key of a claimed row: the order a worker hands its batch out in."""
-    order = getattr(row, order_column.key if order_column is not None else "id")
-    if priority_column is None:
-        return (order, row.id)
-    return (getattr(row, priority_column.key), order, row.id)
 
 
 def _leased(table: Any) -> dict[str, Any]:
@@ -163,7 +63,7 @@ def _claim_statements(model: Any, due_column: Any, order_column: Any, priority_c
     if found is not None:
         return found
     table = model.__table__
-    choose = select(model).where(_chosen(table, due_column, order_column, None,
+    choose = select(model).where(chosen(table, due_column, order_column, None,
                                          priority_column, where))
     take = (
         update(table)
@@ -192,7 +92,7 @@ async def claim_rows(
 ) -> list[Row]:
     """Claim up to `limit` due rows (only those matching `where`, when given; pass the same
     clause object each time: the statement is kept for it), in claim order (`claim_order`).
-    With `priority_column`, one bulk row more may come (`_chosen`)."""
+    With `priority_column`, one bulk row more may come (`claim_choice.chosen`)."""
     choose, take = _claim_statements(model, due_column, order_column, priority_column, where)
     until = now_ms + lease_ms
     async with unit_of_work(sessions) as session:
@@ -233,7 +133,7 @@ def _take_statement(model: Any, due_column: Any, order_column: Any, lane_column:
     table = model.__table__
     statement = (
         update(table)
-        .where(_chosen(table, due_column, order_column, lane_column, priority_column))
+        .where(chosen(table, due_column, order_column, lane_column, priority_column))
         .values(_leased(table))
         .returning(*table.c)
     )
@@ -259,8 +159,8 @@ async def claim_records(
     model's columns as attributes, as the claim wrote them) rather than ORM objects — no
     identity map, no loading, one round trip. In claim order (RETURNING has none).
     With `lane_column`, only the oldest unfinished row of each lane is claimable (at most one
-    row of a lane a claim): see `_lane_is_free`. With `priority_column`, interactive rows
-    first and one bulk row more may come (`_chosen`)."""
+    row of a lane a claim: `claim_choice`). With `priority_column`, interactive rows first
+    and one bulk row more may come (`claim_choice.chosen`)."""
     statement = _take_statement(model, due_column, order_column, lane_column, priority_column)
     parameters = {"claim_now_ms": now_ms, "claim_limit": limit, "claim_owner": owner,
                   "claim_until_ms": now_ms + lease_ms}
