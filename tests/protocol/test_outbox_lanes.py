@@ -7,29 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
-from sqlalchemy import delete
-
 from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, new_message
-from plumbing.clock import Clock
-from tests.protocol.conftest import StateDB
 from timebot.state.lanes import BULK, INTERACTIVE
-from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, QUEUED
 
 DOMAIN = "timebot.example"
 BATCH = 20
-
-
-@pytest.fixture
-async def outbox(state_db: StateDB) -> AsyncIterator[Outbox]:
-    async with state_db.sessions() as session:
-        await session.execute(delete(OutboxMessage))
-        await session.commit()
-    yield Outbox(state_db.sessions, Clock(frozen_ms=1_800_000_000_000))
 
 
 async def queue(outbox: Outbox, kind: str, count: int, prefix: str) -> None:
