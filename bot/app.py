@@ -15,7 +15,7 @@ from slack_bolt.authorization.async_authorize import AsyncAuthorize
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.dedup import SlackDeduplication
+from bot.dedup import SlackDeduplication, gate_listeners
 from bot.installation import GatedClient, WorkspaceGate
 from bot.workspace import Workspace
 from timebot.runtime import Runtime
@@ -78,4 +78,5 @@ def slack_app(
     # every app of the process).
     app.use(dedup or SlackDeduplication(runtime.state_sessions, runtime.clock,
                                         runtime.read_sessions))
+    gate_listeners(app)
     return app

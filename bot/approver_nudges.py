@@ -151,7 +151,7 @@ class ApproverNudges:
             item.slack_user, text, blocks,
             key=f"nudge:{item.request.submit_id}:{item.approver_id}:{count}",
             ref=f"approval:{item.request.submit_id}:{item.request.stage}:{item.approver_id}",
-            context={**context, "nudge": count},
+            context={**context, "nudge": count}, bulk=True,
         )
 
     async def _digest(self, user: str, items: list[Waiting], key: str) -> None:
@@ -173,4 +173,4 @@ class ApproverNudges:
         if len(items) > 1:
             blocks.append(approve_all_button([item.request for item in items]))
         blocks.append(nudge_controls())
-        await self.deps.sender.post(user, lines[0].strip("*"), blocks, key=key)
+        await self.deps.sender.post(user, lines[0].strip("*"), blocks, key=key, bulk=True)

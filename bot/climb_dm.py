@@ -62,14 +62,15 @@ class ClimbDMs:
                 blocks.extend(decide)
         if not request.may_decide:
             return await self.deps.sender.post(user, text, blocks,
-                                               key=climb_dm_key(request.dedupe_key))
+                                               key=climb_dm_key(request.dedupe_key), bulk=True)
         context = {"timesheetId": "", "personId": shown.person_id,
                    "submitId": shown.submit_id, "organisationId": request.organisation_id,
                    "startTime": shown.start_ms, "endTime": shown.end_ms,
                    "personName": summary.person_name, "approverId": request.recipient_id}
         return await self.deps.sender.post(
             user, text, blocks, key=climb_dm_key(request.dedupe_key),
-            ref=ref_of(request.submit_id, request.stage, request.recipient_id), context=context)
+            ref=ref_of(request.submit_id, request.stage, request.recipient_id), context=context,
+            bulk=True)
 
 
 def register(deps: SlackDeps) -> ClimbDMs:

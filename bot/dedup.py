@@ -4,23 +4,35 @@ restart, or when it reaches another timebot process.
 
 A global bolt middleware (it runs after the signature check, before any listener) derives a
 key from the request — an event's `event_id`, a click's action id + `action_ts` + trigger, a
-slash command's or view submission's `trigger_id` — and inserts it into `slack_received`
-(INSERT … ON CONFLICT DO NOTHING). A request whose key is already there is answered `200`
-with nothing done. Requests without such a key (URL verification, SSL checks) pass.
+slash command's or view submission's `trigger_id` — and records it in `slack_received`
+(INSERT … ON CONFLICT DO NOTHING): the request whose insert went in is acted on, any other
+copy is not. Requests without such a key (URL verification, SSL checks) pass.
 
-The key is recorded before the listener runs (at most once): a process killed between the
-insert and its ack would have the retry ignored. The listeners ack at once, so that window
-is the insert's commit; the alternative (after the work) would repeat visible effects.
+Nothing of this stands between a request and its acknowledgement but a read (which waits for
+no writer): Slack gives an app 3 s, and the write lock of the bot's database may be held by a
+fan-out for longer than that. A key already recorded is answered `200` with nothing done; a
+new key's insert starts at once and is awaited after the ack — an event is acknowledged
+first and its listeners run once the insert decided (`ClaimGate`); a command, click or
+view submission goes to its listener, whose work after `ack()` waits for the insert
+(`ClaimedAck`). What a listener does before its `ack()` (checking a view's input) is not
+deduplicated: Slack retries events only. A process killed between the ack and the insert has
+the request dropped, as before when killed between the insert and the ack; an insert that
+fails (the database) lets the work go on: acknowledged, the request comes no more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.listener.async_listener_start_handler import AsyncListenerStartHandler
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
@@ -36,6 +48,7 @@ log = structlog.get_logger("timebot.slack.dedup")
 KEEP_MS = 24 * 3_600_000  # Slack retries within minutes; a day is far beyond that
 PRUNE_EVERY_SECONDS = 3600.0
 MAX_KEY = 300
+CLAIM = "timebot_request_claim"  # in an event's context: (the insert of its key, the key)
 
 
 def request_key(body: dict[str, Any]) -> str | None:
@@ -67,6 +80,32 @@ def _raw_key(body: dict[str, Any]) -> str | None:
     return None
 
 
+class Duplicate(Exception):
+    """A copy of a request another copy of which was acted on: its listener stops after its
+    ack (bot.component's error handler lets it pass without a word)."""
+
+
+async def on_listener_error(error: Exception, logger: logging.Logger) -> None:
+    """bolt's error handler: a Duplicate is no error; anything else is logged as bolt does."""
+    if not isinstance(error, Duplicate):
+        logger.error("Failed to run listener function (error: %s)", error, exc_info=error)
+
+
+class ClaimedAck(AsyncAck):
+    """`ack()` that answers Slack at once, then returns only once the request's key is
+    recorded by this copy (raises Duplicate when another copy's was)."""
+
+    def __init__(self, claim: asyncio.Future[bool], key: str) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.claim = claim
+        self.key = key
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> BoltResponse:
+        response = await super().__call__(*args, **kwargs)
+        await _claimed(self.claim, self.key)
+        return response
+
+
 class SlackDeduplication(AsyncMiddleware):
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock,
                  reads: async_sessionmaker[AsyncSession] | None = None) -> None:
@@ -74,35 +113,84 @@ class SlackDeduplication(AsyncMiddleware):
         self.reads = reads or sessions  # pure reads: beside a writer on SQLite
         self.clock = clock
         self._pruned = 0.0
+        self._under_way: set[asyncio.Future[Any]] = set()  # kept until done
+
+    async def seen(self, key: str) -> bool:
+        """Recorded before (a retry or a duplicate): from a read, which waits for no writer."""
+        async with self.reads() as session:
+            return await session.get(SlackReceived, key[:MAX_KEY]) is not None
 
     async def first_time(self, key: str) -> bool:
-        """Record the key; False when it was recorded before (a retry or a duplicate)."""
-        # A retry comes when an ack was slow: a key already recorded is answered from a read,
-        # without queuing for the write lock. Only a key not seen yet is inserted (the insert
-        # still decides, for two copies arriving at once).
-        async with self.reads() as session:
-            if await session.get(SlackReceived, key[:MAX_KEY]) is not None:
-                return False
+        """Record the key; False when it was recorded before (the insert decides, also for
+        two copies arriving at once). A failure to record (the database) is logged and
+        counts as the first time: the request has been acknowledged, nothing else will
+        bring it again."""
         now = self.clock.now_ms()
-        async with unit_of_work(self.sessions) as session:
-            result: Any = await session.execute(
-                insert_ignoring(session, SlackReceived, ("key",)),
-                {"key": key[:MAX_KEY], "received_ms": now},
-            )
-            taken = bool(result.rowcount)
-            if time.monotonic() - self._pruned >= PRUNE_EVERY_SECONDS:
-                self._pruned = time.monotonic()
-                await session.execute(
-                    delete(SlackReceived).where(SlackReceived.received_ms < now - KEEP_MS))
+        try:
+            async with unit_of_work(self.sessions) as session:
+                result: Any = await session.execute(
+                    insert_ignoring(session, SlackReceived, ("key",)),
+                    {"key": key[:MAX_KEY], "received_ms": now},
+                )
+                taken = bool(result.rowcount)
+                if time.monotonic() - self._pruned >= PRUNE_EVERY_SECONDS:
+                    self._pruned = time.monotonic()
+                    await session.execute(
+                        delete(SlackReceived).where(SlackReceived.received_ms < now - KEEP_MS))
+        except Exception:
+            log.exception("slack_request_key_not_recorded", key=key)
+            return True
         return taken
+
+    def _keep(self, future: asyncio.Future[Any]) -> None:
+        self._under_way.add(future)
+        future.add_done_callback(self._under_way.discard)
 
     async def async_process(
         self, *, req: AsyncBoltRequest, resp: BoltResponse,
         next: Callable[[], Awaitable[BoltResponse]],
     ) -> BoltResponse:
         key = request_key(req.body) if isinstance(req.body, dict) else None
-        if key is not None and not await self.first_time(key):
+        if key is None:
+            return await next()
+        if await self.seen(key):
             retry = req.headers.get("x-slack-retry-num") or [""]
             log.info("slack_duplicate_ignored", key=key, retry=retry[0])
             return BoltResponse(status=200, body="")
+        claim = asyncio.ensure_future(self.first_time(key))
+        self._keep(claim)
+        if req.body.get("type") == "event_callback":
+            # bolt acknowledges an event itself, before its listeners: they wait in
+            # `ClaimGate`, in the background.
+            req.context[CLAIM] = (claim, key)
+        else:
+            req.context["ack"] = ClaimedAck(claim, key)
         return await next()
+
+
+async def _claimed(claim: asyncio.Future[bool], key: str) -> None:
+    """Return once this copy's key is recorded; Duplicate when another copy's was."""
+    if not await asyncio.shield(claim):
+        raise Duplicate(key)
+
+
+class ClaimGate(AsyncListenerStartHandler):
+    """What runs before each listener, in the background once the request is acknowledged
+    (bolt's listener start handler): an event's listeners wait for its key (`CLAIM`)."""
+
+    def __init__(self, inner: AsyncListenerStartHandler) -> None:
+        self.inner = inner
+
+    async def handle(self, request: AsyncBoltRequest, response: BoltResponse | None) -> None:
+        claim = request.context.get(CLAIM)
+        if claim is not None:
+            await _claimed(*claim)
+        await self.inner.handle(request=request, response=response)
+
+
+def gate_listeners(app: AsyncApp) -> None:
+    """Install `ClaimGate` and `on_listener_error` in the app (bolt has no public setting for
+    the start handler)."""
+    runner = app._async_listener_runner
+    runner.listener_start_handler = ClaimGate(runner.listener_start_handler)
+    app.error(on_listener_error)

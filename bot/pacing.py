@@ -8,6 +8,7 @@ the sender kept, not the network's jitter on a loaded machine."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from dataclasses import dataclass
 from typing import Protocol
@@ -22,6 +23,13 @@ class RateLimits:
     workspace_per_second: float = 8.0
     concurrency: int = 256
     call_timeout: float = 30.0
+
+
+def bulk_at_once(limits: RateLimits) -> int:
+    """Bulk calls (timebot.state.lanes) under way at once: about a second of the workspace's
+    rate, so that bulk keeps the pace while an interactive call finds at most that many
+    ahead of it at its channel's first slot."""
+    return max(1, min(limits.concurrency, math.ceil(limits.workspace_per_second)))
 
 
 class PaceClock(Protocol):
@@ -48,25 +56,38 @@ class Pacer:
         # A DM posted to a user id lands in their IM channel: both are one channel.
         self.aliases: dict[str, str] = {}
         self._global_next = 0.0
+        self._interactive_slots = 0  # booked so far (bulk calls count those passing them)
         self._paused_until = 0.0
 
-    async def slot(self, channel: str) -> None:
+    async def slot(self, channel: str, *, bulk: bool = False) -> None:
         """Wait until `channel` may get a message: its own pace first, then the next
         workspace-wide slot, handed out first come, first served. Each waiter sleeps until
         its own slot (a herd of waiters all waking at every slot to find it taken would cost
-        more CPU than the sending). A 429 meanwhile (pause) sends it back to the queue."""
+        more CPU than the sending). A 429 meanwhile (pause) sends it back to the queue.
+
+        A `bulk` call books no slot ahead: it takes one only when the next is free now, and
+        otherwise sleeps until then and asks again, so that an interactive call asking later
+        waits for at most one bulk call, not for every one queued before it (the sender lets
+        a few bulk calls ask at once: `bulk_at_once`). Once a second's worth of interactive
+        calls went ahead of it, it books as they do: bulk never starves."""
         interval = self.limits.per_channel_interval
         spacing = 1.0 / self.limits.workspace_per_second
         clock = self.clock
+        passed_over = self._interactive_slots
         while True:
             key = self.aliases.get(channel, channel)
             now = clock.now()
             ready = max(self._paused_until, self._channel_next.get(key, 0.0))
+            if bulk and (self._interactive_slots - passed_over
+                         < self.limits.workspace_per_second):
+                ready = max(ready, self._global_next)
             if ready > now:
                 await clock.sleep(ready - now)
                 continue
             start = max(now, self._global_next)
             self._global_next = start + spacing
+            if not bulk:
+                self._interactive_slots += 1
             if start > now:
                 await clock.sleep(start - now)
                 key = self.aliases.get(channel, channel)

@@ -46,7 +46,8 @@ class ReportDMs:
                 continue
             text = report_text(due, self.deps.runtime.settings.public_url)
             if await self.deps.sender.post(user, text, None,
-                                           key=f"report-dm:{due.dedupe_key(address)}"):
+                                           key=f"report-dm:{due.dedupe_key(address)}",
+                                           bulk=True):
                 sent += 1
         return sent
 

@@ -71,6 +71,7 @@ class ReviewDMs:
         return await self.deps.sender.post(
             user, text, blocks, key=dm_key(request.dedupe_key),
             ref=ref_of(request.submit_id, request.stage, request.approver_id), context=context,
+            bulk=True,
         )
 
 

@@ -12,6 +12,7 @@ Scheduling uses the wall clock (Slack's limits are real time), not the business 
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 import uuid
@@ -27,10 +28,13 @@ from bot.pacing import PaceClock, RateLimits
 from bot.sender_worker import DELETE, OUTGOING, POST, UPDATE, SenderWorker, wall_ms
 from plumbing.clock import Clock
 from timebot.state.db import insert_for, insert_ignoring, unit_of_work
+from timebot.state.lanes import priority_of
 from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED
 
 log = structlog.get_logger("timebot.slack.sender")
+
+WRITE_CHUNK = 100
 
 class SlackSender:
     """Enqueue Slack calls (durably) and the worker that makes them."""
@@ -77,11 +81,12 @@ class SlackSender:
 
     def _row(
         self, method: str, channel: str, payload: Mapping[str, Any], *, key: str | None,
-        ref: str | None = None, context: Mapping[str, Any] | None = None,
+        ref: str | None = None, context: Mapping[str, Any] | None = None, bulk: bool = False,
     ) -> dict[str, Any]:
         return {
             "id": uuid.uuid4().hex[:24], "seq": self._next_seq(), "dedupe_key": key,
-            "method": method, "channel": channel, "ref": ref, "payload": dict(payload),
+            "method": method, "channel": channel, "priority": priority_of(bulk),
+            "ref": ref, "payload": dict(payload),
             "context": dict(context or {}), "status": QUEUED, "attempts": 0,
             "next_attempt_ms": wall_ms(), "created_ms": self.clock.now_ms(),
             "team_id": self.team_id,
@@ -89,12 +94,15 @@ class SlackSender:
 
     async def call(
         self, method: str, channel: str, payload: Mapping[str, Any], *, key: str | None = None,
-        ref: str | None = None, context: Mapping[str, Any] | None = None,
+        ref: str | None = None, context: Mapping[str, Any] | None = None, bulk: bool = False,
     ) -> bool:
-        """Queue one Web API call; False when `key` was queued before (nothing added)."""
+        """Queue one Web API call; False when `key` was queued before (nothing added).
+        `bulk`: one of many (a fan-out, a reminder run), sent after the calls someone who
+        just acted waits for (timebot.state.lanes)."""
         async with unit_of_work(self.sessions) as session:
             added = await self._insert(
-                session, self._row(method, channel, payload, key=key, ref=ref, context=context)
+                session, self._row(method, channel, payload, key=key, ref=ref, context=context,
+                                   bulk=bulk)
             )
         self.worker.wake()
         return added
@@ -102,38 +110,46 @@ class SlackSender:
     async def post(
         self, channel: str, text: str, blocks: Sequence[Mapping[str, Any]] | None = None, *,
         key: str | None, ref: str | None = None, context: Mapping[str, Any] | None = None,
-        thread_ts: str | None = None,
+        thread_ts: str | None = None, bulk: bool = False,
     ) -> bool:
         payload: dict[str, Any] = {"channel": channel, "text": text}
         if blocks:
             payload["blocks"] = [dict(b) for b in blocks]
         if thread_ts:
             payload["thread_ts"] = thread_ts
-        return await self.call(POST, channel, payload, key=key, ref=ref, context=context)
+        return await self.call(POST, channel, payload, key=key, ref=ref, context=context,
+                               bulk=bulk)
 
     async def post_many(
         self, messages: Sequence[tuple[str, str, Sequence[Mapping[str, Any]] | None, str | None]]
     ) -> int:
-        """Queue many posts (channel, text, blocks, dedupe key) in one transaction, with one
-        multi-row INSERT; how many were added (those whose key was queued before are not)."""
+        """Queue many posts (channel, text, blocks, dedupe key) in the bulk lane, WRITE_CHUNK
+        rows a transaction (one multi-row INSERT each: the write lock is held a few ms at a
+        time, not for a whole team's reminders); how many were added (those whose key was
+        queued before are not)."""
         rows: list[dict[str, Any]] = []
         for channel, text, blocks, key in messages:
             payload: dict[str, Any] = {"channel": channel, "text": text}
             if blocks:
                 payload["blocks"] = [dict(b) for b in blocks]
-            rows.append(self._row(POST, channel, payload, key=key))
-        if not rows:
-            return 0
-        async with unit_of_work(self.sessions) as session:
-            insert = insert_for(session)
-            statement = insert(OUTGOING).on_conflict_do_nothing(
-                index_elements=["dedupe_key"]).returning(OUTGOING.c.id)
-            added = len((await session.execute(statement, rows)).all())
-        self.worker.wake()
+            rows.append(self._row(POST, channel, payload, key=key, bulk=True))
+        added = 0
+        for start in range(0, len(rows), WRITE_CHUNK):
+            if start:
+                await asyncio.sleep(0)  # a writer waiting meanwhile goes first
+            async with unit_of_work(self.sessions) as session:
+                insert = insert_for(session)
+                statement = insert(OUTGOING).on_conflict_do_nothing(
+                    index_elements=["dedupe_key"]).returning(OUTGOING.c.id)
+                added += len((await session.execute(
+                    statement, rows[start:start + WRITE_CHUNK])).all())
+        if added:
+            self.worker.wake()
         return added
 
     async def update_row(
-        self, row_id: str, text: str, blocks: Sequence[Mapping[str, Any]] | None
+        self, row_id: str, text: str, blocks: Sequence[Mapping[str, Any]] | None, *,
+        bulk: bool = False,
     ) -> bool:
         """Show `text`/`blocks` in the message of a post row: changed before it goes when not
         sent yet, else a chat.update queued after it (same channel, so in order)."""
@@ -149,12 +165,12 @@ class SlackSender:
                 return True
             await self._insert(
                 session, self._row(UPDATE, row.channel, content, key=None,
-                                   context={"target": row.id}),
+                                   context={"target": row.id}, bulk=bulk),
             )
         self.worker.wake()
         return True
 
-    async def delete_row(self, row_id: str) -> bool:
+    async def delete_row(self, row_id: str, *, bulk: bool = False) -> bool:
         """Remove the message of a post row: a chat.delete queued after it (same channel, so
         in order; a post not sent yet goes first)."""
         async with unit_of_work(self.sessions) as session:
@@ -162,7 +178,7 @@ class SlackSender:
             if row is None or row.status == FAILED or row.method != POST:
                 return False
             await self._insert(session, self._row(DELETE, row.channel, {}, key=None,
-                                                  context={"target": row.id}))
+                                                  context={"target": row.id}, bulk=bulk))
         self.worker.wake()
         return True
 

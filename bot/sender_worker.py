@@ -4,6 +4,11 @@ them) and makes their Web API calls within Slack's limits (bot.pacing).
 - Each channel has its own lane: its rows in order, one call at a time. A call that hangs
   holds its own channel only, for at most `RateLimits.call_timeout`; rows claimed meanwhile
   join their channel's lane or start their own.
+- Interactive rows (an answer to someone who just acted: timebot.state.lanes) are claimed
+  before bulk ones (review DMs, nudges, reminders), also while the worker's hands are full of
+  bulk rows, and go in lanes of their own: they wait for no bulk lane, and at most for one
+  bulk call at the workspace's pace (`Pacer.slot`). Bulk lanes send a few at a time
+  (`bulk_at_once`), which keeps the workspace's pace.
 - 429: the Retry-After is waited out (everyone pauses) and the same call is made again.
 - A row that fails for a reason of its own is set aside so that the rows behind it go on:
   temporary failures (5xx, Slack's internal errors, a timeout, a connection lost, an answer
@@ -28,9 +33,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import Table, and_, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.pacing import PaceClock, Pacer, RateLimits
+from bot.pacing import PaceClock, Pacer, RateLimits, bulk_at_once
 from bot.workspace import INSTALLATION_ERRORS, UNINSTALLED
 from timebot.state.db import unit_of_work
+from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finish_row
 from timebot.worker import PollingWorker
@@ -85,6 +91,7 @@ class SenderWorker(PollingWorker):
         # Only the rows of this installation (its token sends them): bot.installations.
         self.mine = (OUTGOING.c.team_id == team_id if team_id is not None
                      else OUTGOING.c.team_id.is_(None))
+        self.mine_interactive = and_(self.mine, OUTGOING.c.priority == INTERACTIVE)
         self.sessions = sessions
         self.may_send = may_send  # False while the app is uninstalled: nothing is claimed
         self.client = client
@@ -93,10 +100,11 @@ class SenderWorker(PollingWorker):
         self.max_attempts = max_attempts
         self.lease_ms = lease_ms
         self._outcomes: list[tuple[str, dict[str, Any]]] = []
-        self._lanes: dict[str, deque[SlackOutgoing]] = {}
+        self._lanes: dict[tuple[str, bool], deque[SlackOutgoing]] = {}
         self._lane_tasks: set[asyncio.Task[None]] = set()
         self._in_hand = 0  # rows claimed and not finished yet
         self._gate = asyncio.Semaphore(limits.concurrency)
+        self._bulk_gate = asyncio.Semaphore(bulk_at_once(limits))
         self._outcome_added = asyncio.Event()
         self._flusher: asyncio.Task[None] | None = None
 
@@ -107,34 +115,45 @@ class SenderWorker(PollingWorker):
             self._flusher = asyncio.create_task(self._flush_when_needed())
         room = self.batch - self._in_hand
         if self._in_hand and room < self.batch // 2:
-            return 0  # claimed again once half is done (a claim per batch, not per row)
-        rows = await claim_rows(
-            self.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
-            lease_ms=self.lease_ms, limit=room, due_column=SlackOutgoing.next_attempt_ms,
-            order_column=SlackOutgoing.seq, where=self.mine,
-        )
+            # Claimed again once half is done (a claim per batch, not per row); what a
+            # person waits for meanwhile, at once.
+            rows = await claim_rows(
+                self.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
+                lease_ms=self.lease_ms, limit=self.batch // 2,
+                due_column=SlackOutgoing.next_attempt_ms, order_column=SlackOutgoing.seq,
+                where=self.mine_interactive,
+            )
+        else:
+            rows = await claim_rows(
+                self.sessions, SlackOutgoing, owner=self.owner, now_ms=wall_ms(),
+                lease_ms=self.lease_ms, limit=room, due_column=SlackOutgoing.next_attempt_ms,
+                order_column=SlackOutgoing.seq, priority_column=SlackOutgoing.priority,
+                where=self.mine,
+            )
         self._in_hand += len(rows)
         for row in rows:  # no await in this loop: a lane cannot end half-way through it
-            lane = self._lanes.get(row.channel)
+            key = (row.channel, row.priority == BULK)
+            lane = self._lanes.get(key)
             if lane is None:
-                lane = self._lanes[row.channel] = deque()
-                task = asyncio.create_task(self._drain(row.channel, lane))
+                lane = self._lanes[key] = deque()
+                task = asyncio.create_task(self._drain(key, lane))
                 self._lane_tasks.add(task)
                 task.add_done_callback(self._lane_tasks.discard)
             lane.append(row)
         return len(rows)
 
-    async def _drain(self, channel: str, lane: deque[SlackOutgoing]) -> None:
-        async with self._gate:
+    async def _drain(self, key: tuple[str, bool], lane: deque[SlackOutgoing]) -> None:
+        bulk = key[1]
+        async with self._bulk_gate if bulk else self._gate:
             while lane:
                 row = lane.popleft()
                 try:
-                    await self._send(row)
+                    await self._send(row, bulk)
                 except Exception:  # the database, say: the row is retried after its lease
                     log.exception("slack_sender_row_failed", row=row.id, method=row.method)
                 finally:
                     self._in_hand -= 1
-            del self._lanes[channel]  # checked empty with no await since: nothing joins it
+            del self._lanes[key]  # checked empty with no await since: nothing joins it
         if self._in_hand <= self.batch // 2:
             self.wake()  # rows left unclaimed for want of room may be taken now
 
@@ -207,7 +226,7 @@ class SenderWorker(PollingWorker):
         async with self.sessions() as session:
             return await session.get(SlackOutgoing, str(row.context.get("target")))
 
-    async def _send(self, row: SlackOutgoing) -> None:
+    async def _send(self, row: SlackOutgoing, bulk: bool) -> None:
         limits = self.pacer.limits
         if (row.lease_until_ms or 0) < wall_ms() + 1000 * (limits.call_timeout + 5):
             # Waited in its lane until its lease nearly ran out: another process may take it
@@ -225,7 +244,7 @@ class SenderWorker(PollingWorker):
                 return
             payload["channel"], payload["ts"] = target.channel_id, target.ts
         while True:
-            await self.pacer.slot(row.channel)
+            await self.pacer.slot(row.channel, bulk=bulk)
             try:
                 async with asyncio.timeout(limits.call_timeout):
                     answer = await self.client.api_call(row.method, json=payload)

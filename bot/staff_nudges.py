@@ -146,5 +146,5 @@ class StaffNudges:
                 sentence = l10n._(ending)
             text = sentence.format(period=period_words)
             blocks = submit_blocks(text, *period, key)
-        await self.deps.sender.post(user, text, blocks, key=key)
+        await self.deps.sender.post(user, text, blocks, key=key, bulk=True)
         return True

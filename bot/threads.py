@@ -109,7 +109,8 @@ class ThreadsPart:
                 threads.setdefault(row.channel_id, row.ts)
         for channel, ts in threads.items():
             await self.deps.sender.post(
-                channel, text, None, key=f"journal:{message_id}:{channel}", thread_ts=ts)
+                channel, text, None, key=f"journal:{message_id}:{channel}", thread_ts=ts,
+                bulk=True)
 
     async def follow(self, event: ServiceEvent) -> None:
         """A Journal message timebot posted into threads was edited or deleted: each of
@@ -125,9 +126,9 @@ class ThreadsPart:
                             str(data.get("content"))) + "\n_(edited)_"
         for row in await self.deps.sender.with_key_prefix(f"journal:{message_id}:"):
             if event.event == JOURNAL_EDITED:
-                await self.deps.sender.update_row(row.id, text, None)
+                await self.deps.sender.update_row(row.id, text, None, bulk=True)
             else:
-                await self.deps.sender.delete_row(row.id)
+                await self.deps.sender.delete_row(row.id, bulk=True)
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> ThreadsPart:

@@ -38,6 +38,7 @@ from plumbing.clock import Clock
 from timebot.queue_metrics import OUTBOX_FAILED_TOTAL
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
+from timebot.state.lanes import priority_of
 from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_row
 from timebot.state.retry import AfterFailure, Backoff, after_failure, is_temporary
@@ -60,6 +61,10 @@ def retry_delay_ms(attempts: int) -> int:
     """After the `attempts`-th failed attempt: 30 s, 1, 2, 4, 8… minutes, at most an hour."""
     return BACKOFF.delay_ms(attempts)
 
+
+BULK_KINDS = frozenset({"review", "approval-reminder", "timesheet-reminder", "digest", "report"})
+"""Mail to many (fan-outs, reminder runs, digests, reports): claimed after what a person who
+just acted waits for (receipts and refusals, owners' notices, account mail: timebot.state.lanes)."""
 
 FLUSH_SECONDS = 1.0  # delivered rows are marked done at least this often (OutboxWorker)
 
@@ -182,6 +187,7 @@ class Outbox:
             "message_id": str(message["Message-ID"] or ""),
             "dedupe_key": dedupe_key,
             "kind": kind,
+            "priority": priority_of(kind in BULK_KINDS),
             "envelope_from": envelope_from,
             "rcpt_tos": recipients,
             "subject": str(message["Subject"] or ""),
@@ -265,6 +271,7 @@ class OutboxWorker(PollingWorker):
             limit=self.batch,
             due_column=OutboxMessage.next_attempt_ms,
             order_column=OutboxMessage.next_attempt_ms,
+            priority_column=OutboxMessage.priority,
         )
         if not rows:
             return 0

@@ -34,7 +34,7 @@ from collections.abc import Iterable
 from typing import Any
 
 _BUSY_FIRST_PAUSE = 0.001
-_BUSY_MAX_PAUSE = 0.05
+_BUSY_MAX_PAUSE = 0.01  # a writer of another process gets the lock within ~10 ms of its release
 
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # about SQLite's own default of 1000 pages
 WAL_CHECK_EVERY = 32  # commits between looks at the log's size

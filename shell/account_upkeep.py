@@ -29,6 +29,7 @@ from timebot.worker import PollingWorker
 log = structlog.get_logger("shell.account_upkeep")
 
 BATCH = 200
+OUTBOX_CHUNK = 25  # rows a transaction of the outbox
 MAIL_BACKOFF = Backoff(5_000, 300_000)
 MAIL_ATTEMPTS = 3
 """A service mail row that cannot be made into a message this often is set aside."""
@@ -81,17 +82,19 @@ class AccountUpkeep(PollingWorker):
             rendered.append((row, message))
         if not rendered:
             return len(rows)
-        # The batch in one transaction of each database (an invitation of a large
-        # organisation writes a thousand rows at once): queued, then marked handed.
-        async with unit_of_work(self.outbox.sessions) as outbox_session:
-            for row, message in rendered:
-                await self.outbox.enqueue(
-                    message,
-                    kind="account",
-                    envelope_from=self.settings.mail_from,
-                    dedupe_key=f"service-mail:{row.id}",
-                    session=outbox_session,
-                )
+        # Queued a few at a time (the outbox's write lock held a few ms, not for an
+        # invitation of a large organisation), then the batch marked handed: a pass cut
+        # short queues the rest next time, each row once (its dedupe key).
+        for start in range(0, len(rendered), OUTBOX_CHUNK):
+            async with unit_of_work(self.outbox.sessions) as outbox_session:
+                for row, message in rendered[start:start + OUTBOX_CHUNK]:
+                    await self.outbox.enqueue(
+                        message,
+                        kind="account",
+                        envelope_from=self.settings.mail_from,
+                        dedupe_key=f"service-mail:{row.id}",
+                        session=outbox_session,
+                    )
         async with unit_of_work(self.service.sessions) as session:
             await session.execute(
                 update(ServiceMail)

@@ -1,4 +1,5 @@
-"""A fresh bot-state database per test module, on SQLite and on PostgreSQL."""
+"""A fresh bot-state database per test module, on SQLite and on PostgreSQL; `outbox`, its
+outbox emptied for each test."""
 
 from __future__ import annotations
 
@@ -6,10 +7,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from mail.outbound import Outbox
+from plumbing.clock import Clock
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.state.db import create_engine, migrate, session_factory
+from timebot.state.models import OutboxMessage
 
 
 @dataclass
@@ -39,3 +44,11 @@ async def state_db(
         await engine.dispose()
         if database is not None:
             await drop_pg_database(database)
+
+
+@pytest.fixture
+async def outbox(state_db: StateDB) -> AsyncIterator[Outbox]:
+    async with state_db.sessions() as session:
+        await session.execute(delete(OutboxMessage))
+        await session.commit()
+    yield Outbox(state_db.sessions, Clock(frozen_ms=1_800_000_000_000))

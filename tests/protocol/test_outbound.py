@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import mailbox
-from collections.abc import AsyncIterator
 from email import message_from_bytes
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
-from sqlalchemy import delete, update
+from sqlalchemy import update
 
 from mail import outbound
 from mail.outbound import (
@@ -46,14 +45,6 @@ class FlakyRelay:
             return "451 4.3.0 Try again later"
         self.received.append(bytes(envelope.original_content or b""))
         return "250 OK"
-
-
-@pytest.fixture
-async def outbox(state_db: StateDB) -> AsyncIterator[Outbox]:
-    async with state_db.sessions() as session:
-        await session.execute(delete(OutboxMessage))
-        await session.commit()
-    yield Outbox(state_db.sessions, Clock(frozen_ms=1_800_000_000_000))
 
 
 async def start_relay(handler: FlakyRelay) -> tuple[Any, int]:

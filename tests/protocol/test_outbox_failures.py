@@ -9,18 +9,16 @@ from __future__ import annotations
 import asyncio
 import mailbox
 import uuid
-from collections.abc import AsyncIterator
 from email import message_from_bytes
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
-from sqlalchemy import delete, insert
+from sqlalchemy import insert
 
 from mail import outbound
 from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
-from plumbing.clock import Clock
 from tests.net import free_port
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_outbound import FlakyRelay, message, start_relay
@@ -63,14 +61,6 @@ class SenderRefusingRelay(FlakyRelay):
             return self.reply
         envelope.mail_from = address
         return "250 OK"
-
-
-@pytest.fixture
-async def outbox(state_db: StateDB) -> AsyncIterator[Outbox]:
-    async with state_db.sessions() as session:
-        await session.execute(delete(OutboxMessage))
-        await session.commit()
-    yield Outbox(state_db.sessions, Clock(frozen_ms=1_800_000_000_000))
 
 
 async def rows(outbox: Outbox) -> dict[str, OutboxMessage]:

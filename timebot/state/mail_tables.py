@@ -18,6 +18,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbing.ids import new_id
 from timebot.state.base import StateBase
+from timebot.state.lanes import lane_column
 
 
 class InboxMessage(StateBase):
@@ -62,12 +63,19 @@ class OutboxMessage(StateBase):
     timebot processes schedule it."""
 
     __tablename__ = "outbox_messages"
-    __table_args__ = (Index("ix_outbox_messages_due", "status", "next_attempt_ms"),)
+    __table_args__ = (
+        Index("ix_outbox_messages_due", "status", "next_attempt_ms"),
+        Index("ix_outbox_messages_claim", "status", "priority", "next_attempt_ms"),
+    )
 
     id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
     message_id: Mapped[str] = mapped_column(String(400))
     dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
     kind: Mapped[str] = mapped_column(String(32))
+    # INTERACTIVE (a person who just acted waits for it) or BULK (fan-outs, reminders,
+    # digests): claimed in that order (timebot.state.lanes). Rows written by a release that
+    # knows no priority are interactive (the server default).
+    priority: Mapped[int] = lane_column()
     envelope_from: Mapped[str] = mapped_column(String(320), default="")
     rcpt_tos: Mapped[list[str]] = mapped_column(JSON, default=list)
     subject: Mapped[str] = mapped_column(Text, default="")

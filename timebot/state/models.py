@@ -17,6 +17,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbing.ids import new_id
 from timebot.state.base import StateBase as StateBase
+from timebot.state.lanes import lane_column
 from timebot.state.mail_tables import ImapMessage as ImapMessage
 from timebot.state.mail_tables import InboxMessage as InboxMessage
 from timebot.state.mail_tables import OutboxMessage as OutboxMessage
@@ -92,6 +93,7 @@ class SlackOutgoing(StateBase):
     __table_args__ = (
         Index("ix_slack_outgoing_due", "status", "next_attempt_ms"),
         Index("ix_slack_outgoing_posted", "channel_id", "ts"),
+        Index("ix_slack_outgoing_claim", "status", "priority", "seq"),
     )
 
     id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
@@ -99,6 +101,8 @@ class SlackOutgoing(StateBase):
     dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
     method: Mapped[str] = mapped_column(String(64))
     channel: Mapped[str] = mapped_column(String(64))
+    # timebot.state.lanes: an answer to someone who just acted goes ahead of DMs to many.
+    priority: Mapped[int] = lane_column()
     ref: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

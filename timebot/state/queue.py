@@ -19,11 +19,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import (
     BigInteger,
-    Integer,
-    and_,
     bindparam,
-    exists,
-    or_,
     select,
     text,
     update,
@@ -33,72 +29,20 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm.attributes import set_committed_value
 
 from plumbing.db import unit_of_work
+from timebot.state.claim_choice import DONE as DONE
+from timebot.state.claim_choice import FAILED as FAILED
+from timebot.state.claim_choice import LANE_HOLD_ATTEMPTS as LANE_HOLD_ATTEMPTS
+from timebot.state.claim_choice import QUEUED as QUEUED
+from timebot.state.claim_choice import WORKING as WORKING
+from timebot.state.claim_choice import chosen, claim_order
 
 Row = TypeVar("Row")
-
-QUEUED = "queued"
-WORKING = "working"
-DONE = "done"
-FAILED = "failed"
-
-LANE_HOLD_ATTEMPTS = 3
-"""An older row of the lane holds the rows behind it for this many attempts at most (a row
-that kills its worker every time must not hold its lane forever)."""
 
 Write = Callable[[AsyncSession], Awaitable[None]]
 """A write that goes with a row's outcome, in its transaction (`FinishBatch.add`)."""
 
-_CLAIMS: dict[tuple[Any, Any, Any], tuple[Any, Any]] = {}
+_CLAIMS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 _FINISHES: dict[tuple[Any, frozenset[str]], Any] = {}
-
-
-def _lane_is_free(table: Any, lane_column: Any, due_column: Any, order_column: Any) -> Any:
-    """No older row of the same lane is being worked on, or waiting out a retry delay: rows of
-    one lane go one after another, in order, whichever worker or process claims them. (An older
-    row that is due is claimed in the same statement, before this one: claims are oldest first
-    and serialised, see `claim_records`.) An older row that failed for its own reason
-    (`failures`), or was claimed LANE_HOLD_ATTEMPTS times, no longer holds the lane: a row
-    that fails never blocks the rows behind it."""
-    older = table.alias("older")
-    order = order_column.key if order_column is not None else "id"
-    lane = lane_column.key
-    held = older.c.status == WORKING
-    if due_column is not None:
-        held = or_(held, and_(older.c.status == QUEUED,
-                              older.c[due_column.key] > bindparam("claim_now_ms",
-                                                                  type_=BigInteger)))
-    return ~exists().where(
-        older.c[lane] == table.c[lane],
-        or_(older.c[order] < table.c[order],
-            and_(older.c[order] == table.c[order], older.c.id < table.c.id)),
-        held,
-        older.c.failures == 0,
-        older.c.attempts < LANE_HOLD_ATTEMPTS,
-    )
-
-
-def _claimable(selected: Any, table: Any, due_column: Any, order_column: Any,
-               lane_column: Any = None) -> Any:
-    """SELECT `selected` of the rows a worker may claim now — queued, or working under an
-    expired lease (and due, with `due_column`; the first of its lane, with `lane_column`) —
-    oldest first, at most `claim_limit`, locked (FOR UPDATE SKIP LOCKED: a second worker
-    passes over them)."""
-    now = bindparam("claim_now_ms", type_=BigInteger)
-    claimable = or_(
-        table.c.status == QUEUED,
-        and_(table.c.status == WORKING, table.c.lease_until_ms < now),
-    )
-    if due_column is not None:
-        claimable = and_(claimable, table.c[due_column.key] <= now)
-    if lane_column is not None:
-        claimable = and_(claimable, _lane_is_free(table, lane_column, due_column, order_column))
-    return (
-        select(selected)
-        .where(claimable)
-        .order_by(table.c[order_column.key] if order_column is not None else table.c.id)
-        .limit(bindparam("claim_limit", type_=Integer))
-        .with_for_update(skip_locked=True)
-    )
 
 
 def _leased(table: Any) -> dict[str, Any]:
@@ -111,20 +55,24 @@ def _leased(table: Any) -> dict[str, Any]:
     }
 
 
-def _claim_statements(model: Any, due_column: Any, order_column: Any) -> tuple[Any, Any]:
-    """(SELECT … FOR UPDATE SKIP LOCKED, UPDATE … SET status='working', …) for the model."""
-    key = (model, due_column, order_column)
+def _claim_statements(model: Any, due_column: Any, order_column: Any, priority_column: Any,
+                      where: Any) -> tuple[Any, Any]:
+    """(SELECT the rows to claim, UPDATE … SET status='working', …) for the model."""
+    key = (model, due_column, order_column, priority_column, where)
     found = _CLAIMS.get(key)
     if found is not None:
         return found
     table = model.__table__
-    choose = _claimable(model, table, due_column, order_column)
+    choose = select(model).where(chosen(table, due_column, order_column, None,
+                                         priority_column, where))
     take = (
         update(table)
         .where(table.c.id.in_(bindparam("claim_ids", expanding=True)))
         .values(_leased(table))
     )
-    if len(_CLAIMS) < 256:  # columns are class attributes: a few keys (not built per call)
+    # Columns are class attributes and `where` a worker's own clause: a few keys (not built
+    # per call).
+    if len(_CLAIMS) < 256:
         _CLAIMS[key] = (choose, take)
     return choose, take
 
@@ -139,12 +87,13 @@ async def claim_rows(
     limit: int,
     due_column: Any = None,
     order_column: Any = None,
+    priority_column: Any = None,
     where: Any = None,
 ) -> list[Row]:
-    """Claim up to `limit` due rows (only those matching `where`, when given)."""
-    choose, take = _claim_statements(model, due_column, order_column)
-    if where is not None:
-        choose = choose.where(where)
+    """Claim up to `limit` due rows (only those matching `where`, when given; pass the same
+    clause object each time: the statement is kept for it), in claim order (`claim_order`).
+    With `priority_column`, one bulk row more may come (`claim_choice.chosen`)."""
+    choose, take = _claim_statements(model, due_column, order_column, priority_column, where)
     until = now_ms + lease_ms
     async with unit_of_work(sessions) as session:
         rows = list(
@@ -165,25 +114,26 @@ async def claim_rows(
                 set_committed_value(row, "lease_owner", owner)
                 set_committed_value(row, "lease_until_ms", until)
                 set_committed_value(row, "attempts", (row.attempts or 0) + 1)
+        rows.sort(key=lambda row: claim_order(row, order_column, priority_column))
         return rows
 
 
-_TAKES: dict[tuple[Any, Any, Any, Any], Any] = {}
+_TAKES: dict[tuple[Any, ...], Any] = {}
 _SERIALISE = text("SELECT pg_advisory_xact_lock(hashtext(:lock_name))")
 
 
-def _take_statement(model: Any, due_column: Any, order_column: Any, lane_column: Any) -> Any:
+def _take_statement(model: Any, due_column: Any, order_column: Any, lane_column: Any,
+                    priority_column: Any) -> Any:
     """UPDATE … SET status='working', … WHERE id IN (the claimable rows, oldest first, at most
     `claim_limit`, FOR UPDATE SKIP LOCKED) RETURNING the rows as updated."""
-    key = (model, due_column, order_column, lane_column)
+    key = (model, due_column, order_column, lane_column, priority_column)
     statement = _TAKES.get(key)
     if statement is not None:
         return statement
     table = model.__table__
-    chosen = _claimable(table.c.id, table, due_column, order_column, lane_column)
     statement = (
         update(table)
-        .where(table.c.id.in_(chosen))
+        .where(chosen(table, due_column, order_column, lane_column, priority_column))
         .values(_leased(table))
         .returning(*table.c)
     )
@@ -203,13 +153,15 @@ async def claim_records(
     due_column: Any = None,
     order_column: Any = None,
     lane_column: Any = None,
+    priority_column: Any = None,
 ) -> list[SqlRow[Any]]:
     """`claim_rows` in one statement, the claimed rows as read-only records (Core rows: the
     model's columns as attributes, as the claim wrote them) rather than ORM objects — no
-    identity map, no loading, one round trip. In the claim's order (RETURNING has none).
+    identity map, no loading, one round trip. In claim order (RETURNING has none).
     With `lane_column`, only the oldest unfinished row of each lane is claimable (at most one
-    row of a lane a claim): see `_lane_is_free`."""
-    statement = _take_statement(model, due_column, order_column, lane_column)
+    row of a lane a claim: `claim_choice`). With `priority_column`, interactive rows first
+    and one bulk row more may come (`claim_choice.chosen`)."""
+    statement = _take_statement(model, due_column, order_column, lane_column, priority_column)
     parameters = {"claim_now_ms": now_ms, "claim_limit": limit, "claim_owner": owner,
                   "claim_until_ms": now_ms + lease_ms}
     async with unit_of_work(sessions) as session:
@@ -220,8 +172,7 @@ async def claim_records(
             # rows it skips as locked while it takes a younger row of their lane.
             await connection.execute(_SERIALISE, {"lock_name": model.__tablename__})
         rows = list((await connection.execute(statement, parameters)).all())
-    order = order_column.key if order_column is not None else "id"
-    rows.sort(key=lambda row: (getattr(row, order), row.id))
+    rows.sort(key=lambda row: claim_order(row, order_column, priority_column))
     return rows
 
 
