@@ -101,7 +101,8 @@ async def test_the_report_link_page_reads_as_its_owner_does(org: Org) -> None:
     assert await jobs(org).scheduler.due_reports(org.id) == 1
     (row,) = await outbox_rows(runtime, "comma-reader@example.org", "report")
     text = text_part(parse(row.raw))
-    assert "Bob: 5,00 h" in text, text
+    assert "Bob: 5,00 h" in text and "Total : 5,00 h" in text, text
+    assert f"(tel que {org.admin.name} le voit)" in text, text  # the owner's language
     found = re.search(r"(http://\S+/report/\S+)", text)
     assert found is not None, text
     page = await org.http.get(found.group(1))
