@@ -20,6 +20,7 @@ import pytest
 
 from mail.digest import send_digests
 from tests.mail.reviews_support import (
+    WEEK,
     component,
     jobs,
     links,
@@ -231,6 +232,15 @@ async def test_every_mail_about_a_waiting_timesheet_keeps_the_readers_formats(
     [climbed] = await mails(runtime, mona, "review")
     assert "since Mon 30/11/2026" in text_part(climbed), text_part(climbed)
     assert "Grace Hopper is away until Wed 02/12/2026." in text_part(climbed)
+
+    # Mona reminds Grace to submit her own week.
+    await mona.gql("mutation($ids: [SvcId!]!, $s: SvcTimestamp!, $e: SvcTimestamp!) {"
+                   " sendTimesheetReminder(personIds: $ids, startTime: $s, endTime: $e) }",
+                   {"ids": [grace.id], "s": WEEK, "e": WEEK + 7 * DAY_MS})
+    org.live.service.webhooks.kick()
+    [reminded] = await wait_for(lambda: mails(runtime, grace, "timesheet-reminder"),
+                                what="Mona's reminder")
+    assert "Mon 05/10/2026 to Sun 11/10/2026" in str(reminded["Subject"]), reminded["Subject"]
 
     sent = [m for person in (grace, hal, mona, org.admin) for m in await mails(runtime, person)]
     kinds = {str(m["Subject"]).split(":")[0] for m in sent}
