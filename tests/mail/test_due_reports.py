@@ -22,18 +22,24 @@ from tests.support import HOUR_MS, Org
 from timebot.notify.scheduler import Scheduler
 
 
+async def weekly_report(org: Org) -> str:
+    """The administrator's "Weekly hours" report of time by person, in a folder of theirs."""
+    gql = org.admin.gql
+    folder = (await gql('mutation { createReportFolder(name: "Team") { id } }'))[
+        "createReportFolder"]["id"]
+    return str((await gql(
+        'mutation($f: SvcId!) { createReport(name: "Weekly hours", folderId: $f, '
+        'records: ["time"], attributes: {person: true}) { id } }', {"f": folder}))[
+        "createReport"]["id"])
+
+
 async def test_a_due_report_is_mailed_once_per_occurrence(org: Org) -> None:
     runtime = runtime_of(org)
     scheduler = jobs(org).scheduler
     gql = org.admin.gql
     runtime.clock.set(WEEK - 24 * HOUR_MS)
     bob = await org.add_member("Bob")
-    folder = (await gql('mutation { createReportFolder(name: "Team") { id } }'))[
-        "createReportFolder"]["id"]
-    report = (await gql(
-        'mutation($f: SvcId!) { createReport(name: "Weekly hours", folderId: $f, '
-        'records: ["time"], attributes: {person: true}) { id } }', {"f": folder}))[
-        "createReport"]["id"]
+    report = await weekly_report(org)
     await add_record(bob, day=1, hours=3)
     await add_record(bob, day=2, hours=2)
     await gql("mutation($id: SvcId!) { addReportEmailToNotify(id: $id, email: "
@@ -87,12 +93,7 @@ async def test_the_report_link_page_reads_as_its_owner_does(org: Org) -> None:
               'decimalFormat: ",") { id } editPersonLang(id: $id, lang: "fr") { id } }',
               {"id": org.admin.id})
     bob = await org.add_member("Bob")
-    folder = (await gql('mutation { createReportFolder(name: "Team") { id } }'))[
-        "createReportFolder"]["id"]
-    report = (await gql(
-        'mutation($f: SvcId!) { createReport(name: "Weekly hours", folderId: $f, '
-        'records: ["time"], attributes: {person: true}) { id } }', {"f": folder}))[
-        "createReport"]["id"]
+    report = await weekly_report(org)
     await add_record(bob, day=1, hours=5)
     await gql("mutation($id: SvcId!) { addReportEmailToNotify(id: $id, email: "
               "\"comma-reader@example.org\") { id } editReportReccurenceEnabled(id: $id, enabled: "

@@ -132,8 +132,7 @@ class Plan:
     reason: str  # in English house style: the preview's, the Journal's
     about: str  # the approver the plan is about (a climb), "" for an escalation
     about_name: str = ""  # (a climb) that approver's name
-    # (a climb) that approver is away; (an escalation) who is: written for each reader
-    away: AwayReason | None = None
+    away: AwayReason | None = None  # who is away (a climb: that approver), for each reader
     admins: tuple[tuple[str, str], ...] = ()  # (a climb) the administrators (id, name)
 
 
