@@ -103,9 +103,10 @@ async def test_every_dm_keeps_the_readers_date_and_clock(h: SlackHarness) -> Non
 
 async def test_every_dm_about_waiting_keeps_the_readers_date_and_clock(h: SlackHarness) -> None:
     """The DMs of a period not submitted and of a timesheet that waits (#43), each reader of
-    DD/MM/YYYY and a 12-hour clock: the staff nudge, the approver nudges, the other approver
-    asked because one is away (the reason in the reader's formats), the climbing reminder to
-    the away approver's manager, a manager's team reminder."""
+    DD/MM/YYYY and a 12-hour clock: the staff nudge, the approver nudges (one of them the
+    daily digest), the other approvers asked because one is away (the reason in the reader's
+    formats), the climbing reminder to the away approver's manager, a manager's team
+    reminder."""
     runtime = h.live.app.state.runtime
     h.live.clock.set(WEEK + 4 * DAY_MS + 16 * HOUR_MS + 30 * 60_000)  # Friday 16:30
     names = ("Pat Draft", "Sol Owner", "Gail Away", "Hal There", "Mona Manager")
@@ -121,8 +122,10 @@ async def test_every_dm_about_waiting_keeps_the_readers_date_and_clock(h: SlackH
     assert [c for c in to(h, pat) if "not submitted yet" in str(c.args.get("text"))]
 
     await h.org.admin.gql(REMIND_AFTER, {"d": 1})
+    await h.slack.command("/timesheet", "nudges digest", user=mona.slack_id)
+    await h.fake.wait_for("response_url")
     try:
-        await person_stages(h, sol, [gail, hal], "any")
+        await person_stages(h, sol, [gail, hal, mona], "any")
         await add_record(sol.member, sol.member)
         await submit(sol.member, sol.member)
         await h.fake.wait_for("chat.postMessage", channel=hal.slack_id)
@@ -143,6 +146,7 @@ async def test_every_dm_about_waiting_keeps_the_readers_date_and_clock(h: SlackH
         climbed = [c for c in to(h, mona) if "has not decided" in str(c.args.get("text"))]
         assert climbed and reason in str(climbed[0].args), [c.args for c in to(h, mona)]
         assert [c for c in to(h, hal) if "Reminder:" in str(c.args.get("text"))]
+        assert [c for c in to(h, mona) if "wait for your approval" in str(c.args.get("text"))]
         # Mona reminds her team.
         await h.slack.command("/timesheet", "remind", user=mona.slack_id)
         await h.fake.wait_for("response_url")
