@@ -103,7 +103,7 @@ async def test_every_dm_keeps_the_readers_date_and_clock(h: SlackHarness) -> Non
 
 async def test_every_dm_about_waiting_keeps_the_readers_date_and_clock(h: SlackHarness) -> None:
     """The DMs of a period not submitted and of a timesheet that waits (#43), each reader of
-    DD/MM/YYYY and a 12-hour clock: the staff nudge, the approver nudges (one of them the
+    DD/MM/YYYY and a 12-hour clock: the staff nudge and its "Submit now", the approver nudges (one of them the
     daily digest), the other approvers asked because one is away (the reason in the reader's
     formats), the climbing reminder to the away approver's manager, a manager's team
     reminder."""
@@ -119,7 +119,15 @@ async def test_every_dm_about_waiting_keeps_the_readers_date_and_clock(h: SlackH
     nudges.discover_every = 0
     await nudges.tick()
     await settle(h)
-    assert [c for c in to(h, pat) if "not submitted yet" in str(c.args.get("text"))]
+    [nudged] = [c for c in to(h, pat) if "not submitted yet" in str(c.args.get("text"))]
+    # Pat clicks "Submit now": the DM says so in place, in Pat's formats.
+    im = "D" + pat.slack_id[1:]
+    await h.slack.action(user=pat.slack_id, action_id="timebot_submit_now",
+                         value=nudged.args["blocks"][1]["elements"][0]["value"],
+                         channel=im, ts=h.fake.by_channel[im][-1])
+    [done] = await h.fake.wait_for("chat.update", channel=im)
+    assert done.args["text"] == ("Submitted your timesheet for Mon 02/03/2026 to Sun "
+                                 "08/03/2026."), done.args["text"]
 
     await h.org.admin.gql(REMIND_AFTER, {"d": 1})
     await h.slack.command("/timesheet", "nudges digest", user=mona.slack_id)
