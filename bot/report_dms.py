@@ -24,7 +24,8 @@ def report_text(due: DueReport, public_url: str) -> str:
         lines.append(f"{_('Total:')} {format_hours(due.total_hours, local)} h")
         link = due.link(public_url)
         if link is not None:
-            lines.append(f"<{link}|{escape(_('Open the report'))}>")
+            # (its query's `&` too: Slack reads `&amp;` back as `&`)
+            lines.append(f"<{escape(link)}|{escape(_('Open the report'))}>")
     return "\n".join(lines)
 
 
