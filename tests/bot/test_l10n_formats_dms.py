@@ -103,10 +103,10 @@ async def test_every_dm_keeps_the_readers_date_and_clock(h: SlackHarness) -> Non
 
 async def test_every_dm_about_waiting_keeps_the_readers_date_and_clock(h: SlackHarness) -> None:
     """The DMs of a period not submitted and of a timesheet that waits (#43), each reader of
-    DD/MM/YYYY and a 12-hour clock: the staff nudge and its "Submit now", the approver nudges (one of them the
-    daily digest), the other approvers asked because one is away (the reason in the reader's
-    formats), the climbing reminder to the away approver's manager, a manager's team
-    reminder."""
+    DD/MM/YYYY and a 12-hour clock: the staff nudge and its "Submit now", the approver
+    nudges (one of them the daily digest), the other approvers asked because one is away (the
+    reason in the reader's formats), the climbing reminder to the away approver's manager, a
+    manager's team reminder."""
     runtime = h.live.app.state.runtime
     h.live.clock.set(WEEK + 4 * DAY_MS + 16 * HOUR_MS + 30 * 60_000)  # Friday 16:30
     names = ("Pat Draft", "Sol Owner", "Gail Away", "Hal There", "Mona Manager")
