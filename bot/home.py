@@ -25,7 +25,6 @@ from timebot import l10n
 from timebot.errors import TimebotError
 from timebot.l10n.loading import load_localisation
 from timebot.notify.periods import week_of
-from timebot.summary import hours
 from timebot.timeentry.balances import balance_text, balances_of, day_bounds
 
 log = structlog.get_logger("timebot.slack.home")
@@ -177,24 +176,25 @@ class HomePart:
             HOME_QUERY, {"person": person.person_id, "start": start, "end": end,
                          "today": today, "tomorrow": tomorrow},
             apikey=person.apikey, allow_partial=True)
-        pending: list[tuple[Request, str, str]] = []
-        for item in data.get("getPendingApprovals") or []:
-            if not item or not item.get("submitId"):
-                continue
-            request = Request(
-                str(item["submitId"]), int(item.get("currentStage") or 0), "",
-                str(item["person"]["id"]), int(item["startTime"]["ts"]),
-                int(item["endTime"]["ts"]))
-            pending.append((request, str(item["person"]["name"]),
-                            hours(int(item.get("totalDuration") or 0))))
-        status = status_word((data.get("getApprovalState") or {}).get("status"))
-        time_off = [balance_text(balance, zone)
-                    for balance in balances_of(usable_report(
-                        data.get("getAbsenceQuotaReport"), data.get("getAvailableAbsenceTypes")))]
         expected = await self._expected(person, start, end)
         local = await load_localisation(self.deps.runtime.client, person.apikey,
                                         person.person_id)
-        with l10n.using(local):
+        with l10n.using(local):  # every figure and date in the person's formats
+            pending: list[tuple[Request, str, str]] = []
+            for item in data.get("getPendingApprovals") or []:
+                if not item or not item.get("submitId"):
+                    continue
+                request = Request(
+                    str(item["submitId"]), int(item.get("currentStage") or 0), "",
+                    str(item["person"]["id"]), int(item["startTime"]["ts"]),
+                    int(item["endTime"]["ts"]))
+                pending.append((request, str(item["person"]["name"]), l10n.format_duration(
+                    int(item.get("totalDuration") or 0), local)))
+            status = status_word((data.get("getApprovalState") or {}).get("status"))
+            time_off = [balance_text(balance, zone)
+                        for balance in balances_of(usable_report(
+                            data.get("getAbsenceQuotaReport"),
+                            data.get("getAvailableAbsenceTypes")))]
             view = home_view(person, by_day(list(data.get("getTimeRecords") or []), start, end,
                                             period_zone),
                              status, pending, start, end, time_off, expected, noun, period_zone)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from timebot.errors import UnknownPerson
-from timebot.l10n import _, format_hours
+from timebot.l10n import _, format_hours, using
 from timebot.notify.approvals import period_label, time_zone_of
 from timebot.notify.due_reports import DueReport
 
@@ -20,10 +20,12 @@ def report_text(due: DueReport, public_url: str) -> str:
                           time_zone_of(due.owner), local)
     lines = [f"*{escape(due.name)}*, {period}"]
     lines += [f"• {escape(label)}: {format_hours(hours, local)} h" for label, hours in due.rows]
-    lines.append(f"Total: {format_hours(due.total_hours, local)} h")
-    link = due.link(public_url)
-    if link is not None:
-        lines.append(f"<{link}|{escape(_('Open the report'))}>")
+    with using(local):
+        lines.append(f"{_('Total:')} {format_hours(due.total_hours, local)} h")
+        link = due.link(public_url)
+        if link is not None:
+            # (its query's `&` too: Slack reads `&amp;` back as `&`)
+            lines.append(f"<{escape(link)}|{escape(_('Open the report'))}>")
     return "\n".join(lines)
 
 

@@ -59,10 +59,11 @@ class ReviewDMs:
                      else _("approval"))
             text, blocks = request_blocks(shown, summary.person_name, label,
                                           summary_text(summary))
-            if request.reason:  # asked because another approver is away (notify.away_asks)
-                text = f"{request.reason}: {text}"
+            if request.reason is not None:  # another approver is away (notify.away_asks)
+                reason = escape(request.reason.text())  # in the approver's formats
+                text = f"{reason}: {text}"
                 blocks = [{"type": "context", "elements": [{"type": "mrkdwn", "text": _(
-                    "{reason}: you are asked too.").format(reason=escape(request.reason))}]},
+                    "{reason}: you are asked too.").format(reason=reason)}]},
                     *blocks]
         context = {"timesheetId": shown.timesheet_id, "personId": shown.person_id,
                    "submitId": shown.submit_id, "organisationId": request.organisation_id,

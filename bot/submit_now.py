@@ -14,8 +14,10 @@ from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
+from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
 from timebot.state.models import SlackOutgoing
 
 log = structlog.get_logger("timebot.slack.submit_now")
@@ -66,14 +68,18 @@ class SubmitNowPart:
             log.warning("slack_button_unreadable", user=user_id, error=str(error))
             await ephemeral(self.deps.web, channel, user_id, BAD_BUTTON)
             return
-        try:
-            await self.deps.runtime.client.execute(
-                SUBMIT, {"person": person.person_id, "start": int(start), "end": int(end)},
-                apikey=person.apikey)
-        except (PermissionRefused, ServiceRequestError) as error:
-            await ephemeral(self.deps.web, channel, user_id, f"Not submitted: {escape(error)}")
-            return
-        text = f"Submitted your timesheet for {period_text(int(start), int(end))}."
+        with l10n.using(await load_localisation(self.deps.runtime.client, person.apikey,
+                                                person.person_id)):  # the clicker's
+            try:
+                await self.deps.runtime.client.execute(
+                    SUBMIT, {"person": person.person_id, "start": int(start), "end": int(end)},
+                    apikey=person.apikey)
+            except (PermissionRefused, ServiceRequestError) as error:
+                await ephemeral(self.deps.web, channel, user_id,
+                                _("Not submitted: {why}").format(why=escape(error)))
+                return
+            text = _("Submitted your timesheet for {period}.").format(
+                period=period_text(int(start), int(end)))
         row = await self._nudge_message(body, user_id, channel, key)
         if row is not None:
             await self.deps.sender.update_row(

@@ -31,14 +31,13 @@ from mail.reviews import (
     review_links,
 )
 from timebot.client import operation
-from timebot.l10n import localisation_of
+from timebot.l10n import format_duration, localisation_of
 from timebot.notify.approvals import DIGEST, period_label, time_zone_of
 from timebot.notify.person_notify import EMAIL, PersonNotify, gets
 from timebot.notify.review_reads import approver_reads
 from timebot.runtime import Runtime
 from timebot.state.digests import DigestItem, forget_digest, store_digest
 from timebot.state.models import NotificationPreference
-from timebot.summary import hours
 from timebot.tokens import make_token
 
 log = structlog.get_logger("mail.digest")
@@ -152,15 +151,16 @@ async def send_digest(ctx: MailContext, organisation_id: str, person_id: str) ->
     )
     reply_token = make_token(settings.secret_key, "digest-reply", event_id=digest_id,
                              approver_id=person_id, stage=0, expires_at_ms=now + REPLY_TTL_MS)
+    local = localisation_of(plan.person)
     builtin = ctx.templates.mail(
-        "digest", localisation_of(plan.person), approver_name=plan.person["name"],
+        "digest", local, approver_name=plan.person["name"],
         items=plan.items, mode=DIGEST,
         prefs_url=prefs_url(settings, organisation_id, person_id, now),
     )
     rendered = chosen(plan.notify, "digest", {
         "person": person_values(plan.person), "count": len(plan.items),
         "items": [{"owner": i["person_name"], "period": i["period"],
-                   "total": hours(i["total_ms"])} for i in plan.items]},
+                   "total": format_duration(i["total_ms"], local)} for i in plan.items]},
         builtin, organisation=organisation_id)
     message = build_message(settings, rendered, to=str(plan.person["email"]),
                             reply_token=reply_token)

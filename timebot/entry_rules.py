@@ -7,7 +7,8 @@ event; a stale rule costs one refused call, whose message the front then relays)
 
 `refusal` is pure: the words a front answers a refused entry with, naming the setting and what
 would be accepted, before it calls the service ("Entries before Sun 1 Nov 2026 are locked
-(lockDate): ..."). `format_duration` shows a duration as `durationFormat` says.
+(lockDate): ..."). `shown_duration` shows a duration as `durationFormat` says, in the reader's
+numbers.
 """
 
 from __future__ import annotations
@@ -135,17 +136,14 @@ def rules_of(data: Mapping[str, Any]) -> Rules:
     )
 
 
-def format_duration(ms: int, duration_format: int = 0) -> str:
-    """`durationFormat`: 0 h:mm (`2:30`), 1 decimal hours (`2.5 h`), 2 XhYm (`2h 30m`)."""
-    minutes = round(ms / 60_000)
-    whole, rest = divmod(minutes, 60)
-    if duration_format == 1:
-        return f"{minutes / 60:.2f}".rstrip("0").rstrip(".") + " h"
-    if duration_format == 2:
-        if whole and rest:
-            return f"{whole}h {rest:02d}m"
-        return f"{whole}h" if whole or not rest else f"{rest}m"
-    return f"{whole}:{rest:02d}"
+def shown_duration(ms: int, rules: Rules) -> str:
+    """A duration in the reader's formats (`l10n.current()`: their decimal separator, their
+    language's numbers) and the person's `durationFormat` as their rules resolve it (0 h:mm
+    `2:30`, 1 decimal hours `2,5 h`, 2 or none `2h 30m`)."""
+    local = l10n.current()
+    if rules.duration_format is not None:
+        local = replace(local, duration_format=rules.duration_format)
+    return l10n.format_duration(ms, local)
 
 
 def refusal(rules: Rules, start_ms: int, duration_ms: int, comment: str | None,
@@ -163,8 +161,7 @@ def refusal(rules: Rules, start_ms: int, duration_ms: int, comment: str | None,
                  "today or earlier.")
     minimum = rules.value("minimumTimeEntry", project_ids)
     if isinstance(minimum, int) and minimum and duration_ms < minimum:
-        shown = format_duration(minimum, 2 if rules.duration_format is None
-                                else rules.duration_format)
+        shown = shown_duration(minimum, rules)
         return l10n._("Entries shorter than {duration} are not accepted (minimumTimeEntry): log at "
                  "least {duration}.").format(duration=shown)
     if rules.value("forceComment", project_ids) and not (comment or "").strip():

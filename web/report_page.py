@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import BaseRoute, Route
 
 from timebot.errors import PermissionRefused, ServiceRequestError, ServiceUnavailable
-from timebot.l10n import _
+from timebot.l10n import Localisation, _, format_hours, reading_from_query, using
 from timebot.notify.due_reports import FROM_TOKEN, REPORT_PATH, report_rows
 from timebot.runtime import Runtime
 from timebot.templating import Templates
@@ -35,6 +35,12 @@ class ReportPage:
                             status_code=status, headers=HEADERS)
 
     async def show(self, request: Request) -> HTMLResponse:
+        """The page in the formats and language its link names (the report owner's)."""
+        local = reading_from_query(request.query_params)
+        with using(local):
+            return await self._show(request, local)
+
+    async def _show(self, request: Request, local: Localisation) -> HTMLResponse:
         token = str(request.path_params.get("token") or "")
         gone = (_("This link is not valid"),
                 _("The report link is unknown or has expired: links to a report work for "
@@ -56,8 +62,9 @@ class ReportPage:
         result = data.get("getReportResultFromToken") or {}
         rows = report_rows(result)
         return HTMLResponse(
-            self.templates.page("report", rows=[(label, f"{hours:.2f}") for label, hours in rows],
-                                total=f"{sum(hours for _label, hours in rows):.2f}",
+            self.templates.page("report", local,
+                                rows=[(label, format_hours(hours, local)) for label, hours in rows],
+                                total=format_hours(sum(hours for _label, hours in rows), local),
                                 error=result.get("error")),
             headers=HEADERS)
 

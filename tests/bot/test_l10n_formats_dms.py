@@ -12,16 +12,19 @@ from typing import Any
 from tests.bot.fake_slack import Call
 from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import person_stages
+from tests.bot.test_away_status import status
+from tests.bot.test_nudges import REMIND_AFTER, settle
 from tests.protocol.test_l10n_formats_walk import CLOCK_24, ISO_DATE, URL
 from tests.service.test_approvals_support import (
     WEEK,
     WEEK_END,
     add_record,
     approve,
+    manage,
     reject,
     submit,
 )
-from tests.support import HOUR_MS
+from tests.support import DAY_MS, HOUR_MS
 from timebot.notify.install import jobs_of
 
 FORMATS = """mutation($id: SvcId!) {
@@ -30,8 +33,21 @@ FORMATS = """mutation($id: SvcId!) {
 }"""
 
 
+# What the app reads back, never shown: a button's value, its ids, a link's address.
+MACHINE = {"value", "action_id", "block_id", "url", "private_metadata", "callback_id"}
+
+
+def shown(value: Any) -> Any:
+    """A message's text and blocks without what no reader sees."""
+    if isinstance(value, dict):
+        return {k: shown(v) for k, v in value.items() if k not in MACHINE}
+    if isinstance(value, list):
+        return [shown(v) for v in value]
+    return value
+
+
 def leaks(call: Call) -> list[str]:
-    said = URL.sub(" ", json.dumps({k: call.args.get(k) for k in ("text", "blocks")},
+    said = URL.sub(" ", json.dumps(shown({k: call.args.get(k) for k in ("text", "blocks")}),
                                    ensure_ascii=False))
     said = said.replace("\\n", " ")
     # `<!date^…^{date_short_pretty} at {time}|…>`: Slack writes it in the reader's settings.
@@ -82,4 +98,71 @@ async def test_every_dm_keeps_the_readers_date_and_clock(h: SlackHarness) -> Non
 
     said: dict[str, Any] = {str(c.args.get("text"))[:60]: leaks(c) for c in to(h, sam, ann)}
     assert len(said) >= 5, said
+    assert {text: found for text, found in said.items() if found} == {}
+
+
+async def test_every_dm_about_waiting_keeps_the_readers_date_and_clock(h: SlackHarness) -> None:
+    """The DMs of a period not submitted and of a timesheet that waits (#43), each reader of
+    DD/MM/YYYY and a 12-hour clock: the staff nudge and its "Submit now", the approver
+    nudges (one of them the daily digest), the other approvers asked because one is away (the
+    reason in the reader's formats), the climbing reminder to the away approver's manager, a
+    manager's team reminder."""
+    runtime = h.live.app.state.runtime
+    h.live.clock.set(WEEK + 4 * DAY_MS + 16 * HOUR_MS + 30 * 60_000)  # Friday 16:30
+    names = ("Pat Draft", "Sol Owner", "Gail Away", "Hal There", "Mona Manager")
+    pat, sol, gail, hal, mona = [await h.slack_member(name) for name in names]
+    for person in (pat, sol, gail, hal, mona):
+        await h.org.admin.gql(FORMATS, {"id": person.member.id})
+    await manage(h.org, mona.member, gail.member)
+    await add_record(pat.member, pat.member)
+    nudges = h.bot.nudges
+    nudges.discover_every = 0
+    await nudges.tick()
+    await settle(h)
+    [nudged] = [c for c in to(h, pat) if "not submitted yet" in str(c.args.get("text"))]
+    # Pat clicks "Submit now": the DM says so in place, in Pat's formats.
+    im = "D" + pat.slack_id[1:]
+    await h.slack.action(user=pat.slack_id, action_id="timebot_submit_now",
+                         value=nudged.args["blocks"][1]["elements"][0]["value"],
+                         channel=im, ts=h.fake.by_channel[im][-1])
+    [done] = await h.fake.wait_for("chat.update", channel=im)
+    assert done.args["text"] == ("Submitted your timesheet for Mon 02/03/2026 to Sun "
+                                 "08/03/2026."), done.args["text"]
+
+    await h.org.admin.gql(REMIND_AFTER, {"d": 1})
+    await h.slack.command("/timesheet", "nudges digest", user=mona.slack_id)
+    await h.fake.wait_for("response_url")
+    try:
+        await person_stages(h, sol, [gail, hal, mona], "any")
+        await add_record(sol.member, sol.member)
+        await submit(sol.member, sol.member)
+        await h.fake.wait_for("chat.postMessage", channel=hal.slack_id)
+        # Gail's status says she is away for a week: Hal is asked again, with why.
+        back = (h.live.clock.now_ms() // DAY_MS + 8) * DAY_MS // 1000
+        await status(h, gail, "Vacationing", ":palm_tree:", back)
+        escalator = jobs_of(runtime).escalator
+        await escalator.run(h.org.id)
+        reason = "Gail Away is away until Fri 13/03/2026"
+        await h.fake.wait_for("chat.postMessage", channel=hal.slack_id, count=2)
+        assert any(reason in str(c.args) for c in to(h, hal)), [c.args for c in to(h, hal)]
+        # Two days on: the approver nudges, the climb to Gail's manager.
+        h.live.clock.advance(2 * DAY_MS)
+        await escalator.run(h.org.id)
+        await nudges.tick()
+        await nudges.tick()
+        await settle(h)
+        climbed = [c for c in to(h, mona) if "has not decided" in str(c.args.get("text"))]
+        assert climbed and reason in str(climbed[0].args), [c.args for c in to(h, mona)]
+        assert [c for c in to(h, hal) if "Reminder:" in str(c.args.get("text"))]
+        assert [c for c in to(h, mona) if "wait for your approval" in str(c.args.get("text"))]
+        # Mona reminds her team.
+        await h.slack.command("/timesheet", "remind", user=mona.slack_id)
+        await h.fake.wait_for("response_url")
+        await settle(h)
+    finally:
+        await h.org.admin.gql(REMIND_AFTER, {"d": None})
+        await status(h, gail, "", "")
+
+    said = {str(c.args.get("text"))[:70]: leaks(c) for c in to(h, pat, hal, mona, gail)}
+    assert len(said) >= 6, said
     assert {text: found for text, found in said.items() if found} == {}

@@ -11,6 +11,7 @@ from tests.bot.fake_slack import Call
 from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import person_stages, text_of
 from tests.bot.test_nudges import settle
+from tests.bot.test_time_commands import ADD_ALLOWANCE, BERLIN_2026, BERLIN_2027
 from tests.service.test_approvals_support import WEEK, add_record, approve, submit
 from tests.support import DAY_MS, HOUR_MS
 
@@ -110,3 +111,27 @@ async def test_the_staff_nudge_speaks_german(h: SlackHarness) -> None:
     assert english.args["text"] == ("The week is ending: your timesheet for Mon 02 Mar - "
                                     "Sun 08 Mar 2026 is not submitted yet.")
     assert "'Submit now'" in str(english.args["blocks"])
+
+
+async def test_home_waiting_approvals_and_time_off_in_the_persons_formats(
+    h: SlackHarness,
+) -> None:
+    """What Hans approves and his time off left, on his Home tab, are in his formats too
+    (#43): the waiting timesheet's total in h:mm, the balance in German with his date."""
+    h.live.clock.set(WEEK + 2 * DAY_MS)
+    hans = await h.slack_member("Hans Approver")
+    otto = await h.slack_member("Otto Owner")
+    await h.org.admin.gql(GERMAN, {"id": hans.id})
+    await person_stages(h, otto, [hans])
+    await add_record(otto.member, otto.member, day=0, hours=7)
+    await submit(otto.member, otto.member)
+    leave = (await h.org.admin.gql('mutation { addAbsenceType(name: "Urlaub Home") { id } }'))[
+        "addAbsenceType"]["id"]
+    await h.org.admin.gql(ADD_ALLOWANCE, {"p": hans.id, "a": leave, "s": BERLIN_2026,
+                                          "e": BERLIN_2027})
+    await h.slack.event({"type": "app_home_opened", "user": hans.slack_id, "tab": "home",
+                         "channel": "D" + hans.slack_id[1:]})
+    view = (await h.fake.wait_for("views.publish", user_id=hans.slack_id))[0].args["view"]
+    text = home_text(view)
+    assert "*Otto Owner* - Mo. 02.03.2026 bis So. 08.03.2026 - 7:00" in text, text
+    assert "Urlaub Home übrig: 2 Tage (bis 31.12.2026)" in text, text

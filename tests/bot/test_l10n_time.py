@@ -95,3 +95,22 @@ async def test_time_answers_in_german(world: World) -> None:  # noqa: F811
     submitted = (await world.run("/timesheet", "submit", user))["text"]
     assert submitted == ("Stundenzettel für die Woche vom Mo. 16.03.2026 bis So. 22.03.2026 "
                          "eingereicht und genehmigt (kein Genehmigungsablauf gilt)."), submitted
+
+
+async def test_an_english_reader_keeps_their_decimal_comma(world: World) -> None:  # noqa: F811
+    """English, no date format, but decimal hours with a comma: every duration `/time` says
+    (the receipt, the minimum the rules refuse under) has the comma (#43)."""
+    world.live.clock.set(NOW_MS)
+    user, member = await world.user("Carla Comma")
+    gql = world.fx.org.admin.gql
+    await gql(LOCALISE, {"id": member.id, "lang": "en", "date": None, "dec": ",", "dur": 1})
+    await gql("mutation($id: SvcId!) { editPersonTimeSettingsMinimumTimeEntry(id: $id,"
+              " minimumTimeEntry: 5400000) { id } }", {"id": member.id})
+    world.live.app.state.runtime.entry_rules.forget(world.fx.org.id)
+    logged = (await world.run("/time", "2h30 @acme/web fixing the header", user))["text"]
+    assert logged.startswith("Logged: 2,5 h on Wed 18 Mar 2026"), logged
+    listing = (await world.run("/time", "list", user))["text"]
+    assert "1. 2,5 h on Wed 18 Mar 2026" in listing, listing
+    short = (await world.run("/time", "1h @acme call", user))["text"]
+    assert ("Entries shorter than 1,5 h are not accepted (minimumTimeEntry): log at least "
+            "1,5 h.") in short, short

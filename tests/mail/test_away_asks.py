@@ -22,6 +22,7 @@ from tests.mail.reviews_support import (
 )
 from tests.support import Member, Org
 from timebot.events import ServiceEvent
+from timebot.l10n import Localisation, using
 from timebot.notify.away_asks import away_asks
 from timebot.runtime import Runtime
 from timebot.state.away import Absence, record_absence
@@ -124,9 +125,19 @@ def test_away_asks_pure() -> None:
     recorded = {"g": [Absence("o", "g", "auto-reply", date(2026, 12, 2), now)],
                 "i": [Absence("o", "i", "auto-reply", date(2026, 11, 25), now)]}  # back
     asks = away_asks(pending, recorded, "any", now)
-    assert [(a.approver_id, a.away_id, a.reason) for a in asks] == [
+    assert [(a.approver_id, a.away_id, str(a.reason)) for a in asks] == [
         ("h", "g", "Grace is away until Wed 02 Dec 2026"),
         ("i", "g", "Grace is away until Wed 02 Dec 2026"),
     ]
+    # Written for its reader (#43): their language and date format, not the English built
+    # before the reader was known.
+    french = Localisation(lang="fr", date_format="DD/MM/YYYY")
+    assert asks[0].reason.text(french) == "Grace est absent(e) jusqu'au mer. 02/12/2026"
+    with using(Localisation(date_format="MM/DD/YYYY")):
+        assert str(asks[0].reason) == "Grace is away until Wed 12/02/2026"
+    unknown = away_asks(pending, {"g": [Absence("o", "g", "auto-reply", None, now)]}, "any",
+                        now)
+    assert unknown[0].reason.text(Localisation(lang="de")) == (
+        "Grace ist abwesend (Rückkehrdatum unbekannt)")
     assert away_asks(pending, recorded, "all", now) == []
     assert away_asks(pending, {}, "any", now) == []

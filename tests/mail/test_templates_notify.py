@@ -82,3 +82,30 @@ async def test_review_mails_follow_templates_and_notification_settings(org: Org)
     await send_digests(component(org).ctx, org.id)
     assert len(await mails(runtime, plain, "digest")) == 1
     assert await mails(runtime, quiet, "digest") == []
+
+
+async def test_the_digest_template_gets_the_readers_durations(org: Org) -> None:
+    """The organisation's digest template is given each total in the reader's duration format
+    and decimal separator (#43), as the review template is."""
+    runtime = runtime_of(org)
+    owner = await org.add_member("Otto Digest")
+    dora = await org.add_member("Dora Decimal", "manager")
+    await org.admin.gql("mutation($id: SvcId!) { editPersonLocalisationDecimalFormat(id: $id,"
+                        ' decimalFormat: ",") { id } editPersonTimeSettingsDurationFormat('
+                        "id: $id, durationFormat: 1) { id } }", {"id": dora.id})
+    await org.admin.gql("mutation($t: String) { editOrganisationEmailTemplateDigest(template: "
+                        "$t) { id } }", {"t": "Waiting:{% for i in items %} {{ i.owner }} "
+                                               "{{ i.total }}{% endfor %}"})
+    await set_stages(org, (dora,))
+    await set_preference(runtime, org.id, dora.id, DIGEST)
+    await runtime.subscriptions.ensure(org.id)
+    await add_record(owner, day=0, hours=3)
+    await owner.gql("mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s,"
+                    " duration: 1800000, personId: $p) { id } }",
+                    {"s": WEEK + DAY_MS + 9 * HOUR_MS, "p": owner.id})
+    await submit(owner)
+    await settle(runtime, org.id, 1)
+    runtime.clock.set(WEEK + 14 * DAY_MS + 10 * HOUR_MS)
+    await send_digests(component(org).ctx, org.id)
+    [digest] = await mails(runtime, dora, "digest")
+    assert text_part(digest) == "Waiting: Otto Digest 3,5 h\n", text_part(digest)

@@ -19,7 +19,20 @@ from pathlib import Path
 import pytest
 
 from mail.digest import send_digests
-from tests.mail.reviews_support import component, jobs, links, runtime_of, set_stages
+from tests.mail.reviews_support import (
+    WEEK,
+    component,
+    jobs,
+    links,
+    mails,
+    org_events,
+    runtime_of,
+    set_stages,
+    settle,
+    text_part,
+    wait_for,
+)
+from tests.mail.test_escalations import MONDAY_10, submitted, time_off
 from tests.protocol.test_time_entry_mail import (  # noqa: F401  (the module's server)
     TRUSTED,
     fx,
@@ -28,8 +41,11 @@ from tests.protocol.test_time_entry_mail import (  # noqa: F401  (the module's s
     swaks,
     text_of,
 )
-from tests.support import HOUR_MS, LiveServer
+from tests.support import DAY_MS, HOUR_MS, LiveServer, Org
 from tests.timebot.timeentry_setup import MONDAY_BERLIN_MS, WEEK_MS, Fixture
+from timebot.state.away import record_absence
+
+MINUTE_MS = 60_000
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("swaks") is None, reason="swaks is needed")]
@@ -168,4 +184,66 @@ async def test_every_mail_keeps_the_readers_date_and_clock(
             f"Weekly hours: {period}",
             f"Please submit your timesheet for {period}"} <= subjects, subjects
     found = {str(m["Subject"]): leaks(m) for m in mails if leaks(m)}
+    assert found == {}, found
+
+
+async def test_every_mail_about_a_waiting_timesheet_keeps_the_readers_formats(
+    org: Org,
+) -> None:
+    """The mails of a timesheet that waits (#43), in an organisation of DD/MM/YYYY and a
+    12-hour clock: the other approver asked because one is away (the reason names her
+    return day in the reader's formats), the administrators asked when every approver is
+    away, the approval reminders, the climbing reminder to the away approver's manager."""
+    runtime = runtime_of(org)
+    org.live.clock.set(MONDAY_10)  # Monday 30 November 2026
+    await org.admin.gql(FORMATS)
+    await org.admin.gql(
+        "mutation { editOrganisationTimeSettingsApprovalReminder(approvalReminder: 1) { id } }")
+    owner = await org.add_member("Olive Owner")
+    grace = await org.add_member("Grace Hopper", "manager")
+    hal = await org.add_member("Hal Abelson", "manager")
+    mona = await org.add_member("Mona Manager", "manager")
+    await org.admin.gql("mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson(managerId: $m,"
+                        " personId: $p) { id } }", {"m": mona.id, "p": grace.id})
+    await set_stages(org, (grace, hal))
+    await submitted(org, owner)
+    escalator = jobs(org).escalator
+
+    # Grace is off Tuesday and Wednesday: Hal is asked, with why.
+    await time_off(org, grace, 1, 2)
+    org.live.clock.set(MONDAY_10 + DAY_MS - HOUR_MS)
+    await escalator.run(org.id)
+    assert any("Grace Hopper is away until Wed 02/12/2026: you are asked too" in text_part(m)
+               for m in await mails(runtime, hal, "review"))
+    # Hal's Slack status says he is away too: the administrators are asked.
+    await record_absence(runtime.state_sessions, organisation_id=org.id, approver_id=hal.id,
+                         until=None, seen_ms=org.live.clock.now_ms(), message_key="slack:U1",
+                         source="slack-status")
+    org.live.clock.set(MONDAY_10 + DAY_MS)
+    assert await escalator.run(org.id) == 1
+    # A day passes: the approval reminders; another: the climb to Grace's manager.
+    runtime.clock.advance(DAY_MS + MINUTE_MS)
+    org.live.service.webhooks.kick()
+    await settle(runtime, org.id, len(await org_events(runtime, org.id)) + 1)
+    await wait_for(lambda: mails(runtime, grace, "approval-reminder"), what="approval reminder")
+    org.live.clock.set(MONDAY_10 + 2 * DAY_MS + MINUTE_MS)  # Wednesday: Grace is still away
+    escalator._idle.clear()
+    assert await escalator.tick(org.id) >= 1
+    [climbed] = await mails(runtime, mona, "review")
+    assert "since Mon 30/11/2026" in text_part(climbed), text_part(climbed)
+    assert "Grace Hopper is away until Wed 02/12/2026." in text_part(climbed)
+
+    # Mona reminds Grace to submit her own week.
+    await mona.gql("mutation($ids: [SvcId!]!, $s: SvcTimestamp!, $e: SvcTimestamp!) {"
+                   " sendTimesheetReminder(personIds: $ids, startTime: $s, endTime: $e) }",
+                   {"ids": [grace.id], "s": WEEK, "e": WEEK + 7 * DAY_MS})
+    org.live.service.webhooks.kick()
+    [reminded] = await wait_for(lambda: mails(runtime, grace, "timesheet-reminder"),
+                                what="Mona's reminder")
+    assert "Mon 05/10/2026 to Sun 11/10/2026" in str(reminded["Subject"]), reminded["Subject"]
+
+    sent = [m for person in (grace, hal, mona, org.admin) for m in await mails(runtime, person)]
+    kinds = {str(m["Subject"]).split(":")[0] for m in sent}
+    assert len(sent) >= 6, kinds
+    found = {str(m["Subject"]): leaks(m) for m in sent if leaks(m)}
     assert found == {}, found

@@ -4,11 +4,13 @@ fronts know (timebot/entry_rules.py, pure) refuse with the setting's name."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from timebot.entry_rules import format_duration, refusal, rules_of
+from timebot import l10n
+from timebot.entry_rules import refusal, rules_of, shown_duration
 from timebot.notify.period_timing import due_now, reminder_slots
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -77,5 +79,9 @@ def test_the_rules_the_fronts_know() -> None:
     assert refusal(rules, at("2026-11-10", 9), 3_600_000, "x", [], now) == (
         "The half-month of 2026-11-01 to 2026-11-15 is closed (turnOffPeriodAfter: 2 days after"
         " it ends): log time from Mon 16 Nov 2026 on.")
-    assert rules.duration_format == 1 and format_duration(9_000_000, 1) == "2.5 h"
-    assert format_duration(9_000_000, 0) == "2:30" and format_duration(9_000_000, 2) == "2h 30m"
+    assert rules.duration_format == 1 and shown_duration(9_000_000, rules) == "2.5 h"
+    with l10n.using(l10n.Localisation(decimal=",")):
+        assert shown_duration(9_000_000, rules) == "2,5 h"
+    for chosen, said in ((0, "2:30"), (2, "2h 30m"), (None, "2h 30m")):
+        assert shown_duration(9_000_000, replace(rules, settings={"durationFormat": chosen})
+                              ) == said

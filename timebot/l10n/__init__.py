@@ -31,6 +31,8 @@ from timebot.l10n.settings import (
     Localisation,
     language_of,
     localisation_of,
+    reading_from_query,
+    reading_query,
 )
 from timebot.l10n.texts import (
     N_,
@@ -63,6 +65,8 @@ __all__ = [
     "language_of",
     "localisation_of",
     "ngettext",
+    "reading_from_query",
+    "reading_query",
     "switch",
     "translate",
     "translations",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,3 +84,32 @@ def localisation_of(person: dict[str, Any] | None, fallback_lang: str | None = N
         duration_format=int(duration) if duration in (0, 1, 2) else None,
         currency=_value(local.get("currency")),
     )
+
+
+DATE_FORMATS = ("YYYY-MM-DD", "DD/MM/YYYY", "MM/DD/YYYY", "DD.MM.YYYY", "DD-MM-YYYY")
+_THOUSANDS = (",", ".", " ", "'", "")
+
+
+def reading_query(local: Localisation) -> dict[str, str]:
+    """How `local` reads a page, as a link's query parameters (what differs from English
+    house style): a page opened from a link, whose reader is not signed in, reads it back
+    with `reading_from_query`."""
+    found = {"lang": local.lang if local.lang != "en" else None,
+             "date": local.date_format, "clock": str(local.time_format or "") or None,
+             "decimal": local.decimal, "thousands": local.thousands}
+    return {name: value for name, value in found.items() if value is not None}
+
+
+def reading_from_query(query: Mapping[str, str]) -> Localisation:
+    """Pure: the Localisation a link's query names (`reading_query`); anything unknown,
+    malformed or hostile is left at the house style."""
+    def known(name: str, values: tuple[str, ...]) -> str | None:
+        value = query.get(name)
+        return value if value in values else None
+
+    clock = known("clock", ("12", "24"))
+    return Localisation(lang=known("lang", LANGUAGES) or "en",
+                        date_format=known("date", DATE_FORMATS),
+                        time_format=int(clock) if clock else None,
+                        decimal=known("decimal", (".", ",")),
+                        thousands=known("thousands", _THOUSANDS))

@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from timebot.notify.away_asks import AwayReason
 from timebot.notify.periods import Period
 from timebot.summary import TimesheetSummary
 
@@ -31,7 +32,9 @@ class ReviewRequest:
     summary: TimesheetSummary  # of the person who submitted, for the submitted period
     dedupe_key: str
     digest: bool  # the approver chose the daily digest: it lists the request instead
-    reason: str = ""  # why this approver is asked besides the stage's own way ("Grace is away")
+    # why this approver is asked besides the stage's own way ("Grace is away until …"),
+    # written in the approver's formats when the request is
+    reason: AwayReason | None = None
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Protocol
+from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from timebot.client import operation
-from timebot.l10n import LOCALISATION_FIELDS, Localisation, localisation_of
+from timebot.l10n import LOCALISATION_FIELDS, Localisation, localisation_of, reading_query
 from timebot.notify.approvals import time_zone_of
 from timebot.notify.periods import zone
 from timebot.notify.report_schedule import Occurrence, Recurrence, due_occurrence
@@ -52,8 +53,12 @@ FROM_TOKEN = operation(
 )
 
 
-def report_url(public_url: str, token: str) -> str:
-    return f"{public_url.rstrip('/')}{REPORT_PATH}{token}"
+def report_url(public_url: str, token: str, local: Localisation | None = None) -> str:
+    """The report's page; its query says how `local` reads (the page's reader is not signed
+    in: web/report_page.py shows the figures in these formats)."""
+    url = f"{public_url.rstrip('/')}{REPORT_PATH}{token}"
+    reading = reading_query(local) if local is not None else {}
+    return f"{url}?{urlencode(reading)}" if reading else url
 
 
 def report_rows(result: dict[str, Any]) -> tuple[tuple[str, float], ...]:
@@ -85,7 +90,8 @@ class DueReport:
     def link(self, public_url: str) -> str | None:
         """The page showing the report's figures without signing in, when the service gave
         a link token."""
-        return report_url(public_url, self.token) if self.token else None
+        return (report_url(public_url, self.token, self.localisation) if self.token
+                else None)
 
 
 class ReportChannel(Protocol):

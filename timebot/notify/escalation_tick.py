@@ -31,7 +31,7 @@ import structlog
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import setting_of, time_zone_of
-from timebot.notify.away_asks import QUORUM, away_reason, stage_quorum
+from timebot.notify.away_asks import QUORUM, AwayReason, away_reason, stage_quorum
 from timebot.notify.away_facts import away_facts
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.escalations import (
@@ -129,10 +129,10 @@ class Plan:
     entry: dict[str, Any]  # the getPendingApprovals item
     recipients: tuple[tuple[str, str], ...]  # (id, name)
     due_ms: int
-    reason: str
+    reason: str  # in English house style: the preview's, the Journal's
     about: str  # the approver the plan is about (a climb), "" for an escalation
     about_name: str = ""  # (a climb) that approver's name
-    away: str = ""  # (a climb) "Grace is away until …" when that approver is away
+    away: AwayReason | None = None  # who is away (a climb: that approver), for each reader
     admins: tuple[tuple[str, str], ...] = ()  # (a climb) the administrators (id, name)
 
 
@@ -228,7 +228,7 @@ class Escalator:
                     admins = admins if admins is not None else await self._admins(key, role)
                     plans.append(Plan(ESCALATION, wait, entry,
                                       await self._available(key, organisation_id, admins, wait),
-                                      due.due_ms, due.reason(), ""))
+                                      due.due_ms, due.reason(), "", away=due.why))
             climb = climb_due_ms(entered, every)
             if climb is None or every is None:
                 continue
@@ -241,7 +241,7 @@ class Escalator:
                 days = max(2 * every, (now_ms - entered) // DAY_MS)
                 plans.append(Plan(CLIMB, wait, entry, tuple(people), climb,
                                   climb_reason(name, int(days), every), approver_id, name,
-                                  away_reason(name, facts.get(approver_id, []), now_ms) or "",
+                                  away_reason(name, facts.get(approver_id, []), now_ms),
                                   tuple(admins)))
         return plans
 
@@ -351,7 +351,7 @@ class Escalator:
                 queued = await self.reviews.deliver([ReviewRequest(
                     organisation_id=organisation_id, submit_id=wait.submit_id, timesheet_id="",
                     stage=wait.stage, stage_count=stages, approver_id=pid, summary=summary,
-                    dedupe_key=keys[pid], digest=False, reason=plan.reason) for pid in todo])
+                    dedupe_key=keys[pid], digest=False, reason=plan.away) for pid in todo])
             # Nothing queued (mails turned off, no channel reaches them) recurs each pass.
             (log.info if queued else log.debug)(
                 "approval_escalated", kind=plan.kind, submit=wait.submit_id,

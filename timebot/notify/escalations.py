@@ -24,7 +24,7 @@ from typing import Protocol
 
 from timebot import l10n
 from timebot.l10n import _
-from timebot.notify.away_asks import away_reason
+from timebot.notify.away_asks import AwayReason, away_reason
 from timebot.notify.periods import zone as zone_of
 from timebot.state.away import Absence
 from timebot.summary import TimesheetSummary
@@ -89,10 +89,11 @@ class StageWait:
 @dataclass(frozen=True)
 class Escalation:
     due_ms: int
-    reasons: tuple[str, ...]  # "Grace is away until Wed 02 Dec 2026", one per away approver
+    why: AwayReason  # every away approver, and nobody else can decide
 
     def reason(self) -> str:
-        return "; ".join(self.reasons) + ", and no other approver of this stage can decide"
+        """In English house style (the preview's, the Journal's)."""
+        return self.why.text(l10n.ENGLISH)
 
 
 def escalation(wait: StageWait, facts: dict[str, list[Absence]], delay: int, now_ms: int,
@@ -107,7 +108,8 @@ def escalation(wait: StageWait, facts: dict[str, list[Absence]], delay: int, now
         return None  # another approver is there (asked by the review dispatch)
     days = calendar or Calendar()
     return Escalation(add_working_days(wait.entered_ms, delay, days.working, days.zone),
-                      tuple(away))
+                      AwayReason(tuple(one for reason in away for one in reason.away),
+                                 nobody_else=True))
 
 
 def climb_due_ms(entered_ms: int, every_days: int | None) -> int | None:
@@ -149,7 +151,7 @@ class ClimbRequest:
     approver_name: str
     summary: TimesheetSummary  # the owner's, for the waiting period
     since_ms: int  # when the stage began to wait
-    away: str  # "Grace is away until …" or ""
+    away: AwayReason | None  # the approver is away (written in the reader's formats)
     may_decide: bool
     administrators: tuple[str, ...]  # names (whom a manager may ask)
     dedupe_key: str
@@ -166,9 +168,11 @@ class ClimbChannel(Protocol):
 
 
 def since_text(since_ms: int) -> str:
-    """`Mon 02 Mar 2026` (UTC), in the reader's language and date format in force."""
-    day = datetime.fromtimestamp(since_ms / 1000, UTC).date()
-    return l10n.format_day(day, l10n.current(), year=True)
+    """`Mon 02 Mar 2026`: the day in the reader's time zone, language and date format (the
+    localisation in force)."""
+    reader = l10n.current()
+    day = datetime.fromtimestamp(since_ms / 1000, UTC).astimezone(zone_of(reader.time_zone))
+    return l10n.format_day(day.date(), reader, year=True)
 
 
 def climb_subject(request: ClimbRequest, period: str) -> str:
@@ -181,8 +185,8 @@ def climb_paragraphs(request: ClimbRequest, period: str) -> list[str]:
     said = [_("{approver} has not decided {owner}'s timesheet for {period} since {since}.")
             .format(approver=request.approver_name, owner=request.summary.person_name,
                     period=period, since=since_text(request.since_ms))]
-    if request.away:
-        said.append(request.away + ".")
+    if request.away is not None:
+        said.append(request.away.text() + ".")
     if request.may_decide:
         said.append(_("As an administrator you may decide it yourself, or remind {approver}.")
                     .format(approver=request.approver_name))

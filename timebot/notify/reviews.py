@@ -21,6 +21,7 @@ from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.away_asks import (
     QUORUM,
     AwayAsk,
+    AwayReason,
     away_asks,
     away_dedupe_key,
     away_reason,
@@ -95,8 +96,9 @@ async def review_requests(
         asked = approver_id not in todo_ids or any([await already_sent(k) for k in earlier])
         unsent = [ask for ask in asks if ask.approver_id == approver_id
                   and not await already_sent(away_dedupe_key(normal, ask.away_id))]
+        unsent_pairs: list[tuple[str, AwayReason | None]]
         if not asked and not unsent:
-            unsent_pairs = [(normal, "")]
+            unsent_pairs = [(normal, None)]
         elif not asked:
             # First asked now, while someone is away: one request, with the reason.
             unsent_pairs = [(away_dedupe_key(normal, unsent[0].away_id), unsent[0].reason)]

@@ -5,7 +5,7 @@ Gateway as the person, and remembers creations in the bot's database (Memory).""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from functools import partial
 from zoneinfo import ZoneInfo
@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from plumbing.periods import NOUNS
 from timebot import l10n
 from timebot.client import ServiceClient
-from timebot.entry_rules import Rules, RulesCache, format_duration
+from timebot.entry_rules import Rules, RulesCache
 from timebot.entry_rules import refusal as rules_refusal
 from timebot.errors import (
     PermissionRefused,
@@ -23,7 +23,7 @@ from timebot.errors import (
 )
 from timebot.grammar import ParseError, parse_entry
 from timebot.l10n import N_, _
-from timebot.summary import hours, summarise
+from timebot.summary import summarise
 from timebot.timeentry.balances import balance_text, day_bounds, time_off_left
 from timebot.timeentry.gateway import Gateway
 from timebot.timeentry.memory import Memory
@@ -128,13 +128,12 @@ class QuickTime:
         """How the person's durations are shown: their `durationFormat` where one is set,
         else `2h 30m` (in a reader's own numbers where their language or formats differ
         from the house style)."""
-        local = reader()
-        if local is not None:
-            return partial(l10n.format_duration, local=local)
-        rules = await self._rules(who)
-        if rules is None or rules.duration_format is None:
-            return hours
-        return partial(format_duration, duration_format=rules.duration_format)
+        local = l10n.current()
+        if reader() is None:
+            rules = await self._rules(who)
+            if rules is not None and rules.duration_format is not None:
+                local = replace(local, duration_format=rules.duration_format)
+        return partial(l10n.format_duration, local=local)
 
     async def _refused(self, who: Who, plan: RecordPlan, source: str) -> str | None:
         """Why the rules the front knows refuse the entry (None: ask the service)."""
