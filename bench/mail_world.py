@@ -35,6 +35,7 @@ from sqlalchemy import func, select
 
 from bench.common import note
 from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
+from bench.reply_mail import styles
 from bench.serve import cpu_seconds, kill_tree, serve_command, until_ready
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import create_engine, session_factory, unit_of_work
@@ -229,24 +230,27 @@ class TimebotProcess:
         return events
 
     async def replies(self, events: list[str]) -> list[Mail]:
-        """Mia's reply to each event's review request, as her mail client writes it: to its
-        Reply-To (the token of its Message-ID), In-Reply-To its Message-ID. (The setup must
-        have settled: the review requests are in the outbox.)"""
+        """Mia's reply to each event's review request, as her mail client writes it
+        (bench.reply_mail: a comment, a signature, the review quoted; Gmail's and Outlook's
+        in turn unless BENCH_REPLY_STYLE says otherwise): to its Reply-To (the token of its
+        Message-ID), In-Reply-To its Message-ID. (The setup must have settled: the review
+        requests are in the outbox.)"""
         keys = {review_dedupe_key(event, 0, self.mia_id): event for event in events}
         async with session_factory(self.state_engine)() as session:
-            found = dict((await session.execute(
-                select(OutboxMessage.dedupe_key, OutboxMessage.message_id)
-                .where(OutboxMessage.dedupe_key.in_(list(keys))))).tuples().all())
+            found = {key: (message_id, raw) for key, message_id, raw in (await session.execute(
+                select(OutboxMessage.dedupe_key, OutboxMessage.message_id, OutboxMessage.raw)
+                .where(OutboxMessage.dedupe_key.in_(list(keys))))).tuples().all()}
         missing = [keys[key] for key in keys if not found.get(key)]
         if missing:
             raise RuntimeError(f"no review request for {len(missing)} of the timesheets")
         mails = []
         hinted = 0
-        for key in keys:
-            review_id = str(found[key])
+        for index, (key, style) in enumerate(zip(keys, styles(len(keys)), strict=True)):
+            review_id, review = str(found[key][0]), bytes(found[key][1])
             token = review_id.strip("<>").split(".", 1)[0]
             hinted += period_hint([("In-Reply-To", review_id)], token, DOMAIN) is not None
-            mails.append(signed_reply(self.key, self.mia_email, token, in_reply_to=review_id))
+            mails.append(signed_reply(self.key, self.mia_email, token, in_reply_to=review_id,
+                                      review=review, style=style, index=index))
         note(f"replies to {len(mails)} review mails, {hinted} of them with the period hint")
         return mails
 
