@@ -279,7 +279,7 @@ class TimebotProcess:
         found = {}
         for raw, sent_ms in rows:
             reply_to = "".join(str(email.message_from_bytes(raw)["Reply-To"] or "").split())
-            found[reply_to] = sent_ms / 1000
+            found[reply_to] = (sent_ms or 0) / 1000
         return found
 
     def profile(self, on: bool) -> None:
@@ -330,11 +330,14 @@ async def _pg(statement: str) -> None:
 
 
 @asynccontextmanager
-async def fresh_databases() -> AsyncIterator[dict[str, str]]:
+async def fresh_databases(postgresql: bool | None = None) -> AsyncIterator[dict[str, str]]:
     """timebot's database variables: two new PostgreSQL databases (dropped after) when
-    BENCH_MAIL_DATABASE=postgresql, else none (SQLite files in the data directory)."""
+    `postgresql` (by default: BENCH_MAIL_DATABASE=postgresql), else none (SQLite files in the
+    data directory)."""
     databases: dict[str, str] = {}
-    if os.environ.get("BENCH_MAIL_DATABASE") != "postgresql":
+    if postgresql is None:
+        postgresql = os.environ.get("BENCH_MAIL_DATABASE") == "postgresql"
+    if not postgresql:
         yield databases
         return
     base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")

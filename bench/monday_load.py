@@ -1,0 +1,150 @@
+"""The load of bench.monday, each path as its people make it, from outside `timebot serve`:
+
+- submissions: the employees' weekly timesheets through GraphQL (`submitTimesheet`, the
+  administrator's key on their behalf), started at a steady pace over a window, open loop;
+- the reminder run: `timebot reminders send --org ID --at TIME`, a process of its own;
+- slash commands: signed `/timesheet status` of employees at /slack/events (tests/bot/signing),
+  open loop at a steady rate, sent from a process of its own (as bench.mail_load's SMTP
+  clients are), each one's HTTP answer timed (the ack);
+- approval replies: the approvers' answers to the review mails the relay received (bench.
+  reply_mail: a comment, a signature, the review quoted; one in five a rejection), DKIM-signed,
+  sent by bench.mail_load's clients at a steady rate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import time
+from concurrent.futures import ProcessPoolExecutor
+from email.utils import parseaddr
+
+import httpx
+
+from bench.mail_load import Mail, signed_reply
+from bench.monday_sink import Arrival
+from bench.monday_world import PEOPLE_DOMAIN, SIGNING_SECRET, Monday, slack_user
+from bench.reply_mail import reply_message_id, styles
+from bench.serve import timebot_command
+from tests.bot.fake_slack import FakeSlack
+from tests.bot.signing import SlackRequests
+
+SUBMIT = ("mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { submitTimesheet("
+          "personId: $p, startTime: $s, endTime: $e) { id submitId status } }")
+WEEK_MS = 7 * 86_400_000
+
+Ack = tuple[float, float, int]  # (sent, s since the epoch; answered after, ms; HTTP status)
+
+
+async def submissions(world: Monday, week: int, seconds: float) -> dict[str, float]:
+    """Every employee's timesheet of the week starting `week`, the submissions started evenly
+    over `seconds`: {submit id: when its request started (s since the epoch)}."""
+    started: dict[str, float] = {}
+
+    async def one(index: int) -> None:
+        at = time.time()
+        data = await world.gql(SUBMIT, {"p": world.ids[world.email(index)], "s": week,
+                                        "e": week + WEEK_MS})
+        event = data["submitTimesheet"]
+        if event["status"] != "s":
+            raise RuntimeError(f"a submitted timesheet is {event['status']!r}, not waiting")
+        started[str(event["submitId"] or event["id"])] = at
+
+    tasks = []
+    origin = time.perf_counter()
+    rate = len(world.employees) / seconds
+    for number, index in enumerate(world.employees):
+        delay = origin + number / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(index)))
+    await asyncio.gather(*tasks)
+    return started
+
+
+async def reminder_run(world: Monday, at: str) -> tuple[float, float, int]:
+    """`timebot reminders send --at`: (its start, s since the epoch; its wall time, s; how many
+    it queued)."""
+    started, clock = time.time(), time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        *timebot_command("reminders", "send", "--org", world.org_id, "--at", at),
+        env=world.env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await process.communicate()
+    wall = time.perf_counter() - clock
+    if process.returncode:
+        raise RuntimeError(f"timebot reminders send: {err.decode()[-2000:]}")
+    said = out.decode().strip().splitlines()[-1]  # "queued N reminder(s) and digest(s)"
+    return started, wall, int(said.split()[1])
+
+
+def replies(world: Monday, reviews: list[Arrival], first: int) -> list[tuple[Mail, str]]:
+    """The approvers' replies to `reviews` (their mails as received), with the Message-ID of
+    each (which its receipt's In-Reply-To names); every fifth a rejection."""
+    made = []
+    for offset, (review, style) in enumerate(zip(reviews, styles(len(reviews)), strict=True)):
+        index = first + offset
+        approver = parseaddr(str(review.headers["To"]))[1]
+        token = parseaddr(str(review.headers["Reply-To"]))[1].split("@")[0].split("+", 1)[1]
+        mail = signed_reply(world.key, approver, token, review.header("Message-ID"),
+                            review=review.path.read_bytes(), style=style,
+                            decision="reject" if index % 5 == 4 else "approve", index=index,
+                            sender_name=approver.split("@")[0].upper(), domain=PEOPLE_DOMAIN)
+        made.append((mail, reply_message_id(mail[1])))
+    return made
+
+
+class SlackLoad:
+    """The slash commands' sender, a process of its own (spawned once, warmed before any
+    timing)."""
+
+    def __init__(self) -> None:
+        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+
+    async def warm(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(self.pool, _ready)
+
+    async def commands(self, world: Monday, users: list[int], rate: float, seconds: float
+                       ) -> list[Ack]:
+        url = f"{world.base}/slack/events"
+        acks: list[Ack] = await asyncio.get_running_loop().run_in_executor(
+            self.pool, _commands_sync, url, world.fake.port,
+            [slack_user(n) for n in users], rate, seconds)
+        return acks
+
+    def close(self) -> None:
+        self.pool.shutdown()
+
+
+def _ready() -> bool:
+    return True
+
+
+def _commands_sync(url: str, fake_port: int, users: list[str], rate: float, seconds: float
+                   ) -> list[Ack]:
+    return asyncio.run(_commands(url, FakeSlack(fake_port), users, rate, seconds))
+
+
+async def _commands(url: str, fake: FakeSlack, users: list[str], rate: float, seconds: float
+                    ) -> list[Ack]:
+    """Open loop: `/timesheet status` of the next user every 1/rate s for `seconds`."""
+    acks: list[Ack] = []
+    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=200)) as http:
+        slack = SlackRequests(http, url, SIGNING_SECRET, fake)
+
+        async def one(user: str) -> None:
+            sent, clock = time.time(), time.perf_counter()
+            try:
+                status = (await slack.command("/timesheet", "status", user=user)).status_code
+            except httpx.HTTPError:
+                status = 0
+            acks.append((sent, (time.perf_counter() - clock) * 1000, status))
+
+        tasks = []
+        origin = time.perf_counter()
+        for number in range(int(seconds * rate)):
+            delay = origin + number / rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            tasks.append(asyncio.create_task(one(users[number % len(users)])))
+        await asyncio.gather(*tasks)
+    return acks
