@@ -78,6 +78,10 @@ class LoadGenerator:
     async def _call(self, function: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
 
+    async def call(self, function: Any, *args: Any) -> Any:
+        """`function(*args)` (picklable, module-level) in the load's process."""
+        return await self._call(function, *args)
+
     async def warm(self) -> None:
         await self._call(_ready)
 

@@ -42,7 +42,14 @@ from bench.busy import busy_machine
 from bench.common import Figure, median, note
 from bench.mail_load import LoadGenerator, Mail
 from bench.mail_world import fresh_databases
-from bench.monday_load import Ack, SlackLoad, reminder_run, replies, submissions
+from bench.monday_load import (
+    Ack,
+    SlackLoad,
+    reminder_run,
+    replies,
+    send_replies,
+    submissions,
+)
 from bench.monday_world import WEEKS, Monday
 from bench.slack_ack import percentile
 
@@ -64,6 +71,7 @@ class Paths:
     receipts_ms: list[float] = field(default_factory=list)
     receipts_lost: int = 0
     receipts_doubled: int = 0
+    replies_deferred: int = 0  # answered 4xx at least once (sent again, as an MTA would)
     acks: list[Ack] = field(default_factory=list)
     fanout_s: float = 0.0
     first_review_s: float = 0.0
@@ -75,6 +83,7 @@ class Paths:
     reminder_wall_s: float = 0.0
     reminders: tuple[int, int] = (0, 0)  # (queued, arrived)
     slack_origin: float = 0.0  # time.monotonic() at the first submission
+    submissions_refused: list[str] = field(default_factory=list)  # what each was answered
 
     async def count_slack(self, world: Monday) -> None:
         posts = await world.slack_posts_since(self.slack_origin)
@@ -99,7 +108,8 @@ async def _fanout(world: Monday, week: int, paths: Paths) -> list[str]:
     """The employees' timesheets of `week` submitted; their review mails awaited and timed.
     The submit ids."""
     paths.slack_origin = time.monotonic()
-    started = await submissions(world, week, float(_setting("SUBMIT_SECONDS", "60")))
+    started, paths.submissions_refused = await submissions(
+        world, week, float(_setting("SUBMIT_SECONDS", "60")))
     reviews = world.arrivals.reviews
     await _until(world, lambda: all(event in reviews for event in started), "review mails")
     arrived = {event: reviews[event] for event in started if event in reviews}
@@ -128,11 +138,13 @@ async def _replies(world: Monday, load: LoadGenerator, mails: list[tuple[Mail, s
     if not mails:
         return
     message_ids = {mail[0]: message_id for mail, message_id in mails}
-    sent = await load.send_at_rate(world.smtp_port, [mail for mail, _ in mails], int(rate))
+    sent: dict[str, tuple[float, int]] = await load.call(
+        send_replies, world.smtp_port, [mail for mail, _ in mails], rate)
+    paths.replies_deferred = sum(refusals > 0 for _start, refusals in sent.values())
     receipts = world.arrivals.receipts
     await _until(world, lambda: all(message_ids[rcpt] in receipts for rcpt in sent),
                  "receipts")
-    for rcpt, (start, _transaction) in sent.items():
+    for rcpt, (start, _refusals) in sent.items():
         found = receipts.get(message_ids[rcpt], [])
         paths.receipts_lost += not found
         paths.receipts_doubled += len(found) > 1
@@ -196,13 +208,17 @@ def _report(alone: Paths, mixed: Paths) -> list[Figure]:
     for name, paths in (("alone", alone), ("mixed", mixed)):
         refused = sum(status != 200 for _sent, _ms_, status in paths.acks)
         note(f"# {name}: receipts {len(paths.receipts_ms)}, lost {paths.receipts_lost}, "
-             f"doubled {paths.receipts_doubled}; review mails lost {paths.reviews_lost}, "
+             f"doubled {paths.receipts_doubled}; replies answered 4xx and sent again "
+             f"{paths.replies_deferred}; review mails lost {paths.reviews_lost}, "
              f"doubled {paths.reviews_doubled}; slash commands {len(paths.acks)}, acks over "
              f"3 s {sum(ms > SLACK_LIMIT_MS for ms in _ms(paths.acks))}, not 200 {refused}; "
              f"reminders queued {paths.reminders[0]}, arrived {paths.reminders[1]} (the "
              f"command took {paths.reminder_wall_s:.1f} s); review mail latency p50 "
              f"{paths.review_p50_s:.1f} s; Slack messages posted from the first submission "
-             f"{paths.slack_posts[0]}, the last after {paths.slack_posts[1]:.1f} s")
+             f"{paths.slack_posts[0]}, the last after {paths.slack_posts[1]:.1f} s; "
+             f"submissions refused {len(paths.submissions_refused)}")
+        for answer in sorted(set(paths.submissions_refused))[:3]:
+            note(f"#   a submission refused: {answer}")
     receipts = (mixed.receipts_ms or [0.0], alone.receipts_ms or [0.0])
     acks = (_ms(mixed.acks), _ms(alone.acks))
     return [
@@ -218,7 +234,8 @@ def _report(alone: Paths, mixed: Paths) -> list[Figure]:
     ]
 
 
-async def _measure(names: set[str]) -> list[Figure]:
+async def measure() -> tuple[list[Figure], Paths, Paths]:
+    """Every figure, and what the phases alone and mixed measured."""
     database = _setting("DB", "sqlite")
     if database not in ("sqlite", "postgresql"):
         raise ValueError(f"BENCH_MONDAY_DB must be sqlite or postgresql, not {database!r}")
@@ -242,11 +259,12 @@ async def _measure(names: set[str]) -> list[Figure]:
         load.close()
         slack.close()
     note(f"monday: {time.perf_counter() - started:.0f} s in all")
-    return [figure for figure in _report(alone, mixed) if figure.name in names]
+    return _report(alone, mixed), alone, mixed
 
 
 def run(names: set[str]) -> list[Figure]:
     import uvloop
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(_measure(names))
+        figures, _alone, _mixed = runner.run(measure())
+    return [figure for figure in figures if figure.name in names]

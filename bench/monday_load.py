@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from email.utils import parseaddr
 
+import aiosmtplib
 import httpx
 
 from bench.mail_load import Mail, signed_reply
@@ -36,15 +37,22 @@ WEEK_MS = 7 * 86_400_000
 Ack = tuple[float, float, int]  # (sent, s since the epoch; answered after, ms; HTTP status)
 
 
-async def submissions(world: Monday, week: int, seconds: float) -> dict[str, float]:
+async def submissions(world: Monday, week: int, seconds: float
+                      ) -> tuple[dict[str, float], list[str]]:
     """Every employee's timesheet of the week starting `week`, the submissions started evenly
-    over `seconds`: {submit id: when its request started (s since the epoch)}."""
+    over `seconds`: ({submit id: when its request started (s since the epoch)}, what each
+    refused submission was answered)."""
     started: dict[str, float] = {}
+    refused: list[str] = []
 
     async def one(index: int) -> None:
         at = time.time()
-        data = await world.gql(SUBMIT, {"p": world.ids[world.email(index)], "s": week,
-                                        "e": week + WEEK_MS})
+        try:
+            data = await world.gql(SUBMIT, {"p": world.ids[world.email(index)], "s": week,
+                                            "e": week + WEEK_MS})
+        except (RuntimeError, httpx.HTTPError, ValueError) as error:  # ValueError: not JSON
+            refused.append(f"{type(error).__name__}: {str(error)[:200]}")
+            return
         event = data["submitTimesheet"]
         if event["status"] != "s":
             raise RuntimeError(f"a submitted timesheet is {event['status']!r}, not waiting")
@@ -59,7 +67,7 @@ async def submissions(world: Monday, week: int, seconds: float) -> dict[str, flo
             await asyncio.sleep(delay)
         tasks.append(asyncio.create_task(one(index)))
     await asyncio.gather(*tasks)
-    return started
+    return started, refused
 
 
 async def reminder_run(world: Monday, at: str) -> tuple[float, float, int]:
@@ -91,6 +99,48 @@ def replies(world: Monday, reviews: list[Arrival], first: int) -> list[tuple[Mai
                             sender_name=approver.split("@")[0].upper(), domain=PEOPLE_DOMAIN)
         made.append((mail, reply_message_id(mail[1])))
     return made
+
+
+RETRY_S = 5.0  # a sending MTA's retry after a 4xx, much shortened
+
+
+def send_replies(port: int, mails: list[Mail], rate: float
+                 ) -> dict[str, tuple[float, int]]:
+    """In the load's process (LoadGenerator.call): one connection per reply, started every
+    1/rate s, each tried again RETRY_S after a temporary refusal (4xx, as a sending MTA
+    would) until accepted; {rcpt: (when its first attempt started, s since the epoch; the
+    temporary refusals it met)}."""
+    return asyncio.run(_send_replies(port, mails, rate))
+
+
+async def _send_replies(port: int, mails: list[Mail], rate: float
+                        ) -> dict[str, tuple[float, int]]:
+    sent: dict[str, tuple[float, int]] = {}
+
+    async def one(rcpt: str, raw: bytes) -> None:
+        started, refusals = time.time(), 0
+        while True:
+            try:
+                await aiosmtplib.send(raw, sender=f"bounces@{PEOPLE_DOMAIN}",
+                                      recipients=[rcpt], hostname="127.0.0.1", port=port,
+                                      start_tls=False, timeout=120)
+                break
+            except aiosmtplib.SMTPResponseException as error:
+                if not 400 <= error.code < 500:
+                    raise
+                refusals += 1
+                await asyncio.sleep(RETRY_S)
+        sent[rcpt] = (started, refusals)
+
+    tasks = []
+    origin = time.perf_counter()
+    for number, (rcpt, raw) in enumerate(mails):
+        delay = origin + number / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(rcpt, raw)))
+    await asyncio.gather(*tasks)
+    return sent
 
 
 class SlackLoad:

@@ -146,8 +146,10 @@ class Monday:
         response = await self.http.post(f"{self.base}/graphql",
                                         json={"query": query, "variables": variables},
                                         headers={"apikey": self.admin_key})
+        if response.status_code != 200:
+            raise RuntimeError(f"HTTP {response.status_code}: {response.text[:2000]}")
         body = response.json()
-        if response.status_code != 200 or body.get("errors") or body.get("permissionsErrors"):
+        if body.get("errors") or body.get("permissionsErrors"):
             raise RuntimeError(f"HTTP {response.status_code}: {str(body)[:2000]}")
         return body["data"]
 
