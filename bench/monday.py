@@ -34,6 +34,7 @@ import asyncio
 import os
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,7 +82,8 @@ class Paths:
     reviews_doubled: int = 0
     reminder_s: float = 0.0
     reminder_wall_s: float = 0.0
-    reminders: tuple[int, int] = (0, 0)  # (queued, arrived)
+    reminders: tuple[int, int, int] = (0, 0, 0)  # (queued, arrived, people reminded twice)
+    reminders_from: int = 0  # the relay's count of reminders before the run
     slack_origin: float = 0.0  # time.monotonic() at the first submission
     submissions_refused: list[str] = field(default_factory=list)  # what each was answered
 
@@ -125,12 +127,25 @@ async def _fanout(world: Monday, week: int, paths: Paths) -> list[str]:
 
 
 async def _reminders(world: Monday, at: str, paths: Paths) -> None:
-    before = len(world.arrivals.reminders)
+    before = paths.reminders_from = len(world.arrivals.reminders)
     started, paths.reminder_wall_s, queued = await reminder_run(world, at)
     await _until(world, lambda: len(world.arrivals.reminders) - before >= queued, "reminders")
     mails = world.arrivals.reminders[before:]
-    paths.reminders = (queued, len(mails))
+    paths.reminders = (queued, len(mails), 0)
     paths.reminder_s = max((mail.at for mail in mails), default=started) - started
+
+
+def _count_reminders(world: Monday, paths: Paths) -> None:
+    """Once what the run set off has settled: the reminders that arrived, and how many people
+    got more than one."""
+    world.arrivals.refresh()
+    mails = world.arrivals.reminders[paths.reminders_from:]
+    people = Counter(mail.header("To").lower() for mail in mails)
+    paths.reminders = (paths.reminders[0], len(mails),
+                       sum(count > 1 for count in people.values()))
+    for mail in [mail for mail in mails if people[mail.header("To").lower()] > 1][:6]:
+        note(f"#   reminded more than once: {mail.header('To')} {mail.at:.2f} "
+             f"{mail.headers.get('Subject')} {mail.header('Message-ID')}")
 
 
 async def _replies(world: Monday, load: LoadGenerator, mails: list[tuple[Mail, str]],
@@ -173,6 +188,7 @@ async def _phases(world: Monday, load: LoadGenerator, slack: SlackLoad
     with busy_machine():
         await _reminders(world, REMINDERS_AT["alone"], alone)
     await world.settle("the reminder run alone")
+    _count_reminders(world, alone)
     reviews = [world.arrivals.reviews[event][0] for event in submitted
                if event in world.arrivals.reviews]
     counts = (min(len(reviews), int(rate * alone_s)), int(rate * window))
@@ -196,6 +212,7 @@ async def _phases(world: Monday, load: LoadGenerator, slack: SlackLoad
             _commands(world, slack, rate, window, mixed),
         )
     await world.settle("the mixed load")
+    _count_reminders(world, mixed)
     await mixed.count_slack(world)
     return alone, mixed
 
@@ -212,7 +229,8 @@ def _report(alone: Paths, mixed: Paths) -> list[Figure]:
              f"{paths.replies_deferred}; review mails lost {paths.reviews_lost}, "
              f"doubled {paths.reviews_doubled}; slash commands {len(paths.acks)}, acks over "
              f"3 s {sum(ms > SLACK_LIMIT_MS for ms in _ms(paths.acks))}, not 200 {refused}; "
-             f"reminders queued {paths.reminders[0]}, arrived {paths.reminders[1]} (the "
+             f"reminders queued {paths.reminders[0]}, arrived {paths.reminders[1]}, people "
+             f"reminded more than once {paths.reminders[2]} (the "
              f"command took {paths.reminder_wall_s:.1f} s); review mail latency p50 "
              f"{paths.review_p50_s:.1f} s; Slack messages posted from the first submission "
              f"{paths.slack_posts[0]}, the last after {paths.slack_posts[1]:.1f} s; "
