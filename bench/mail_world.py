@@ -8,8 +8,9 @@ postgresql://postgres@127.0.0.1:5432/postgres) and stops it.
 BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it;
 BENCH_PROFILE_REPLIES one for a cProfile of its main thread during the throughput run's replies
 alone (one worker; started and written on SIGUSR1 and SIGUSR2), for diagnosis.
-BENCH_DIAGNOSE=tasks|statements (report to BENCH_DIAGNOSE_OUT, default diagnosis.txt) the same
-phase's CPU by asyncio task, or SQLite's work by statement (bench.diagnose).
+BENCH_DIAGNOSE=tasks|statements|compiles (report to BENCH_DIAGNOSE_OUT, default diagnosis.txt)
+the same phase's CPU by asyncio task, SQLite's work by statement, or the statements SQLAlchemy
+compiled anew (bench.diagnose).
 """
 
 from __future__ import annotations
