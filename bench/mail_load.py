@@ -18,6 +18,7 @@ import dkim
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from bench.common import at_rate
 from bench.reply_mail import GMAIL, realistic_reply
 from timebot.tokens import reply_address
 
@@ -147,12 +148,5 @@ async def _send_at_rate(port: int, mails: list[Mail], rate: int
                               hostname="127.0.0.1", port=port, start_tls=False, timeout=60)
         started_at[rcpt] = (started, time.perf_counter() - clock)
 
-    tasks = []
-    begin = time.perf_counter()
-    for index, (rcpt, raw) in enumerate(mails):
-        delay = begin + index / rate - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(rcpt, raw)))
-    await asyncio.gather(*tasks)
+    await at_rate(len(mails), rate, lambda index: one(*mails[index]))
     return started_at

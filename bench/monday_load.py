@@ -22,6 +22,7 @@ from email.utils import parseaddr
 import aiosmtplib
 import httpx
 
+from bench.common import at_rate
 from bench.mail_load import Mail, signed_reply
 from bench.monday_sink import Arrival
 from bench.monday_world import PEOPLE_DOMAIN, SIGNING_SECRET, Monday, slack_user
@@ -58,15 +59,9 @@ async def submissions(world: Monday, week: int, seconds: float
             raise RuntimeError(f"a submitted timesheet is {event['status']!r}, not waiting")
         started[str(event["submitId"] or event["id"])] = at
 
-    tasks = []
-    origin = time.perf_counter()
-    rate = len(world.employees) / seconds
-    for number, index in enumerate(world.employees):
-        delay = origin + number / rate - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(index)))
-    await asyncio.gather(*tasks)
+    employees = world.employees
+    await at_rate(len(employees), len(employees) / seconds,
+                  lambda number: one(employees[number]))
     return started, refused
 
 
@@ -132,14 +127,7 @@ async def _send_replies(port: int, mails: list[Mail], rate: float
                 await asyncio.sleep(RETRY_S)
         sent[rcpt] = (started, refusals)
 
-    tasks = []
-    origin = time.perf_counter()
-    for number, (rcpt, raw) in enumerate(mails):
-        delay = origin + number / rate - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(rcpt, raw)))
-    await asyncio.gather(*tasks)
+    await at_rate(len(mails), rate, lambda number: one(*mails[number]))
     return sent
 
 
@@ -189,12 +177,5 @@ async def _commands(url: str, fake: FakeSlack, users: list[str], rate: float, se
                 status = 0
             acks.append((sent, (time.perf_counter() - clock) * 1000, status))
 
-        tasks = []
-        origin = time.perf_counter()
-        for number in range(int(seconds * rate)):
-            delay = origin + number / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(users[number % len(users)])))
-        await asyncio.gather(*tasks)
+        await at_rate(int(seconds * rate), rate, lambda number: one(users[number % len(users)]))
     return acks
