@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import statistics
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -48,3 +50,16 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+async def at_rate(count: int, rate: float, one: Callable[[int], Awaitable[None]]) -> None:
+    """Open loop: `one(n)` started for n = 0 … count-1, one every 1/rate s whatever the earlier
+    ones take, all awaited."""
+    tasks = []
+    origin = time.perf_counter()
+    for number in range(count):
+        delay = origin + number / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.ensure_future(one(number)))
+    await asyncio.gather(*tasks)

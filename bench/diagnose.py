@@ -1,5 +1,5 @@
 """Where a live `timebot serve` spends a bench phase, for diagnosis: installed in the served
-process (bench.mail_world, BENCH_DIAGNOSE=tasks|statements, report to BENCH_DIAGNOSE_OUT),
+process (bench.mail_world, BENCH_DIAGNOSE=tasks|statements|compiles, report to BENCH_DIAGNOSE_OUT),
 started on SIGUSR1 and written on SIGUSR2 (the throughput run's replies, as
 BENCH_PROFILE_REPLIES).
 
@@ -9,6 +9,8 @@ BENCH_PROFILE_REPLIES).
 - statements: SQLite's work by statement — runs, virtual machine steps (a scan shows as
   thousands) and re-preparations (a statement SQLite prepares again at every run: see
   plumbing.sql_constants), from every connection the process opened.
+- compiles: the statements SQLAlchemy compiled anew at a run (a miss of its compiled cache,
+  or a statement without a cache key) instead of taking them from its cache.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class _Statements:
             opened(connection, raw, path, timeout)
             self._watch(connection, raw, path.rsplit("/", 1)[-1])
 
-        inloop.Connection.__init__ = watched  # type: ignore[method-assign]
+        inloop.Connection.__init__ = watched  # type: ignore[method-assign,assignment]
 
     def _watch(self, connection: Any, raw: Any, database: str) -> None:
         self.connections.add(connection)
@@ -132,8 +134,48 @@ class _Statements:
         return "\n".join(lines)
 
 
+class _Compiles:
+    """SQLAlchemy statements compiled anew at a run (its compiled cache missed, or the
+    statement has no cache key) rather than taken from the cache, by statement."""
+
+    def __init__(self) -> None:
+        from sqlalchemy import event
+        from sqlalchemy.engine import Engine
+        from sqlalchemy.engine.default import CACHE_HIT
+
+        self.on = False
+        self.runs: collections.Counter[str] = collections.Counter()
+        self.compiled: collections.Counter[str] = collections.Counter()
+
+        def executed(_connection: Any, _cursor: Any, statement: str, _parameters: Any,
+                     context: Any, _many: bool) -> None:
+            if not self.on:
+                return
+            text = " ".join(statement.split())[:200]
+            self.runs[text] += 1
+            status = getattr(context, "cache_hit", None)
+            if status is not None and status is not CACHE_HIT:
+                self.compiled[f"{status!s:.30} | {text}"] += 1
+
+        event.listen(Engine, "after_cursor_execute", executed)
+
+    def start(self) -> None:
+        self.runs.clear()
+        self.compiled.clear()
+        self.on = True
+
+    def report(self) -> str:
+        self.on = False
+        lines = [f"{sum(self.runs.values())} statements run, "
+                 f"{sum(self.compiled.values())} compiled anew", "",
+                 "compiled anew   cache status | statement"]
+        lines += [f"{n:6d}   {k}" for k, n in self.compiled.most_common(30)]
+        return "\n".join(lines)
+
+
 def install(kind: str, path: str) -> None:
     """Start on SIGUSR1, write the report to `path` on SIGUSR2."""
-    diagnosis: _Tasks | _Statements = _Tasks() if kind == "tasks" else _Statements()
+    diagnosis: _Tasks | _Statements | _Compiles = (
+        _Tasks() if kind == "tasks" else _Compiles() if kind == "compiles" else _Statements())
     signal.signal(signal.SIGUSR1, lambda *_: diagnosis.start())
     signal.signal(signal.SIGUSR2, lambda *_: Path(path).write_text(diagnosis.report() + "\n"))

@@ -60,14 +60,22 @@ def api_key_for(secret: str, person: str) -> str:
 
 
 def reply_words(message: email.message.Message) -> str:
-    """The reply's first text part, without quoted lines: kept as a Journal message."""
+    """The reply's own words, kept as a Journal message: its first text part (decoded) up to
+    the signature ("-- "), the quote's attribution ("On … wrote:") or Outlook's rule above the
+    quoted headers, without quoted (`>`) lines."""
     for part in message.walk():
         if part.get_content_type() == "text/plain":
             payload = part.get_payload(decode=True)
             text = payload.decode(part.get_content_charset() or "utf-8", "replace") \
                 if isinstance(payload, bytes) else ""
-            return "\n".join(line for line in text.splitlines()
-                             if not line.startswith(">")).strip()
+            words = []
+            for line in text.splitlines():
+                if line.rstrip() == "--" or line.startswith("____") or (
+                        line.startswith("On ") and line.rstrip().endswith("wrote:")):
+                    break
+                if not line.startswith(">"):
+                    words.append(line)
+            return "\n".join(words).strip()
     return ""
 
 

@@ -9,12 +9,8 @@ import base64
 import multiprocessing
 import socket
 import time
-import uuid
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from email.message import EmailMessage
-from email.policy import SMTP
-from email.utils import formatdate
 from typing import Any
 
 import aiosmtplib
@@ -22,6 +18,8 @@ import dkim
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from bench.common import at_rate
+from bench.reply_mail import GMAIL, realistic_reply
 from timebot.tokens import reply_address
 
 DOMAIN = "timebot.localhost"
@@ -54,21 +52,15 @@ def new_key() -> Key:
     return Key(private, line)
 
 
-def signed_reply(key: Key, sender: str, token: str, in_reply_to: str | None = None) -> Mail:
-    message = EmailMessage()
-    message["From"] = f"Mia <{sender}>"
-    message["To"] = reply_address(token, DOMAIN)
-    message["Subject"] = "Re: Timesheet of Bob"
-    message["Date"] = formatdate()
-    message["Message-ID"] = f"<{uuid.uuid4().hex}@{SENDER_DOMAIN}>"
-    if in_reply_to is not None:
-        message["In-Reply-To"] = in_reply_to
-        message["References"] = in_reply_to
-    message.set_content(
-        "Approved, thanks!\n\nOn Mon, 9 Mar 2026 at 09:00, timebot wrote:\n> Reply approve.\n"
-    )
-    raw = message.as_bytes(policy=SMTP)
-    signature = dkim.sign(raw, b"s1", SENDER_DOMAIN.encode(), key.private_pem,
+def signed_reply(key: Key, sender: str, token: str, in_reply_to: str | None = None, *,
+                 review: bytes | None = None, style: str = GMAIL, decision: str = "approve",
+                 index: int = 0, sender_name: str = "Mia", domain: str = SENDER_DOMAIN) -> Mail:
+    """The reply as a mail client writes it (bench.reply_mail: the decision, a comment, a
+    signature, the review quoted), DKIM-signed with `key` for `domain`."""
+    raw = realistic_reply(sender_name=sender_name, sender=sender,
+                          to=reply_address(token, DOMAIN), in_reply_to=in_reply_to,
+                          review=review, decision=decision, style=style, index=index)
+    signature = dkim.sign(raw, b"s1", domain.encode(), key.private_pem,
                           include_headers=[b"from", b"to", b"subject", b"message-id", b"date"])
     return reply_address(token, DOMAIN), bytes(signature) + raw
 
@@ -86,6 +78,10 @@ class LoadGenerator:
 
     async def _call(self, function: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
+
+    async def call(self, function: Any, *args: Any) -> Any:
+        """`function(*args)` (picklable, module-level) in the load's process."""
+        return await self._call(function, *args)
 
     async def warm(self) -> None:
         await self._call(_ready)
@@ -152,12 +148,5 @@ async def _send_at_rate(port: int, mails: list[Mail], rate: int
                               hostname="127.0.0.1", port=port, start_tls=False, timeout=60)
         started_at[rcpt] = (started, time.perf_counter() - clock)
 
-    tasks = []
-    begin = time.perf_counter()
-    for index, (rcpt, raw) in enumerate(mails):
-        delay = begin + index / rate - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        tasks.append(asyncio.create_task(one(rcpt, raw)))
-    await asyncio.gather(*tasks)
+    await at_rate(len(mails), rate, lambda index: one(*mails[index]))
     return started_at

@@ -8,8 +8,9 @@ postgresql://postgres@127.0.0.1:5432/postgres) and stops it.
 BENCH_LOG names a file to keep timebot's log in; BENCH_PROFILE one for a cProfile of it;
 BENCH_PROFILE_REPLIES one for a cProfile of its main thread during the throughput run's replies
 alone (one worker; started and written on SIGUSR1 and SIGUSR2), for diagnosis.
-BENCH_DIAGNOSE=tasks|statements (report to BENCH_DIAGNOSE_OUT, default diagnosis.txt) the same
-phase's CPU by asyncio task, or SQLite's work by statement (bench.diagnose).
+BENCH_DIAGNOSE=tasks|statements|compiles (report to BENCH_DIAGNOSE_OUT, default diagnosis.txt)
+the same phase's CPU by asyncio task, SQLite's work by statement, or the statements SQLAlchemy
+compiled anew (bench.diagnose).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from sqlalchemy import func, select
 
 from bench.common import note
 from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
+from bench.reply_mail import styles
 from bench.serve import cpu_seconds, kill_tree, serve_command, until_ready
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import create_engine, session_factory, unit_of_work
@@ -229,24 +231,27 @@ class TimebotProcess:
         return events
 
     async def replies(self, events: list[str]) -> list[Mail]:
-        """Mia's reply to each event's review request, as her mail client writes it: to its
-        Reply-To (the token of its Message-ID), In-Reply-To its Message-ID. (The setup must
-        have settled: the review requests are in the outbox.)"""
+        """Mia's reply to each event's review request, as her mail client writes it
+        (bench.reply_mail: a comment, a signature, the review quoted; Gmail's and Outlook's
+        in turn unless BENCH_REPLY_STYLE says otherwise): to its Reply-To (the token of its
+        Message-ID), In-Reply-To its Message-ID. (The setup must have settled: the review
+        requests are in the outbox.)"""
         keys = {review_dedupe_key(event, 0, self.mia_id): event for event in events}
         async with session_factory(self.state_engine)() as session:
-            found = dict((await session.execute(
-                select(OutboxMessage.dedupe_key, OutboxMessage.message_id)
-                .where(OutboxMessage.dedupe_key.in_(list(keys))))).tuples().all())
+            found = {key: (message_id, raw) for key, message_id, raw in (await session.execute(
+                select(OutboxMessage.dedupe_key, OutboxMessage.message_id, OutboxMessage.raw)
+                .where(OutboxMessage.dedupe_key.in_(list(keys))))).tuples().all()}
         missing = [keys[key] for key in keys if not found.get(key)]
         if missing:
             raise RuntimeError(f"no review request for {len(missing)} of the timesheets")
         mails = []
         hinted = 0
-        for key in keys:
-            review_id = str(found[key])
+        for index, (key, style) in enumerate(zip(keys, styles(len(keys)), strict=True)):
+            review_id, review = str(found[key][0]), bytes(found[key][1])
             token = review_id.strip("<>").split(".", 1)[0]
             hinted += period_hint([("In-Reply-To", review_id)], token, DOMAIN) is not None
-            mails.append(signed_reply(self.key, self.mia_email, token, in_reply_to=review_id))
+            mails.append(signed_reply(self.key, self.mia_email, token, in_reply_to=review_id,
+                                      review=review, style=style, index=index))
         note(f"replies to {len(mails)} review mails, {hinted} of them with the period hint")
         return mails
 
@@ -275,7 +280,7 @@ class TimebotProcess:
         found = {}
         for raw, sent_ms in rows:
             reply_to = "".join(str(email.message_from_bytes(raw)["Reply-To"] or "").split())
-            found[reply_to] = sent_ms / 1000
+            found[reply_to] = (sent_ms or 0) / 1000
         return found
 
     def profile(self, on: bool) -> None:
@@ -326,11 +331,14 @@ async def _pg(statement: str) -> None:
 
 
 @asynccontextmanager
-async def fresh_databases() -> AsyncIterator[dict[str, str]]:
+async def fresh_databases(postgresql: bool | None = None) -> AsyncIterator[dict[str, str]]:
     """timebot's database variables: two new PostgreSQL databases (dropped after) when
-    BENCH_MAIL_DATABASE=postgresql, else none (SQLite files in the data directory)."""
+    `postgresql` (by default: BENCH_MAIL_DATABASE=postgresql), else none (SQLite files in the
+    data directory)."""
     databases: dict[str, str] = {}
-    if os.environ.get("BENCH_MAIL_DATABASE") != "postgresql":
+    if postgresql is None:
+        postgresql = os.environ.get("BENCH_MAIL_DATABASE") == "postgresql"
+    if not postgresql:
         yield databases
         return
     base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
