@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.rules.access import AccessDefaults, AccessItem, ItemKind, has_access
+from service.access.rules import AccessDefaults, AccessItem, ItemKind, has_access
 
 ERIN = "erin"
 # Erin carries "backend"; its ancestor is "engineering" (the rule gets both).

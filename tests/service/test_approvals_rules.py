@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as s
 
 from plumbing import periods
-from service.approvals import changes as ch
-from service.approvals import stages as st
-from service.approvals.autosubmit import auto_submit_due, due_periods
-from service.approvals.edit_rights import EditCheck, decide
-from service.approvals.reminders import reminder_due
-from service.period_rules import PeriodSettings
-from service.settings_cascade import Resolved
+from service.organisation.settings_cascade import Resolved
+from service.timesheets import changes as ch
+from service.timesheets import stages as st
+from service.timesheets.autosubmit import auto_submit_due, due_periods
+from service.timesheets.edit_rights import EditCheck, decide
+from service.timesheets.period_rules import PeriodSettings
+from service.timesheets.reminders import reminder_due
 
 DAY = 86_400_000
 

@@ -59,7 +59,7 @@ async def test_the_webhook_event_of_an_approval_names_the_owner_and_awaits_no_on
 ) -> None:
     """An active webhook (and an inactive one, and one subscribed to something else): the
     approval adds one statement, the delivery's INSERT, and its event is as before."""
-    from service.models.approval import WebhookDelivery
+    from service.timesheets.models import WebhookDelivery
 
     for name, events, active in (("all", ["*"], True), ("off", ["*"], False),
                                  ("other", ["journalMessage"], True)):

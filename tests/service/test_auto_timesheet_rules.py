@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from service.rules import schedules
-from service.rules.auto_timesheet import (
+from service.plannings import schedule_rules as schedules
+from service.timesheets.auto_timesheet_rules import (
     AutoRule,
     StatusChange,
     Suggestion,

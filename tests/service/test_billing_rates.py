@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import func, select
 
 from plumbing.db import unit_of_work
-from service.models.budget import Budget
-from service.models.rates import Rate
+from service.budgets.models import Budget
+from service.rates.models import Rate
 from tests.support import Member, Org
 
 JAN = 1767225600000  # 2026-01-01T00:00Z

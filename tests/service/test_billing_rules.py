@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from service.rules.rate_amounts import PricedEntry, fee_window, summarise
-from service.rules.rates import (
+from service.rates.rate_amounts import PricedEntry, fee_window, summarise
+from service.rates.rules import (
     ORGANISATIONS,
     PERSONS,
     PROJECTS,
@@ -20,7 +20,7 @@ from service.rules.rates import (
     SplitRow,
     resolve,
 )
-from service.rules.report_period import report_days
+from service.reports.period_rules import report_days
 
 D0 = date(2026, 1, 1)
 D1 = date(2026, 3, 1)

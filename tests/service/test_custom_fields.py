@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import select
 
 from plumbing.db import unit_of_work
-from service.custom_fields_registry import TYPES
-from service.custom_fields_sdl import option_mutation, value_mutation
+from service.custom_fields.registry import TYPES
+from service.custom_fields.sdl import option_mutation, value_mutation
 from service.models import AuditTrail
 from tests.service.custom_fields_support import (
     DAY_MS,

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from service.custom_fields_registry import (
+from service.custom_fields.registry import (
     BY_NAME,
     OptionBroken,
     check_value,
     edit_allowed_values,
     edit_option,
 )
-from service.rules.custom_field_visibility import Target, edit_category, initial, shows_on, switch
+from service.custom_fields.visibility_rules import Target, edit_category, initial, shows_on, switch
 
 TEXT, NUMBER = BY_NAME["text"], BY_NAME["number"]
 

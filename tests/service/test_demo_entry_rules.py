@@ -10,7 +10,7 @@ from sqlalchemy import select
 from plumbing.db import unit_of_work
 from service.demo import find_demo_organisation, seed_demo
 from service.models import Person
-from service.provisioning import ensure_api_key
+from service.organisation.provisioning import ensure_api_key
 from tests.support import GQL, HOUR_MS, LiveServer
 
 

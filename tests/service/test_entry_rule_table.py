@@ -1,4 +1,5 @@
-"""The entry rules of issue #24 that the rule table (service/rules/entry.py) added, through
+"""The entry rules of issue #24 that the rule table (service/time_records/entry_rules.py) added,
+through
 POST /graphql and the legacy interface, as the right and the wrong role: `lockDate` spares
 only an admin (adding, editing, deleting, legacy entries; a submission records nothing),
 `timeRecordOnWorkingDayOnly` (the schedules of part 3), `enableStartEndTime` /

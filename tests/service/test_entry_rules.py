@@ -1,4 +1,5 @@
-"""The entry rules of the time settings (service/entry_settings.py) through POST /graphql:
+"""The entry rules of the time settings (service/time_records/entry_settings.py) through POST
+/graphql:
 `noFutureTimeRecord`, `minimumTimeEntry`, `timeEntryUnit`, `allowTimeOffRecord` and
 `absenceMaxOneDay`, set at the organisation's and at the person's level, on addTimeRecord,
 the edits of start, end, duration and absence, and cloneTimeRecords. Each refusal names the

@@ -19,8 +19,8 @@ from sqlalchemy import select, update
 
 from plumbing.db import unit_of_work
 from service.legacy.limits import DAILY_BYTES, DAILY_REQUESTS, utc_day
+from service.legacy.models import LegacyUsage
 from service.models import Organisation
-from service.models.legacy import LegacyUsage
 from tests.support import DAY_MS, HOUR_MS, Member, Org, start_live_server, stop_live_server
 
 INVALID = "Invalid service request"

@@ -16,7 +16,7 @@ from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.execution import _mutation_resolver
 from service.models import AuditTrail
-from service.models.approval import JournalMessage
+from service.timesheets.models import JournalMessage
 from tests.support import LiveServer, Org
 
 REFUSED = 13  # the duration the patched mutation refuses, after writing

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, event
 
-from service.approvals.pending import rebuild_missing
-from service.models.approval import PendingApproval
+from service.timesheets.models import PendingApproval
+from service.timesheets.pending import rebuild_missing
 from tests.service.test_approvals_support import (
     PENDING,
     WEEK,
@@ -196,7 +196,7 @@ async def test_the_whole_organisations_list_is_read_a_page_at_a_time(
     """showAll reads and answers the submitted timesheets SUBMITTED_PAGE at a time (the event
     loop free in between, one page's objects held at a time): every one listed once, in
     period order, whatever page boundary falls between timesheets of the same period."""
-    from service.approvals import overview
+    from service.timesheets import overview
 
     people = [await org.add_member(f"P{i}") for i in range(3)]
     mia = await org.add_member("Mia", role="manager")

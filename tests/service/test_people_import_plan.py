@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.people_import import ImportFileError, parse
-from service.people_import_plan import (
+from service.people.csv_import import ImportFileError, parse
+from service.people.import_plan import (
     Existing,
     ExistingPerson,
     RoleInfo,

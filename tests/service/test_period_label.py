@@ -3,8 +3,8 @@ first and last millisecond, as `iso` formats them."""
 
 from __future__ import annotations
 
-from service.approvals.actor import period_label
 from service.graphql.convert import iso
+from service.timesheets.actor import period_label
 
 DAY_MS = 86_400_000
 MOMENTS = [

@@ -17,7 +17,7 @@ from plumbing import periods
 from plumbing.db import unit_of_work
 from service.demo import find_demo_organisation, seed_demo
 from service.models import Person as DbPerson
-from service.provisioning import ensure_api_key
+from service.organisation.provisioning import ensure_api_key
 from tests.support import GQL, LiveServer, Member, Org
 
 SUBMIT = ("mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { submitTimesheet("

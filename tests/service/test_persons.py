@@ -15,7 +15,7 @@ from service.models import (
     Tag,
     TimeRecord,
 )
-from service.provisioning import ensure_api_key
+from service.organisation.provisioning import ensure_api_key
 from tests.support import Org
 
 PERSON = "id name email archived color lang startDate { ts iso } role { id name }"

@@ -1,4 +1,5 @@
-"""The dates of a series' occurrences (service/rules/recurrence.py, pure): patterns, the end
+"""The dates of a series' occurrences (service/projects/recurrence_rules.py, pure): patterns, the
+end
 of a series, holidays, the organisation's time zone, and a split's two rules."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from service.rules.recurrence import (
+from service.projects.recurrence_rules import (
     RuleProblem,
     check_rule,
     occurrence_start,

@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import select
 
 from plumbing.db import unit_of_work
+from service.access.permissions import CATALOGUE
 from service.models import AuditTrail
-from service.permissions import CATALOGUE
 from tests.support import Member, Org
 
 ROLE = "id name archived color authorisations { name view manage } persons { id }"

@@ -12,9 +12,9 @@ from sqlalchemy import select
 
 from plumbing.db import unit_of_work
 from service.demo import find_demo_organisation, seed_demo
-from service.demo_reports import WEEKLY_REPORT
+from service.demo.reports import WEEKLY_REPORT
 from service.models import Person
-from service.provisioning import ensure_api_key
+from service.organisation.provisioning import ensure_api_key
 from tests.service.test_inline_report import APR, DAY, HOUR, MAR, MARCH, setup
 from tests.support import GQL, LiveServer, Org
 

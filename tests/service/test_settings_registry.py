@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from plumbing.mail_templates import KINDS
-from service.settings_registry import (
+from service.organisation.settings_registry import (
     ATTRIBUTES,
     CATEGORIES,
     DIRECT,

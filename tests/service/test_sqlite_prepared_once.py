@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.approvals.reminders import approval_reminders
+from service.timesheets.reminders import approval_reminders
 from tests.service import test_approvals_support as approvals
 from tests.sqlite_repreparations import available, sqlite_repreparations
 from tests.support import Org

@@ -9,8 +9,8 @@ import asyncio
 from datetime import UTC, date, datetime, tzinfo
 from zoneinfo import ZoneInfo
 
-from service.approvals.autosubmit import auto_submit
-from service.scheduled_time_rules import Shortfall, hours
+from service.timesheets.autosubmit import auto_submit
+from service.timesheets.scheduled_time_rules import Shortfall, hours
 from tests.service.test_approvals_support import add_project
 from tests.support import HOUR_MS, Member, Org
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from plumbing.db import unit_of_work
 from service.models import TimeRecord
-from service.tasks_access import task_owner_ids
+from service.projects.tasks_access import task_owner_ids
 from tests.support import DAY_MS, Org
 
 ADD = """mutation($name: SvcName!, $categoryId: SvcId, $parentId: SvcId, $statusId: SvcId,

@@ -1,4 +1,4 @@
-"""The time-off balance rules (service/rules/time_off.py): examples per frequency and
+"""The time-off balance rules (service/absences/time_off_rules.py): examples per frequency and
 award option, and properties over random calendars (the balance never drifts)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.rules.time_off import (
+from service.absences.time_off_rules import (
     DAY_OPTIONS,
     PERIODICITIES,
     Accrual,

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-import service.resolvers.time_records as time_records_module
-import service.timerecords_writes as timerecords_writes_module
+import service.time_records.time_records_resolvers as time_records_module
+import service.time_records.writes as timerecords_writes_module
 from plumbing.db import unit_of_work
 from service.errors import RuleViolation
 from service.models import (

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.dialects import sqlite
 
-from service.approvals import state
+from service.timesheets import state
 from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, submit
 from tests.support import Org
 
@@ -77,9 +77,9 @@ async def test_an_approvers_list_starts_from_their_rows_not_the_organisations_ti
     """What waits for one approver is searched from their rows of pending_approvals: the
     index of the organisation's submitted timesheets (the whole list's, partial on the status
     literal) is no candidate for it, whatever the planner's statistics say."""
-    from service.approvals.overview import submitted_page
-    from service.approvals.pending import _WAITING
-    from service.models.approval import Timesheet
+    from service.timesheets.models import Timesheet
+    from service.timesheets.overview import submitted_page
+    from service.timesheets.pending import _WAITING
 
     engine = org.live.service.engine
     if engine.dialect.name != "sqlite":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.rules.timesheet_score import Event, timesheet_score
+from service.timesheets.score_rules import Event, timesheet_score
 from tests.service.test_approvals_support import SUBMIT, WEEK, add_record, reject, set_stages
 from tests.support import DAY_MS, HOUR_MS, Member, Org
 

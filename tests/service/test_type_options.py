@@ -1,4 +1,5 @@
-"""Absence and expense type options over POST /graphql (service/type_flags.py's table): each
+"""Absence and expense type options over POST /graphql (service/type_options/type_flags.py's
+table): each
 row edited by the right role and refused to the wrong one, bad values named, the audit
 trail; the three approval modes, and what they do to the timesheet workflow."""
 
@@ -11,7 +12,7 @@ from sqlalchemy import func, select
 
 from plumbing.db import unit_of_work
 from service.models import AuditTrail
-from service.type_flags import FLAGS
+from service.type_options.type_flags import FLAGS
 from tests.service.test_approvals_support import (
     WEEK,
     WEEK_END,

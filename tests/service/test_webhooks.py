@@ -251,7 +251,7 @@ async def recorded(org: Org, attempts: int) -> None:
     one from the clock as it was): moving the frozen clock before that would race it."""
     from sqlalchemy import func, select
 
-    from service.models.approval import IntegrationWebhook, WebhookDelivery
+    from service.timesheets.models import IntegrationWebhook, WebhookDelivery
 
     for _ in range(400):
         async with org.live.service.sessions() as session:
