@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.service.projects.test_tasks import add as add_task
 from tests.service.role_refusals import assert_employee_refused
 from tests.service.spec_tables import load_implemented
-from tests.service.test_tasks import add as add_task
-from tests.service.test_time_records import MONDAY
+from tests.service.time_records.test_time_records import MONDAY
 from tests.support import DAY_MS, HOUR_MS, Org
 
 OPERATIONS = ["editTaskRecurrence", "deleteRecurrentTask", "materializeTaskOccurrence",

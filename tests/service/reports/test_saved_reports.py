@@ -15,7 +15,7 @@ from service.demo import find_demo_organisation, seed_demo
 from service.demo.reports import WEEKLY_REPORT
 from service.models import Person
 from service.organisation.provisioning import ensure_api_key
-from tests.service.test_inline_report import APR, DAY, HOUR, MAR, MARCH, setup
+from tests.service.reports.test_inline_report import APR, DAY, HOUR, MAR, MARCH, setup
 from tests.support import GQL, LiveServer, Org
 
 FOLDER = "id name recordScope owner { name } sharedWith { name } period { target start end }"

@@ -25,7 +25,7 @@ from tests.service.custom_fields_support import (
     add_value_error,
     time_record,
 )
-from tests.service.test_legacy import legacy_for
+from tests.service.legacy.test_legacy import legacy_for
 from tests.support import GQL, LiveServer, Org
 
 SHOWN = "does not show on this"

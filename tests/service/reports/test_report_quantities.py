@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.service.test_inline_report import DAY, HOUR, MAR, record
+from tests.service.reports.test_inline_report import DAY, HOUR, MAR, record
 from tests.support import Org
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.

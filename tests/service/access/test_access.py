@@ -276,6 +276,6 @@ def test_the_operations_have_the_reference_signatures() -> None:
         return found
 
     reference = fields(REFERENCE.read_text())
-    ours = fields((Path(__file__).parents[2] / "service" / "access" / "access.graphql").read_text())
+    ours = fields((Path(__file__).parents[3] / "service" / "access" / "access.graphql").read_text())
     for name in ACCESS_OPERATIONS:
         assert _signature(ours[name]) == _signature(reference[name]), name

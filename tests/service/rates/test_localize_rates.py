@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from plumbing.db import unit_of_work
 from service.models import AuditTrail
-from tests.service.test_billing_rates import RATE, add_project, add_rate, add_tag, eur
+from tests.service.rates.test_billing_rates import RATE, add_project, add_rate, add_tag, eur
 from tests.support import Org
 
 LEVELS = ("Organisation", "Tag", "Person", "Project")

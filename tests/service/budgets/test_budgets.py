@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.service.rates.test_billing_rates import add_project, eur
 from tests.service.spec_tables import load_implemented
-from tests.service.test_billing_rates import add_project, eur
 from tests.support import Org
 
 ADD = """mutation($p: SvcId!, $b: SvcInputAmount!, $c: SvcInputAmount!, $q: Int!,

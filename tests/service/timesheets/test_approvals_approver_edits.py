@@ -5,7 +5,7 @@ remove those rights, and anybody else is still refused."""
 
 from __future__ import annotations
 
-from tests.service.test_approvals_edits import setting
+from tests.service.legacy.test_legacy import legacy_for
 from tests.service.test_approvals_support import (
     WEEK,
     add_project,
@@ -18,7 +18,7 @@ from tests.service.test_approvals_support import (
     state,
     submit,
 )
-from tests.service.test_legacy import legacy_for
+from tests.service.timesheets.test_approvals_edits import setting
 from tests.support import DAY_MS, HOUR_MS, Member, Org
 
 DURATION = (

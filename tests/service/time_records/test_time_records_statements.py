@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from tests.service.test_time_records import MONDAY, make_world, tag_person
+from tests.service.time_records.test_time_records import MONDAY, make_world, tag_person
 from tests.support import HOUR_MS, Member, Org
 
 ADD = """mutation($start: SvcTimestamp!, $person: SvcId!, $projects: [SvcId]) {

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.service.test_legacy import legacy_for
-from tests.service.test_persons import role_ids
+from tests.service.legacy.test_legacy import legacy_for
+from tests.service.people.test_persons import role_ids
 from tests.support import Org
 
 HOSTILE = ["Eve\r\nBcc: x@y", "Eve\nBcc", "Eve\rX", "Eve\tTab", "Nul\x00", "Del\x7fx", "C1\x85x"]

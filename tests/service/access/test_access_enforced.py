@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.service.access_support import absence_type, expense_type, link, project, switch
-from tests.service.test_legacy import legacy_for
+from tests.service.legacy.test_legacy import legacy_for
 from tests.support import DAY_MS, Org
 
 T0 = 1_780_000_000_000

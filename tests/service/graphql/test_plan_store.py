@@ -14,7 +14,7 @@ from graphql import DocumentNode, GraphQLSchema, OperationDefinitionNode, execut
 from service.graphql import plan_store
 from service.graphql.execution import is_awaitable
 from service.graphql.fast_executor import fast_executor_class
-from tests.service.test_fastpath import QUERIES, Thing, schema_with, things
+from tests.service.graphql.test_fastpath import QUERIES, Thing, schema_with, things
 
 pytestmark = pytest.mark.skipif(fast_executor_class() is None, reason="another graphql-core")
 

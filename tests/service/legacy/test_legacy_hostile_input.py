@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from service.graphql.limits import MAX_STRING_LENGTH
-from tests.service.test_legacy import Legacy, legacy_for
+from tests.service.legacy.test_legacy import Legacy, legacy_for
 from tests.support import Org
 
 ENTRY = {"start": "2026-03-02 10:00:00", "duration": 3600}

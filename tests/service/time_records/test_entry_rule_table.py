@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.service.legacy.test_legacy import legacy_for
 from tests.service.test_approvals_support import SUBMIT, WEEK, WEEK_END
-from tests.service.test_legacy import legacy_for
 from tests.support import DAY_MS, HOUR_MS, Member, Org
 
 SATURDAY = WEEK + 5 * DAY_MS

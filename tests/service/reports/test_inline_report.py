@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.service.test_billing_rates import add_project, add_rate, eur
+from tests.service.rates.test_billing_rates import add_project, add_rate, eur
 from tests.support import Org
 
 FEB = 1769904000000  # 2026-02-01T00:00Z
