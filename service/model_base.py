@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, ForeignKey, MetaData, String
-from sqlalchemy.orm import DeclarativeBase, Mapped, declared_attr, mapped_column
+import importlib
+
+from sqlalchemy import BigInteger, ForeignKey, MetaData, String, event
+from sqlalchemy.orm import DeclarativeBase, Mapped, Mapper, declared_attr, mapped_column
 
 from plumbing.db import NAMING
 from plumbing.ids import new_id
@@ -12,6 +14,14 @@ from plumbing.schema_versions import releases_table
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+
+
+@event.listens_for(Mapper, "before_configured")
+def _register_every_table() -> None:
+    """Before the first use of any table, every table of the service is registered (the
+    registry, service.models, imports each domain's): a process that imported one domain's
+    models still flushes rows whose foreign keys name another domain's tables."""
+    importlib.import_module("service.models")
 
 
 def id_column() -> Mapped[str]:
