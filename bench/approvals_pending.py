@@ -25,7 +25,7 @@ from bench.common import Figure, median, note
 from plumbing.db import unit_of_work
 from service.db import migrate
 from service.embedded import EmbeddedService
-from service.provisioning import add_person, create_organisation
+from service.organisation.provisioning import add_person, create_organisation
 
 FIGURES = ("approvals_pending_list", "approvals_remind_all")
 TEAM = 10

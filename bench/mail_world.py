@@ -41,8 +41,8 @@ from bench.serve import cpu_seconds, kill_tree, serve_command, until_ready
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import create_engine, session_factory, unit_of_work
 from service.db import migrate
-from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
-from service.provisioning import add_person, create_organisation
+from service.organisation.provisioning import add_person, create_organisation
+from service.timesheets.models import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 from timebot.notify.reviews import review_dedupe_key
 from timebot.state.models import OutboxMessage, ReceivedEvent
 from timebot.tokens import period_hint

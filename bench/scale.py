@@ -56,7 +56,7 @@ from bench.scale_schedule import outbox_count, scheduled_figures
 from bench.scale_seed import DAY, WEEK, Org, _pg, _pg_url, drop, seeded
 from bench.serve import cpu_seconds, kill_tree, serve_command, settled_cpu, until_ready
 from plumbing.db import create_engine, session_factory
-from service.models.approval import DELIVERY_PENDING, WebhookDelivery
+from service.timesheets.models import DELIVERY_PENDING, WebhookDelivery
 from timebot.state.models import OutboxMessage, ReceivedEvent
 
 NAMES = ("scale_review_cpu", "scale_review_s", "scale_pending_p99", "scale_week_p99",

@@ -32,8 +32,8 @@ from bench.common import note
 from plumbing.db import create_engine, unit_of_work
 from service.db import migrate
 from service.embedded import EmbeddedService
-from service.models.person import PersonManager
-from service.provisioning import add_person, create_organisation
+from service.organisation.provisioning import add_person, create_organisation
+from service.people.models import PersonManager
 
 SEED_VERSION = "1"
 TEAM = 10
@@ -158,7 +158,7 @@ def _pg_url(name: str) -> str:
 async def _copy_rows(source_url: str, target_url: str) -> int:
     """Every row of the service's tables, from the SQLite seed into a migrated PostgreSQL
     database (parents first): the rows the service wrote, on the other database."""
-    from service.models.base import Base
+    from service.model_base import Base
 
     target = create_engine(target_url)
     source = create_engine(source_url, read_only=True)

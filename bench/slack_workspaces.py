@@ -92,7 +92,7 @@ async def seed(env: dict[str, str], count: int) -> list[tuple[str, str]]:
     from bot.oauth_store import InstallationStore, Issued
     from plumbing.clock import SYSTEM_CLOCK
     from plumbing.db import unit_of_work
-    from service.provisioning import create_organisation
+    from service.organisation.provisioning import create_organisation
     from shell.embedded_db import embedded_sessions
     from timebot.config import load_settings
     from timebot.crypto import SecretBox

@@ -25,8 +25,8 @@ from plumbing.db import unit_of_work
 from service.db import MIGRATIONS_DIR, migrate
 from service.embedded import EmbeddedService
 from service.models import AbsenceType, Project, Task, TaskCategory, TimeRecord
-from service.models.records import time_record_projects
-from service.provisioning import add_person, create_organisation
+from service.organisation.provisioning import add_person, create_organisation
+from service.time_records.models import time_record_projects
 
 PERSONS = 500
 PER_DAY = 5  # records per person per day

@@ -71,7 +71,7 @@ def submit_url(
 def auto_submit_date(end_ms: int, days: int | None, time_zone: str,
                      local: Localisation = ENGLISH) -> str | None:
     """The day the service auto-submits the period: N local days after the local day its end
-    falls on (service/approvals/autosubmit.py), shown in the person's zone."""
+    falls on (service/timesheets/autosubmit.py), shown in the person's zone."""
     if not days:
         return None
     end_day = datetime.fromtimestamp(end_ms / 1000, UTC).astimezone(ZoneInfo(time_zone)).date()

@@ -10,10 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from plumbing.clock import SYSTEM_CLOCK, Clock
 from plumbing.db import create_engine, is_sqlite, session_factory
-from service.approvals.pending import rebuild_missing
-from service.approvals.reminders import approval_sweeps
 from service.db import migrate
 from service.outbound import OutboundPolicy
+from service.timesheets.pending import rebuild_missing
+from service.timesheets.reminders import approval_sweeps
 from service.webhooks.worker import WebhookWorker
 
 if TYPE_CHECKING:

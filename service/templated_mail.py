@@ -13,8 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.mail_templates import TemplateProblem, render
 from service.models import Organisation, Person
-from service.settings_cascade import effective
-from service.settings_registry import BY_NAME, EMAIL_TEMPLATE
+from service.organisation.settings_cascade import effective
+from service.organisation.settings_registry import BY_NAME, EMAIL_TEMPLATE
 
 log = structlog.get_logger("service.templated_mail")
 

@@ -17,9 +17,9 @@ from sqlalchemy import select, update
 
 from mail.outbound import Outbox, new_message
 from plumbing.db import unit_of_work
-from service.account_life import AccountLifeError, due_for_purge, purge_organisation
 from service.embedded import EmbeddedService
-from service.models.account import ServiceMail
+from service.organisation.account_life import AccountLifeError, due_for_purge, purge_organisation
+from service.organisation.account_models import ServiceMail
 from timebot.config import Settings
 from timebot.runtime import Runtime
 from timebot.state.queue import FAILED

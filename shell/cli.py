@@ -172,7 +172,7 @@ async def _any_org(session: Any) -> bool:
 
 async def _seed_demo(session: Any) -> dict[str, Any]:
     from service.demo import seed_demo
-    from service.demo_export import export_demo
+    from service.demo.export import export_demo
 
     await seed_demo(session, SYSTEM_CLOCK.now_ms())
     return await export_demo(session)
@@ -221,7 +221,7 @@ def service() -> None:
 @click.pass_obj
 def service_init(settings: Settings, org_name: str, admin_name: str, admin_email: str) -> None:
     """Create an empty organisation with its administrator; print their ids and keys."""
-    from service.provisioning import create_organisation
+    from service.organisation.provisioning import create_organisation
 
     async def work(session: Any) -> dict[str, Any]:
         created = await create_organisation(
@@ -276,7 +276,7 @@ async def _legacy_token(session: Any, person: Any) -> str | None:
 @click.pass_obj
 def service_apikey(settings: Settings, email: str, org_id: str | None, reset: bool) -> None:
     """Print the person's GraphQL API key."""
-    from service.provisioning import ensure_api_key, persons_by_email, reset_api_key
+    from service.organisation.provisioning import ensure_api_key, persons_by_email, reset_api_key
 
     async def work(session: Any) -> str:
         persons = await persons_by_email(session, email, org_id)
@@ -304,7 +304,7 @@ service.add_command(service_import)
 def service_legacy_token(settings: Settings, email: str, org_id: str | None, reset: bool) -> None:
     """Print the person's legacy interface token (POST /api/v2, basic auth TOKEN:x)."""
     from service.legacy.tokens import ensure_legacy_token, reset_legacy_token
-    from service.provisioning import persons_by_email
+    from service.organisation.provisioning import persons_by_email
 
     async def work(session: Any) -> str:
         persons = await persons_by_email(session, email, org_id)
@@ -334,7 +334,7 @@ def service_subscription(settings: Settings, org_id: str, inactive: bool | None)
     """Mark the organisation's subscription inactive or active."""
     if inactive is None:
         raise click.UsageError("say which: --inactive or --active")
-    from service.account_life import AccountLifeError, set_subscription
+    from service.organisation.account_life import AccountLifeError, set_subscription
 
     async def work(session: Any) -> None:
         try:
@@ -352,7 +352,7 @@ def service_subscription(settings: Settings, org_id: str, inactive: bool | None)
 def service_purge(settings: Settings, org_id: str) -> None:
     """Permanently delete, now, an organisation scheduled for deletion (ends its grace period
     early). Refuses one that is not scheduled."""
-    from service.account_life import AccountLifeError, purge_organisation
+    from service.organisation.account_life import AccountLifeError, purge_organisation
 
     async def work(session: Any) -> None:
         try:

@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from plumbing.peers import is_loopback_address
-from service.demo_second import SecondDemo
+from service.demo.second import SecondDemo
 from timebot.config import Settings
 
 TEAM_ID = "T0DEMOGLBX"
@@ -196,7 +196,7 @@ def start_for_demo(settings: Settings, workers: int) -> tuple[Settings, list[str
 
     from plumbing.clock import SYSTEM_CLOCK
     from plumbing.db import unit_of_work
-    from service.demo_second import seed_second_demo
+    from service.demo.second import seed_second_demo
     from shell.embedded_db import embedded_sessions
 
     if not wanted(settings) or workers > 1:

@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.models import Organisation, Person, Role
-from service.models.person import INTEGRATION_SETTING, ROLE_ADMIN
-from service.provisioning import ensure_api_key
+from service.organisation.provisioning import ensure_api_key
+from service.people.models import INTEGRATION_SETTING, ROLE_ADMIN
 from timebot.directory import ProvisionedPerson
 from timebot.recent import Recent
 

@@ -9,11 +9,11 @@ from starlette.routing import BaseRoute
 from bot.oauth import Installer, WhoIs
 from service.embedded import EmbeddedService
 from service.models import Person
-from service.models.person import ROLE_ADMIN
 from service.pages import page_routes
 from service.pages.common import PageContext
 from service.pages.config import PagesConfig
 from service.pages.favicon import favicon_route
+from service.people.models import ROLE_ADMIN
 from timebot.runtime import Runtime
 from web.preferences import PreferencesSection
 

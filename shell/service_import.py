@@ -1,7 +1,7 @@
 """`timebot service import`: people from a CSV file into an organisation of the embedded
 service (the operator's way to set up a large organisation: addPerson's rate limit, which
 keeps an administrator from mailing strangers by the hundred, does not apply; nothing is
-mailed). Reading and planning are `service.people_import*`; this is the command around them."""
+mailed). Reading and planning are `service.people.csv_import*`; this is the command around them."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ their API key with `timebot service apikey`).
 def service_import(
     settings: Settings, org_id: str, dry_run: bool, batch_size: int, file: Path
 ) -> None:
-    from service.people_import import ImportFileError, parse
+    from service.people.csv_import import ImportFileError, parse
 
     text = _read(file)
     try:
@@ -79,8 +79,8 @@ async def _import(
 ) -> int:
     from plumbing.db import unit_of_work
     from service.errors import ServiceError
-    from service.people_import_plan import plan
-    from service.people_import_store import apply, load_existing, steps
+    from service.people.import_plan import plan
+    from service.people.import_store import apply, load_existing, steps
     from shell.embedded_db import embedded_sessions
 
     async with embedded_sessions(settings) as sessions:

@@ -16,7 +16,7 @@ from mail.parts import MailParts
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
-from service.provisioning import add_person, create_organisation
+from service.organisation.provisioning import add_person, create_organisation
 from shell.app import create_app
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url

@@ -29,8 +29,10 @@ MAY_IMPORT: dict[str, set[str]] = {
     "plumbing": {"plumbing"},
 }
 MAX_LINES = 400
-# Resolver modules are leaves: what two of them share lives in a module that is not a resolver.
-RESOLVERS = "service.resolvers"
+# Imports from one service domain into another domain's module rather than its package (its
+# `__init__`, the public face). Issue 41 wants none; until each domain has its face, the count
+# may only go down.
+DEEP_DOMAIN_IMPORTS = 201
 
 
 def modules_of(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, tuple[Path, bool]]:
@@ -82,6 +84,38 @@ def graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, 
 
 def top(module: str) -> str:
     return module.split(".")[0]
+
+
+def is_resolver(module: str) -> bool:
+    """Resolver modules (`service/<package>/*_resolvers.py`) are leaves: what two of them share
+    lives in a module that is not a resolver."""
+    leaf = module.rpartition(".")[2]
+    return top(module) == "service" and (leaf == "resolvers" or leaf.endswith("_resolvers"))
+
+
+def service_package(module: str) -> str | None:
+    """The package of service/ a module belongs to ("" for the root's own modules)."""
+    parts = module.split(".")
+    if parts[0] != "service":
+        return None
+    if len(parts) == 1 or (len(parts) == 2 and not (ROOT / "service" / parts[1]).is_dir()):
+        return ""
+    return parts[1]
+
+
+def deep_domain_imports(edges: dict[str, set[str]]) -> list[str]:
+    """Imports from one domain of service.domains into a module of another (not its package)."""
+    registry = ast.parse((ROOT / "service" / "domains.py").read_text(encoding="utf-8"))
+    domains = next(ast.literal_eval(node.value) for node in registry.body
+                   if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "DOMAINS")
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in edges.items()
+        if (mine := service_package(source)) in domains
+        for target in targets
+        if (theirs := service_package(target)) in domains and theirs != mine
+        and target != f"service.{theirs}"
+    )
 
 
 def upward_imports(edges: dict[str, set[str]]) -> set[str]:
@@ -149,14 +183,24 @@ def test_every_import_runs_downwards() -> None:
 
 def test_resolvers_import_no_other_resolver() -> None:
     edges = graph()
+    assert sum(map(is_resolver, edges)) > 50, "the resolver modules are no longer found"
     crossing = sorted(
         f"{source} -> {target}"
         for source, targets in edges.items()
-        if source.startswith(RESOLVERS + ".")
+        if is_resolver(source)
         for target in targets
-        if target.startswith(RESOLVERS + ".")
+        if is_resolver(target)
     )
     assert crossing == []
+
+
+def test_domains_reach_each_other_less_past_their_face() -> None:
+    deep = deep_domain_imports(graph())
+    assert deep, "no import between domains found: the check no longer sees them"
+    assert len(deep) <= DEEP_DOMAIN_IMPORTS, (
+        f"{len(deep)} imports reach into another domain past its __init__ (at most "
+        f"{DEEP_DOMAIN_IMPORTS}): import what another domain offers from its package"
+    )
 
 
 def test_no_module_is_long() -> None:
@@ -233,3 +277,12 @@ if __name__ == "__main__":  # the closing note's table: python tests/test_layeri
     for (source, target), count in sorted(layer_pairs(graph()).items()):
         print(f"{source} -> {target}: {count}")
     print("upward:", len(upward_imports(graph())), "cycles:", tangles(graph()))
+    uses: dict[str, set[str]] = {}
+    for source, targets in graph().items():
+        if (mine := service_package(source)) is not None:
+            uses.setdefault(mine or "(root)", set()).update(
+                theirs for target in targets
+                if (theirs := service_package(target)) and theirs != mine)
+    for package, used in sorted(uses.items()):
+        print(f"service {package}: {', '.join(sorted(used))}")
+    print("imports into another domain past its __init__:", len(deep_domain_imports(graph())))

@@ -37,7 +37,7 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
 
 def _service_tree() -> tuple[MetaData, str]:
     import service.models
-    from service.models.base import Base
+    from service.model_base import Base
 
     _ = service.models
     return Base.metadata, "alembic_version"

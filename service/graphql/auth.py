@@ -2,7 +2,7 @@
 person's key is refused as an unknown one (`APIKeyError:InvalidKey`), from the row the one
 statement already reads (no statement more), except an integration's own person's.
 
-The one statement finds either kind of key (`service/models/person.py`): the account key as
+The one statement finds either kind of key (`service/people/models.py`): the account key as
 offered, an integration key by the SHA-256 digest of what is offered. Nothing is cached: a
 revoked or expired integration key is refused by the next request, in every process."""
 
@@ -14,9 +14,6 @@ from typing import cast
 from sqlalchemy import Table, and_, bindparam, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service import person_columns
-from service.account_life import is_retired_key
-from service.approvals.settings import remember_untagged
 from service.as_loaded import Columns
 from service.errors import (
     AccountInactive,
@@ -25,8 +22,11 @@ from service.errors import (
     InvalidKey,
 )
 from service.models import ApiKey, Organisation, Person, PersonTag
-from service.models.person import ACCOUNT_KIND, INTEGRATION_KIND
-from service.person_columns import PERSONS, ROLE_OF_PERSON, ROLES
+from service.organisation.account_life import is_retired_key
+from service.people import columns as person_columns
+from service.people.columns import PERSONS, ROLE_OF_PERSON, ROLES
+from service.people.models import ACCOUNT_KIND, INTEGRATION_KIND
+from service.timesheets.settings import remember_untagged
 
 _KEYS = cast(Table, ApiKey.__table__)
 _ORGANISATIONS = cast(Table, Organisation.__table__)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.clock import Clock
 from service.models import Organisation, Person, PersonManager
-from service.models.person import ROLE_ADMIN, ROLE_MANAGER
+from service.people.models import ROLE_ADMIN, ROLE_MANAGER
 
 if TYPE_CHECKING:
     from service.signin.sessions import SignedIn

@@ -17,7 +17,7 @@ from service.errors import ApiKeyError, CsrfRefused, InvalidKey
 from service.graphql.auth import authenticate
 from service.graphql.documents import Prepared
 from service.models import Organisation, Person
-from service.models.person import KEY_INTEGRATION
+from service.people.models import KEY_INTEGRATION
 from service.signin.sessions import SignedIn, by_token
 from service.signin.web import WebExchange
 

@@ -1,30 +1,26 @@
-"""Builds the executable schema: every SDL file of service/schema, the settings' SDL
-(`service/settings_sdl.py`) and the custom fields' (`service/custom_fields_sdl.py`), every
-resolver module's BINDABLES (service/resolvers/*.py), and the scalars."""
+"""Builds the executable schema: every SDL file of the service's packages (service.domains),
+the settings' SDL (`service/organisation/settings_sdl.py`) and the custom fields'
+(`service/custom_fields/sdl.py`), every resolver module's BINDABLES (`*_resolvers.py` of those
+packages), and the scalars."""
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from pathlib import Path
 from typing import Any
 
 from ariadne import load_schema_from_path, make_executable_schema
 from graphql import GraphQLError, GraphQLSchema
 
-import service.resolvers
-from service.custom_fields_sdl import custom_fields_sdl
+from service.custom_fields.sdl import custom_fields_sdl
+from service.domains import modules_of_kind, sdl_files
 from service.graphql.scalars import BINDABLES as SCALARS
-from service.settings_sdl import settings_sdl
-
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schema"
+from service.organisation.settings_sdl import settings_sdl
 
 
 def _schema_files() -> str:
     """The SDL files, joined in name order (as ariadne's `load_schema_from_path` would, without
     parsing each file once more on its own: the whole text is parsed once, below)."""
-    return "\n".join(path.read_text(encoding="utf-8")
-                     for path in sorted(SCHEMA_DIR.glob("*.graphql")))
+    return "\n".join(path.read_text(encoding="utf-8") for path in sdl_files())
 
 
 def type_defs() -> str:
@@ -33,9 +29,8 @@ def type_defs() -> str:
 
 def resolver_bindables() -> list[Any]:
     bindables: list[Any] = []
-    for module_info in sorted(pkgutil.iter_modules(service.resolvers.__path__)):
-        module = importlib.import_module(f"service.resolvers.{module_info.name}")
-        bindables.extend(getattr(module, "BINDABLES", []))
+    for name in modules_of_kind("resolvers"):
+        bindables.extend(getattr(importlib.import_module(name), "BINDABLES", []))
     return bindables
 
 
@@ -52,7 +47,8 @@ def build_schema() -> GraphQLSchema:
         try:
             built = make_executable_schema(type_defs(), *SCALARS, *resolver_bindables())
         except GraphQLError:
-            load_schema_from_path(str(SCHEMA_DIR))  # names the file of a syntax error
+            for path in sdl_files():
+                load_schema_from_path(str(path))  # names the file of a syntax error
             raise
         _BUILT.append(wrap_resolvers(built))
     return _BUILT[0]

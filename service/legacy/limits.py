@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import insert_for
 from service.legacy.errors import DailyLimitExceeded
-from service.models.legacy import LegacyUsage
+from service.legacy.models import LegacyUsage
 
 DAILY_REQUESTS = 4000
 DAILY_BYTES = 2048 * 1024

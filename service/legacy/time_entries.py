@@ -7,9 +7,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from service.entry_settings import Entry, Write, checked, project_facts
+from service.access.items import check_owner_access
 from service.errors import PermissionDenied
-from service.item_access import check_owner_access
 from service.legacy.errors import InvalidServiceRequest, LegacyError
 from service.legacy.lookups import find_in_org, project_tree
 from service.legacy.request import Handler, LegacyRequest
@@ -22,7 +21,8 @@ from service.legacy.values import (
 )
 from service.legacy.xids import validate_xid
 from service.models import AbsenceType, Person, Project, Task, TimeRecord, time_record_projects
-from service.rules.timesheet_edits import (
+from service.time_records.entry_settings import Entry, Write, checked, project_facts
+from service.timesheets.timesheet_edits import (
     guard_time_record_change,
     may_edit_by_status,
     record_time_record_change,
@@ -90,7 +90,8 @@ async def time_entry_create(request: LegacyRequest) -> dict[str, Any]:
     projects = [project] if project is not None else []
     await check_owner_access(request.session, context.organisation, person,
                              projects=projects, absences=[absence])
-    entry = await checked(  # the same entry rules as addTimeRecord (service/rules/entry.py)
+    # the same entry rules as addTimeRecord (service/time_records/entry_rules.py)
+    entry = await checked(
         request.session, context.organisation, person, projects,
         Write("legacy", Entry(start_ms, duration_ms, end_ms, absence is not None, comment,
                               task.category_id if task is not None else None,

@@ -10,8 +10,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.legacy.errors import AccountInactive, ApiCallsDisabled, AuthenticationFailed
+from service.legacy.models import LegacyToken
 from service.models import Organisation, Person
-from service.models.legacy import LegacyToken
 
 # The fixed password of HTTP basic authentication: the token is the user name.
 PASSWORD = "x"

@@ -12,7 +12,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.legacy.errors import InvalidServiceRequest
-from service.models.legacy import LegacyExternalId
+from service.legacy.models import LegacyExternalId
 
 MAX_XID_LENGTH = 255
 

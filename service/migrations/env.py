@@ -8,7 +8,7 @@ from alembic import context
 from sqlalchemy import create_engine, pool
 
 import service.models
-from service.models.base import Base
+from service.model_base import Base
 
 _ = service.models
 target_metadata = Base.metadata

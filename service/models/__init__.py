@@ -1,20 +1,22 @@
-"""Every table of the service; importing this package registers them all on Base.metadata."""
+"""Every table of the service; importing this package registers them all on Base.metadata.
+The tables live in their domains; the audit trail and rate limits, written for every domain,
+live here."""
 
-from service.models.account import RetiredKey, ServiceMail
+from service.model_base import Base
 from service.models.audit import AuditTrail
-from service.models.base import Base
-from service.models.organisation import Organisation
-from service.models.person import ApiKey, Person, PersonManager, Role
-from service.models.project import Project, ProjectCategory, ProjectManager
-from service.models.records import (
+from service.organisation.account_models import RetiredKey, ServiceMail
+from service.organisation.models import Organisation
+from service.organisation.tag_models import PersonTag, ProjectTag, Tag, TagCategory
+from service.people.models import ApiKey, Person, PersonManager, Role
+from service.projects.models import Project, ProjectCategory, ProjectManager
+from service.projects.task_models import Task, TaskCategory, TaskDependency, TaskOwner, TaskStatus
+from service.time_records.models import (
     AbsenceType,
     ExpenseRecord,
     ExpenseType,
     TimeRecord,
     time_record_projects,
 )
-from service.models.tag import PersonTag, ProjectTag, Tag, TagCategory
-from service.models.task import Task, TaskCategory, TaskDependency, TaskOwner, TaskStatus
 
 __all__ = [
     "AbsenceType",
@@ -47,12 +49,17 @@ __all__ = [
 
 
 def _import_all_model_modules() -> None:
-    """Model modules added later (approvals, legacy, ...) register without editing this file."""
+    """The tables of every domain (`models`, `*_models` modules of service.domains) and of this
+    package register without editing this file."""
     import importlib
     import pkgutil
 
+    from service.domains import DOMAINS, modules_of_kind
+
     for module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{module.name}")
+    for name in modules_of_kind("models", DOMAINS):
+        importlib.import_module(name)
 
 
 _import_all_model_modules()

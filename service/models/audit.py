@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.models.base import Base, OrgScoped, id_column
+from service.model_base import Base, OrgScoped, id_column
 
 
 class AuditTrail(OrgScoped, Base):

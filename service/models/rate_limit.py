@@ -7,7 +7,7 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from service.models.base import Base, OrgScoped, id_column
+from service.model_base import Base, OrgScoped, id_column
 
 
 class RateLimitHit(OrgScoped, Base):

@@ -17,10 +17,10 @@ from starlette.routing import BaseRoute, Route
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
+from service.organisation.provisioning import reset_api_key
 from service.pages.account_data import account_view, template_values
 from service.pages.common import PageContext, page
 from service.pages.sections import AccountSection
-from service.provisioning import reset_api_key
 from service.signin.sessions import SignedIn, revoke
 from service.signin.sso import SECRET_MASK
 

@@ -11,9 +11,9 @@ from sqlalchemy import func, or_, select
 from plumbing.db import unit_of_work
 from service.legacy.tokens import ensure_legacy_token
 from service.models import Person
-from service.models.signin import BrowserSession, Passkey
+from service.organisation.provisioning import ensure_api_key
 from service.pages.common import PageContext
-from service.provisioning import ensure_api_key
+from service.signin.models import BrowserSession, Passkey
 from service.signin.passkeys import passkeys_of
 from service.signin.sessions import SignedIn, sessions_of
 from service.signin.sso import callback_path, initiate_path

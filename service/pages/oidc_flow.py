@@ -30,8 +30,8 @@ from starlette.responses import RedirectResponse
 
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
-from service.models.signin import UsedSsoState
 from service.outbound import AddressRefused
+from service.signin.models import UsedSsoState
 from service.signin.web import SigninConfig
 
 SSO_COOKIE = "timebot_sso"

@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import BadInput, RuleViolation
 from service.models import Organisation, Person
-from service.models.account import ServiceMail
-from service.models.signin import PendingSignin
+from service.organisation.account_models import ServiceMail
+from service.signin.models import PendingSignin
 from service.signin.sso import blocks_email_code, initiate_path
 from service.signin.web import digest
 from service.templated_mail import templated

@@ -34,7 +34,7 @@ from webauthn.helpers.structs import (
 
 from service.errors import BadInput, RuleViolation
 from service.models import Organisation, Person
-from service.models.signin import Passkey, PasskeyChallenge
+from service.signin.models import Passkey, PasskeyChallenge
 from service.signin.sso import SSO_ONLY_ALL, blocks_other_methods
 from service.signin.web import digest
 

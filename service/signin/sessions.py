@@ -23,8 +23,8 @@ from service.errors import (
     RuleViolation,
 )
 from service.models import Organisation, Person
-from service.models.person import ROLE_ADMIN
-from service.models.signin import BrowserSession
+from service.people.models import ROLE_ADMIN
+from service.signin.models import BrowserSession
 from service.signin.web import SESSION_DAYS, digest
 
 SESSION_MS = SESSION_DAYS * 86_400_000

@@ -19,8 +19,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service import rate_limit
 from service.errors import RuleViolation
 from service.models import Organisation, Person
-from service.models.person import ROLE_EMPLOYEE
-from service.provisioning import add_person
+from service.organisation.provisioning import add_person
+from service.people.models import ROLE_EMPLOYEE
 
 # What a custom OpenID client secret reads as once stored (GraphQL and the account page alike);
 # sent back unchanged, it keeps the stored secret.

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import write_rows
 from plumbing.ids import new_id
-from service.models.approval import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
+from service.timesheets.models import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 
 EVENT_APPROVAL_UPDATE = "approvalEventUpdate"
 EVENT_APPROVAL_REMINDER = "approvalReminder"
@@ -36,7 +36,8 @@ EVENT_JOURNAL_MESSAGE = "journalMessage"
 EVENT_JOURNAL_MESSAGE_EDITED = "journalMessageEdited"
 EVENT_JOURNAL_MESSAGE_DELETED = "journalMessageDeleted"
 # A setting of the registry was edited (time settings, localisation, notification settings,
-# e-mail templates; service/resolvers/settings.py): the fronts read the rules they keep again.
+# e-mail templates; service/organisation/settings_resolvers.py): the fronts read the rules they
+# keep again.
 EVENT_SETTINGS_UPDATE = "settingsUpdate"
 EVENTS = (EVENT_APPROVAL_UPDATE, EVENT_APPROVAL_REMINDER, EVENT_TIMESHEET_REMINDER,
           EVENT_JOURNAL_MESSAGE, EVENT_JOURNAL_MESSAGE_EDITED, EVENT_JOURNAL_MESSAGE_DELETED,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
-from service.approvals.autosubmit import auto_submit
+from service.timesheets.autosubmit import auto_submit
 from tests.bot.test_time_commands import World, world  # noqa: F401  (the module's server)
 from tests.mail.reviews_support import org_events, settings_seen
 from tests.timebot.timeentry_setup import NOW_MS, records_of

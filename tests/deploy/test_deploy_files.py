@@ -103,7 +103,7 @@ def test_dockerignore_keeps_out(path: str) -> None:
 
 
 @pytest.mark.parametrize("path", [
-    "pyproject.toml", "README.md", "service/schema/base.graphql", "ide/build.mjs",
+    "pyproject.toml", "README.md", "service/graphql/base.graphql", "ide/build.mjs",
     "ide/package-lock.json", "ide/src/index.jsx", "shell/cli.py", "deploy/Dockerfile",
     "service/migrations/env.py",
 ])

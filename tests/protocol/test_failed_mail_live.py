@@ -20,7 +20,7 @@ from sqlalchemy import select
 
 from mail.outbound import new_message
 from plumbing.db import unit_of_work
-from service.models.account import ServiceMail
+from service.organisation.account_models import ServiceMail
 from shell.account_upkeep import MAIL_ATTEMPTS, MAIL_BACKOFF
 from tests.mail.reviews_support import outbox_rows, runtime_of, wait_for
 from tests.protocol.test_outbound import start_relay

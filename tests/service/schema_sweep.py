@@ -1,5 +1,5 @@
 """Arguments for every root field of the schema, built from the field's own argument types: what
-a careless or hostile client sends (tests/service/test_schema_sweep.py).
+a careless or hostile client sends (tests/service/graphql/test_schema_sweep.py).
 
 Each *strategy* gives one value for every argument of a field:
 - `plain`: a well-formed value of each type (an existing id of the entity the argument names);

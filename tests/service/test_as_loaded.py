@@ -12,7 +12,7 @@ from sqlalchemy import event, inspect, select
 from service.as_loaded import Columns, attach_written
 from service.graphql.auth import authenticate
 from service.models import Organisation, Person, PersonTag, Role, Tag, TagCategory, TimeRecord
-from service.settings_cascade import person_tags
+from service.organisation.settings_cascade import person_tags
 from tests.support import Org
 
 
@@ -137,7 +137,7 @@ async def _tags_as_the_orm_loads(session: Any, org_id: str, person_id: str) -> l
 
 
 async def test_a_persons_tags_are_what_the_orm_loads(org: Org) -> None:
-    """service.settings_cascade.person_tags reads Core columns: each tag, its category
+    """service.organisation.settings_cascade.person_tags reads Core columns: each tag, its category
     loaded or None, as the ORM's joined loading gave them."""
     member = await org.add_member("Eve", "employee")
     async with org.live.service.sessions() as session:

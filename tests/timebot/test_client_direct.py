@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from plumbing.db import unit_of_work
-from service.account_life import set_subscription
 from service.graphql.execution import GraphQLResponse
+from service.organisation.account_life import set_subscription
 from shell.executor_call import ExecutorCall
 from tests.support import LiveServer, Org
 from timebot.client import TYPE_FIELDS, ServiceClient

@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from plumbing.db import unit_of_work
 from service.models import Person
-from service.provisioning import reset_api_key
+from service.organisation.provisioning import reset_api_key
 from tests.support import Org
 
 

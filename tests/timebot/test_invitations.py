@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import func, select, update
 
 from plumbing.db import unit_of_work
-from service.invitations import INVITATION_COOKIE, INVITATION_VALID_MS
 from service.models import Person, Role
-from service.models.account import ServiceMail
-from service.provisioning import new_person
+from service.organisation.account_models import ServiceMail
+from service.organisation.provisioning import new_person
+from service.people.invitations import INVITATION_COOKIE, INVITATION_VALID_MS
 from service.rate_limit import INVITING_PEOPLE
 from tests.support import Org, new_org
 from tests.timebot.joining_support import (

@@ -17,8 +17,8 @@ import pytest
 from aiohttp import web
 from sqlalchemy import select
 
-from service.models.approval import IntegrationWebhook, WebhookDelivery
 from service.outbound import OutboundPolicy
+from service.timesheets.models import IntegrationWebhook, WebhookDelivery
 from tests.conftest import BACKENDS
 from tests.net import free_port
 from tests.service.test_approvals_support import add_record, submit

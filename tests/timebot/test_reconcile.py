@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from bot.component import bot_of
 from plumbing.clock import Clock
 from service.embedded import EmbeddedService
-from service.models.approval import (
+from service.timesheets.models import (
     DELIVERY_FAILED,
     DELIVERY_PENDING,
     IntegrationWebhook,

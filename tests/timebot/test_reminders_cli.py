@@ -19,7 +19,7 @@ import pytest
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
-from service.provisioning import add_person
+from service.organisation.provisioning import add_person
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.support import TEST_SECRET_KEY
 from timebot.notify.periods import last_ended_week

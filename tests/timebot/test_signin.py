@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 
 from plumbing.db import unit_of_work
-from service.account_life import set_subscription
+from service.organisation.account_life import set_subscription
 from tests.support import Org, new_org, start_live_server, stop_live_server
 from tests.timebot.signin_support import (
     browser,

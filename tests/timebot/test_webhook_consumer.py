@@ -163,7 +163,7 @@ async def test_an_in_process_delivery_handed_over_again_is_received_once(org: Or
     hand-over and its mark makes the delivery due again: it is received once all the same."""
     from sqlalchemy import update
 
-    from service.models.approval import DELIVERY_DELIVERED, DELIVERY_PENDING, WebhookDelivery
+    from service.timesheets.models import DELIVERY_DELIVERED, DELIVERY_PENDING, WebhookDelivery
 
     runtime = runtime_of(org)
     service = org.live.service

@@ -1,0 +1,3 @@
+"""Access: the permission catalogue of roles (`permissions`), who may use which project,
+absence type and expense type (`models`, `rules`, `items`), the access links as one table
+(`links`), and the resolvers of access and roles."""

@@ -1,0 +1,1 @@
+"""Expense types and expense records: their lookup (`lookup`) and resolvers."""

@@ -1,0 +1,3 @@
+"""People: who they are (`models`), their details, lifecycle and managers, invitations and
+joining (`invitations`, `join_mail`), importing them from CSV (`csv_import`, `import_plan`,
+`import_store`), the checks their changes pass (`checks`) and their resolvers."""

@@ -1,1 +1,0 @@
-"""Resolver modules, one per area. Each exposes BINDABLES; service.graphql.schema collects them."""

@@ -1,1 +1,0 @@
-"""Pure rules of the service (approval workflow, edit rights, ...)."""
