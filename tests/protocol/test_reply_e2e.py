@@ -234,7 +234,7 @@ async def test_a_rejection_by_reply_tells_the_owner_once_with_the_reason(
     assert receipt.first_line == "Rejected" and "has been told why" in receipt.text
     [notice] = await delivered_to(world, sheet.owner.email, "was rejected")
     text = notice.get_body(("plain",)).get_content()
-    assert "Mia0 rejected your timesheet for 2026-03-02 to 2026-03-08" in text
+    assert "Mia0 rejected your timesheet for Mon 02 Mar to Sun 08 Mar 2026" in text
     assert "Tuesday's client meeting is missing." in text
     await all_dispatched(world, org)
     async with world.runtime.state_sessions() as session:
@@ -262,7 +262,7 @@ async def test_only_the_final_approval_tells_the_owner(
     assert await owner_notices(world, sheet.owner.email) == []
     await approve(org.admin, sheet.event_id)  # the admins' stage: the final approval
     [notice] = await delivered_to(world, sheet.owner.email, "is approved")
-    assert "2026-03-02 to 2026-03-08" in str(notice["Subject"])
+    assert "Mon 02 Mar to Sun 08 Mar 2026" in str(notice["Subject"])
     await all_dispatched(world, org)
     assert len(await owner_notices(world, sheet.owner.email)) == 1
 
@@ -293,7 +293,7 @@ async def test_receipt_dates_are_the_owners(world: MailWorld, org: Org, tmp_path
     assert receipt.first_line == "Approved"
     assert "2026-11-16 to 2026-11-22" in receipt.text
     [notice] = await delivered_to(world, owner.email, "is approved")
-    assert "2026-11-16 to 2026-11-22" in str(notice["Subject"])
+    assert "Mon 16 Nov to Sun 22 Nov 2026" in str(notice["Subject"])
 
 
 async def test_reject_without_reason_changes_nothing(
