@@ -156,8 +156,12 @@ def test_preview_says_who_and_why_not_then_send_queues_once(world: dict[str, Any
     outbox = world["dir"] / "outbox" / "new"
     assert not outbox.exists() or not list(outbox.iterdir()), "a preview sends nothing"
 
+    started_ms = int(datetime.now(UTC).timestamp() * 1000)
     sent = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
     assert "queued 2 " in sent
+    # Handed over now, not as at --at: leases taken as at a past --at look expired to a
+    # running timebot, whose worker then sends the same mail too.
+    assert all(sent_ms >= started_ms for sent_ms in _sent_ms(world)), _sent_ms(world)
     mails = [p.read_text(errors="replace") for p in outbox.iterdir()]
     assert sorted(m.split("\nTo: ", 1)[1].split("\n", 1)[0].strip() for m in mails
                   if "\nTo: " in m) == ["bob@globex.example", "gina@globex.example"], mails
@@ -165,6 +169,26 @@ def test_preview_says_who_and_why_not_then_send_queues_once(world: dict[str, Any
     assert "queued 0 " in again and len(list(outbox.iterdir())) == 2
     after = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
     assert "already sent" in _line(after, "bob@globex.example")
+
+
+def _sent_ms(world: dict[str, Any]) -> list[int]:
+    from sqlalchemy import text
+
+    from plumbing.db import create_engine
+
+    url = (world["urls"].get("TIMEBOT_DATABASE_URL")
+           or f"sqlite+aiosqlite:///{world['dir'] / 'bot.db'}")
+
+    async def read() -> list[int]:
+        engine = create_engine(url)
+        try:
+            async with engine.connect() as connection:
+                rows = await connection.execute(text("SELECT sent_ms FROM outbox_messages"))
+                return [int(value) for value in rows.scalars()]
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(read())
 
 
 def test_bad_arguments_are_named(tmp_path: Path) -> None:
