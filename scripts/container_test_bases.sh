@@ -7,6 +7,7 @@
 # The host's CA bundle is copied in (an egress proxy may re-sign TLS), and npm/pip are told
 # to use it. Needs root, debootstrap and podman; takes a few minutes; a second run is a no-op.
 set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)  # before the cd below: $0 may be relative
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 WORK=${TIMEBOT_BASES_DIR:-/var/tmp/timebot-test-bases}
 CA=/etc/ssl/certs/ca-certificates.crt
@@ -15,7 +16,7 @@ have() { podman image exists "$1"; }
 # built on the bases with the image test's options (tests/deploy/test_container_image.py): the
 # test's own build then takes them from podman's cache and builds only what the sources change.
 prebuild() {
-  cd "$(dirname "$0")/.."
+  cd "$ROOT"
   for target in ide deps; do
     podman --runtime runc build --format docker --network host \
       --ulimit nofile=1024:1024 --ulimit nproc=1000:1000 \
