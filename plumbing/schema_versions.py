@@ -37,13 +37,11 @@ class SchemaTree:
         return set(ScriptDirectory.from_config(self.config).get_heads())
 
     def known(self, revision: str) -> bool:
+        """Whether `revision` is one of the tree's (exactly: not Alembic's prefix match)."""
         from alembic.script import ScriptDirectory
-        from alembic.util import CommandError
 
-        try:
-            return ScriptDirectory.from_config(self.config).get_revision(revision) is not None
-        except CommandError:
-            return False
+        scripts = ScriptDirectory.from_config(self.config).walk_revisions()
+        return revision in {script.revision for script in scripts}
 
 
 def releases_table(metadata: MetaData, name: str) -> Table:

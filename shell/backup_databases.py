@@ -16,10 +16,8 @@ from urllib.parse import quote, urlencode
 from sqlalchemy import make_url
 
 from plumbing.db import is_sqlite
-from service.db import MIGRATIONS_DIR as SERVICE_MIGRATIONS
 from shell.backup_manifest import BackupError
 from timebot.config import Settings
-from timebot.state.db import MIGRATIONS_DIR as BOT_MIGRATIONS
 from timebot.state.db import VERSION_TABLE as BOT_VERSION_TABLE
 
 SERVICE_VERSION_TABLE = "alembic_version"
@@ -38,7 +36,6 @@ class Database:
     url: str
     variable: str  # the setting that names it
     version_table: str
-    migrations: Path
 
     @property
     def kind(self) -> str:
@@ -63,12 +60,10 @@ class Database:
 def databases_of(settings: Settings) -> list[Database]:
     """The bot's database, then the embedded service's (none against a hosted service): the
     bot's first, so that what the service did after, the bot's reconciler finds on start."""
-    found = [Database("bot", settings.database_url, "TIMEBOT_DATABASE_URL", BOT_VERSION_TABLE,
-                      BOT_MIGRATIONS)]
+    found = [Database("bot", settings.database_url, "TIMEBOT_DATABASE_URL", BOT_VERSION_TABLE)]
     if settings.embedded:
         found.append(Database("service", settings.service_database_url,
-                              "TIMEBOT_SERVICE_DATABASE_URL", SERVICE_VERSION_TABLE,
-                              SERVICE_MIGRATIONS))
+                              "TIMEBOT_SERVICE_DATABASE_URL", SERVICE_VERSION_TABLE))
     return found
 
 

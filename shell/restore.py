@@ -9,8 +9,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from alembic.script import ScriptDirectory
-
+from plumbing.schema_versions import SchemaTree
 from shell.backup import DATA, SECRET_KEY_FILE
 from shell.backup_databases import (
     Database,
@@ -57,16 +56,21 @@ def _targets(settings: Settings, manifest: Manifest) -> list[tuple[DatabaseEntry
     return pairs
 
 
-def _known_revisions(migrations: Path) -> set[str]:
-    return {script.revision for script in ScriptDirectory(str(migrations)).walk_revisions()}
+def _tree(database: Database) -> SchemaTree:
+    if database.name == "service":
+        from service.db import schema_tree as service_tree
+
+        return service_tree(database.url)
+    from timebot.state.db import schema_tree as bot_tree
+
+    return bot_tree()
 
 
 def check_schema_known(pairs: list[tuple[DatabaseEntry, Database]], made_by: str) -> None:
     """A backup of an older schema is restored (the server upgrades it on start); one of a
     newer schema than this code knows is refused."""
     for entry, database in pairs:
-        if entry.revision is not None and entry.revision not in _known_revisions(
-                database.migrations):
+        if entry.revision is not None and not _tree(database).known(entry.revision):
             raise BackupError(
                 f"the backup's {entry.name} database is at schema revision {entry.revision} "
                 f"(made by timebot {made_by}), which this timebot ({timebot_version()}) does "
