@@ -2,8 +2,9 @@
 worker processes serving on them.
 
 The parent binds the HTTP socket and, when this process runs the fronts, the SMTP and LMTP
-sockets, migrates both databases, then starts N workers (`multiprocessing`'s spawn: each a
-fresh interpreter; the sockets are handed over as file descriptors). Each worker is a whole
+sockets (`timebot serve` migrated both databases before), then starts N workers
+(`multiprocessing`'s spawn: each a fresh interpreter; the sockets are handed over as file
+descriptors). Each worker is a whole
 timebot — the app under uvicorn on the inherited HTTP socket, the SMTP/LMTP listeners on the
 inherited mail sockets (`loop.create_server(sock=…)`): the kernel gives each new connection to
 one of the workers accepting on the socket.
@@ -314,14 +315,9 @@ class Supervisor:
 
 
 def supervise(settings: Settings, workers: int) -> int:
-    """Bind, migrate, run `workers` workers until SIGTERM; the parent's exit status."""
+    """Bind, run `workers` workers until SIGTERM; the parent's exit status. The databases are
+    migrated before (`timebot serve` does it first, for one worker as for several)."""
     sockets = bind_sockets(settings)
-    try:
-        asyncio.run(migrate_all(settings))
-    except BaseException:
-        for sock in sockets.values():
-            sock.close()
-        raise
     log.info("supervising", workers=workers, listening=sorted(sockets))
     with worker_metrics_directory(settings.data_dir) as metrics_directory:
         return Supervisor(settings, workers, sockets, metrics_directory).run()
