@@ -1,4 +1,5 @@
-"""Never act on mail written by machines, and never answer errors in a loop.
+"""Never act on mail written by machines: answering one could start a loop between two machines
+(error receipts to a person have their own rate rule: mail.outbound.receipt_sender).
 
 `why_not_act(message, own_addresses=…, mail_domain=…, envelope_sender=…)` returns a LoopRefusal
 (kind and detail) or None when a human may have written the message. It is pure: the message,
@@ -34,28 +35,19 @@ and the decisions against false positives are in mail.reading.machine_signs. Ref
 Deliberately *not* refusals (mail.reading.machine_signs says why): X-Auto-Response-Suppress alone,
 X-Abuse-Info / X-AntiAbuse, `john.request@`, `it-admin@company`, and "Re: Out of office next
 week?" (a human reply: only subjects that *start* like an auto-reply).
-
-`error_receipt_allowed(previous_ms, now_ms)` is the rate rule for error receipts: at most one
-per sender per hour (the caller passes that sender's earlier error-receipt times).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
 from mail.reading import machine_signs as signs
 from mail.reading.message import ReadMessage
 
-__all__ = [
-    "ERROR_RECEIPT_WINDOW_MS",
-    "LoopRefusal",
-    "error_receipt_allowed",
-    "next_error_receipt_at",
-    "why_not_act",
-]
+__all__ = ["LoopRefusal", "why_not_act"]
 
 RefusalKind = Literal["own", "bounce", "abuse-report", "auto-reply", "no-reply", "list"]
 
@@ -201,27 +193,3 @@ def _no_reply(message: ReadMessage) -> LoopRefusal | None:
         if signs.NO_REPLY_LOCAL.match(_local(address)):
             return LoopRefusal("no-reply", f"from {address}")
     return None
-
-
-# --- the rate rule for error receipts ----------------------------------------------------------
-
-ERROR_RECEIPT_WINDOW_MS = 3_600_000
-
-
-def next_error_receipt_at(
-    previous_ms: Iterable[int], *, window_ms: int = ERROR_RECEIPT_WINDOW_MS
-) -> int | None:
-    """When the next error receipt to this sender may go out (Unix ms); None: no earlier one."""
-    latest = max(previous_ms, default=None)
-    return None if latest is None else latest + window_ms
-
-
-def error_receipt_allowed(
-    previous_ms: Iterable[int], now_ms: int, *, window_ms: int = ERROR_RECEIPT_WINDOW_MS
-) -> bool:
-    """At most one error receipt per sender per `window_ms` (an hour).
-
-    `previous_ms`: when the earlier error receipts to this sender went out. A receipt whose
-    time lies in the future (clock skew) counts as recent."""
-    next_at = next_error_receipt_at(previous_ms, window_ms=window_ms)
-    return next_at is None or now_ms >= next_at

@@ -4,19 +4,19 @@
   message key (`receipt_dedupe_key`), so a retry after a crash or the same reply received twice
   queues nothing more;
 - error receipts (every "Nothing changed" that reports a refusal) go to a sender at most once
-  an hour (`mail.inbound.loop_guard.error_receipt_allowed`; the last one per sender is kept in
-  `mail_error_receipts`, claimed with a compare-and-set so that two workers cannot both send).
+  an hour (`error_receipt_allowed`, the rate rule: pure, given that sender's earlier error-receipt
+  times; the last one per sender is kept in `mail_error_receipts`, claimed with a compare-and-set
+  so that two workers cannot both send).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, cast
 
 from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mail.inbound.loop_guard import error_receipt_allowed
 from mail.outbound.receipts import Outcome, compose_receipt
 from mail.queues.outbox import Outbox
 from mail.reading.message import ReadMessage
@@ -24,11 +24,41 @@ from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailErrorReceipt, OutboxMessage
 
-__all__ = ["ReceiptSender", "receipt_dedupe_key"]
+__all__ = [
+    "ERROR_RECEIPT_WINDOW_MS",
+    "ReceiptSender",
+    "error_receipt_allowed",
+    "next_error_receipt_at",
+    "receipt_dedupe_key",
+]
 
 
 def receipt_dedupe_key(message_key: str) -> str:
     return f"receipt:{message_key}"[:400]
+
+
+# --- the rate rule for error receipts ----------------------------------------------------------
+
+ERROR_RECEIPT_WINDOW_MS = 3_600_000
+
+
+def next_error_receipt_at(
+    previous_ms: Iterable[int], *, window_ms: int = ERROR_RECEIPT_WINDOW_MS
+) -> int | None:
+    """When the next error receipt to this sender may go out (Unix ms); None: no earlier one."""
+    latest = max(previous_ms, default=None)
+    return None if latest is None else latest + window_ms
+
+
+def error_receipt_allowed(
+    previous_ms: Iterable[int], now_ms: int, *, window_ms: int = ERROR_RECEIPT_WINDOW_MS
+) -> bool:
+    """At most one error receipt per sender per `window_ms` (an hour).
+
+    `previous_ms`: when the earlier error receipts to this sender went out. A receipt whose
+    time lies in the future (clock skew) counts as recent."""
+    next_at = next_error_receipt_at(previous_ms, window_ms=window_ms)
+    return next_at is None or now_ms >= next_at
 
 
 Extra = Callable[[AsyncSession], Awaitable[None]]

@@ -280,7 +280,7 @@ class MailReply(StateBase):
 
 class MailErrorReceipt(StateBase):
     """When the last error receipt ("Nothing changed" for a refusal) went to a sender: at most
-    one per sender per hour (mail.inbound.loop_guard.error_receipt_allowed)."""
+    one per sender per hour (mail.outbound.receipt_sender.error_receipt_allowed)."""
 
     __tablename__ = "mail_error_receipts"
 
