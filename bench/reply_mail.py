@@ -35,7 +35,7 @@ _FALLBACK_TEXT = (
 
 def comment_of(decision: str, index: int) -> str:
     """The words on top of the reply: the decision on its first line (an approval's comment on
-    the lines after it, mail.decide), varied a little."""
+    the lines after it, mail.reading.decide), varied a little."""
     if decision == "reject":
         return ("Reject: Thursday's 8 hours are booked on the wrong project, please move "
                 f"them to Project 2 and submit again (ref {index}).")

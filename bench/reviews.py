@@ -16,9 +16,9 @@ from pathlib import Path
 
 from bench.busy import busy_machine
 from bench.common import Figure, median, note
-from mail.outbound import new_message
-from mail.reviews import build_message, prefs_url, review_links
-from mail.templating import MailTemplates
+from mail.outbound.reviews import build_message, prefs_url, review_links
+from mail.outbound.templating import MailTemplates
+from mail.queues.outbox import new_message
 from timebot.config import load_settings
 from timebot.notify.approvals import period_label
 from timebot.summary import summarise

@@ -1,5 +1,5 @@
 """The owner's Slack DM when their timesheet is rejected (with the reason) or finally
-approved — beside the e-mail (`mail.owner_notices`), for owners linked to a Slack user.
+approved — beside the e-mail (`mail.outbound.owner_notices`), for owners linked to a Slack user.
 
 A bus subscriber on approvalEventUpdate; the DM is queued in the Slack queue under the
 dedupe key of the service event (`timebot.owner_notice.owner_notice_key`), so it is posted

@@ -8,10 +8,11 @@ Hierarchy::
 The reply and link tokens' errors (TokenError and its subclasses, TokenMissing) are timebot's:
 they live in `timebot.tokens`, with the code that raises them.
 
-What is *not* an exception here, on purpose: reading a message (`mail.reading.read_message`
-never raises on bad input, it reads what it can), a decision (`mail.decide.decide` always
-returns a Decision), a sender check (`mail.sender_auth` returns a verdict with its reason) and
-the loop guard (`mail.loop_guard` returns why not, or None). Those are answers, not failures.
+What is *not* an exception here, on purpose: reading a message (`mail.reading.message.read_message`
+never raises on bad input, it reads what it can), a decision (`mail.reading.decide.decide` always
+returns a Decision), a sender check (`mail.inbound.sender_auth` returns a verdict with its reason)
+and the loop guard (`mail.inbound.loop_guard` returns why not, or None). Those are answers, not
+failures.
 """
 
 from __future__ import annotations

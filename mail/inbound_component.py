@@ -12,16 +12,16 @@ import asyncio
 import structlog
 from starlette.routing import BaseRoute
 
-from mail.addresses import RecipientKind, reply_token_check
-from mail.approval_reply import process_approval_reply
-from mail.away_notice import note_away
-from mail.handling import Handler
-from mail.imap_poller import ImapPoller, ImapSettings
-from mail.inbox import InboxWorker
-from mail.listener import InboundHandler, start_listener
-from mail.parts import MailParts
-from mail.process import MessageProcessor
-from mail.time_entry import process_time_entry
+from mail.inbound.addresses import RecipientKind, reply_token_check
+from mail.inbound.handling import Handler
+from mail.inbound.imap_poller import ImapPoller, ImapSettings
+from mail.inbound.listener import InboundHandler, start_listener
+from mail.inbound.process import MessageProcessor
+from mail.queues.inbox import InboxWorker
+from mail.queues.parts import MailParts
+from mail.replies.approval_reply import process_approval_reply
+from mail.replies.away_notice import note_away
+from mail.replies.time_entry import process_time_entry
 from timebot.draining import DRAIN_SECONDS, Draining, drain_all
 from timebot.runtime import Runtime
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 from starlette.routing import BaseRoute
 
-from mail.channel import MailChannel
-from mail.climb_mail import ClimbMails
-from mail.outbox_page import OutboxPage
-from mail.owner_notices import OwnerNotices
-from mail.parts import MailParts
-from mail.reminders import Reminders
-from mail.reviews import MailContext
-from mail.templating import MailTemplates
+from mail.outbound.channel import MailChannel
+from mail.outbound.climb_mail import ClimbMails
+from mail.outbound.outbox_page import OutboxPage
+from mail.outbound.owner_notices import OwnerNotices
+from mail.outbound.reminders import Reminders
+from mail.outbound.reviews import MailContext
+from mail.outbound.templating import MailTemplates
+from mail.queues.parts import MailParts
 from timebot.notify.install import NotificationJobs
 from timebot.runtime import Runtime
 

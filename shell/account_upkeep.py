@@ -15,7 +15,7 @@ from email.utils import formataddr
 import structlog
 from sqlalchemy import select, update
 
-from mail.outbound import Outbox, new_message
+from mail.queues.outbox import Outbox, new_message
 from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.organisation.account_life import AccountLifeError, due_for_purge, purge_organisation

@@ -8,7 +8,7 @@ from starlette.routing import BaseRoute
 
 from bot.component import install_slack
 from mail.inbound_component import install_inbound
-from mail.parts import MailParts
+from mail.queues.parts import MailParts
 from mail.review_component import install_reviews
 from service.embedded import EmbeddedService
 from shell.account_upkeep import install_account_upkeep

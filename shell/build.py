@@ -11,9 +11,16 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.applications import Starlette
 from starlette.types import Receive, Scope, Send
 
-from mail.inbox import Inbox
-from mail.outbound import Deliverer, MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
-from mail.parts import MailParts
+from mail.queues.inbox import Inbox
+from mail.queues.outbox import (
+    Deliverer,
+    MaildirOutbox,
+    Outbox,
+    OutboxWorker,
+    RelaySettings,
+    SmtpRelay,
+)
+from mail.queues.parts import MailParts
 from plumbing.clock import Clock
 from service.embedded import EmbeddedService
 from service.outbound import OutboundPolicy

@@ -69,7 +69,7 @@ def preview_command(settings: Settings, org_id: str, at_text: str | None) -> Non
     """List the period reminders, digests, approval reminders and saved reports that would go
     out (to whom, when) and, for everyone else, why not. Changes nothing."""
     clock = Clock(frozen_ms=parse_at(at_text))  # a bad --at is named before any import
-    from mail.reminder_preview import preview
+    from mail.outbound.reminder_preview import preview
 
     async def work(ctx: Any, _jobs: Any) -> Any:
         return await preview(ctx, org_id)
@@ -97,7 +97,7 @@ def send_command(settings: Settings, org_id: str, at_text: str | None) -> None:
     if at_ms is not None and at_ms > Clock().now_ms():
         raise click.BadParameter("is in the future: only what is due now or was due may be sent",
                                  param_hint="--at")
-    from mail.reminder_preview import send_due
+    from mail.outbound.reminder_preview import send_due
 
     async def queue(ctx: Any, jobs: Any) -> Any:
         return await send_due(ctx, jobs.scheduler, org_id)

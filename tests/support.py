@@ -12,7 +12,7 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
-from mail.parts import MailParts
+from mail.queues.parts import MailParts
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService

@@ -13,8 +13,8 @@ import pytest
 
 from bench.mail_load import SENDER_DOMAIN, new_key, signed_reply
 from bench.reply_mail import GMAIL, ONE_LINE, OUTLOOK, realistic_reply, reply_message_id, styles
-from mail.decide import Approve, Reject, decide
-from mail.reading import read_message
+from mail.reading.decide import Approve, Reject, decide
+from mail.reading.message import read_message
 
 REVIEW = (
     b"From: timebot <timebot@timebot.localhost>\r\nTo: mia@example.com\r\n"

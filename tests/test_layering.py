@@ -212,6 +212,52 @@ def test_no_module_is_long() -> None:
     assert long == {}, f"over {MAX_LINES} lines: split by concept"
 
 
+def package_cycles(edges: dict[str, set[str]], package: str) -> list[set[str]]:
+    """The import cycles among the children of `package` (its sub-packages and root modules): a
+    module counts as the child it lies in (`mail.inbound.process` as `mail.inbound`, a root
+    module `mail.errors` as itself), and an import between two children is an edge. Modules
+    without a cycle may still form one here: the rooms of a package must import one way."""
+    prefix = f"{package}."
+
+    def child(module: str) -> str | None:
+        if not module.startswith(prefix):
+            return None
+        return prefix + module[len(prefix):].split(".")[0]
+
+    children: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        if (mine := child(source)) is not None:
+            children.setdefault(mine, set()).update(
+                theirs for target in targets if (theirs := child(target)) not in (None, mine)
+            )
+    return tangles(children)
+
+
+def test_the_rooms_of_mail_import_each_other_one_way() -> None:
+    edges = graph()
+    rooms = {f"mail.{room}" for room in ("inbound", "reading", "replies", "outbound", "queues")}
+    assert rooms <= set(edges), "mail's sub-packages are no longer found"
+    assert [sorted(group) for group in package_cycles(edges, "mail")] == [], (
+        "mail's sub-packages import each other in a cycle (HACKING.md says who may use whom)"
+    )
+
+
+def test_package_cycles_see_a_cycle_that_no_two_modules_make() -> None:
+    edges = {
+        "mail.a.x": {"mail.b.y"},
+        "mail.b.y": set(),
+        "mail.b.z": {"mail.a.w"},
+        "mail.a.w": {"mail.errors"},
+        "mail.errors": set(),
+        "mail.composer": {"mail.a.x", "mail.b.z"},
+        "timebot.client": {"mail.a.x"},
+    }
+    assert tangles(edges) == []
+    assert package_cycles(edges, "mail") == [{"mail.a", "mail.b"}]
+    del edges["mail.b.z"]
+    assert package_cycles(edges, "mail") == []
+
+
 def test_the_fronts_and_their_ground_import_without_the_service() -> None:
     """Against a hosted service the fronts run without the embedded service's code: every
     module of bot/, mail/, web/ and timebot/ imports with `service` made unimportable."""

@@ -32,9 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SECTION = "## Trying the whole loop locally"
 PLACEHOLDER = "approvals+…@timebot.localhost"
 T = TypeVar("T")
-# The owner's notice ("Your timesheet for … is approved / was rejected") is mail.owner_notices,
-# merged from another branch: checked whenever that module is in this checkout.
-OWNER_NOTICES = (ROOT / "mail" / "owner_notices.py").is_file()
+# The owner's notice ("Your timesheet for … is approved / was rejected") is
+# mail.outbound.owner_notices, merged from another branch: checked whenever that module is in this
+# checkout.
+OWNER_NOTICES = (ROOT / "mail" / "outbound" / "owner_notices.py").is_file()
 
 
 def walkthrough_blocks() -> list[tuple[str, str]]:

@@ -1,5 +1,5 @@
 """Jinja2 templates of the fronts' e-mails and pages: each front keeps its defaults in its own
-folder (mail/templates/, web/templates/links/), the partials they share (the page frame, a
+folder (mail/outbound/templates/, web/templates/links/), the partials they share (the page frame, a
 timesheet's summary) sit in timebot/templates/, and an admin overrides any of them by putting
 a file of the same name in `<data dir>/templates/`.
 

@@ -14,7 +14,7 @@ until the year 3884).
 MAC length per purpose:
 - "reply": 5 bytes (40 bits), so that `approvals+<token>` stays within the 64 octets RFC 5321
   allows for a local part (53 + 10 = 63). A reply is only applied when its sender is also
-  authenticated as the approver (mail.sender_auth), so the token is not the only gate.
+  authenticated as the approver (mail.inbound.sender_auth), so the token is not the only gate.
 - "digest-reply": the same, for the Reply-To of a daily digest; its "event id" is the digest's
   id (timebot.state.digests: the items it listed, in order) and its stage is 0.
 - links: 12 bytes (96 bits), 64 characters; a link is a bearer credential. ("submit-link" and

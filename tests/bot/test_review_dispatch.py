@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mail.channel import MailChannel
+from mail.outbound.channel import MailChannel
 from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import submitted, text_of
 from tests.mail.reviews_support import outbox_rows, wait_for

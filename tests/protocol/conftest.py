@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from mail.outbound import Outbox
+from mail.queues.outbox import Outbox
 from plumbing.clock import Clock
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.state.db import create_engine, migrate, session_factory

@@ -8,7 +8,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from mail.outbound import MaildirOutbox, Outbox, OutboxWorker
+from mail.queues.outbox import MaildirOutbox, Outbox, OutboxWorker
 from plumbing.clock import Clock
 from timebot.state.db import create_engine, session_factory
 

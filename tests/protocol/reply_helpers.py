@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from sqlalchemy import select
 
-from mail.inbox import message_key
+from mail.queues.inbox import message_key
 from tests.net import free_port
 from tests.protocol.dovecot import PASSWORD, Dovecot
 from tests.service.test_approvals_support import (

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from sqlalchemy import select, update
 
-from mail.digest import send_digest
-from mail.inbox import message_key
+from mail.outbound.digest import send_digest
+from mail.queues.inbox import message_key
 from mail.review_component import component_of
 from tests.protocol.reply_helpers import (
     MailWorld,

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from mail.outbound import new_message
+from mail.queues.outbox import new_message
 from plumbing.db import unit_of_work
 from service.organisation.account_models import ServiceMail
 from shell.account_upkeep import MAIL_ATTEMPTS, MAIL_BACKOFF

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from sqlalchemy import delete
 
-from mail.imap_poller import ImapPoller, ImapSettings
-from mail.inbox import InboundMessage, Inbox, InboxWorker
+from mail.inbound.imap_poller import ImapPoller, ImapSettings
+from mail.queues.inbox import InboundMessage, Inbox, InboxWorker
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from tests.protocol.dovecot import PASSWORD, Dovecot, start_dovecot

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import pytest
 from sqlalchemy import delete, select, text
 
-from mail import inbox as inbox_module
-from mail.inbox import InboundMessage, Inbox, InboxWorker, inbox_lane
+from mail.queues import inbox as inbox_module
+from mail.queues.inbox import InboundMessage, Inbox, InboxWorker, inbox_lane
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.errors import ServiceUnavailable

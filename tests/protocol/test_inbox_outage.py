@@ -16,7 +16,7 @@ import asyncpg
 import httpx
 import pytest
 
-from mail.inbox import BACKOFF
+from mail.queues.inbox import BACKOFF
 from tests.mail.reviews_support import runtime_of, wait_for
 from tests.net import free_port
 from tests.pg import PG_ADMIN_DSN

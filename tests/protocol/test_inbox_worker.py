@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import delete, update
 from sqlalchemy.exc import OperationalError
 
-from mail import inbox as inbox_module
-from mail.inbox import InboundMessage, Inbox, InboxWorker
+from mail.queues import inbox as inbox_module
+from mail.queues.inbox import InboundMessage, Inbox, InboxWorker
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.errors import ServiceUnavailable

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from mail.digest import send_digests
+from mail.outbound.digest import send_digests
+from tests.mail.outbound.test_escalations import MONDAY_10, submitted, time_off
 from tests.mail.reviews_support import (
     WEEK,
     component,
@@ -32,7 +33,6 @@ from tests.mail.reviews_support import (
     text_part,
     wait_for,
 )
-from tests.mail.test_escalations import MONDAY_10, submitted, time_off
 from tests.protocol.test_time_entry_mail import (  # noqa: F401  (the module's server)
     TRUSTED,
     fx,

@@ -13,8 +13,8 @@ import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy import update
 
-from mail import outbound
-from mail.outbound import (
+from mail.queues import outbox as outbox_module
+from mail.queues.outbox import (
     DeliveryError,
     MaildirOutbox,
     Outbox,
@@ -204,7 +204,7 @@ async def test_stopping_a_worker_mid_batch_records_what_it_delivered(outbox: Out
 async def test_delivered_rows_are_finished_while_a_batch_goes_on(
     outbox: Outbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(outbound, "FLUSH_SECONDS", 0.0)
+    monkeypatch.setattr(outbox_module, "FLUSH_SECONDS", 0.0)
     for number in range(3):
         await outbox.enqueue(message(number), kind="test", envelope_from="")
     seen: list[list[str]] = []
@@ -267,4 +267,4 @@ async def test_a_failed_delivery_is_retried_later_and_the_others_are_done(
         == [("done", None), ("queued", None), ("done", None)]
     failed = rows["Review 1"]
     assert failed.last_error == "451 later"
-    assert failed.next_attempt_ms == outbox.clock.now_ms() + outbound.retry_delay_ms(1)
+    assert failed.next_attempt_ms == outbox.clock.now_ms() + outbox_module.retry_delay_ms(1)

@@ -17,7 +17,7 @@ from typing import Any
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy import delete, select
 
-from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
+from mail.queues.outbox import MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_outbound import message, start_relay

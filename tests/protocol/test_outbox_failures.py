@@ -17,8 +17,8 @@ import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy import insert
 
-from mail import outbound
-from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
+from mail.queues import outbox as outbox_module
+from mail.queues.outbox import MaildirOutbox, Outbox, OutboxWorker, RelaySettings, SmtpRelay
 from tests.net import free_port
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_outbound import FlakyRelay, message, start_relay
@@ -151,12 +151,12 @@ async def test_a_row_that_fails_on_its_own_is_set_aside_and_the_next_one_goes(
     poisoned = (await rows(outbox))["Poisoned"]
     assert (poisoned.status, poisoned.failures) == ("queued", 1)
     assert "TypeError" in (poisoned.last_error or "")
-    for _ in range(outbound.MAX_OWN_FAILURES * 2):
-        outbox.clock.advance(outbound.MAX_RETRY_MS)
+    for _ in range(outbox_module.MAX_OWN_FAILURES * 2):
+        outbox.clock.advance(outbox_module.MAX_RETRY_MS)
         await worker.run_once()
     poisoned = (await rows(outbox))["Poisoned"]
     assert (poisoned.status, poisoned.failures, poisoned.attempts) == (
-        "failed", outbound.MAX_OWN_FAILURES, outbound.MAX_OWN_FAILURES)
+        "failed", outbox_module.MAX_OWN_FAILURES, outbox_module.MAX_OWN_FAILURES)
 
 
 async def test_waiting_mail_goes_at_once_when_the_relay_answers_again(outbox: Outbox) -> None:
@@ -168,12 +168,12 @@ async def test_waiting_mail_goes_at_once_when_the_relay_answers_again(outbox: Ou
     for number in range(3):
         await outbox.enqueue(message(number), kind="review", envelope_from="")
     await worker.run_once()
-    outbox.clock.advance(outbound.retry_delay_ms(1))
+    outbox.clock.advance(outbox_module.retry_delay_ms(1))
     await worker.run_once()
     waiting = await rows(outbox)
     assert {row.status for row in waiting.values()} == {"queued"}
     assert {row.next_attempt_ms - outbox.clock.now_ms() for row in waiting.values()} == {
-        outbound.retry_delay_ms(2)}
+        outbox_module.retry_delay_ms(2)}
 
     relay = FlakyRelay(refusals=0)
     server: Any = await asyncio.get_running_loop().create_server(

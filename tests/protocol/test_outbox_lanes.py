@@ -9,7 +9,7 @@ import asyncio
 import os
 from pathlib import Path
 
-from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, new_message
+from mail.queues.outbox import MaildirOutbox, Outbox, OutboxWorker, new_message
 from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.queue import DONE, QUEUED
 

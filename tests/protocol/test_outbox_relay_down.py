@@ -15,7 +15,7 @@ import pytest
 from aiosmtpd.smtp import SMTP, Envelope, Session
 from sqlalchemy import delete
 
-from mail.outbound import Outbox, OutboxWorker, RelaySettings, SmtpRelay
+from mail.queues.outbox import Outbox, OutboxWorker, RelaySettings, SmtpRelay
 from plumbing.clock import Clock
 from tests.mail.reviews_support import (
     WEEK,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from sqlalchemy import delete
 
-from mail.inbox import InboundMessage, Inbox, InboxWorker
-from mail.outbound import MaildirOutbox, Outbox, OutboxWorker, new_message
+from mail.queues.inbox import InboundMessage, Inbox, InboxWorker
+from mail.queues.outbox import MaildirOutbox, Outbox, OutboxWorker, new_message
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from tests.statement_counter import Statements, statements

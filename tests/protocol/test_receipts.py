@@ -1,5 +1,5 @@
-"""Queueing receipts (mail.receipt_sender.ReceiptSender) on SQLite and PostgreSQL: once per reply,
-error receipts at most once an hour per sender, in the transaction that records the reply."""
+"""Queueing receipts (mail.outbound.receipt_sender.ReceiptSender) on SQLite and PostgreSQL: once per
+reply, error receipts at most once an hour per sender, in the transaction that records the reply."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mail.outbound import Outbox
-from mail.reading import read_message
-from mail.receipt_sender import ReceiptSender, receipt_dedupe_key
-from mail.receipts import Outcome, Verdict
+from mail.outbound.receipt_sender import ReceiptSender, receipt_dedupe_key
+from mail.outbound.receipts import Outcome, Verdict
+from mail.queues.outbox import Outbox
+from mail.reading.message import read_message
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.state.models import MailErrorReceipt, OutboxMessage

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import select, update
 
-from mail.inbox import message_key
+from mail.queues.inbox import message_key
 from tests.net import free_port
 from tests.protocol.dovecot import Dovecot, start_dovecot
 from tests.protocol.reply_helpers import (

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete
 
-from mail.addresses import reply_token_check
-from mail.inbox import Inbox
-from mail.listener import InboundHandler, start_listener
+from mail.inbound.addresses import reply_token_check
+from mail.inbound.listener import InboundHandler, start_listener
+from mail.queues.inbox import Inbox
 from plumbing.clock import Clock
 from tests.net import free_port
 from tests.protocol.conftest import StateDB

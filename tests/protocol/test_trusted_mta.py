@@ -12,7 +12,7 @@ import aiosmtplib
 import httpx
 import pytest
 
-from mail.inbox import message_key
+from mail.queues.inbox import message_key
 from tests.net import free_port
 from tests.protocol.reply_helpers import (
     AUTHSERV,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select
 
-from mail.inbox import Inbox
+from mail.queues.inbox import Inbox
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from timebot.state.models import InboxMessage

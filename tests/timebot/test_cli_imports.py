@@ -55,4 +55,4 @@ def test_a_bad_reminders_time_is_named_before_the_mail_is_imported(tmp_path: Pat
         "from shell.cli import main\n"
         "try:\n    main(['reminders', 'preview', '--org', 'x', '--at', 'monday'])\n"
         "except SystemExit as end:\n    assert end.code == 2, end.code", env)
-    assert "mail.reminder_preview" not in loaded and "sqlalchemy" not in loaded
+    assert "mail.outbound.reminder_preview" not in loaded and "sqlalchemy" not in loaded

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
-from mail.inbox import message_key
+from mail.queues.inbox import message_key
 from shell.cli import main
 from tests.mail.reviews_support import outbox_rows, parse
 from tests.protocol.reply_helpers import DOMAIN, DkimKey, reply

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from mail.outbox_page import compose_answer, first_address
+from mail.outbound.outbox_page import compose_answer, first_address
 from tests.mail.reviews_support import (
     STATE,
     WEEK,

@@ -204,7 +204,7 @@ def test_bad_arguments_are_named(tmp_path: Path) -> None:
 
 
 def _record_absence(world: dict[str, Any], approver_id: str, until: Any) -> None:
-    """What an out-of-office auto-reply to a review e-mail records (mail.away_notice)."""
+    """What an out-of-office auto-reply to a review e-mail records (mail.replies.away_notice)."""
     async def record() -> None:
         from plumbing.db import create_engine, session_factory
         from timebot.state.away import record_absence

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 import pytest
 
-from mail.reminders import reminder_is_sent
+from mail.outbound.reminders import reminder_is_sent
 from tests.mail.reviews_support import (
     APPROVE,
     REJECT,

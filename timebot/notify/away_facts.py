@@ -1,7 +1,7 @@
 """Every fact that says an approver is away, as `timebot.state.away.Absence` records, so that
 "is away?" stays one pure function (`timebot.state.away.is_away`) whatever the source:
 
-- "auto-reply": an out-of-office reply to a review e-mail (mail.away_notice records it);
+- "auto-reply": an out-of-office reply to a review e-mail (mail.replies.away_notice records it);
 - "slack-status": a Slack status that says so (bot.away_status records it; read here by
   `slack_status_away`, pure);
 - "time-off": an absence recorded in the service that covers today (getTimeRecords with

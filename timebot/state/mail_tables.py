@@ -42,7 +42,7 @@ class InboxMessage(StateBase):
     raw: Mapped[bytes] = mapped_column(LargeBinary)
     headers_trusted: Mapped[bool] = mapped_column(Boolean, default=True)
     # One sender's messages to one address are processed in the order they came, across
-    # workers and processes (`mail.inbox.inbox_lane`); NULL: no order kept.
+    # workers and processes (`mail.queues.inbox.inbox_lane`); NULL: no order kept.
     lane: Mapped[str | None] = mapped_column(String(64), nullable=True)
     received_ms: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(12), default="queued")

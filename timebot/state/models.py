@@ -174,7 +174,7 @@ class SlackNudgePreference(StateBase):
     last_staff_nudge: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
-# --- review requests, one-click links, reminders (mail/reviews.py, web/links.py) -------------
+# --- review requests, one-click links, reminders (mail/outbound/reviews.py, web/links.py) ---------
 
 
 class NotificationPreference(StateBase):
@@ -280,7 +280,7 @@ class MailReply(StateBase):
 
 class MailErrorReceipt(StateBase):
     """When the last error receipt ("Nothing changed" for a refusal) went to a sender: at most
-    one per sender per hour (mail.loop_guard.error_receipt_allowed)."""
+    one per sender per hour (mail.outbound.receipt_sender.error_receipt_allowed)."""
 
     __tablename__ = "mail_error_receipts"
 
