@@ -27,8 +27,8 @@ from plumbing.db import unit_of_work
 from timebot.client import operation
 from timebot.events import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import person_info, setting_of
+from timebot.notify.ground import CatchUpGround
 from timebot.pending_update import pending_update_data
-from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease
 from timebot.state.models import PolledApproval
 from timebot.worker import PollingWorker
@@ -64,7 +64,7 @@ class ApprovalPoller(PollingWorker):
     name = "approval-poller"
     LEASE = "approval-poller"
 
-    def __init__(self, runtime: Runtime, poll_seconds: float = 60.0) -> None:
+    def __init__(self, runtime: CatchUpGround, poll_seconds: float = 60.0) -> None:
         super().__init__(poll_seconds)
         self.runtime = runtime
 

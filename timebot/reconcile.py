@@ -34,9 +34,9 @@ import structlog
 from plumbing.waiting import wait_for_event
 from timebot.client import operation
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.notify.ground import CatchUpGround
 from timebot.pending_update import pending_update_data
 from timebot.review_requests_sent import CHUNK, unrequested
-from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease, release_lease
 from timebot.worker import PollingWorker
 
@@ -70,7 +70,7 @@ class Reconciler(PollingWorker):
     name = "reconciler"
 
     def __init__(
-        self, runtime: Runtime, every_seconds: float = 180.0, retry_seconds: float = 2.0
+        self, runtime: CatchUpGround, every_seconds: float = 180.0, retry_seconds: float = 2.0
     ) -> None:
         super().__init__(every_seconds)
         self.runtime = runtime

@@ -21,8 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.in_lists import in_lists
 from timebot.notify.approvals import digest_readers
+from timebot.notify.ground import Ground
 from timebot.notify.reviews import review_dedupe_key
-from timebot.runtime import Runtime
 from timebot.state.models import OutboxMessage, SlackOutgoing
 
 # Events accepted per write transaction (short ones).
@@ -40,7 +40,7 @@ def slack_ref(submit_id: str, stage: int, approver_id: str) -> str:
 
 
 async def unrequested(
-    runtime: Runtime, organisation_id: str, requests: Iterable[Request]
+    runtime: Ground, organisation_id: str, requests: Iterable[Request]
 ) -> set[Request]:
     """The requests not made of their approver on every channel timebot serves them on: not
     mailed (unless the approver reads the daily digest instead), or, when Slack is

@@ -28,8 +28,8 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from timebot.notify.approvals import time_zone_of
+from timebot.notify.ground import Ground
 from timebot.notify.periods import local_date, working_days, zone
-from timebot.runtime import Runtime
 from timebot.state.away import Absence, absences, is_away
 
 SLACK_STATUS = "slack-status"
@@ -158,7 +158,7 @@ def facts_query(count: int, schedules: bool, rider: Rider | None = None) -> str:
 
 
 async def away_facts(
-    runtime: Runtime, key: str, organisation_id: str, person_ids: list[str],
+    runtime: Ground, key: str, organisation_id: str, person_ids: list[str],
 ) -> dict[str, list[Absence]]:
     """Every fact of absence of these people at the runtime's clock: the recorded ones
     (auto-replies, Slack statuses) and what the service says of each one's own today (time
@@ -169,7 +169,7 @@ async def away_facts(
 
 
 async def away_facts_with(
-    runtime: Runtime, key: str, organisation_id: str, person_ids: list[str],
+    runtime: Ground, key: str, organisation_id: str, person_ids: list[str],
     rider: Rider | None = None,
 ) -> tuple[dict[str, list[Absence]], dict[str, Any]]:
     """`away_facts`, and the answer to `rider` read in the first request (its root fields;

@@ -47,10 +47,10 @@ from timebot.notify.escalations import (
     escalation_key,
     journal_text,
 )
+from timebot.notify.ground import Ground
 from timebot.notify.periods import working_days, zone
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.person_pages import page_query, person_pages
-from timebot.runtime import Runtime
 from timebot.state.away import claim_escalation, release_escalation
 from timebot.summary import load_summary
 
@@ -145,7 +145,7 @@ def stage_entered(entry: dict[str, Any]) -> int | None:
 
 
 class Escalator:
-    def __init__(self, runtime: Runtime, reviews: ReviewDispatch) -> None:
+    def __init__(self, runtime: Ground, reviews: ReviewDispatch) -> None:
         self.runtime = runtime
         self.reviews = reviews
         self._idle: dict[str, float] = {}  # organisation -> monotonic time to look again

@@ -20,8 +20,8 @@ from timebot.errors import TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.decisions import ReviewChannel, ReviewRequest
 from timebot.notify.escalations import ClimbChannel, ClimbRequest
+from timebot.notify.ground import Ground
 from timebot.notify.reviews import review_requests
-from timebot.runtime import Runtime
 
 log = structlog.get_logger("timebot.notify.review_dispatch")
 
@@ -35,7 +35,7 @@ class ReviewChannelFailed(TimebotError):
 
 
 class ReviewDispatch:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Ground) -> None:
         self.runtime = runtime
         self.channels: list[ReviewChannel] = []
         self.climb_channels: list[ClimbChannel] = []  # the climbing reminders' (issue 28)
