@@ -42,7 +42,7 @@ from timebot.state.lanes import priority_of
 from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_row
 from timebot.state.retry import AfterFailure, Backoff, after_failure, is_temporary
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("mail.outbound")
 

@@ -24,7 +24,7 @@ from timebot.config import Settings
 from timebot.runtime import Runtime
 from timebot.state.queue import FAILED
 from timebot.state.retry import Backoff, after_failure
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("shell.account_upkeep")
 

@@ -24,11 +24,11 @@ from timebot.client import ServiceCall, ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
-from timebot.draining import Draining
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.organisations import OrganisationKeys
 from timebot.runtime import Runtime
 from timebot.state.db import create_engine, read_only_engine, session_factory
+from timebot.state.draining import Draining
 from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
 
 

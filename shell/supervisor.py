@@ -20,7 +20,7 @@ two workers from sending one message, and a receipt is then sent by the worker t
 Supervision: a worker that exits while the parent runs is started again (after a pause that
 grows while it keeps dying at start, 30 s at most). SIGTERM or SIGINT to the parent drains:
 each worker gets SIGTERM (uvicorn stops accepting, finishes its requests; the mail listeners
-close, the inbox workers finish the rows they claimed: `timebot/draining.py`) and exits; the
+close, the inbox workers finish the rows they claimed: `timebot/state/draining.py`) and exits; the
 parent waits DRAIN_SECONDS at most, kills what is left, and exits 0 when nothing had to be
 killed.
 

@@ -31,7 +31,7 @@ from timebot.notify.ground import CatchUpGround
 from timebot.pending_update import pending_update_data
 from timebot.state.lease import acquire_lease
 from timebot.state.models import PolledApproval
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("timebot.approval_poller")
 

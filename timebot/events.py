@@ -34,7 +34,7 @@ from timebot.state.db import insert_ignoring
 from timebot.state.models import ReceivedEvent
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, Write, claim_records
 from timebot.state.retry import Backoff, after_failure, is_temporary
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("timebot.events")
 

@@ -38,7 +38,7 @@ from timebot.notify.ground import CatchUpGround
 from timebot.pending_update import pending_update_data
 from timebot.review_requests_sent import CHUNK, unrequested
 from timebot.state.lease import acquire_lease, release_lease
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("timebot.reconcile")
 

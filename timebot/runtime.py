@@ -16,13 +16,13 @@ from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory import PeopleDirectory
-from timebot.draining import DRAIN_SECONDS, drain_all
 from timebot.entry_rules import RulesCache
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.state.db import migrate, session_factory
+from timebot.state.draining import DRAIN_SECONDS, drain_all
 from timebot.state.singleton import SingletonJobs
+from timebot.state.worker import PollingWorker
 from timebot.webhook_consumer import WebhookSubscriptions
-from timebot.worker import PollingWorker
 
 Hook = Callable[["Runtime"], Awaitable[None]]
 

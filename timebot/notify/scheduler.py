@@ -20,7 +20,7 @@ from timebot.notify.due_reports import ReportChannel, due_reports
 from timebot.notify.ground import Ground
 from timebot.notify.period_reminders import Quiet, due_period_reminders
 from timebot.state.lease import acquire_lease
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("timebot.scheduler")
 

@@ -1,5 +1,6 @@
-"""A graceful stop for the workers that drain a durable table (`timebot.worker.PollingWorker`):
-claim nothing more, let the batch already claimed finish, then stop.
+"""A graceful stop for the workers that drain a durable table
+(`timebot.state.worker.PollingWorker`): claim nothing more, let the batch already claimed
+finish, then stop.
 
 Without it a stop cancels the batch in the middle; its rows stay `working` until their lease
 expires and another process (or the next start) takes them over. Draining finishes them here
