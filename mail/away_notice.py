@@ -31,7 +31,7 @@ from mail.away_reply import read_away
 from mail.handling import InboundMail, Replier
 from mail.loop_guard import LoopRefusal
 from mail.machine_signs import vacation_reply
-from timebot.directory import DirectoryEntry
+from timebot.directory.people import DirectoryEntry
 from timebot.errors import DirectoryError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import approval_snapshot

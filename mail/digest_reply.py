@@ -33,7 +33,7 @@ from mail.decide_digest import ItemPlan, plan_digest, read_digest_reply, reporte
 from mail.handling import InboundMail, Replier
 from mail.receipts import Outcome, TimesheetInfo, Verdict
 from mail.reply_records import finish, prior_reply, record_intent
-from timebot.directory import DirectoryEntry
+from timebot.directory.people import DirectoryEntry
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
 from timebot.state.digests import DigestItem, load_digest
 from timebot.tokens import ApprovalToken

@@ -23,9 +23,9 @@ from shell.executor_call import ExecutorCall
 from timebot.client import ServiceCall, ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
-from timebot.directory import PeopleDirectory
+from timebot.directory.organisations import OrganisationKeys
+from timebot.directory.people import PeopleDirectory
 from timebot.events import EventBus, EventStore, EventWorker
-from timebot.organisations import OrganisationKeys
 from timebot.runtime import Runtime
 from timebot.state.db import create_engine, read_only_engine, session_factory
 from timebot.state.draining import Draining

@@ -15,7 +15,7 @@ from plumbing.clock import Clock
 from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
-from timebot.directory import PeopleDirectory
+from timebot.directory.people import PeopleDirectory
 from timebot.entry_rules import RulesCache
 from timebot.events import EventBus, EventStore, EventWorker
 from timebot.state.db import migrate, session_factory

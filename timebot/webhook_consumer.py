@@ -33,7 +33,7 @@ from plumbing.clock import Clock
 from plumbing.db import once_more_on_conflict, unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
-from timebot.directory import PeopleDirectory
+from timebot.directory.people import PeopleDirectory
 from timebot.errors import NotLinked, ServiceRequestError
 from timebot.events import EventStore, ServiceEvent
 from timebot.state.lease import acquire_lease, new_owner, release_lease

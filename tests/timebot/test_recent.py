@@ -1,9 +1,10 @@
-"""timebot.recent.Recent: values reused for their time to live, and no longer held after it —
-what it holds is bounded by what was put within the last ttl, not by all that ever was."""
+"""timebot.directory.recent.Recent: values reused for their time to live, and no longer held
+after it — what it holds is bounded by what was put within the last ttl, not by all that
+ever was."""
 
 from __future__ import annotations
 
-from timebot.recent import SWEEP_FLOOR, Recent
+from timebot.directory.recent import SWEEP_FLOOR, Recent
 
 
 class Ticks:

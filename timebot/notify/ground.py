@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from timebot.client import ServiceClient
 from timebot.config import Settings
-from timebot.directory import PeopleDirectory
+from timebot.directory.people import PeopleDirectory
 from timebot.events import EventStore, EventWorker
 from timebot.webhook_consumer import WebhookSubscriptions
 

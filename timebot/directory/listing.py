@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from timebot.client import ServiceClient, operation
-from timebot.directory import DirectoryEntry, PeopleDirectory
+from timebot.directory.people import DirectoryEntry, PeopleDirectory
 from timebot.errors import TimebotError
 from timebot.state.slack_workspaces import status_line, workspace_records
 

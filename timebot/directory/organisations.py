@@ -17,8 +17,8 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
+from timebot.directory.recent import Recent
 from timebot.errors import ServiceRequestError
-from timebot.recent import Recent
 from timebot.state.org_models import HostedOrganisation
 
 WHICH_ORGANISATION = operation(
