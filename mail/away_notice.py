@@ -33,7 +33,7 @@ from mail.loop_guard import LoopRefusal
 from mail.machine_signs import vacation_reply
 from timebot.directory.people import DirectoryEntry
 from timebot.errors import DirectoryError
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import approval_snapshot
 from timebot.runtime import Runtime
 from timebot.state.away import record_absence

@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 from mail.custom_mail import chosen, person_values
 from mail.reviews import MailContext, build_message, send_approver_mail
 from timebot.config import Settings
-from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
+from timebot.events.bus import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
 from timebot.l10n import ENGLISH, Localisation, format_day, format_duration, localisation_of
 from timebot.notify.approvals import (
     DIGEST,

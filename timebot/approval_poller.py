@@ -25,10 +25,10 @@ from sqlalchemy import select
 
 from plumbing.db import unit_of_work
 from timebot.client import operation
-from timebot.events import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent
+from timebot.events.pending_update import pending_update_data
 from timebot.notify.approvals import person_info, setting_of
 from timebot.notify.ground import CatchUpGround
-from timebot.pending_update import pending_update_data
 from timebot.state.lease import acquire_lease
 from timebot.state.models import PolledApproval
 from timebot.state.worker import PollingWorker

@@ -25,7 +25,7 @@ from plumbing import periods
 from timebot import l10n
 from timebot.client import ServiceClient, operation
 from timebot.errors import ServiceClientError
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.l10n import N_
 
 log = structlog.get_logger("timebot.entry_rules")

@@ -17,12 +17,12 @@ from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory.people import PeopleDirectory
 from timebot.entry_rules import RulesCache
-from timebot.events import EventBus, EventStore, EventWorker
+from timebot.events.bus import EventBus, EventStore, EventWorker
+from timebot.events.webhooks import WebhookSubscriptions
 from timebot.state.db import migrate, session_factory
 from timebot.state.draining import DRAIN_SECONDS, drain_all
 from timebot.state.singleton import SingletonJobs
 from timebot.state.worker import PollingWorker
-from timebot.webhook_consumer import WebhookSubscriptions
 
 Hook = Callable[["Runtime"], Awaitable[None]]
 

@@ -16,7 +16,7 @@ from mail.channel import MailChannel
 from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import submitted, text_of
 from tests.mail.reviews_support import outbox_rows, wait_for
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import APPROVAL_STATE
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.install import jobs_of

@@ -24,7 +24,7 @@ from tests.mail.reviews_support import (
     wait_for,
 )
 from tests.support import DAY_MS, HOUR_MS, Org
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.tokens import find_token_candidates, verify_token
 
 

@@ -45,7 +45,7 @@ from tests.service.test_approvals_support import (
     state,
 )
 from tests.support import HOUR_MS, Org, new_org, start_live_server, stop_live_server
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.state.models import InboxMessage, MailReply, OutboxMessage, ReceivedEvent
 from timebot.tokens import reply_address
 

@@ -23,7 +23,7 @@ from tests.mail.reviews_support import (
 )
 from tests.net import free_port
 from tests.support import HOUR_MS, LiveServer, mail_of, new_org, start_live_server, stop_live_server
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.notify.install import jobs_of
 from timebot.runtime import Runtime
 

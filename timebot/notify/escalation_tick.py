@@ -29,7 +29,7 @@ from typing import Any
 import structlog
 
 from timebot.client import operation
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import setting_of, time_zone_of
 from timebot.notify.away_asks import QUORUM, AwayReason, away_reason, stage_quorum
 from timebot.notify.away_facts import away_facts, away_now

@@ -13,8 +13,8 @@ from plumbing.clock import Clock
 from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.directory.people import PeopleDirectory
-from timebot.events import EventStore, EventWorker
-from timebot.webhook_consumer import WebhookSubscriptions
+from timebot.events.bus import EventStore, EventWorker
+from timebot.events.webhooks import WebhookSubscriptions
 
 
 class Ground(Protocol):

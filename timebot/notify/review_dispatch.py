@@ -6,7 +6,7 @@ it yet.
 A request counts as sent only when every channel sent it, so a channel that failed is asked
 again when the event is dispatched again. A failing channel does not stop the others: the
 dispatch goes on, then raises `ReviewChannelFailed`, and the event worker retries the event
-(timebot.events); the dedupe keys make the retry send nothing twice.
+(timebot.events.bus); the dedupe keys make the retry send nothing twice.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from timebot.errors import TimebotError
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.decisions import ReviewChannel, ReviewRequest
 from timebot.notify.escalations import ClimbChannel, ClimbRequest
 from timebot.notify.ground import Ground

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import structlog
 
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.away_asks import (
     QUORUM,

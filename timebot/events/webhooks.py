@@ -35,7 +35,7 @@ from timebot.client import ServiceClient, operation
 from timebot.crypto import SecretBox
 from timebot.directory.people import PeopleDirectory
 from timebot.errors import NotLinked, ServiceRequestError
-from timebot.events import EventStore, ServiceEvent
+from timebot.events.bus import EventStore, ServiceEvent
 from timebot.state.lease import acquire_lease, new_owner, release_lease
 from timebot.state.models import WebhookRegistration
 
