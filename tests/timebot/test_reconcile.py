@@ -51,7 +51,7 @@ from tests.support import (
 )
 from tests.timebot.test_cli import cli_env, timebot
 from timebot.notify.install import jobs_of
-from timebot.reconcile import Reconciler
+from timebot.notify.reconcile import Reconciler
 from timebot.runtime import Runtime
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.

@@ -20,7 +20,7 @@ from tests.statement_counter import Statements, statements
 from tests.support import Member, Org, new_org
 from tests.timebot.test_reconcile import runtime_of
 from timebot.notify.approvals import DIGEST, set_preference
-from timebot.reconcile import Reconciler
+from timebot.notify.reconcile import Reconciler
 from timebot.runtime import Runtime
 
 

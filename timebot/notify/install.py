@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from timebot.approval_poller import ApprovalPoller
+from timebot.notify.approval_poller import ApprovalPoller
 from timebot.notify.escalation_tick import Escalator
+from timebot.notify.reconcile import Reconciler
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
-from timebot.reconcile import Reconciler
 from timebot.runtime import Runtime
 
 

@@ -36,7 +36,7 @@ from timebot.client import operation
 from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.events.pending_update import pending_update_data
 from timebot.notify.ground import CatchUpGround
-from timebot.review_requests_sent import CHUNK, unrequested
+from timebot.notify.review_requests_sent import CHUNK, unrequested
 from timebot.state.lease import acquire_lease, release_lease
 from timebot.state.worker import PollingWorker
 
