@@ -35,7 +35,7 @@ from timebot.directory.people import DirectoryEntry
 from timebot.errors import DirectoryError
 from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import approval_snapshot
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.away import record_absence
 from timebot.tokens import ApprovalToken, TokenError, TokenMissing
 

@@ -22,8 +22,8 @@ from mail.reading import ReadMessage
 from mail.receipts import Outcome
 from mail.sender_auth import SenderVerdict
 from timebot.config import Settings
+from timebot.process.runtime import Runtime
 from timebot.read_batching import ReadBatcher
-from timebot.runtime import Runtime
 
 
 @dataclass(frozen=True)

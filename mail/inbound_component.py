@@ -22,7 +22,7 @@ from mail.listener import InboundHandler, start_listener
 from mail.parts import MailParts
 from mail.process import MessageProcessor
 from mail.time_entry import process_time_entry
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.draining import DRAIN_SECONDS, Draining, drain_all
 
 log = structlog.get_logger("mail.inbound")

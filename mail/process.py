@@ -41,8 +41,8 @@ from mail.receipts import Outcome
 from mail.sender_auth import DnsFunc, SenderVerdict, authenticate_sender, txt_file_dnsfunc
 from timebot import l10n
 from timebot.errors import AccountInactive
+from timebot.process.runtime import Runtime
 from timebot.read_batching import ReadBatcher
-from timebot.runtime import Runtime
 from timebot.state.db import unit_of_work
 
 log = structlog.get_logger("mail.process")

@@ -20,8 +20,8 @@ from mail.parts import MailParts
 from mail.reminders import Reminders
 from mail.reviews import MailContext
 from mail.templating import MailTemplates
-from timebot.notify.install import NotificationJobs
-from timebot.runtime import Runtime
+from timebot.process.notifications import NotificationJobs
+from timebot.process.runtime import Runtime
 
 
 @dataclass

@@ -21,7 +21,7 @@ from service.embedded import EmbeddedService
 from service.organisation.account_life import AccountLifeError, due_for_purge, purge_organisation
 from service.organisation.account_models import ServiceMail
 from timebot.config import Settings
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.queue import FAILED
 from timebot.state.retry import Backoff, after_failure
 from timebot.state.worker import PollingWorker

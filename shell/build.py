@@ -27,7 +27,7 @@ from timebot.directory.organisations import OrganisationKeys
 from timebot.directory.people import PeopleDirectory
 from timebot.events.bus import EventBus, EventStore, EventWorker
 from timebot.events.webhooks import WebhookSubscriptions, local_receiver
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.db import create_engine, read_only_engine, session_factory
 from timebot.state.draining import Draining
 

@@ -59,7 +59,7 @@ from timebot.errors import ConfigError
 from timebot.metrics import MULTIPROCESS_DIR_VARIABLE
 
 if TYPE_CHECKING:
-    from timebot.runtime import Runtime
+    from timebot.process.runtime import Runtime
 
 log = structlog.get_logger("shell.supervisor")
 

@@ -54,7 +54,7 @@ from timebot.notify.approvals import (
     preference,
     set_preference,
 )
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.stages import stage_label, stage_number
 from timebot.state.db import insert_ignoring
 from timebot.state.models import UsedLink

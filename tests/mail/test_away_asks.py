@@ -24,7 +24,7 @@ from tests.support import Member, Org
 from timebot.events.bus import ServiceEvent
 from timebot.l10n import Localisation, using
 from timebot.notify.away_asks import away_asks
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.away import Absence, record_absence
 
 

@@ -31,7 +31,7 @@ from tests.protocol.reply_helpers import (
     submitted_sheet,
 )
 from tests.support import DAY_MS, Org, new_org
-from timebot.notify.install import jobs_of
+from timebot.process.notifications import jobs_of
 from timebot.state.away import ApproverAbsence
 from timebot.tokens import reply_address
 

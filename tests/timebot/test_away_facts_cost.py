@@ -14,7 +14,7 @@ from tests.sqlite_steps import sqlite_steps
 from tests.support import Org
 from tests.timebot.test_reconcile import runtime_of
 from timebot.notify.away_facts import away_facts
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.away import record_absence
 
 

@@ -50,9 +50,9 @@ from tests.support import (
     stop_live_server,
 )
 from tests.timebot.test_cli import cli_env, timebot
-from timebot.notify.install import jobs_of
 from timebot.notify.reconcile import Reconciler
-from timebot.runtime import Runtime
+from timebot.process.notifications import jobs_of
+from timebot.process.runtime import Runtime
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
 pytestmark = pytest.mark.slow

@@ -21,7 +21,7 @@ from tests.support import Member, Org, new_org
 from tests.timebot.test_reconcile import runtime_of
 from timebot.notify.approvals import DIGEST, set_preference
 from timebot.notify.reconcile import Reconciler
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 
 async def _steps_of_checks(runtime: Runtime, org_id: str, submit_id: str, mailed: Member,

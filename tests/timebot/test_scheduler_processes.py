@@ -24,8 +24,8 @@ from tests.mail.reviews_support import (
 from tests.net import free_port
 from tests.support import HOUR_MS, LiveServer, mail_of, new_org, start_live_server, stop_live_server
 from timebot.events.bus import ServiceEvent
-from timebot.notify.install import jobs_of
-from timebot.runtime import Runtime
+from timebot.process.notifications import jobs_of
+from timebot.process.runtime import Runtime
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
 pytestmark = pytest.mark.slow

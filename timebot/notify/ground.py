@@ -1,7 +1,8 @@
-"""What the notification jobs use of the running process. `timebot.runtime.Runtime` holds all
-of it, and more (the start and stop hooks, the bus, the jobs of one process at a time): typed
-by these Protocols, notify/ reads the process it runs in without importing the runtime, which
-is assembled above it (`timebot.notify.install` wires the jobs onto a runtime)."""
+"""What the notification jobs use of the running process. `timebot.process.runtime.Runtime`
+holds all of it, and more (the start and stop hooks, the bus, the jobs of one process at a
+time): typed by these Protocols, notify/ reads the process it runs in without importing the
+runtime, which is assembled above it (`timebot.process.notifications` wires the jobs onto a
+runtime)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from timebot.notify.escalation_tick import Escalator
 from timebot.notify.reconcile import Reconciler
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 
 @dataclass
