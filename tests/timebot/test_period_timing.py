@@ -1,6 +1,6 @@
 """When period reminders go (timebot/notify/period_timing.py, pure): the person's periodicity
 and first day of the week decide the period, `timesheetReminder` the moment; and the rules the
-fronts know (timebot/entry_rules.py, pure) refuse with the setting's name."""
+fronts know (timebot/timeentry/rules.py, pure) refuse with the setting's name."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from timebot import l10n
-from timebot.entry_rules import refusal, rules_of, shown_duration
 from timebot.notify.period_timing import due_now, reminder_slots
+from timebot.timeentry.rules import refusal, rules_of, shown_duration
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

@@ -16,13 +16,13 @@ from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.crypto import SecretBox
 from timebot.directory.people import PeopleDirectory
-from timebot.entry_rules import RulesCache
 from timebot.events.bus import EventBus, EventStore, EventWorker
 from timebot.events.webhooks import WebhookSubscriptions
 from timebot.state.db import migrate, session_factory
 from timebot.state.draining import DRAIN_SECONDS, drain_all
 from timebot.state.singleton import SingletonJobs
 from timebot.state.worker import PollingWorker
+from timebot.timeentry.rules import RulesCache
 
 Hook = Callable[["Runtime"], Awaitable[None]]
 
@@ -66,7 +66,7 @@ class Runtime:
     read_sessions: async_sessionmaker[AsyncSession] = field(init=False)
     # The jobs that run in one process at a time (timebot/state/singleton.py).
     singletons: SingletonJobs = field(init=False)
-    # Each person's rules of time entry, as the fronts refuse early (timebot/entry_rules.py).
+    # Each person's rules of time entry, as the fronts refuse early (timebot/timeentry/rules.py).
     entry_rules: RulesCache = field(init=False)
     _background: list[asyncio.Task[None]] = field(default_factory=list)
     _subscriber: asyncio.Task[None] | None = None
