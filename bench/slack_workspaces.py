@@ -95,8 +95,8 @@ async def seed(env: dict[str, str], count: int) -> list[tuple[str, str]]:
     from service.organisation.provisioning import create_organisation
     from shell.embedded_db import embedded_sessions
     from timebot.config import load_settings
-    from timebot.crypto import SecretBox
     from timebot.logs import configure_logging
+    from timebot.secret_key.crypto import SecretBox
     from timebot.state.db import create_engine, migrate, session_factory
 
     configure_logging("WARNING")  # stdout is for the figure lines, not each installation's

@@ -36,8 +36,8 @@ from timebot.errors import DirectoryError
 from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import approval_snapshot
 from timebot.process.runtime import Runtime
+from timebot.secret_key.tokens import ApprovalToken, TokenError, TokenMissing
 from timebot.state.away import record_absence
-from timebot.tokens import ApprovalToken, TokenError, TokenMissing
 
 log = structlog.get_logger("mail.away_notice")
 

@@ -35,8 +35,8 @@ from mail.receipts import Outcome, TimesheetInfo, Verdict
 from mail.reply_records import finish, prior_reply, record_intent
 from timebot.directory.people import DirectoryEntry
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
+from timebot.secret_key.tokens import ApprovalToken
 from timebot.state.digests import DigestItem, load_digest
-from timebot.tokens import ApprovalToken
 
 log = structlog.get_logger("mail.digest_reply")
 

@@ -22,7 +22,7 @@ from mail.receipts import (
     receipt_text,
     thread_subject,
 )
-from timebot.tokens import ApprovalToken
+from timebot.secret_key.tokens import ApprovalToken
 
 ME, OTHER, THIRD = "a" * 24, "b" * 24, "c" * 24
 EVENT = "e" * 24

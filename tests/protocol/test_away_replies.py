@@ -32,8 +32,8 @@ from tests.protocol.reply_helpers import (
 )
 from tests.support import DAY_MS, Org, new_org
 from timebot.process.notifications import jobs_of
+from timebot.secret_key.tokens import reply_address
 from timebot.state.away import ApproverAbsence
-from timebot.tokens import reply_address
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from timebot.tokens import (
+from timebot.secret_key.tokens import (
     ApprovalToken,
     PeriodHint,
     TokenExpired,

@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
-from timebot.crypto import SecretBox
 from timebot.directory.recent import Recent
 from timebot.errors import ServiceRequestError
+from timebot.secret_key.crypto import SecretBox
 from timebot.state.org_models import HostedOrganisation
 
 WHICH_ORGANISATION = operation(

@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.client import ServiceClient, operation
-from timebot.crypto import SecretBox
 from timebot.directory.organisations import OrganisationKeys
 from timebot.directory.recent import Recent
 from timebot.errors import NotLinked, ServiceRequestError, UnknownPerson
 from timebot.l10n.settings import ENGLISH, Localisation
+from timebot.secret_key.crypto import SecretBox
 from timebot.state.models import PersonLink
 
 WHO_AM_I = operation(

@@ -32,10 +32,10 @@ from starlette.routing import Route
 from plumbing.clock import Clock
 from plumbing.db import once_more_on_conflict, unit_of_work
 from timebot.client import ServiceClient, operation
-from timebot.crypto import SecretBox
 from timebot.directory.people import PeopleDirectory
 from timebot.errors import NotLinked, ServiceRequestError
 from timebot.events.bus import EventStore, ServiceEvent
+from timebot.secret_key.crypto import SecretBox
 from timebot.state.lease import acquire_lease, new_owner, release_lease
 from timebot.state.models import WebhookRegistration
 

@@ -14,10 +14,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from timebot.client import ServiceClient
 from timebot.config import Settings
-from timebot.crypto import SecretBox
 from timebot.directory.people import PeopleDirectory
 from timebot.events.bus import EventBus, EventStore, EventWorker
 from timebot.events.webhooks import WebhookSubscriptions
+from timebot.secret_key.crypto import SecretBox
 from timebot.state.db import migrate, session_factory
 from timebot.state.draining import DRAIN_SECONDS, drain_all
 from timebot.state.singleton import SingletonJobs
