@@ -22,7 +22,7 @@ from shell.health import liveness, readiness
 from shell.response_headers import ResponseHeaders
 from timebot.config import Settings
 from timebot.events.webhooks import webhook_route
-from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
+from timebot.telemetry.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
 
 log = structlog.get_logger("shell.app")
 

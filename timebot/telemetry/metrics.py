@@ -22,7 +22,7 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from starlette.requests import Request
 from starlette.responses import Response
 
-from timebot.queue_metrics import update_queue_gauges
+from timebot.telemetry.queue_metrics import update_queue_gauges
 
 MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 """prometheus_client's own name; read when it is first imported."""
