@@ -18,7 +18,7 @@ from tests.mail.reviews_support import add_record, outbox_rows, set_stages, subm
 from tests.sqlite_steps import sqlite_steps
 from tests.statement_counter import Statements, statements
 from tests.support import Member, Org, new_org
-from tests.timebot.test_reconcile import runtime_of
+from tests.timebot.notify.test_reconcile import runtime_of
 from timebot.notify.approvals import DIGEST, set_preference
 from timebot.notify.reconcile import Reconciler
 from timebot.process.runtime import Runtime

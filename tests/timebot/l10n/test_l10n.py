@@ -15,7 +15,7 @@ from babel.messages.pofile import read_po
 from timebot import l10n
 from timebot.l10n.texts import catalog_path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "scripts"))
 from update_catalogs import extracted  # noqa: E402
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.sqlite_steps import sqlite_steps
 from tests.support import Org
-from tests.timebot.test_reconcile import runtime_of
+from tests.timebot.notify.test_reconcile import runtime_of
 from timebot.notify.away_facts import away_facts
 from timebot.process.runtime import Runtime
 from timebot.state.away import record_absence

@@ -14,7 +14,7 @@ from tests.timebot.test_cli import cli_env, timebot
 from timebot.config import load_settings
 from timebot.errors import ConfigError
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 
 WEAK = [
     ("change-me-to-a-long-random-string", "placeholder"),  # the old compose file's value
