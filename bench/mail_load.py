@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bench.common import at_rate
 from bench.reply_mail import GMAIL, realistic_reply
-from timebot.tokens import reply_address
+from timebot.secret_key.tokens import reply_address
 
 DOMAIN = "timebot.localhost"
 SENDER_DOMAIN = "example.com"

@@ -44,8 +44,8 @@ from service.db import migrate
 from service.organisation.provisioning import add_person, create_organisation
 from service.timesheets.models import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 from timebot.notify.reviews import review_dedupe_key
+from timebot.secret_key.tokens import period_hint
 from timebot.state.models import OutboxMessage, ReceivedEvent
-from timebot.tokens import period_hint
 
 WEEK0 = 1_735_516_800_000  # Monday 30 December 2024, 00:00 UTC
 DAY_MS = 86_400_000

@@ -23,7 +23,7 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from timebot.tokens import TokenError, verify_token
+from timebot.secret_key.tokens import TokenError, verify_token
 
 REMINDER_SUBJECT = "Please submit your timesheet"
 

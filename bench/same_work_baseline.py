@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from timebot.tokens import ApprovalToken, verify_token
+from timebot.secret_key.tokens import ApprovalToken, verify_token
 
 DOMAIN = "timebot.localhost"
 

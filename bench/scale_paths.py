@@ -40,8 +40,8 @@ from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import session_factory
 from tests.bot.fake_slack import FakeSlack
 from tests.bot.signing import SlackRequests
+from timebot.secret_key.tokens import make_token, reply_address
 from timebot.state.models import OutboxMessage
-from timebot.tokens import make_token, reply_address
 
 SECRET = "bench-signing-secret"
 TOKEN = "xoxb-bench-scale"

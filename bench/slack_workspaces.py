@@ -95,9 +95,9 @@ async def seed(env: dict[str, str], count: int) -> list[tuple[str, str]]:
     from service.organisation.provisioning import create_organisation
     from shell.embedded_db import embedded_sessions
     from timebot.config import load_settings
-    from timebot.crypto import SecretBox
-    from timebot.logs import configure_logging
+    from timebot.secret_key.crypto import SecretBox
     from timebot.state.db import create_engine, migrate, session_factory
+    from timebot.telemetry.logs import configure_logging
 
     configure_logging("WARNING")  # stdout is for the figure lines, not each installation's
     settings = load_settings(env)

@@ -18,7 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.dedup import SlackDeduplication, gate_listeners
 from bot.installation import GatedClient, WorkspaceGate
 from bot.workspace import Workspace
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 log = logging.getLogger("timebot.slack")
 

@@ -40,7 +40,7 @@ from bot.replies import action_channel, ephemeral, person_or_prompt
 from bot.values import BAD_BUTTON, BadValue, action_value, ident, json_of
 from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.l10n import N_, _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.reviews import round_mark

@@ -38,7 +38,7 @@ from bot.identity import SlackPerson
 from bot.mrkdwn import escape
 
 if TYPE_CHECKING:
-    from timebot.runtime import Runtime
+    from timebot.process.runtime import Runtime
 
 Respond = Callable[..., Awaitable[Any]]
 

@@ -54,9 +54,9 @@ from bot.sender_worker import due_teams
 from bot.socket_mode import SocketMode
 from bot.workspace import Workspace
 from timebot.errors import ConfigError
-from timebot.notify.install import INSTALLED
 from timebot.notify.review_dispatch import ReviewDispatch
-from timebot.runtime import Runtime
+from timebot.process.notifications import INSTALLED
+from timebot.process.runtime import Runtime
 from timebot.state.slack_workspaces import records_by_token
 
 log = structlog.get_logger("timebot.slack")

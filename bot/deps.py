@@ -17,7 +17,7 @@ from bot.identity import Identity
 from bot.routes import Hub
 from bot.sender import SlackSender
 from bot.workspace import Workspace
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 
 @dataclass(frozen=True)

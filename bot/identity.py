@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import update
 
 from bot.workspace import Workspace
-from timebot.directory import PeopleDirectory
+from timebot.directory.people import PeopleDirectory
 from timebot.errors import DirectoryError, NotLinked, UnknownPerson
 from timebot.state.db import unit_of_work
 from timebot.state.models import PersonLink

@@ -11,10 +11,10 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from bot.approval_blocks import status_word
-from timebot.entry_rules import Rules
 from timebot.notify.period_timing import due_now, reminder_slots
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.state.models import SlackNudgePreference
+from timebot.timeentry.rules import Rules
 
 DEFAULT_REMIND_DAYS = 2
 MAX_INTERVAL_DAYS = 7

@@ -30,7 +30,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
-from timebot.crypto import SecretBox
+from timebot.secret_key.crypto import SecretBox
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackWorkspace
 from timebot.state.slack_models import SlackInstallation, SlackOAuthState

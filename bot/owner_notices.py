@@ -11,7 +11,7 @@ from __future__ import annotations
 from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from timebot import l10n
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.person_notify import SLACK, gets
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 

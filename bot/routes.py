@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Protocol, TypeVar
 
-from timebot.events import EventBus, ServiceEvent, Subscriber
+from timebot.events.bus import EventBus, ServiceEvent, Subscriber
 from timebot.notify.decisions import ReviewChannel, ReviewRequest
 from timebot.notify.due_reports import DueReport, ReportChannel
 from timebot.notify.escalations import ClimbChannel, ClimbRequest

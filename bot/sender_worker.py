@@ -39,7 +39,7 @@ from timebot.state.db import unit_of_work
 from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import SlackOutgoing
 from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, claim_rows, finish_row
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("timebot.slack.sender")
 

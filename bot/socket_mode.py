@@ -27,7 +27,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from bot.http_events import Malformed, check_shape
 
 if TYPE_CHECKING:
-    from timebot.runtime import Runtime
+    from timebot.process.runtime import Runtime
 
 log = structlog.get_logger("timebot.slack.socket_mode")
 

@@ -15,11 +15,11 @@ from bot.nudge_preferences import NudgePreferences
 from bot.nudge_schedule import local_day_bounds, reminder_slot, staff_nudge_due
 from bot.submit_now import submit_blocks
 from timebot import l10n
-from timebot.entry_rules import Rules
 from timebot.errors import TimebotError
 from timebot.notify.periods import DAY_MS, local_date, week_of
 from timebot.notify.person_notify import SLACK, sends
 from timebot.state.models import PersonLink
+from timebot.timeentry.rules import Rules
 
 log = structlog.get_logger("timebot.slack.nudges")
 

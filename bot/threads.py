@@ -20,7 +20,7 @@ from bot.deps import SlackDeps
 from bot.mrkdwn import escape
 from bot.replies import ephemeral, person_or_prompt
 from timebot.errors import PermissionRefused, ServiceRequestError
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackClaim
 

@@ -34,7 +34,7 @@ from timebot.timeentry.texts import help_text
 if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
-    from timebot.runtime import Runtime
+    from timebot.process.runtime import Runtime
 
 UNDO = "timebot_time_undo"
 EDIT = "timebot_time_edit"

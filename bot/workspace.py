@@ -37,7 +37,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
-from timebot.directory import PeopleDirectory
+from timebot.directory.people import PeopleDirectory
 from timebot.errors import TimebotError
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import SlackWorkspace

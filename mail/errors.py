@@ -6,7 +6,7 @@ Hierarchy::
     └── DkimKeyFileError              the TIMEBOT_DKIM_TXT_FILE cannot be read or parsed
 
 The reply and link tokens' errors (TokenError and its subclasses, TokenMissing) are timebot's:
-they live in `timebot.tokens`, with the code that raises them.
+they live in `timebot.secret_key.tokens`, with the code that raises them.
 
 What is *not* an exception here, on purpose: reading a message (`mail.reading.message.read_message`
 never raises on bad input, it reads what it can), a decision (`mail.reading.decide.decide` always

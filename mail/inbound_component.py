@@ -22,8 +22,8 @@ from mail.queues.parts import MailParts
 from mail.replies.approval_reply import process_approval_reply
 from mail.replies.away_notice import note_away
 from mail.replies.time_entry import process_time_entry
-from timebot.draining import DRAIN_SECONDS, Draining, drain_all
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
+from timebot.state.draining import DRAIN_SECONDS, Draining, drain_all
 
 log = structlog.get_logger("mail.inbound")
 

@@ -20,8 +20,8 @@ from mail.outbound.reminders import Reminders
 from mail.outbound.reviews import MailContext
 from mail.outbound.templating import MailTemplates
 from mail.queues.parts import MailParts
-from timebot.notify.install import NotificationJobs
-from timebot.runtime import Runtime
+from timebot.process.notifications import NotificationJobs
+from timebot.process.runtime import Runtime
 
 
 @dataclass

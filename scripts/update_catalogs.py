@@ -1,5 +1,5 @@
 """Extract the fronts' texts and bring each catalog (timebot/l10n/locale/<lang>/…/timebot.po)
-up to date: new texts are added untranslated (tests/timebot/test_l10n.py then fails until
+up to date: new texts are added untranslated (tests/timebot/l10n/test_l10n.py then fails until
 they are translated), texts no longer used are dropped. Run from the repository root:
 
     python scripts/update_catalogs.py

@@ -21,10 +21,10 @@ from service.embedded import EmbeddedService
 from service.organisation.account_life import AccountLifeError, due_for_purge, purge_organisation
 from service.organisation.account_models import ServiceMail
 from timebot.config import Settings
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.queue import FAILED
 from timebot.state.retry import Backoff, after_failure
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("shell.account_upkeep")
 

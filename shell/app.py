@@ -21,8 +21,8 @@ from shell.collector import restore_on_stop, settle_after_start
 from shell.health import liveness, readiness
 from shell.response_headers import ResponseHeaders
 from timebot.config import Settings
-from timebot.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
-from timebot.webhook_consumer import webhook_route
+from timebot.events.webhooks import webhook_route
+from timebot.telemetry.metrics import HTTP_LATENCY, HTTP_REQUESTS, metrics_endpoint
 
 log = structlog.get_logger("shell.app")
 

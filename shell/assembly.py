@@ -13,8 +13,8 @@ from mail.review_component import install_reviews
 from service.embedded import EmbeddedService
 from shell.account_upkeep import install_account_upkeep
 from shell.pages import install_pages
-from timebot.notify.install import install_notifications
-from timebot.runtime import Runtime
+from timebot.process.notifications import install_notifications
+from timebot.process.runtime import Runtime
 from web.links_component import install_links
 
 

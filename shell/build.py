@@ -29,14 +29,14 @@ from shell.embedded_keys import EmbeddedKeys
 from shell.executor_call import ExecutorCall
 from timebot.client import ServiceCall, ServiceClient
 from timebot.config import Settings
-from timebot.crypto import SecretBox
-from timebot.directory import PeopleDirectory
-from timebot.draining import Draining
-from timebot.events import EventBus, EventStore, EventWorker
-from timebot.organisations import OrganisationKeys
-from timebot.runtime import Runtime
+from timebot.directory.organisations import OrganisationKeys
+from timebot.directory.people import PeopleDirectory
+from timebot.events.bus import EventBus, EventStore, EventWorker
+from timebot.events.webhooks import WebhookSubscriptions, local_receiver
+from timebot.process.runtime import Runtime
+from timebot.secret_key.crypto import SecretBox
 from timebot.state.db import create_engine, read_only_engine, session_factory
-from timebot.webhook_consumer import WebhookSubscriptions, local_receiver
+from timebot.state.draining import Draining
 
 
 class DrainingOutboxWorker(Draining, OutboxWorker):

@@ -117,7 +117,7 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
         settings = dataclasses.replace(settings, role=role)
 
     from shell.app import create_app
-    from timebot.logs import configure_logging
+    from timebot.telemetry.logs import configure_logging
 
     configure_logging(settings.log_level)
     # Both schemas current (or refused, naming both releases) before anything starts.
@@ -247,7 +247,7 @@ async def _subscribe(settings: Settings, organisation_id: str) -> None:
     organisation only later). A failure is only reported: that loop subscribes it, and its
     reconciler sends what was submitted meanwhile."""
     from shell.build import build_runtime
-    from timebot.logs import configure_logging
+    from timebot.telemetry.logs import configure_logging
 
     configure_logging("WARNING")  # stdout carries the JSON answer alone
     runtime = build_runtime(settings, SYSTEM_CLOCK, in_process=True).runtime

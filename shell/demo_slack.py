@@ -163,7 +163,7 @@ async def install(settings: Settings, demo: SecondDemo, fake: DemoSlack) -> None
     from bot.oauth import BOT_SCOPES
     from bot.oauth_store import InstallationStore, Issued
     from plumbing.clock import SYSTEM_CLOCK
-    from timebot.crypto import SecretBox
+    from timebot.secret_key.crypto import SecretBox
     from timebot.state.db import create_engine, migrate, session_factory
 
     engine = create_engine(settings.database_url)

@@ -12,8 +12,8 @@ from plumbing.db import unit_of_work
 from service.models import Organisation, Person, Role
 from service.organisation.provisioning import ensure_api_key
 from service.people.models import INTEGRATION_SETTING, ROLE_ADMIN
-from timebot.directory import ProvisionedPerson
-from timebot.recent import Recent
+from timebot.directory.people import ProvisionedPerson
+from timebot.directory.recent import Recent
 
 
 class EmbeddedKeys:

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 
 from plumbing.db import check_connection
 from service.embedded import EmbeddedService
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.db import schema_current
 
 CHECK_SECONDS = 5.0

@@ -14,7 +14,7 @@ from service.pages.common import PageContext
 from service.pages.config import PagesConfig
 from service.pages.favicon import favicon_route
 from service.people.models import ROLE_ADMIN
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from web.preferences import PreferencesSection
 
 

@@ -58,7 +58,7 @@ def people_list(settings: Settings) -> None:
     """Show every person of the organisations timebot serves and how timebot acts for them
     (their own linked key, a provisioned one, or none yet) and their Slack identity; never
     the keys."""
-    from timebot.people_listing import people_rows, render
+    from timebot.directory.listing import people_rows, render
 
     async def work(directory: Any) -> Any:
         return await people_rows(

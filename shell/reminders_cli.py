@@ -39,7 +39,7 @@ async def _with_mail(settings: Settings, clock: Clock, organisation_id: str,
     no workers and no schedule of its own."""
     from mail.review_component import install_reviews
     from shell.build import build_runtime
-    from timebot.notify.install import install_notifications
+    from timebot.process.notifications import install_notifications
 
     built = build_runtime(settings, clock, in_process=True)
     runtime = built.runtime

@@ -21,7 +21,7 @@ two workers from sending one message, and a receipt is then sent by the worker t
 Supervision: a worker that exits while the parent runs is started again (after a pause that
 grows while it keeps dying at start, 30 s at most). SIGTERM or SIGINT to the parent drains:
 each worker gets SIGTERM (uvicorn stops accepting, finishes its requests; the mail listeners
-close, the inbox workers finish the rows they claimed: `timebot/draining.py`) and exits; the
+close, the inbox workers finish the rows they claimed: `timebot/state/draining.py`) and exits; the
 parent waits DRAIN_SECONDS at most, kills what is left, and exits 0 when nothing had to be
 killed.
 
@@ -29,8 +29,8 @@ Metrics: each worker counts its own requests; the parent gives them one emptied 
 (`worker-metrics` in the data dir) in PROMETHEUS_MULTIPROC_DIR, set in the environment the
 workers are spawned with, so it is there before they first import prometheus_client. There
 each worker's values are kept in files and /metrics, answered by any worker, sums them
-(`timebot/metrics.py`). The parent marks a worker that exited dead (its live gauges drop out)
-and removes the directory when it exits.
+(`timebot/telemetry/metrics.py`). The parent marks a worker that exited dead (its live gauges
+drop out) and removes the directory when it exits.
 """
 
 from __future__ import annotations
@@ -57,10 +57,10 @@ from prometheus_client.multiprocess import mark_process_dead
 
 from timebot.config import Settings
 from timebot.errors import ConfigError
-from timebot.metrics import MULTIPROCESS_DIR_VARIABLE
+from timebot.telemetry.metrics import MULTIPROCESS_DIR_VARIABLE
 
 if TYPE_CHECKING:
-    from timebot.runtime import Runtime
+    from timebot.process.runtime import Runtime
 
 log = structlog.get_logger("shell.supervisor")
 
@@ -158,7 +158,7 @@ def run_worker(settings: Settings, sockets: dict[str, socket.socket], index: int
     import sys
 
     from shell.app import create_app
-    from timebot.logs import configure_logging
+    from timebot.telemetry.logs import configure_logging
 
     configure_logging(settings.log_level)
     structlog.contextvars.bind_contextvars(worker=index)

@@ -21,7 +21,7 @@ from shell.app import create_app
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.config import Settings, load_settings
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 DAY_MS = 86_400_000
 # Strong enough for `load_settings` (a weak or placeholder TIMEBOT_SECRET_KEY is refused).

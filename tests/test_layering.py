@@ -7,7 +7,8 @@
     plumbing/             engine and unit of work, clock, ids: below the service and timebot
 
 The graph holds every import: at module level, in functions, under `if TYPE_CHECKING:`,
-relative ones, and `from package import module` as an edge to that module."""
+relative ones, and `from package import module` as an edge to that module. Inside timebot/,
+the sub-packages (and the root modules) import each other without a circle either."""
 
 from __future__ import annotations
 
@@ -172,9 +173,33 @@ def layer_pairs(edges: dict[str, set[str]]) -> Counter[tuple[str, str]]:
     )
 
 
+def units_of(edges: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """The units of one top package (each sub-package whole, each root module on its own) ->
+    the other units of it that they import."""
+
+    def unit(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    units: dict[str, set[str]] = {}
+    for source, targets in edges.items():
+        if top(source) == package:
+            units.setdefault(unit(source), set()).update(
+                unit(target) for target in targets
+                if top(target) == package and unit(target) != unit(source))
+    return units
+
+
 def test_no_import_cycle() -> None:
     groups = [sorted(group) for group in tangles(graph())]
     assert groups == [], "import cycles among these modules"
+
+
+def test_timebots_units_import_each_other_without_cycle() -> None:
+    """Without a module cycle, sub-packages can still import each other in a circle (state ->
+    notify -> runtime -> state): then whatever imports one of them can reach them all."""
+    units = units_of(graph(), "timebot")
+    assert {"timebot.state", "timebot.notify", "timebot.directory"} <= set(units)
+    assert [sorted(group) for group in tangles(units)] == [], "timebot's units import in a circle"
 
 
 def test_every_import_runs_downwards() -> None:
@@ -317,6 +342,27 @@ def test_a_graph_without_cycles_passes(tmp_path: Path) -> None:
     edges = graph(tmp_path, ("mail",))
     assert edges["mail.a"] == {"mail.b"}
     assert tangles(edges) == []
+
+
+def test_a_circle_of_packages_is_seen_without_a_module_cycle(tmp_path: Path) -> None:
+    write_package(
+        tmp_path,
+        {
+            "timebot/__init__.py": "",
+            "timebot/errors.py": "",
+            "timebot/state/__init__.py": "",
+            "timebot/state/away.py": "from timebot.notify.periods import local_date\n",
+            "timebot/state/models.py": "from timebot import errors\n",
+            "timebot/notify/__init__.py": "",
+            "timebot/notify/periods.py": "",
+            "timebot/notify/reviews.py": "from timebot.state.models import Row\n",
+        },
+    )
+    edges = graph(tmp_path, ("timebot",))
+    assert tangles(edges) == []
+    units = units_of(edges, "timebot")
+    assert units["timebot.state"] == {"timebot.notify", "timebot.errors"}
+    assert tangles(units) == [{"timebot.state", "timebot.notify"}]
 
 
 if __name__ == "__main__":  # the closing note's table: python tests/test_layering.py

@@ -9,8 +9,8 @@ import asyncio
 import pytest
 
 from plumbing.waiting import taking_turns, wait_for_event
-from timebot.draining import Draining
-from timebot.worker import PollingWorker
+from timebot.state.draining import Draining
+from timebot.state.worker import PollingWorker
 
 
 class IdleWorker(PollingWorker):

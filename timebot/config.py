@@ -17,7 +17,7 @@ from pathlib import Path
 
 from timebot.errors import ConfigError
 from timebot.identity_providers import PublicProvider, load_identity_providers
-from timebot.secret_strength import GENERATE_HINT, secret_key_problem
+from timebot.secret_key.strength import GENERATE_HINT, secret_key_problem
 from timebot.trusted_networks import DEFAULT_TRUSTED_NETWORKS, Network, parse_networks
 
 

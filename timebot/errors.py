@@ -20,8 +20,8 @@ Hierarchy::
     ├── TokenMissing                 a message carries no token of ours anywhere
     └── ReviewChannelFailed          a channel failed to send review requests (the event retries)
 
-The token errors live in timebot.tokens, ReviewChannelFailed in timebot.notify.review_dispatch,
-with the code that raises them.
+The token errors live in timebot.secret_key.tokens, ReviewChannelFailed in
+timebot.notify.review_dispatch, with the code that raises them.
 """
 
 from __future__ import annotations

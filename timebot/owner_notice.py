@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from timebot.client import ServiceClient, operation
-from timebot.directory import PeopleDirectory, PersonDetails
+from timebot.directory.people import PeopleDirectory, PersonDetails
 from timebot.l10n import LOCALISATION_FIELDS, Localisation, _, format_period, localisation_of
 from timebot.stages import stage_label
 

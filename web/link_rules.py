@@ -13,9 +13,9 @@ from starlette.requests import Request
 
 from timebot.l10n import N_, _
 from timebot.notify.approvals import ApprovalSnapshot
+from timebot.secret_key.tokens import ApprovalToken
 from timebot.stages import stage_number
 from timebot.state.models import UsedLink
-from timebot.tokens import ApprovalToken
 
 STATUS_WORDS = {"a": "approved", "r": "rejected", "s": "waiting for approval", "d": "a draft"}
 # The submit link's answers, whole sentences per status (each language agrees them)

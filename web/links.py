@@ -54,13 +54,8 @@ from timebot.notify.approvals import (
     preference,
     set_preference,
 )
-from timebot.runtime import Runtime
-from timebot.stages import stage_label, stage_number
-from timebot.state.db import insert_ignoring
-from timebot.state.models import UsedLink
-from timebot.summary import TimesheetSummary, load_summary
-from timebot.templating import Templates
-from timebot.tokens import (
+from timebot.process.runtime import Runtime
+from timebot.secret_key.tokens import (
     ApprovalToken,
     Purpose,
     TokenError,
@@ -68,6 +63,11 @@ from timebot.tokens import (
     unpack_period,
     verify_token,
 )
+from timebot.stages import stage_label, stage_number
+from timebot.state.db import insert_ignoring
+from timebot.state.models import UsedLink
+from timebot.summary import TimesheetSummary, load_summary
+from timebot.templating import Templates
 from web.link_operations import ACTIVE, APPROVE, REJECT, STATE, SUBMIT
 from web.link_rules import (
     YOURS_ALREADY,

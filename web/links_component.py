@@ -8,7 +8,7 @@ from pathlib import Path
 
 from starlette.routing import BaseRoute
 
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.templating import Templates
 from web.links import Links
 from web.report_page import ReportPage

@@ -22,7 +22,7 @@ from timebot.errors import TimebotError
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.approvals import MODES, preference, set_preference
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.models import PersonLink, SlackNudgePreference, SlackWorkspace
 from timebot.state.slack_models import SlackInstallation
 

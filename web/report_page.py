@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Route
 from timebot.errors import PermissionRefused, ServiceRequestError, ServiceUnavailable
 from timebot.l10n import Localisation, _, format_hours, reading_from_query, using
 from timebot.notify.due_reports import FROM_TOKEN, REPORT_PATH, report_rows
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.templating import Templates
 
 log = structlog.get_logger("web.report")

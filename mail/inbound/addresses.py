@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from timebot.inbound_text import has_control
-from timebot.tokens import (
+from timebot.secret_key.tokens import (
     REPLY_LOCAL_PREFIX,
     REPLY_PURPOSES,
     TokenExpired,

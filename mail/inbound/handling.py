@@ -22,8 +22,8 @@ from mail.queues.inbox import InboundMessage
 from mail.queues.parts import MailParts
 from mail.reading.message import ReadMessage
 from timebot.config import Settings
+from timebot.process.runtime import Runtime
 from timebot.read_batching import ReadBatcher
-from timebot.runtime import Runtime
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,8 @@ from mail.queues.parts import MailParts
 from mail.reading.message import ReadMessage, read_message
 from timebot import l10n
 from timebot.errors import AccountInactive
+from timebot.process.runtime import Runtime
 from timebot.read_batching import ReadBatcher
-from timebot.runtime import Runtime
 from timebot.state.db import unit_of_work
 
 log = structlog.get_logger("mail.process")

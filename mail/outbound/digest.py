@@ -35,10 +35,10 @@ from timebot.l10n import format_duration, localisation_of
 from timebot.notify.approvals import DIGEST, period_label, time_zone_of
 from timebot.notify.person_notify import EMAIL, PersonNotify, gets
 from timebot.notify.review_reads import approver_reads
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
+from timebot.secret_key.tokens import make_token
 from timebot.state.digests import DigestItem, forget_digest, store_digest
 from timebot.state.models import NotificationPreference
-from timebot.tokens import make_token
 
 log = structlog.get_logger("mail.digest")
 

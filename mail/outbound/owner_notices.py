@@ -1,6 +1,6 @@
 """The owner's e-mail when their timesheet is rejected (with the reason) or finally approved.
 
-A bus subscriber (timebot.events) on approvalEventUpdate: the notice (`timebot.owner_notice`)
+A bus subscriber (timebot.events.bus) on approvalEventUpdate: the notice (`timebot.owner_notice`)
 is rendered from `owner_notice.*.j2` and queued in the outbox under a dedupe key derived from
 the service event's id, in one statement (INSERT … ON CONFLICT DO NOTHING, no look-up
 before): a retried or re-dispatched event, a second process or a restart queues nothing more.
@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mail.outbound.reviews import MailContext, build_message
 from timebot import l10n
-from timebot.events import APPROVAL_UPDATE, ServiceEvent, write_with_event
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent, write_with_event
 from timebot.notify.person_notify import EMAIL, gets
 from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
@@ -38,7 +38,7 @@ class OwnerNotices:
 
     async def handle(self, event: ServiceEvent) -> bool:
         """True when a notice was queued by this call, or handed to the event worker to be
-        queued with the event's done mark (`timebot.events.write_with_event`; its dedupe key
+        queued with the event's done mark (`timebot.events.bus.write_with_event`; its dedupe key
         refuses a second one)."""
         if owner_notice(event.data, None) is None:
             return False  # not a decision the owner is told about

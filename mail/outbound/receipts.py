@@ -20,9 +20,9 @@ from enum import Enum
 from mail.queues.outbox import new_message
 from mail.reading.message import ReadMessage
 from timebot.l10n import _, current, format_datetime, format_period
+from timebot.secret_key.tokens import message_id as token_message_id
+from timebot.secret_key.tokens import reply_address
 from timebot.stages import stage_label
-from timebot.tokens import message_id as token_message_id
-from timebot.tokens import reply_address
 
 __all__ = [
     "Outcome",

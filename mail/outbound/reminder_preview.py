@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 from mail.outbound.digest import digest_person_ids, digest_plan, send_digests
 from mail.outbound.reviews import MailContext, already_queued
 from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
-from timebot.notify.away_facts import away_facts
+from timebot.notify.away_facts import away_facts, away_now
 from timebot.notify.due_reports import occurrence_key, scheduled_reports
 from timebot.notify.escalation_tick import AWAY, PENDING, SUBMITTED_AT, Escalator
 from timebot.notify.escalations import climb_key, escalation_key
@@ -28,7 +28,7 @@ from timebot.notify.report_schedule import next_occurrence
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.notify.scheduler import Scheduler
 from timebot.notify.scheduler_epoch import recorded_first_seen_ms
-from timebot.state.away import Absence, away_now
+from timebot.state.away import Absence
 from timebot.state.models import ApprovalReminderTally
 
 DAY_MS = 86_400_000

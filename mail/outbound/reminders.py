@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 from mail.outbound.custom_mail import chosen, person_values
 from mail.outbound.reviews import MailContext, build_message, send_approver_mail
 from timebot.config import Settings
-from timebot.events import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
+from timebot.events.bus import APPROVAL_REMINDER, TIMESHEET_REMINDER, ServiceEvent
 from timebot.l10n import ENGLISH, Localisation, format_day, format_duration, localisation_of
 from timebot.notify.approvals import (
     DIGEST,
@@ -39,9 +39,9 @@ from timebot.notify.approvals import (
 from timebot.notify.person_notify import EMAIL, gets, person_notify
 from timebot.notify.review_reads import submission_reads
 from timebot.notify.suggestions import pending_suggestions
+from timebot.secret_key.tokens import make_token, pack_period
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
-from timebot.tokens import make_token, pack_period
 
 log = structlog.get_logger("mail.reminders")
 

@@ -29,10 +29,10 @@ from timebot.l10n import format_duration, localisation_of
 from timebot.notify.approvals import period_label, preference
 from timebot.notify.person_notify import EMAIL, gets
 from timebot.notify.review_reads import approver_reads
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
+from timebot.secret_key.tokens import PeriodHint, make_token, message_id, reply_address
 from timebot.state.models import OutboxMessage
 from timebot.summary import TimesheetSummary
-from timebot.tokens import PeriodHint, make_token, message_id, reply_address
 
 log = structlog.get_logger("mail.reviews")
 

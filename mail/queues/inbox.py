@@ -28,7 +28,7 @@ from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import InboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_in
 from timebot.state.retry import Backoff, after_failure, is_temporary
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("mail.inbox")
 

@@ -35,14 +35,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mail.queues.mime_writer import outgoing_message
 from mail.queues.relay import DeliveryError, RelaySettings, SmtpRelay, relay_failure
 from plumbing.clock import Clock
-from timebot.queue_metrics import OUTBOX_FAILED_TOTAL
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
 from timebot.state.lanes import priority_of
 from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_row
 from timebot.state.retry import AfterFailure, Backoff, after_failure, is_temporary
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
+from timebot.telemetry.queue_metrics import OUTBOX_FAILED_TOTAL
 
 log = structlog.get_logger("mail.outbound")
 

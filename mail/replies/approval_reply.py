@@ -3,7 +3,7 @@ the APPROVAL_REPLY recipient kind. After mail.inbound.process has read the messa
 guard let it through, a reply goes through, in order:
 
 1. the reply token: envelope recipients, then To, Cc, Delivered-To, X-Original-To, then our
-   Message-IDs in In-Reply-To / References (timebot.tokens); an expired one is answered
+   Message-IDs in In-Reply-To / References (timebot.secret_key.tokens); an expired one is answered
    "link expired";
 2. the sender: the From address must be the token's approver's own (people directory), and
    authenticated (mail.inbound.sender_auth: a trusted Authentication-Results, or our own DKIM
@@ -45,7 +45,7 @@ from timebot.l10n.settings import LOCALISATION_FIELDS, localisation_of
 from timebot.l10n.texts import switch
 from timebot.notify.escalation_tick import is_administrator
 from timebot.owner_notice import PERSON_FIELDS, person_details
-from timebot.tokens import (
+from timebot.secret_key.tokens import (
     REPLY_PURPOSES,
     ApprovalToken,
     PeriodHint,
@@ -86,8 +86,8 @@ STATE_QUERY = (
     f"query ReplyState($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {{ {_STATE_FIELD} }}"
 )
 # The first read with the approval state of the period the reply's Message-ID hints at
-# (timebot.tokens.period_hint): the state is used only when the event read with it has that
-# very owner and period, else it is read again as without a hint.
+# (timebot.secret_key.tokens.period_hint): the state is used only when the event read with it
+# has that very owner and period, else it is read again as without a hint.
 EVENT_LANGUAGE_AND_STATE_QUERY = (
     "query ReplyEventLanguageAndState($id: SvcId!, $me: SvcId!, $p: SvcId!, "
     f"$s: SvcTimestamp!, $e: SvcTimestamp!) {{ {_EVENT_AND_APPROVER} {_STATE_FIELD} }}"

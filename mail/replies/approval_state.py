@@ -11,7 +11,7 @@ from typing import Any
 from mail.outbound import receipts
 from mail.outbound.receipts import Outcome, TimesheetInfo, stage_words
 from timebot.l10n import _
-from timebot.tokens import ApprovalToken
+from timebot.secret_key.tokens import ApprovalToken
 
 
 @dataclass(frozen=True)

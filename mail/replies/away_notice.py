@@ -31,13 +31,13 @@ from mail.inbound.loop_guard import LoopRefusal
 from mail.reading.machine_signs import vacation_reply
 from mail.replies.approval_reply import find_reply_token
 from mail.replies.away_reply import read_away
-from timebot.directory import DirectoryEntry
+from timebot.directory.people import DirectoryEntry
 from timebot.errors import DirectoryError
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import approval_snapshot
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
+from timebot.secret_key.tokens import ApprovalToken, TokenError, TokenMissing
 from timebot.state.away import record_absence
-from timebot.tokens import ApprovalToken, TokenError, TokenMissing
 
 log = structlog.get_logger("mail.away_notice")
 

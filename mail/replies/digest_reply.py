@@ -33,10 +33,10 @@ from mail.outbound.receipts import Outcome, TimesheetInfo, Verdict
 from mail.reading.decide_digest import ItemPlan, plan_digest, read_digest_reply, reported
 from mail.replies.approval_state import StateView, after_approval, judge
 from mail.replies.reply_records import finish, prior_reply, record_intent
-from timebot.directory import DirectoryEntry
+from timebot.directory.people import DirectoryEntry
 from timebot.errors import AccountInactive, DirectoryError, PermissionRefused, ServiceRequestError
+from timebot.secret_key.tokens import ApprovalToken
 from timebot.state.digests import DigestItem, load_digest
-from timebot.tokens import ApprovalToken
 
 log = structlog.get_logger("mail.digest_reply")
 

@@ -11,7 +11,7 @@ from typing import cast
 from sqlalchemy import Table, bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import MailReply
 

@@ -17,8 +17,8 @@ from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import person_stages, text_of
 from tests.mail.reviews_support import add_record, submit, wait_for
 from tests.support import DAY_MS
-from timebot.notify.install import jobs_of
-from timebot.runtime import Runtime
+from timebot.process.notifications import jobs_of
+from timebot.process.runtime import Runtime
 from timebot.state.away import ApproverAbsence
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.

@@ -25,7 +25,7 @@ from tests.service.test_approvals_support import (
     submit,
 )
 from tests.support import DAY_MS, HOUR_MS
-from timebot.notify.install import jobs_of
+from timebot.process.notifications import jobs_of
 
 FORMATS = """mutation($id: SvcId!) {
   editPersonLocalisationDateFormat(id: $id, dateFormat: "DD/MM/YYYY") { id }

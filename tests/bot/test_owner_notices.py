@@ -12,7 +12,7 @@ from sqlalchemy import select
 from tests.bot.harness import SlackHarness
 from tests.bot.test_approvals import submitted
 from tests.service.test_approvals_support import approve, reject
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.state.models import OutboxMessage, ReceivedEvent, SlackOutgoing
 from timebot.state.queue import DONE
 

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from tests.bot.harness import SlackHarness
 from tests.mail.reviews_support import WEEK, WEEK_END, add_record
 from tests.support import HOUR_MS
-from timebot.notify.install import jobs_of
+from timebot.process.notifications import jobs_of
 from timebot.state.models import SlackOutgoing
 
 

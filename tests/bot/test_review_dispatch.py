@@ -16,12 +16,12 @@ from mail.outbound.channel import MailChannel
 from tests.bot.harness import SlackHarness, SlackMember
 from tests.bot.test_approvals import submitted, text_of
 from tests.mail.reviews_support import outbox_rows, wait_for
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import APPROVAL_STATE
 from timebot.notify.decisions import ReviewRequest
-from timebot.notify.install import jobs_of
 from timebot.notify.review_reads import STATE_AND_SUMMARY
-from timebot.runtime import Runtime
+from timebot.process.notifications import jobs_of
+from timebot.process.runtime import Runtime
 from timebot.state.away import record_absence
 from timebot.state.models import ReceivedEvent
 from timebot.summary import SUMMARY_QUERY

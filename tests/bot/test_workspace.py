@@ -22,7 +22,7 @@ from tests.mail.reviews_support import org_events, outbox_rows, wait_for
 from tests.service.test_approvals_support import add_record, submit
 from tests.support import TEST_SECRET_KEY, new_org
 from tests.timebot.test_cli import Run, cli_env, timebot
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 OTHER_TEAM = "T0ELSEWHERE"
 MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-manifest.yaml"

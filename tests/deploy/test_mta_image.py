@@ -30,7 +30,7 @@ from tests.deploy.test_container_image import PYTHON_BASE, _podman, _skip_reason
 from tests.net import free_port
 from tests.protocol.reply_helpers import DOMAIN, processed, reply, reply_token, submitted_sheet
 from tests.support import LiveServer, Org, new_org, start_live_server, stop_live_server
-from timebot.tokens import reply_address
+from timebot.secret_key.tokens import reply_address
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "localhost/timebot-mta:deploy-test"

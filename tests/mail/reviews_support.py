@@ -17,8 +17,8 @@ from sqlalchemy import select
 
 from mail.review_component import ReviewComponent, component_of
 from tests.support import DAY_MS, HOUR_MS, Member, Org, mail_of
-from timebot.notify.install import NotificationJobs, jobs_of
-from timebot.runtime import Runtime
+from timebot.process.notifications import NotificationJobs, jobs_of
+from timebot.process.runtime import Runtime
 from timebot.state.models import OutboxMessage, ReceivedEvent
 
 # Monday 5 October 2026, 00:00 UTC.

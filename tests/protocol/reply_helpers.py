@@ -36,8 +36,8 @@ from tests.service.test_approvals_support import (
     submit,
 )
 from tests.support import DAY_MS, LiveServer, Member, Org, start_live_server, stop_live_server
+from timebot.secret_key.tokens import make_token, reply_address
 from timebot.state.models import InboxMessage, OutboxMessage
-from timebot.tokens import make_token, reply_address
 
 DOMAIN = "timebot.localhost"
 AUTHSERV = "mx.timebot.test"

@@ -31,9 +31,9 @@ from tests.protocol.reply_helpers import (
     submitted_sheet,
 )
 from tests.support import DAY_MS, Org, new_org
-from timebot.notify.install import jobs_of
+from timebot.process.notifications import jobs_of
+from timebot.secret_key.tokens import reply_address
 from timebot.state.away import ApproverAbsence
-from timebot.tokens import reply_address
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])

@@ -33,7 +33,7 @@ from tests.protocol.reply_helpers import (
 )
 from tests.service.test_approvals_support import state
 from tests.support import HOUR_MS, Org, new_org
-from timebot.tokens import reply_address
+from timebot.secret_key.tokens import reply_address
 
 MACHINE = Path(__file__).parents[1] / "mail" / "machine_corpus"
 CORPUS_TO = "approvals+afs2d4gc2ts7mbyyfe5ewznb6dbnjzpwa4mcsosmcfrxbr7mfaoji@timebot.localhost"

@@ -39,9 +39,9 @@ from tests.service.test_approvals_support import (
     submit,
 )
 from tests.support import DAY_MS, HOUR_MS, Member, Org, new_org
+from timebot.secret_key.tokens import REPLY_LOCAL_PREFIX, verify_token
 from timebot.state.digests import MailDigest
 from timebot.state.models import InboxMessage, MailReply, OutboxMessage
-from timebot.tokens import REPLY_LOCAL_PREFIX, verify_token
 
 pytestmark = pytest.mark.skipif(shutil.which("swaks") is None, reason="swaks is needed")
 

@@ -14,9 +14,9 @@ from sqlalchemy import delete
 
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
-from timebot import events as events_module
 from timebot.errors import ServiceUnavailable
-from timebot.events import EventBus, EventStore, EventWorker, ServiceEvent
+from timebot.events import bus as events_module
+from timebot.events.bus import EventBus, EventStore, EventWorker, ServiceEvent
 from timebot.state.models import ReceivedEvent
 
 

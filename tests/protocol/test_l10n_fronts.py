@@ -28,7 +28,7 @@ from tests.protocol.reply_helpers import (
 )
 from tests.service.test_approvals_support import WEEK, add_record, set_stages, state, submit
 from tests.support import HOUR_MS, Member, Org, new_org
-from timebot.tokens import REPLY_LOCAL_PREFIX
+from timebot.secret_key.tokens import REPLY_LOCAL_PREFIX
 
 pytestmark = pytest.mark.skipif(shutil.which("swaks") is None, reason="swaks is needed")
 

@@ -33,8 +33,8 @@ from tests.protocol.reply_helpers import (
 )
 from tests.service.test_approvals_support import state
 from tests.support import LiveServer, Org, new_org, start_live_server, stop_live_server
+from timebot.secret_key.tokens import reply_address
 from timebot.state.models import InboxMessage, OutboxMessage
-from timebot.tokens import reply_address
 
 HOSTNAME = "mx.timebot.test"  # the MTA's name and both milters' AuthservID
 SENDERS = "example.com"  # the approvers' domain (tests.support): no DMARC record

@@ -18,7 +18,7 @@ from mail.queues.outbox import MaildirOutbox, Outbox, OutboxWorker, new_message
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
 from tests.statement_counter import Statements, statements
-from timebot.events import EventBus, EventStore, EventWorker, ServiceEvent
+from timebot.events.bus import EventBus, EventStore, EventWorker, ServiceEvent
 from timebot.state.models import InboxMessage, OutboxMessage, ReceivedEvent
 
 BATCH = 4

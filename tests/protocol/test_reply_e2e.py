@@ -45,9 +45,9 @@ from tests.service.test_approvals_support import (
     state,
 )
 from tests.support import HOUR_MS, Org, new_org, start_live_server, stop_live_server
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
+from timebot.secret_key.tokens import reply_address
 from timebot.state.models import InboxMessage, MailReply, OutboxMessage, ReceivedEvent
-from timebot.tokens import reply_address
 
 pytestmark = pytest.mark.skipif(
     shutil.which("swaks") is None or shutil.which("dovecot") is None,

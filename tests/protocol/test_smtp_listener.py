@@ -18,8 +18,8 @@ from mail.queues.inbox import Inbox
 from plumbing.clock import Clock
 from tests.net import free_port
 from tests.protocol.conftest import StateDB
+from timebot.secret_key.tokens import make_token, reply_address
 from timebot.state.models import InboxMessage
-from timebot.tokens import make_token, reply_address
 
 SECRET = "listener-secret"
 DOMAIN = "timebot.localhost"

@@ -28,7 +28,7 @@ from tests.protocol.reply_helpers import (
 )
 from tests.service.test_approvals_support import state
 from tests.support import Org, new_org, start_live_server, stop_live_server
-from timebot.tokens import reply_address
+from timebot.secret_key.tokens import reply_address
 
 MTA = "127.0.0.1"  # the trusted network is 127.0.0.1/32
 OUTSIDE = "127.0.0.2"  # loopback too, but outside it

@@ -24,7 +24,7 @@ from timebot.errors import (
     ServiceRequestError,
     ServiceUnavailable,
 )
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 PERSON = "query Me { currentPerson { id name } }"
 RENAME = 'mutation { editOrganisationName(name: "X") { name } }'

@@ -10,7 +10,7 @@ from tests.mail.reviews_support import WEEK, WEEK_END, runtime_of
 from tests.support import DAY_MS, Org
 from tests.timebot.signin_support import account, browser, sign_in
 from tests.timebot.test_links import review_mail_links, state_of
-from timebot.tokens import make_token, pack_period
+from timebot.secret_key.tokens import make_token, pack_period
 
 LANG = """mutation($id: SvcId!, $lang: String!, $date: SvcDateFormat) {
   editPersonLang(id: $id, lang: $lang) { id }

@@ -29,7 +29,7 @@ from tests.mail.reviews_support import (
 )
 from tests.support import DAY_MS, Member, Org
 from tests.timebot.chromium import chromium
-from timebot.tokens import make_token
+from timebot.secret_key.tokens import make_token
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@
 The `.po` files are the only form committed: each is compiled in memory the first time its
 language is used (Babel's `read_po` + `write_mo`), so a clean clone needs no build step.
 `python scripts/update_catalogs.py` extracts the texts of the fronts (Python `_`/`ngettext`,
-Jinja `{% trans %}`) and adds the new ones to each catalog; tests/timebot/test_l10n.py fails
+Jinja `{% trans %}`) and adds the new ones to each catalog; tests/timebot/l10n/test_l10n.py fails
 while any is untranslated.
 
 The language in force is a context variable, set by the front around what it writes for one

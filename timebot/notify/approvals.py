@@ -16,7 +16,7 @@ from plumbing.db import unit_of_work
 from timebot import l10n
 from timebot.client import ServiceClient, operation
 from timebot.l10n import LOCALISATION_FIELDS
-from timebot.runtime import Runtime
+from timebot.notify.ground import Ground
 from timebot.state.models import NotificationPreference
 
 INSTANT = "instant"
@@ -154,7 +154,7 @@ def setting_of(person: dict[str, Any], name: str) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-async def preference(runtime: Runtime, organisation_id: str, person_id: str) -> str:
+async def preference(runtime: Ground, organisation_id: str, person_id: str) -> str:
     async with runtime.read_sessions() as session:
         row = await session.get(NotificationPreference, (organisation_id, person_id))
         return row.mode if row is not None else INSTANT
@@ -173,7 +173,7 @@ async def digest_readers(
     )))
 
 
-async def set_preference(runtime: Runtime, organisation_id: str, person_id: str, mode: str) -> None:
+async def set_preference(runtime: Ground, organisation_id: str, person_id: str, mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     async with unit_of_work(runtime.state_sessions) as session:

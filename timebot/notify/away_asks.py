@@ -16,7 +16,8 @@ from datetime import date
 from timebot import l10n
 from timebot.client import operation
 from timebot.l10n import N_
-from timebot.state.away import Absence, away_now
+from timebot.notify.away_facts import away_now
+from timebot.state.away import Absence
 
 QUORUM = operation(
     """query AwayQuorum($id: SvcId!) {

@@ -13,7 +13,7 @@
 person's `localisation.timeZone`, read over GraphQL with their time off, in one request for
 up to MAX_BATCH people), so a Berlin approver's day off begins at midnight in Berlin and a
 New York one's ends at midnight in New York, whatever the UTC date (`Absence.zone`,
-`timebot.state.away.away_now`). The last two are read, never stored: the service is their
+`away_now`). The last two are read, never stored: the service is their
 record. A run of days off or
 non-working days continues over the other kind (Friday off, then the weekend: away until
 Sunday), and a weekend alone is not an absence worth asking someone else about unless the
@@ -28,9 +28,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from timebot.notify.approvals import time_zone_of
+from timebot.notify.ground import Ground
 from timebot.notify.periods import local_date, working_days, zone
-from timebot.runtime import Runtime
-from timebot.state.away import Absence, absences
+from timebot.state.away import Absence, absences, is_away
 
 SLACK_STATUS = "slack-status"
 TIME_OFF = "time-off"
@@ -46,6 +46,11 @@ _AWAY_TEXT = re.compile(
     r"\b(out of (the )?office|ooo|on (vacation|holiday|leave|pto)|vacationing|on pto|"
     r"away (until|on|from)|off sick|sick leave|parental leave|congé|en vacances|absent|urlaub|"
     r"abwesend|vacaciones|fuera de la oficina)\b", re.IGNORECASE)
+
+
+def away_now(absence: Absence, now_ms: int) -> bool:
+    """Pure: `is_away` on the approver's today at `now_ms`, the date in their time zone."""
+    return is_away(absence, local_date(now_ms, absence.zone), now_ms)
 
 
 def slack_status_away(text: str | None, emoji: str | None, expiration_s: int | None,
@@ -153,7 +158,7 @@ def facts_query(count: int, schedules: bool, rider: Rider | None = None) -> str:
 
 
 async def away_facts(
-    runtime: Runtime, key: str, organisation_id: str, person_ids: list[str],
+    runtime: Ground, key: str, organisation_id: str, person_ids: list[str],
 ) -> dict[str, list[Absence]]:
     """Every fact of absence of these people at the runtime's clock: the recorded ones
     (auto-replies, Slack statuses) and what the service says of each one's own today (time
@@ -164,7 +169,7 @@ async def away_facts(
 
 
 async def away_facts_with(
-    runtime: Runtime, key: str, organisation_id: str, person_ids: list[str],
+    runtime: Ground, key: str, organisation_id: str, person_ids: list[str],
     rider: Rider | None = None,
 ) -> tuple[dict[str, list[Absence]], dict[str, Any]]:
     """`away_facts`, and the answer to `rider` read in the first request (its root fields;

@@ -15,9 +15,9 @@ from zoneinfo import ZoneInfo
 from timebot.client import operation
 from timebot.l10n import LOCALISATION_FIELDS, Localisation, localisation_of, reading_query
 from timebot.notify.approvals import time_zone_of
+from timebot.notify.ground import Ground
 from timebot.notify.periods import zone
 from timebot.notify.report_schedule import Occurrence, Recurrence, due_occurrence
-from timebot.runtime import Runtime
 
 REPORTS = operation(
     f"""query DueReports {{
@@ -140,7 +140,7 @@ def occurrence_key(occurrence: Occurrence, recipient: str) -> str:
     return f"{occurrence.key}:{recipient.lower()}"
 
 
-async def scheduled_reports(runtime: Runtime, organisation_id: str) -> list[Scheduled]:
+async def scheduled_reports(runtime: Ground, organisation_id: str) -> list[Scheduled]:
     key = await runtime.directory.integration_key(organisation_id)
     data = await runtime.client.execute(REPORTS, {}, apikey=key)
     found = []
@@ -163,7 +163,7 @@ async def scheduled_reports(runtime: Runtime, organisation_id: str) -> list[Sche
     return found
 
 
-async def due_reports(runtime: Runtime, organisation_id: str) -> AsyncIterator[DueReport]:
+async def due_reports(runtime: Ground, organisation_id: str) -> AsyncIterator[DueReport]:
     now = runtime.clock.now_ms()
     for scheduled in await scheduled_reports(runtime, organisation_id):
         occurrence = scheduled.due(now)

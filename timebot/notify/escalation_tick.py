@@ -29,10 +29,10 @@ from typing import Any
 import structlog
 
 from timebot.client import operation
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.approvals import setting_of, time_zone_of
 from timebot.notify.away_asks import QUORUM, AwayReason, away_reason, stage_quorum
-from timebot.notify.away_facts import away_facts
+from timebot.notify.away_facts import away_facts, away_now
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.escalations import (
     DAY_MS,
@@ -47,11 +47,11 @@ from timebot.notify.escalations import (
     escalation_key,
     journal_text,
 )
+from timebot.notify.ground import Ground
 from timebot.notify.periods import working_days, zone
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.person_pages import page_query, person_pages
-from timebot.runtime import Runtime
-from timebot.state.away import away_now, claim_escalation, release_escalation
+from timebot.state.away import claim_escalation, release_escalation
 from timebot.summary import load_summary
 
 log = structlog.get_logger("timebot.notify.escalation_tick")
@@ -145,7 +145,7 @@ def stage_entered(entry: dict[str, Any]) -> int | None:
 
 
 class Escalator:
-    def __init__(self, runtime: Runtime, reviews: ReviewDispatch) -> None:
+    def __init__(self, runtime: Ground, reviews: ReviewDispatch) -> None:
         self.runtime = runtime
         self.reviews = reviews
         self._idle: dict[str, float] = {}  # organisation -> monotonic time to look again

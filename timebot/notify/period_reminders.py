@@ -25,6 +25,7 @@ from timebot.client import operation
 from timebot.l10n import LOCALISATION_FIELDS
 from timebot.notify.approvals import time_zone_of
 from timebot.notify.decisions import AlreadySent, PeriodReminder
+from timebot.notify.ground import Ground
 from timebot.notify.period_timing import due_now, noun_of, reminder_slots
 from timebot.notify.periods import (
     Period,
@@ -35,7 +36,6 @@ from timebot.notify.periods import (
 )
 from timebot.notify.scheduler_epoch import ended_before, first_seen_ms
 from timebot.person_pages import page_query, person_pages
-from timebot.runtime import Runtime
 from timebot.summary import load_summary
 
 # The localisation too: the reminder is written in the person's language and formats.
@@ -65,7 +65,7 @@ PLANNED_DAYS_EXTENSION = operation(
 
 
 async def planned_days(
-    runtime: Runtime, key: str, person_id: str, start_ms: int, end_ms: int, time_zone: str
+    runtime: Ground, key: str, person_id: str, start_ms: int, end_ms: int, time_zone: str
 ) -> dict[date, bool]:
     """The person's working days from the service's schedules, or Monday to Friday."""
     if not await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
@@ -88,7 +88,7 @@ class PeriodVerdict:
 
 
 async def due_period_reminders(
-    runtime: Runtime, organisation_id: str, already_sent: AlreadySent,
+    runtime: Ground, organisation_id: str, already_sent: AlreadySent,
     quiet: Quiet | None = None,
 ) -> AsyncGenerator[PeriodReminder, None]:
     """The end-of-period reminders due now in one organisation that `already_sent` does not
@@ -138,7 +138,7 @@ def _timing(now: int, person: dict[str, Any], since: int, zone_name: str
 
 
 async def period_verdicts(
-    runtime: Runtime, organisation_id: str, already_sent: AlreadySent, since: int,
+    runtime: Ground, organisation_id: str, already_sent: AlreadySent, since: int,
     *, explain: bool, quiet: Quiet | None = None,
 ) -> AsyncGenerator[PeriodVerdict, None]:
     """Each active person's verdict on the last ended week at the runtime's clock: the due
@@ -188,7 +188,7 @@ async def period_verdicts(
 
 
 async def _verdict(
-    runtime: Runtime, key: str, organisation_id: str, person: dict[str, Any], period: Period,
+    runtime: Ground, key: str, organisation_id: str, person: dict[str, Any], period: Period,
     status: str, now: int,
 ) -> PeriodVerdict:
     if status in ("s", "a"):

@@ -6,7 +6,7 @@ it yet.
 A request counts as sent only when every channel sent it, so a channel that failed is asked
 again when the event is dispatched again. A failing channel does not stop the others: the
 dispatch goes on, then raises `ReviewChannelFailed`, and the event worker retries the event
-(timebot.events); the dedupe keys make the retry send nothing twice.
+(timebot.events.bus); the dedupe keys make the retry send nothing twice.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any
 import structlog
 
 from timebot.errors import TimebotError
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.notify.decisions import ReviewChannel, ReviewRequest
 from timebot.notify.escalations import ClimbChannel, ClimbRequest
+from timebot.notify.ground import Ground
 from timebot.notify.reviews import review_requests
-from timebot.runtime import Runtime
 
 log = structlog.get_logger("timebot.notify.review_dispatch")
 
@@ -35,7 +35,7 @@ class ReviewChannelFailed(TimebotError):
 
 
 class ReviewDispatch:
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Ground) -> None:
         self.runtime = runtime
         self.channels: list[ReviewChannel] = []
         self.climb_channels: list[ClimbChannel] = []  # the climbing reminders' (issue 28)

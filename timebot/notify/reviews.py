@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import structlog
 
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.away_asks import (
     QUORUM,
@@ -29,8 +29,8 @@ from timebot.notify.away_asks import (
 )
 from timebot.notify.away_facts import away_facts_with
 from timebot.notify.decisions import AlreadySent, ReviewRequest
+from timebot.notify.ground import Ground
 from timebot.notify.review_reads import submission_reads, submit_event_rider
-from timebot.runtime import Runtime
 
 log = structlog.get_logger("timebot.notify.reviews")
 
@@ -45,7 +45,7 @@ def review_dedupe_key(submit_id: str, stage: int, approver_id: str, round_mark: 
 
 
 async def review_requests(
-    runtime: Runtime, event: ServiceEvent, already_sent: AlreadySent
+    runtime: Ground, event: ServiceEvent, already_sent: AlreadySent
 ) -> list[ReviewRequest]:
     """The requests an approvalEventUpdate calls for that `already_sent` does not know."""
     data = event.data

@@ -17,10 +17,10 @@ import structlog
 from plumbing.waiting import wait_for_event
 from timebot.notify.decisions import Channel
 from timebot.notify.due_reports import ReportChannel, due_reports
+from timebot.notify.ground import Ground
 from timebot.notify.period_reminders import Quiet, due_period_reminders
-from timebot.runtime import Runtime
 from timebot.state.lease import acquire_lease
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("timebot.scheduler")
 
@@ -35,7 +35,7 @@ class Scheduler(PollingWorker):
     name = "scheduler"
     LEASE = "scheduler"
 
-    def __init__(self, runtime: Runtime, poll_seconds: float = 60.0) -> None:
+    def __init__(self, runtime: Ground, poll_seconds: float = 60.0) -> None:
         super().__init__(poll_seconds)
         self.runtime = runtime
         self.channels: list[Channel] = []

@@ -9,12 +9,12 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from plumbing.db import unit_of_work
-from timebot.runtime import Runtime
+from timebot.notify.ground import Ground
 from timebot.state.db import insert_ignoring
 from timebot.state.models import SchedulerEpoch
 
 
-async def first_seen_ms(runtime: Runtime, organisation_id: str) -> int:
+async def first_seen_ms(runtime: Ground, organisation_id: str) -> int:
     """The instant the scheduler first saw the organisation (recorded now if never)."""
     async with unit_of_work(runtime.state_sessions) as session:
         await session.execute(
@@ -36,7 +36,7 @@ def ended_before(period_end_ms: int, since_ms: int) -> bool:
     return period_end_ms < since_ms
 
 
-async def recorded_first_seen_ms(runtime: Runtime, organisation_id: str) -> int | None:
+async def recorded_first_seen_ms(runtime: Ground, organisation_id: str) -> int | None:
     """The recorded instant, without recording one (a preview changes nothing)."""
     async with runtime.read_sessions() as session:
         seen = await session.scalar(

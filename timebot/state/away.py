@@ -20,11 +20,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbing.db import insert_ignoring, unit_of_work
 from plumbing.in_lists import in_lists
-from timebot.notify.periods import local_date
 from timebot.state.models import StateBase
 
 __all__ = ["AUTO_REPLY", "UNKNOWN_RETURN_DAYS", "Absence", "ApproverAbsence", "EscalationClaim",
-           "absences", "away_now", "claim_escalation", "clear_absence", "is_away", "record_absence",
+           "absences", "claim_escalation", "clear_absence", "is_away", "record_absence",
            "release_escalation"]
 
 AUTO_REPLY = "auto-reply"
@@ -75,11 +74,6 @@ def is_away(absence: Absence, today: date, now_ms: int) -> bool:
     if absence.until is not None:
         return absence.until >= today
     return now_ms < absence.seen_ms + UNKNOWN_RETURN_DAYS * _DAY_MS
-
-
-def away_now(absence: Absence, now_ms: int) -> bool:
-    """Pure: `is_away` on the approver's today at `now_ms`, the date in their time zone."""
-    return is_away(absence, local_date(now_ms, absence.zone), now_ms)
 
 
 async def record_absence(

@@ -1,4 +1,5 @@
-"""The organisations of a hosted service that timebot serves (timebot/organisations.py)."""
+"""The organisations of a hosted service that timebot serves
+(timebot/directory/organisations.py)."""
 
 from __future__ import annotations
 

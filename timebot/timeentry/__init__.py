@@ -11,7 +11,9 @@
   records, approval state, submitTimesheet;
 - `memory` — the bot's database: creations (for undo; a mail's lines by inbox id and line)
   and the list last shown (for edit <n> / delete <n>);
-- `actions.QuickTime` — the use cases: log, recent, edit, delete, undo, week, submit, status.
+- `actions.QuickTime` — the use cases: log, recent, edit, delete, undo, week, submit, status;
+- `rules` — a person's rules of time entry as the fronts know them (read once, forgotten on
+  the organisation's events), by which they refuse early.
 """
 
 from timebot.timeentry.actions import LogResult, Outcome, QuickTime, Who

@@ -13,8 +13,6 @@ from zoneinfo import ZoneInfo
 from plumbing.periods import NOUNS
 from timebot import l10n
 from timebot.client import ServiceClient
-from timebot.entry_rules import Rules, RulesCache
-from timebot.entry_rules import refusal as rules_refusal
 from timebot.errors import (
     PermissionRefused,
     ServiceClientError,
@@ -35,6 +33,8 @@ from timebot.timeentry.plan import (
     plain_words,
     plan_entry,
 )
+from timebot.timeentry.rules import Rules, RulesCache
+from timebot.timeentry.rules import refusal as rules_refusal
 from timebot.timeentry.texts import (
     Period,
     entry_text,

@@ -13,7 +13,7 @@ import pytest
 from mail.inbound.loop_guard import why_not_act
 from mail.reading.decide import Approve, Comment, Reject, RejectWithoutReason, decide
 from mail.reading.message import read_message
-from timebot.tokens import TokenMissing, resolve_reply_token
+from timebot.secret_key.tokens import TokenMissing, resolve_reply_token
 
 CORPUS = Path(__file__).parents[1] / "corpus"
 EXPECTED: dict[str, dict[str, Any]] = tomllib.loads(

@@ -22,7 +22,7 @@ from mail.outbound.receipts import (
 from mail.queues.inbox import InboundMessage
 from mail.reading.message import read_message
 from mail.replies.approval_state import StateView, after_approval, judge
-from timebot.tokens import ApprovalToken
+from timebot.secret_key.tokens import ApprovalToken
 
 ME, OTHER, THIRD = "a" * 24, "b" * 24, "c" * 24
 EVENT = "e" * 24

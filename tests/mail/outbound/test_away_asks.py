@@ -21,10 +21,10 @@ from tests.mail.reviews_support import (
     wait_for,
 )
 from tests.support import Member, Org
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
 from timebot.l10n import Localisation, using
 from timebot.notify.away_asks import away_asks
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.away import Absence, record_absence
 
 

@@ -21,6 +21,7 @@ from tests.mail.reviews_support import jobs, runtime_of, set_stages
 from tests.support import DAY_MS, HOUR_MS, Member, Org, new_org
 from timebot.client import ServiceClient
 from timebot.notify.away_facts import (
+    away_now,
     days_off,
     person_facts,
     read_window,
@@ -29,7 +30,7 @@ from timebot.notify.away_facts import (
 from timebot.notify.escalation_tick import ESCALATION, Escalator
 from timebot.notify.escalations import add_working_days
 from timebot.notify.periods import local_date
-from timebot.state.away import Absence, away_now, is_away
+from timebot.state.away import Absence, is_away
 
 BERLIN, NEW_YORK = "Europe/Berlin", "America/New_York"
 # Wednesday 2 and Thursday 3 December 2026, 00:00 UTC.

@@ -38,8 +38,8 @@ from tests.support import DAY_MS, HOUR_MS, LiveServer, Member, Org, mail_of
 from timebot.notify.away_facts import service_absences, slack_status_away
 from timebot.notify.escalation_tick import AWAY, CLIMB, ESCALATION, Escalator
 from timebot.notify.escalations import StageWait, add_working_days, escalation, escalation_key
-from timebot.notify.install import jobs_of
-from timebot.runtime import Runtime
+from timebot.process.notifications import jobs_of
+from timebot.process.runtime import Runtime
 from timebot.state.away import Absence, record_absence
 
 # Monday 30 November 2026, 10:00 UTC.

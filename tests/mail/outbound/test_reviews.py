@@ -24,8 +24,8 @@ from tests.mail.reviews_support import (
     wait_for,
 )
 from tests.support import DAY_MS, HOUR_MS, Org
-from timebot.events import ServiceEvent
-from timebot.tokens import find_token_candidates, verify_token
+from timebot.events.bus import ServiceEvent
+from timebot.secret_key.tokens import find_token_candidates, verify_token
 
 
 async def test_one_review_mail_per_pending_approver_per_stage_none_after_decision(

@@ -37,9 +37,9 @@ from tests.mail.replies.test_reply_commits import KEY, LEASE_MS, _claim
 from tests.protocol.reply_helpers import DOMAIN, Sheet, reply, submitted_sheet
 from tests.service.test_approvals_support import SUBMIT, WEEK, WEEK_END, add_record
 from tests.support import DAY_MS, LiveServer, new_org, start_live_server, stop_live_server
+from timebot.secret_key.tokens import PeriodHint, make_token, message_id, reply_address
 from timebot.state.models import InboxMessage
 from timebot.state.queue import FinishBatch
-from timebot.tokens import PeriodHint, make_token, message_id, reply_address
 
 REPLIES = int(os.environ.get("REPLY_COST_REPLIES", "5"))
 HINT = os.environ.get("REPLY_COST_HINT", "1") != "0"

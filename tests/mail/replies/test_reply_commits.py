@@ -18,9 +18,9 @@ from sqlalchemy import event, select
 from mail.queues.inbox import InboundMessage, Inbox, InboxWorker, message_key
 from tests.protocol.reply_helpers import DOMAIN, DkimKey, Sheet, reply, submitted_sheet
 from tests.support import DAY_MS, LiveServer, Org, new_org, start_live_server, stop_live_server
+from timebot.secret_key.tokens import make_token, reply_address
 from timebot.state.models import InboxMessage, MailReply, OutboxMessage
 from timebot.state.queue import FinishBatch, claim_records
-from timebot.tokens import make_token, reply_address
 
 KEY = DkimKey.generate("example.com")
 JOURNAL = "query($r: SvcReferenceInput!) { getMessages(of: $r) { type } }"

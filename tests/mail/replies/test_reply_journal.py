@@ -22,8 +22,8 @@ from mail.queues.inbox import message_key
 from tests.net import free_port
 from tests.protocol.reply_helpers import DOMAIN, DkimKey, Sheet, submitted_sheet
 from tests.support import DAY_MS, LiveServer, Org, new_org, start_live_server, stop_live_server
+from timebot.secret_key.tokens import make_token, reply_address
 from timebot.state.models import InboxMessage
-from timebot.tokens import make_token, reply_address
 
 KEY = DkimKey.generate("example.com")
 SHAPES = {

@@ -22,9 +22,9 @@ from mail.review_component import component_of
 from tests.protocol.reply_helpers import DOMAIN, DkimKey, Sheet, reply, submitted_sheet
 from tests.service.test_approvals_support import WEEK, WEEK_END
 from tests.support import DAY_MS, LiveServer, Org, new_org, start_live_server, stop_live_server
-from timebot.events import ServiceEvent
+from timebot.events.bus import ServiceEvent
+from timebot.secret_key.tokens import PeriodHint, make_token, message_id, period_hint, reply_address
 from timebot.state.models import InboxMessage, OutboxMessage, ReceivedEvent
-from timebot.tokens import PeriodHint, make_token, message_id, period_hint, reply_address
 
 KEY = DkimKey.generate("example.com")
 

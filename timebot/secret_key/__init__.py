@@ -1,0 +1,2 @@
+"""What TIMEBOT_SECRET_KEY derives and guards: the sealed API keys (`crypto`), the signed
+reply tokens and links (`tokens`), and the check that the key is strong enough (`strength`)."""

@@ -1,0 +1,2 @@
+"""What the process tells its operator: structured logs, Prometheus metrics and the gauges of
+the durable queues."""
