@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import PersonTag, Tag
 from service.structure import ancestors, descendants, parent_map
-from service.timesheets.settings import person_tags
+from service.organisation.settings_cascade import person_tags
 
 
 async def tagged_person_ids(
