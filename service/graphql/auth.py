@@ -23,10 +23,10 @@ from service.errors import (
 )
 from service.models import ApiKey, Organisation, Person, PersonTag
 from service.organisation.account_life import is_retired_key
+from service.organisation.keyed_settings import remember_untagged
 from service.people import columns as person_columns
 from service.people.columns import PERSONS, ROLE_OF_PERSON, ROLES
 from service.people.models import ACCOUNT_KIND, INTEGRATION_KIND
-from service.timesheets.settings import remember_untagged
 
 _KEYS = cast(Table, ApiKey.__table__)
 _ORGANISATIONS = cast(Table, Organisation.__table__)

@@ -12,8 +12,8 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import PersonTag, Tag
-from service.structure import ancestors, descendants, parent_map
 from service.organisation.settings_cascade import person_tags
+from service.structure import ancestors, descendants, parent_map
 
 
 async def tagged_person_ids(

@@ -19,9 +19,9 @@ from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Organisation, Person, Tag
+from service.organisation import keyed_settings as cfg
 from service.plannings import holiday_rules as hol
 from service.plannings.schedule_plan import PUBLIC_HOLIDAYS
-from service.timesheets import settings as cfg
 
 require_permission = permissions.requirer(permissions.SETTINGS)
 

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import BadInput
 from service.models import Organisation, Person, Project
+from service.organisation import keyed_settings as cfg
 from service.organisation.settings_cascade import person_zone
 from service.plannings import holiday_rules as hol
 from service.plannings import schedule_rules as rules
@@ -25,7 +26,6 @@ from service.plannings.models import (
     ScheduleTimelineEntry,
     ScheduleType,
 )
-from service.timesheets import settings as cfg
 
 PUBLIC_HOLIDAYS = "publicHolidays"
 MAX_DAYS = 366

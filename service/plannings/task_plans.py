@@ -13,11 +13,11 @@ from sqlalchemy import select
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.models import Organisation, Task
+from service.organisation import keyed_settings as cfg
 from service.plannings import holiday_rules as hol
 from service.plannings.schedule_plan import PUBLIC_HOLIDAYS
 from service.plannings.task_plan_models import TaskPlan
 from service.read_memo import memo
-from service.timesheets import settings as cfg
 
 
 async def plans(context: RequestContext) -> dict[str, TaskPlan]:

@@ -16,7 +16,7 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag
-from service.timesheets import settings as cfg
+from service.organisation import keyed_settings as cfg
 from service.timesheets import stages as st
 from service.timesheets.state import people
 from service.value_words import choice_problem

@@ -11,11 +11,11 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Organisation, Person, Task, TaskOwner, TimeRecord
+from service.organisation import keyed_settings as cfg
 from service.organisation.settings_cascade import person_zone
 from service.plannings.schedule_plan import plan_person
 from service.projects.task_status_history_models import TaskStatusChange
 from service.timesheets import auto_timesheet_rules as rules
-from service.timesheets import settings as cfg
 
 
 async def suggested_entries(session: AsyncSession, organisation: Organisation, person: Person,

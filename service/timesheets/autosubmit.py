@@ -24,7 +24,7 @@ from plumbing import periods
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import Organisation, Person, Tag, TimeRecord
-from service.timesheets import settings as cfg
+from service.organisation import keyed_settings as cfg
 from service.timesheets.actor import Actor
 from service.timesheets.models import STATUS_DRAFT, Timesheet
 from service.timesheets.period_rules import PeriodSettings, period_settings

@@ -12,12 +12,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.absences.approval import reviewed
 from service.models import Person, PersonManager, PersonTag, Role, Tag, TaskOwner, TimeRecord
+from service.organisation import keyed_settings as cfg
 from service.people.models import ROLE_ADMIN
 from service.projects.access import project_manager_ids
 from service.projects.relations_more_models import TaskManager
 from service.structure import descendants, parent_map
 from service.timesheets import changes as ch
-from service.timesheets import settings as cfg
 from service.timesheets import stages as st
 from service.timesheets.actor import Actor
 

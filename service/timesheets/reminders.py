@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import unit_of_work
 from service.models import Organisation, Person
-from service.timesheets import settings as cfg
+from service.organisation import keyed_settings as cfg
 from service.timesheets.actor import Actor
 from service.timesheets.autosubmit import auto_submit
 from service.timesheets.models import SUBMITTED, Timesheet

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from service.absences.approval import unlocked, unreviewed
 from service.errors import RuleViolation
 from service.models import Person
-from service.timesheets import settings as cfg
+from service.organisation import keyed_settings as cfg
 from service.timesheets.actor import Actor, period_label, stage_label
 from service.timesheets.edit_rights import EditCheck, EditDecision, decide
 from service.timesheets.models import STATUS_DRAFT, STATUS_SUBMITTED, Timesheet
