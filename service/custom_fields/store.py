@@ -21,13 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.access import permissions
 from service.access.items import access_defaults
 from service.access.rules import AccessItem, has_access
+from service.access.tag_members import person_tag_ids
 from service.custom_fields.models import CustomField, CustomFieldLink
 from service.custom_fields.visibility_rules import KINDS, Target, shows_on
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import AbsenceType, Person, Project, Tag, Task, TimeRecord
-from service.organisation.tags_access import person_tag_ids
 from service.structure import ancestors, parent_map
 from service.time_records import entry_rules as rules
 from service.time_records.access import require_edit_access

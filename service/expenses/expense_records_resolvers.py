@@ -15,6 +15,7 @@ from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, or_, select
 
 from service.access.items import check_expense_access
+from service.access.project_managers import managed_project_ids
 from service.errors import BadInput, PermissionDenied
 from service.expenses.lookup import expense_type_in_org
 from service.graphql.context import RequestContext
@@ -22,7 +23,6 @@ from service.graphql.convert import amount
 from service.graphql.filters import filter_clause
 from service.lookup import get_in_org
 from service.models import ExpenseRecord, ExpenseType, Person, PersonTag, Project, ProjectTag
-from service.projects.access import managed_project_ids
 from service.time_records.query import project_subtree, tag_subtree
 
 query = QueryType()

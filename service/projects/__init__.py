@@ -1,3 +1,3 @@
-"""Projects and their tasks: the project tree, categories and managers (`models`, `lookup`,
-`access`), tasks with their categories, statuses, owners, relations and recurrence
+"""Projects and their tasks: the project tree, categories and managers (`models`, `lookup`),
+tasks with their categories, statuses, owners, relations and recurrence
 (`task_models`, `task_statuses`, `recurrence_rules`, ...), and their resolvers."""

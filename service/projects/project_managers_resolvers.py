@@ -1,6 +1,6 @@
 """Who manages a project: its managers, the people who may become one (admins and managers),
 and making or removing a manager (admins). Managers of an ancestor project also manage its
-subprojects (service/projects/access.py)."""
+subprojects (service/access/project_managers.py)."""
 
 from __future__ import annotations
 

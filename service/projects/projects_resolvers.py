@@ -18,12 +18,12 @@ from sqlalchemy import Select, func, select
 
 from service.access import permissions
 from service.access.items import listable_project_ids
+from service.access.project_managers import managed_project_ids, project_manager_ids
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
 from service.lookup import get_many_in_org
 from service.models import Project, ProjectCategory, ProjectManager, ProjectTag
-from service.projects.access import managed_project_ids, project_manager_ids
 from service.projects.lookup import default_project_category, project_by_id, project_category_by_id
 from service.structure import (
     active_clause,

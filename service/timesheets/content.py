@@ -11,10 +11,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.absences.approval import reviewed
+from service.access.project_managers import project_manager_ids
 from service.models import Person, PersonManager, PersonTag, Role, Tag, TaskOwner, TimeRecord
 from service.organisation import keyed_settings as cfg
 from service.people.models import ROLE_ADMIN
-from service.projects.access import project_manager_ids
 from service.projects.relations_more_models import TaskManager
 from service.structure import descendants, parent_map
 from service.timesheets import changes as ch
