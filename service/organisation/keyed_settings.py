@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.access.tag_members import person_tags, remember_untagged
 from service.models import Organisation, Person, Project, Tag
 from service.organisation.settings_cascade import (
     COLLECTIONS,
@@ -19,8 +20,6 @@ from service.organisation.settings_cascade import (
     first,
     for_person,
     json_reader,
-    person_tags,
-    remember_untagged,
     set_json,
 )
 from service.organisation.settings_cascade import own as own_at
