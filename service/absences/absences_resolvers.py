@@ -18,6 +18,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, func, select
 
+from service.absences.models import ABSENCE_UNIT_HOUR
 from service.access import permissions
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
@@ -25,7 +26,6 @@ from service.graphql.filters import Condition, filter_clause
 from service.lookup import get_in_org, get_many_in_org
 from service.models import AbsenceType, Person, TimeRecord
 from service.organisation.settings_cascade import person_zone
-from service.time_records.models import ABSENCE_UNIT_HOUR
 from service.type_options import type_flags
 
 HOUR_MS = 3_600_000

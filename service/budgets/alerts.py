@@ -21,9 +21,8 @@ from sqlalchemy import func, or_, select
 
 from service.budgets.models import Budget
 from service.graphql.context import RequestContext
-from service.models import Organisation, Project, TimeRecord
+from service.models import Organisation, Project, TimeRecord, time_record_projects
 from service.structure import subtree
-from service.time_records.models import time_record_projects
 
 MARKER = "hasBudgets"
 DEFAULT_THRESHOLD = 80

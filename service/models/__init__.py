@@ -2,6 +2,7 @@
 The tables live in their domains; the audit trail and rate limits, written for every domain,
 live here."""
 
+from service.absences.models import AbsenceType
 from service.model_base import Base
 from service.models.audit import AuditTrail
 from service.organisation.account_models import RetiredKey, ServiceMail
@@ -11,7 +12,6 @@ from service.people.models import ApiKey, Person, PersonManager, Role
 from service.projects.models import Project, ProjectCategory, ProjectManager
 from service.projects.task_models import Task, TaskCategory, TaskDependency, TaskOwner, TaskStatus
 from service.time_records.models import (
-    AbsenceType,
     ExpenseRecord,
     ExpenseType,
     TimeRecord,
