@@ -12,10 +12,9 @@ from sqlalchemy import delete, func, select
 from service.access import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.lookup import get_in_org
+from service.lookup import by_id, get_in_org
 from service.models import Person, Project, ProjectManager, Role
 from service.people.models import ROLE_ADMIN, ROLE_MANAGER
-from service.projects.lookup import project_by_id
 from service.structure import raw_relation
 
 require_permission = permissions.requirer(permissions.PROJECTS)
@@ -31,7 +30,7 @@ async def resolve_get_potential_project_owners(
 ) -> list[Person]:
     """Active people whose role may manage a project: admins and managers."""
     context: RequestContext = info.context
-    await project_by_id(context, projectId, "projectId")
+    await by_id(context, Project, projectId, "projectId")
     rows = await context.session.scalars(
         select(Person)
         .join(Role, Role.id == Person.role_id)
@@ -74,7 +73,7 @@ async def resolve_make_manager_of_project(
     person = await get_in_org(session, Person, org_id, managerId, "managerId", "person")
     if person.archived:
         raise BadInput("managerId", f"{person.name} is archived")
-    project = await project_by_id(context, projectId, "projectId")
+    project = await by_id(context, Project, projectId, "projectId")
     row = (
         await session.scalars(
             select(ProjectManager).where(
@@ -97,7 +96,7 @@ async def resolve_remove_manager_of_project(
     require_permission(context)
     session, org_id = context.session, context.org_id
     person = await get_in_org(session, Person, org_id, managerId, "managerId", "person")
-    project = await project_by_id(context, projectId, "projectId")
+    project = await by_id(context, Project, projectId, "projectId")
     row = (
         await session.scalars(
             select(ProjectManager).where(

@@ -12,10 +12,9 @@ from sqlalchemy import delete, func, select
 from service.access import permissions
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.lookup import get_many_in_org
+from service.lookup import by_id, get_many_in_org
 from service.models import Task, TaskDependency
 from service.plannings.task_plan_models import TaskPlan
-from service.projects.task_lookup import task_by_id
 from service.structure import (
     check_new_parent,
     check_unique_ids,
@@ -82,8 +81,8 @@ async def resolve_edit_task_parent(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    task = await task_by_id(context, id)
-    parent = await task_by_id(context, parentId, "parentId") if parentId is not None else None
+    task = await by_id(context, Task, id)
+    parent = await by_id(context, Task, parentId, "parentId") if parentId is not None else None
     parents = await parent_map(session, Task, context.org_id)
     check_new_parent(parents, task.id, parentId, "task")
     task.parent_id = parentId
@@ -104,7 +103,7 @@ async def resolve_edit_task_dependencies(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     if None in dependencyIds:
         raise BadInput(f"dependencyIds[{dependencyIds.index(None)}]", "must be an id, not null")
     ids = [i for i in dependencyIds if i is not None]
