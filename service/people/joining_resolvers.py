@@ -3,7 +3,7 @@ as the invited person), requestSignup / signup (a new organisation and its admin
 
 requestSignup, signup and join run without credentials, as requestSignin and signin do
 (service/graphql/credentials.py): they act on the browser's cookies. The rules are in
-service/people/invitations.py and service/organisation/signup.py.
+service/people/invitations.py and service/people/signup.py.
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from service.errors import BadInput, NotFound, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import Organisation, Person
-from service.organisation import signup
 from service.organisation.provisioning import create_organisation
-from service.people import invitations
+from service.people import invitations, signup
 from service.people.checks import guard_administrators, require_admin
 from service.people.invitation_models import Invitation
 from service.people.models import ROLE_ADMIN
