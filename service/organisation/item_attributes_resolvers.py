@@ -15,6 +15,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 
 from service.access import permissions
+from service.access.permissions import guard_administrators
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -22,7 +23,6 @@ from service.models import Person, Project, Tag, Task
 from service.organisation.settings_cascade import reader, set_json, store
 from service.organisation.settings_registry import ATTRIBUTES as SETTINGS_GROUPS
 from service.organisation.settings_registry import SETTINGS
-from service.people.checks import guard_administrators
 
 mutation = MutationType()
 

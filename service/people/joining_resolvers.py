@@ -14,13 +14,14 @@ from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.access import permissions
+from service.access.permissions import guard_administrators
 from service.errors import BadInput, NotFound, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import Organisation, Person
 from service.organisation.provisioning import create_organisation
 from service.people import invitations, signup
-from service.people.checks import guard_administrators, require_admin
+from service.people.checks import require_admin
 from service.people.invitation_models import Invitation
 from service.people.models import ROLE_ADMIN
 from service.signin.sessions import SESSION_MS, SignedIn, open_session

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from service import rate_limit
+from service.access.permissions import guard_administrators
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
@@ -21,7 +22,6 @@ from service.people.checks import (
     active_role_by_id,
     check_email_free,
     ensure_an_admin_remains,
-    guard_administrators,
     is_active_admin,
     person_by_id,
     require_admin,

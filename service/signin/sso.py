@@ -22,9 +22,6 @@ from service.models import Organisation, Person
 from service.organisation.provisioning import add_person
 from service.people.models import ROLE_EMPLOYEE
 
-# What a custom OpenID client secret reads as once stored (GraphQL and the account page alike);
-# sent back unchanged, it keeps the stored secret.
-SECRET_MASK = "********"
 SSO_ONLY_CODE = "This account signs in with single sign-on: use your organisation's sign-in link."
 SSO_ONLY_ALL = "This account signs in with single sign-on only."
 
