@@ -4,7 +4,7 @@ resolved billing and cost rate (service/rates/rules.py), summed per person and/o
 
 Supported: records time, absence and expense (service/reports/report_expenses.py); the schedule
 quantities of service/reports/report_schedule.py; the custom-field accumulators of
-service/reports/report_custom_fields.py; the period targets of service/reports/period_rules.py and
+service/reports/report_custom_fields.py; the period targets of service/calendar_periods.py and
 custom [start, end); grouping by attributes.person / attributes.projects (neither: one row of
 totals); filters on persons and projects (a project includes its subprojects), chained by
 `following` as the list queries' filters are. The
@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from sqlalchemy import select
 
+from service.calendar_periods import TARGETS, report_days
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.models import ExpenseRecord, Person, Project, TimeRecord
@@ -30,7 +31,6 @@ from service.rates.store import day_of, load_book, may_view_rates, organisation_
 from service.reports import report_custom_fields as fields
 from service.reports import report_expenses as exp
 from service.reports import report_schedule as sched
-from service.reports.period_rules import TARGETS, report_days
 from service.value_words import choice_problem
 
 RECORD_TYPES = ("time", "absence", "expense")

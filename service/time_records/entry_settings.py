@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.calendar_periods import period_around
 from service.errors import RuleViolation
 from service.models import (
     Organisation,
@@ -37,7 +38,6 @@ from service.organisation.settings_cascade import Resolved, for_person, own, per
 from service.organisation.settings_registry import BY_NAME, TIME_SETTINGS
 from service.plannings.schedule_plan import out_of_schedule_allowed, plan_person, planned_day
 from service.plannings.schedule_rules import expected_ms
-from service.reports.period_rules import period_around
 from service.time_records import entry_rules as rules
 from service.time_records.entry_rules import Entry, Facts, Period, ProjectFact, Write
 from service.timesheets.period_rules import check_period_open
