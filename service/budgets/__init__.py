@@ -1,2 +1,3 @@
 """Budgets of projects and tasks: the table (`models`), their split rows and alerts (`alerts`),
-getProjectBudgetData's work (`data`), what the resolvers share (`store`), the resolvers."""
+what the resolvers share (`store`), the resolvers (getProjectBudgetData, a report over them,
+is service/reports/budget_data.py)."""

@@ -1,6 +1,6 @@
 """getPlannedVsRealReport (planned against recorded hours on tasks:
 service/plannings/planned_vs_real.py, the Reports permission); getProjectBudgetData, whose SDL
-stands beside it, is resolved by service/budgets/budget_data_resolvers.py."""
+stands beside it, is resolved by service/reports/budget_data_resolvers.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""getProjectBudgetData: budgets beside what is recorded and planned (service/budgets/data.py),
-with the Billing rates permission, as budgets. Its SDL stands beside getPlannedVsRealReport's
+"""getProjectBudgetData: budgets beside what is recorded and planned
+(service/reports/budget_data.py), with the Billing rates permission, as budgets. Its SDL stands beside getPlannedVsRealReport's
 (service/plannings/planning_reports.graphql)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from typing import Any
 
 from ariadne import QueryType
 
-from service.budgets.data import project_budget_data
 from service.graphql.context import RequestContext
 from service.rates.store import require_view_rates
+from service.reports.budget_data import project_budget_data
 
 query = QueryType()
 
