@@ -1,6 +1,6 @@
 """getProjectBudgetData: budgets beside what is recorded and planned
-(service/reports/budget_data.py), with the Billing rates permission, as budgets. Its SDL stands beside getPlannedVsRealReport's
-(service/plannings/planning_reports.graphql)."""
+(service/reports/budget_data.py), with the Billing rates permission, as budgets. Its SDL
+stands beside getPlannedVsRealReport's (service/plannings/planning_reports.graphql)."""
 
 from __future__ import annotations
 
