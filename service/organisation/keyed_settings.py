@@ -24,7 +24,7 @@ from service.organisation.settings_cascade import (
 )
 from service.organisation.settings_cascade import own as own_at
 
-__all__ = ["Resolved", "as_attribute", "own", "person_tags", "remember_untagged", "resolve",
+__all__ = ["Resolved", "as_attribute", "own_value", "person_tags", "remember_untagged", "resolve",
            "set_value"]
 
 APPROVAL_STAGES = "approvalStages"
@@ -59,6 +59,6 @@ def as_attribute(resolved: Resolved) -> dict[str, Any]:
     return {"value": resolved.value, "path": resolved.path}
 
 
-def own(entity: Organisation | Tag | Person | Project, collection: str, key: str) -> Resolved:
+def own_value(entity: Organisation | Tag | Person | Project, collection: str, key: str) -> Resolved:
     """The entity's own value (no cascade) with itself as the path."""
     return first(own_at(entity, _LEVELS[collection], json_reader(key)))

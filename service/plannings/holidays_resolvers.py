@@ -72,14 +72,14 @@ def _attribute(resolved: cfg.Resolved) -> dict[str, Any]:
 
 @organisation_type.field("publicHolidays")
 def resolve_org_calendar(organisation: Organisation, _info: Any) -> Any:
-    return _attribute(cfg.own(organisation, "organisations", PUBLIC_HOLIDAYS))
+    return _attribute(cfg.own_value(organisation, "organisations", PUBLIC_HOLIDAYS))
 
 
 def _tag_resolved(context: RequestContext, tag: Tag) -> cfg.Resolved:
-    own = cfg.own(tag, "tags", PUBLIC_HOLIDAYS)
+    own = cfg.own_value(tag, "tags", PUBLIC_HOLIDAYS)
     if own.value is not None:
         return own
-    return cfg.own(context.organisation, "organisations", PUBLIC_HOLIDAYS)
+    return cfg.own_value(context.organisation, "organisations", PUBLIC_HOLIDAYS)
 
 
 @tag_type.field("publicHolidays")

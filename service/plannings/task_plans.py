@@ -58,7 +58,7 @@ async def check_end_unlocked(context: RequestContext, task: Task, end_ms: int | 
 
 def holiday_test(organisation: Organisation) -> Callable[[date], bool]:
     """Whether a day is one of the organisation's public holidays (its own calendar)."""
-    value = cfg.own(organisation, "organisations", PUBLIC_HOLIDAYS).value
+    value = cfg.own_value(organisation, "organisations", PUBLIC_HOLIDAYS).value
     if not value:
         return lambda _day: False
     years: dict[int, set[date]] = {}

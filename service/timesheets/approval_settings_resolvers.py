@@ -120,7 +120,7 @@ async def resolve_edit_tag_stages(
 @organisation_type.field("approvalStages")
 async def resolve_org_stages(organisation: Organisation, info: Any) -> Any:
     return await _stages_value(
-        info.context, cfg.own(organisation, "organisations", cfg.APPROVAL_STAGES)
+        info.context, cfg.own_value(organisation, "organisations", cfg.APPROVAL_STAGES)
     )
 
 
@@ -140,10 +140,10 @@ async def resolve_person_stages(person: Person, info: Any) -> Any:
 
 
 def _tag_resolved(context: RequestContext, tag: Tag, key: str) -> cfg.Resolved:
-    own = cfg.own(tag, "tags", key)
+    own = cfg.own_value(tag, "tags", key)
     if own.value is not None:
         return own
-    return cfg.own(context.organisation, "organisations", key)
+    return cfg.own_value(context.organisation, "organisations", key)
 
 
 @tag_type.field("approvalStages")
