@@ -24,8 +24,7 @@ from typing import Any
 
 from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
-from service.models import Person
-from service.people.models import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER, Role
+from service.models import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER, Person, Role
 
 NONE, VIEW, MANAGE = "none", "view", "manage"
 _RANK = {NONE: 0, VIEW: 1, MANAGE: 2}

@@ -14,8 +14,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, or_, select
 
-from service.access.items import check_expense_access
-from service.access.project_managers import managed_project_ids
+from service.access import check_expense_access, managed_project_ids
 from service.errors import BadInput, PermissionDenied
 from service.expenses.lookup import expense_type_in_org
 from service.graphql.context import RequestContext

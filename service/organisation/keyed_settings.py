@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access.tag_members import person_tags, remember_untagged
+from service.access import person_tags, remember_untagged
 from service.models import Organisation, Person, Project, Tag
 from service.organisation.settings_cascade import (
     COLLECTIONS,

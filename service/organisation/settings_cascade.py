@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access.tag_members import person_tags
+from service.access import person_tags
 from service.models import Organisation, Person
 from service.organisation.settings_registry import BY_NAME, LOCALISATION, Setting
 

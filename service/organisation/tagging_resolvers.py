@@ -12,16 +12,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
-from service.access.links import relation
+from service.access import TAGS, relation, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import by_id, get_in_org
-from service.models import Person, PersonTag, Project, ProjectTag, Tag, Task
-from service.projects.relations_more_models import TaskTag
+from service.models import Person, PersonTag, Project, ProjectTag, Tag, Task, TaskTag
 from service.structure import raw_relation
 
-require_permission = permissions.requirer(permissions.TAGS)
+require_permission = requirer(TAGS)
 
 mutation = MutationType()
 tag_relations = ObjectType("SvcTagRelations")

@@ -9,7 +9,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, delete, func, select
 
-from service.access import permissions
+from service.access import TAGS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
@@ -28,7 +28,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.TAGS)
+require_permission = requirer(TAGS)
 
 query = QueryType()
 mutation = MutationType()

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from service.access import permissions
-from service.access.permissions import guard_administrators
+from service.access import PEOPLE, guard_administrators, require
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -18,7 +17,7 @@ from service.people.models import ROLE_ADMIN
 def require_admin(context: RequestContext, what: str = "edit people") -> None:
     """People are added, edited, archived and deleted with the people permission
     (administrators have it)."""
-    permissions.require(context, permissions.PEOPLE, what)
+    require(context, PEOPLE, what)
 
 
 async def person_by_id(context: RequestContext, person_id: str, argument: str = "id") -> Person:

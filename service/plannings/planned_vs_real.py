@@ -26,12 +26,11 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
-from service.budgets.models import Budget
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import by_id
-from service.models import Project, Task, TaskCategory, TimeRecord
-from service.rates.store import organisation_zone
+from service.models import Budget, Project, Task, TaskCategory, TimeRecord
+from service.rates import organisation_zone
 from service.structure import descendants, parent_map
 from service.value_words import choice_problem
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ariadne import QueryType
 
-from service.access import permissions
+from service.access import REPORTS, VIEW, require
 from service.graphql.context import RequestContext
 from service.plannings.planned_vs_real import planned_vs_real
 
@@ -18,7 +18,7 @@ query = QueryType()
 @query.field("getPlannedVsRealReport")
 async def resolve_planned_vs_real(_root: Any, info: Any, **args: Any) -> dict[str, Any]:
     context: RequestContext = info.context
-    permissions.require(context, permissions.REPORTS, "run reports", permissions.VIEW)
+    require(context, REPORTS, "run reports", VIEW)
     return await planned_vs_real(context, args)
 
 

@@ -13,7 +13,7 @@ from typing import Any, cast
 from ariadne import MutationType, ObjectType
 from sqlalchemy import ColumnElement, select
 
-from service.access import permissions
+from service.access import TAGS, TASKS, requirer
 from service.errors import BadInput, NotFound, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import by_id
@@ -23,8 +23,8 @@ from service.plannings.task_plans import plan_for_edit, plan_of
 from service.structure import check_unique_ids, raw_relation
 from service.value_words import described
 
-require_tasks = permissions.requirer(permissions.TASKS)
-require_tags = permissions.requirer(permissions.TAGS)
+require_tasks = requirer(TASKS)
+require_tags = requirer(TAGS)
 
 mutation = MutationType()
 task_type = ObjectType("SvcTask")

@@ -9,14 +9,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import func, select
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import by_id
 from service.models import Project, ProjectCategory
 from service.structure import categories_by_name
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 query = QueryType()
 mutation = MutationType()

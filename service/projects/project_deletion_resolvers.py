@@ -10,7 +10,7 @@ from ariadne import MutationType
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import by_id, get_many_in_org
@@ -24,7 +24,7 @@ from service.models import (
 )
 from service.structure import check_unique_ids
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 mutation = MutationType()
 

@@ -9,15 +9,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import by_id, get_in_org
-from service.models import Person, Project, ProjectManager, Role
-from service.people.models import ROLE_ADMIN, ROLE_MANAGER
+from service.models import ROLE_ADMIN, ROLE_MANAGER, Person, Project, ProjectManager, Role
 from service.structure import raw_relation
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 query = QueryType()
 mutation = MutationType()

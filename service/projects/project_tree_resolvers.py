@@ -8,13 +8,13 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.graphql.context import RequestContext
 from service.lookup import by_id
 from service.models import Project
 from service.structure import check_new_parent, children_map, descendants, parent_map
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 mutation = MutationType()
 project_type = ObjectType("SvcProject")

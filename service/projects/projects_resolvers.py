@@ -16,9 +16,13 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, func, select
 
-from service.access import permissions
-from service.access.items import listable_project_ids
-from service.access.project_managers import managed_project_ids, project_manager_ids
+from service.access import (
+    PROJECTS,
+    listable_project_ids,
+    managed_project_ids,
+    project_manager_ids,
+    requirer,
+)
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
@@ -36,7 +40,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 query = QueryType()
 mutation = MutationType()

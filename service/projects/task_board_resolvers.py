@@ -8,7 +8,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import by_id, get_many_in_org
@@ -17,7 +17,7 @@ from service.projects.task_status_history import record_status_entries
 from service.projects.task_statuses import check_capacity, next_position
 from service.structure import check_unique_ids
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 status_type = ObjectType("SvcStatus")

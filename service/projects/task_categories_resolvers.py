@@ -12,7 +12,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import by_id
@@ -25,7 +25,7 @@ from service.projects.task_statuses import (
 )
 from service.structure import categories_by_name, check_unique_ids
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 query = QueryType()
 mutation = MutationType()

@@ -7,14 +7,14 @@ from typing import Any
 
 from ariadne import MutationType
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import by_id
 from service.models import Task
-from service.plannings.task_plans import check_end_unlocked
+from service.plannings import check_end_unlocked
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 

@@ -10,14 +10,14 @@ from ariadne import MutationType
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import by_id, get_in_org
 from service.models import Person, Project, Task, TaskOwner
 from service.structure import raw_relation
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 

@@ -15,20 +15,18 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, or_, select
 
-from service.access import permissions
-from service.budgets.models import Budget
+from service.access import TASKS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import by_id
-from service.models import Task, TaskDependency, TaskOwner, TimeRecord
-from service.plannings.task_plan_models import TaskPlan
-from service.plannings.task_plans import holiday_test, plan_for_edit, plan_of, plans
+from service.models import Budget, Task, TaskDependency, TaskOwner, TaskPlan, TimeRecord
+from service.plannings import holiday_test, plan_for_edit, plan_of, plans
 from service.projects import recurrence_rules as rules
 from service.projects.task_statuses import check_capacity, next_position
-from service.rates.store import organisation_zone
+from service.rates import organisation_zone
 from service.value_words import choice_problem
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 task_type = ObjectType("SvcTask")

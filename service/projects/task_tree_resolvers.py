@@ -9,12 +9,11 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import by_id, get_many_in_org
-from service.models import Task, TaskDependency
-from service.plannings.task_plan_models import TaskPlan
+from service.models import Task, TaskDependency, TaskPlan
 from service.structure import (
     check_new_parent,
     check_unique_ids,
@@ -23,7 +22,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 task_type = ObjectType("SvcTask")

@@ -17,7 +17,7 @@ from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
@@ -31,7 +31,7 @@ from service.models import (
     TaskStatus,
     TimeRecord,
 )
-from service.plannings.task_plans import check_end_unlocked
+from service.plannings import check_end_unlocked
 from service.projects.task_status_history import record_status_entries
 from service.projects.task_statuses import (
     category_statuses,
@@ -49,7 +49,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 query = QueryType()
 mutation = MutationType()

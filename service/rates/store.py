@@ -14,7 +14,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import BILLING_RATES as BILLING_RATES_PERMISSION
+from service.access import MANAGE, VIEW, has
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person, PersonTag, Project, ProjectTag, Tag
@@ -44,14 +45,14 @@ LEVELS = {
 
 # The Billing rates permission (service/access/permissions.py): view lets the role see rates and
 # amounts, manage edit them too; administrators always.
-BILLING_RATES = permissions.BILLING_RATES
+BILLING_RATES = BILLING_RATES_PERMISSION
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 
 async def _rates_rights(context: RequestContext) -> tuple[bool, bool]:
     """(may view, may edit) rates, from the caller's role (read with the key)."""
-    return (permissions.has(context, BILLING_RATES, permissions.VIEW),
-            permissions.has(context, BILLING_RATES, permissions.MANAGE))
+    return (has(context, BILLING_RATES, VIEW),
+            has(context, BILLING_RATES, MANAGE))
 
 
 async def may_view_rates(context: RequestContext) -> bool:

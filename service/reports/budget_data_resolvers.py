@@ -9,7 +9,7 @@ from typing import Any
 from ariadne import QueryType
 
 from service.graphql.context import RequestContext
-from service.rates.store import require_view_rates
+from service.rates import require_view_rates
 from service.reports.budget_data import project_budget_data
 
 query = QueryType()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import and_, or_, select
 
-from service.access.project_managers import managed_project_ids
+from service.access import managed_project_ids
 from service.graphql.context import RequestContext
 from service.models import ExpenseRecord
 

@@ -20,8 +20,7 @@ from sqlalchemy import func, select
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.auth import key_digest
 from service.graphql.context import RequestContext
-from service.models import ApiKey
-from service.people.models import ACCOUNT_KIND, INTEGRATION_KIND, KEY_INTEGRATION
+from service.models import ACCOUNT_KIND, INTEGRATION_KIND, KEY_INTEGRATION, ApiKey
 from service.signin.web import csrf_token
 
 query = QueryType()

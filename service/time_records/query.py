@@ -44,7 +44,7 @@ from service.models import (
     time_record_projects,
 )
 from service.structure import subtree
-from service.timesheets.filters import record_status_condition
+from service.timesheets import record_status_condition
 
 # When a record ends: its endTime, or its start plus its duration.
 RECORD_END = func.coalesce(TimeRecord.end_ms, TimeRecord.start_ms + TimeRecord.duration_ms)

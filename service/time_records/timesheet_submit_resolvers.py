@@ -10,14 +10,16 @@ from ariadne import MutationType
 from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
-from service.models import Person
+from service.models import ApprovalEvent, Person
 from service.time_records.entry_settings import check_submission
-from service.timesheets.access import caller_actor
-from service.timesheets.models import ApprovalEvent
-from service.timesheets.period_rules import period_settings, period_to_submit
-from service.timesheets.scheduled_time_rules import check_scheduled_time
-from service.timesheets.submit import submit
-from service.webhooks.queue import KICK
+from service.timesheets import (
+    caller_actor,
+    check_scheduled_time,
+    period_settings,
+    period_to_submit,
+    submit_timesheet,
+)
+from service.webhooks import KICK
 
 mutation = MutationType()
 
@@ -37,7 +39,7 @@ async def resolve_submit(
                            now_ms=context.now_ms, admin=context.is_admin)
     await check_scheduled_time(context.session, context.organisation, owner, startTime,
                                endTime)
-    event = await submit(caller_actor(context), owner, startTime, endTime)
+    event = await submit_timesheet(caller_actor(context), owner, startTime, endTime)
     context.after_commit.append(KICK)
     return event
 

@@ -11,3 +11,36 @@ entries in the Journal), `reminders` and `autosubmit` (timed work run by the web
 approvalEventUpdate webhook events); `progress` (moving through the stages); `submit`,
 `decide` (approve, reject) and `restart` (after an approver's edit). See docs/approvals.md.
 """
+
+from typing import TYPE_CHECKING
+
+from service.face import face_attribute
+
+if TYPE_CHECKING:
+    from service.timesheets.access import caller_actor
+    from service.timesheets.filters import record_status_condition
+    from service.timesheets.period_rules import check_period_open, period_settings, period_to_submit
+    from service.timesheets.scheduled_time_rules import check_scheduled_time
+    from service.timesheets.submit import submit as submit_timesheet
+    from service.timesheets.timesheet_edits import (
+        guard_time_record_change,
+        may_edit_by_status,
+        record_time_record_change,
+    )
+
+__all__ = [
+    "caller_actor",
+    "check_period_open",
+    "check_scheduled_time",
+    "guard_time_record_change",
+    "may_edit_by_status",
+    "period_settings",
+    "period_to_submit",
+    "record_status_condition",
+    "record_time_record_change",
+    "submit_timesheet",
+]
+
+
+def __getattr__(name: str) -> object:
+    return face_attribute(__name__, name)

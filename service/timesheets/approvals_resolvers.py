@@ -40,7 +40,7 @@ from service.timesheets.state import (
     people,
     period_state,
 )
-from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
+from service.webhooks import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
 
 query = QueryType()
 mutation = MutationType()
