@@ -14,6 +14,7 @@ from typing import cast
 from sqlalchemy import Table, and_, bindparam, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.access import remember_untagged
 from service.as_loaded import Columns
 from service.errors import (
     AccountInactive,
@@ -23,7 +24,6 @@ from service.errors import (
 )
 from service.models import ApiKey, Organisation, Person, PersonTag
 from service.organisation.account_life import is_retired_key
-from service.organisation.keyed_settings import remember_untagged
 from service.people import columns as person_columns
 from service.people.columns import PERSONS, ROLE_OF_PERSON, ROLES
 from service.people.models import ACCOUNT_KIND, INTEGRATION_KIND

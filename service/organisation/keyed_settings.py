@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import person_tags, remember_untagged
 from service.models import Organisation, Person, Project, Tag
 from service.organisation.settings_cascade import (
     COLLECTIONS,
@@ -24,8 +23,7 @@ from service.organisation.settings_cascade import (
 )
 from service.organisation.settings_cascade import own as own_at
 
-__all__ = ["Resolved", "as_attribute", "own_value", "person_tags", "remember_untagged", "resolve",
-           "set_value"]
+__all__ = ["Resolved", "as_attribute", "own_value", "resolve", "set_value"]
 
 APPROVAL_STAGES = "approvalStages"
 APPROVAL_REMINDER = "approvalReminder"
