@@ -1,9 +1,11 @@
-"""Loading entities of the caller's organisation by id, with errors that name the argument."""
+"""Loading entities of the caller's organisation by id, with errors that name the argument;
+`by_id` for a resolver, naming the entity after its class (`TaskStatus`: "task status")."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -11,6 +13,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.errors import NotFound
 
 T = TypeVar("T")
+
+
+class InOrganisation(Protocol):
+    """What `by_id` reads of a resolver's context (service.graphql.context.RequestContext)."""
+
+    @property
+    def session(self) -> AsyncSession: ...
+
+    @property
+    def org_id(self) -> str: ...
 
 
 # Built once per model (building a statement and its cache key costs more than running it):
@@ -89,3 +101,11 @@ async def get_many_in_org(
         if value not in found:
             raise NotFound(f"{argument}[{index}]", value, label)
     return [found[value] for value in ids if value is not None]
+
+
+async def by_id(context: InOrganisation, model: type[T], entity_id: str | None,
+                argument: str = "id") -> T:
+    """The caller's organisation's entity, or NotFound naming `argument` and the entity as its
+    class reads in words."""
+    what = re.sub(r"(?<!^)(?=[A-Z])", " ", model.__name__).lower()
+    return await get_in_org(context.session, model, context.org_id, entity_id, argument, what)

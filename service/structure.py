@@ -3,11 +3,12 @@ name matching, the archived switch and SvcRawRelation results."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ariadne import MutationType, QueryType
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 from sqlalchemy.sql.elements import ColumnElement
@@ -237,3 +238,20 @@ async def categories_by_name(session: AsyncSession, model: Any, org_id: str) -> 
         .order_by(func.lower(model.name), model.id)
     )
     return list(rows)
+
+
+_cte_names = itertools.count()
+
+
+def subtree(model: Any, org_id: str, ids: Sequence[str | None]) -> Select[Any]:
+    """The ids of the rows named (projects, tags: a `parent_id` tree) and of every row below
+    them, as one recursive query."""
+    name = f"{model.__name__.lower()}_tree_{next(_cte_names)}"
+    wanted = [value for value in ids or [] if value is not None]
+    base = (
+        select(model.id.label("id"))
+        .where(model.organisation_id == org_id, model.id.in_(wanted))
+        .cte(name, recursive=True)
+    )
+    child = select(model.id).where(model.organisation_id == org_id, model.parent_id == base.c.id)
+    return select(base.union(child).c.id)

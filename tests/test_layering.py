@@ -30,10 +30,6 @@ MAY_IMPORT: dict[str, set[str]] = {
     "plumbing": {"plumbing"},
 }
 MAX_LINES = 400
-# Imports from one service domain into another domain's module rather than its package (its
-# `__init__`, the public face). Issue 41 wants none; until each domain has its face, the count
-# may only go down.
-DEEP_DOMAIN_IMPORTS = 201
 
 
 def modules_of(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, tuple[Path, bool]]:
@@ -104,19 +100,42 @@ def service_package(module: str) -> str | None:
     return parts[1]
 
 
-def deep_domain_imports(edges: dict[str, set[str]]) -> list[str]:
-    """Imports from one domain of service.domains into a module of another (not its package)."""
+def domains() -> tuple[str, ...]:
     registry = ast.parse((ROOT / "service" / "domains.py").read_text(encoding="utf-8"))
-    domains = next(ast.literal_eval(node.value) for node in registry.body
-                   if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "DOMAINS")
+    return next(ast.literal_eval(node.value) for node in registry.body
+                if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "DOMAINS")
+
+
+def is_table_module(module: str) -> bool:
+    leaf = module.rpartition(".")[2]
+    return leaf == "models" or leaf.endswith("_models")
+
+
+def deep_domain_imports(edges: dict[str, set[str]]) -> list[str]:
+    """Imports from one domain of service.domains into a module of another (not its package).
+    Tables alone name the tables of other domains they refer to; all other code reaches another
+    domain's tables through the table registry, service.models."""
+    known = domains()
     return sorted(
         f"{source} -> {target}"
         for source, targets in edges.items()
-        if (mine := service_package(source)) in domains
+        if (mine := service_package(source)) in known
         for target in targets
-        if (theirs := service_package(target)) in domains and theirs != mine
+        if (theirs := service_package(target)) in known and theirs != mine
         and target != f"service.{theirs}"
+        and not (is_table_module(source) and is_table_module(target))
     )
+
+
+def domain_graph(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    """domain -> the other domains its modules import."""
+    known = domains()
+    found: dict[str, set[str]] = {domain: set() for domain in known}
+    for source, targets in edges.items():
+        if (mine := service_package(source)) in known:
+            found[mine].update(theirs for target in targets
+                               if (theirs := service_package(target)) in known and theirs != mine)
+    return found
 
 
 def upward_imports(edges: dict[str, set[str]]) -> set[str]:
@@ -219,13 +238,56 @@ def test_resolvers_import_no_other_resolver() -> None:
     assert crossing == []
 
 
-def test_domains_reach_each_other_less_past_their_face() -> None:
-    deep = deep_domain_imports(graph())
-    assert deep, "no import between domains found: the check no longer sees them"
-    assert len(deep) <= DEEP_DOMAIN_IMPORTS, (
-        f"{len(deep)} imports reach into another domain past its __init__ (at most "
-        f"{DEEP_DOMAIN_IMPORTS}): import what another domain offers from its package"
+def test_domains_reach_each_other_only_through_their_face() -> None:
+    edges = graph()
+    faces = {f"service.{domain}" for domain in domains()}
+    assert sum(len(targets & faces) for targets in edges.values()) > 100, (
+        "imports of the domains' faces are no longer seen"
     )
+    assert deep_domain_imports(edges) == [], "import what another domain offers from its package"
+
+
+def test_the_domains_import_each_other_without_a_cycle() -> None:
+    assert tangles(domain_graph(graph())) == []
+
+
+def face_names(domain: str) -> tuple[set[str], dict[str, str]]:
+    """A face's `__all__` and its `if TYPE_CHECKING:` imports (name -> module)."""
+    tree = ast.parse((ROOT / "service" / domain / "__init__.py").read_text(encoding="utf-8"))
+    offered: set[str] = set()
+    imported: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
+            offered = set(ast.literal_eval(node.value))
+        elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            imported.update((alias.asname or alias.name, statement.module or "")
+                            for statement in node.body if isinstance(statement, ast.ImportFrom)
+                            for alias in statement.names)
+    return offered, imported
+
+
+def test_each_face_offers_what_the_other_domains_import_from_it() -> None:
+    """A face (service/face.py) loads on demand what its `if TYPE_CHECKING:` block imports from
+    the domain's own modules and lists in `__all__`; nothing else, no name of a module of the
+    package. Its `__getattr__` would answer any name, so the names other domains import from it
+    are checked here: each is one the face offers."""
+    faces = {domain: face_names(domain) for domain in domains()}
+    modules = {domain: {path.stem for path in (ROOT / "service" / domain).glob("*.py")}
+               for domain in faces}
+    for domain, (offered, imported) in faces.items():
+        assert offered == set(imported), f"service.{domain}: __all__ is what it imports"
+        assert all(module.startswith(f"service.{domain}.") for module in imported.values())
+        assert not offered & modules[domain], f"service.{domain} offers a module's name"
+    unknown = []
+    for path in sorted((ROOT / "service").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                package = node.module.removeprefix("service.")
+                if package in faces:
+                    unknown += [f"{path.relative_to(ROOT)}: {node.module}.{alias.name}"
+                                for alias in node.names if alias.name not in faces[package][0]
+                                and alias.name not in modules[package]]
+    assert unknown == []
 
 
 def test_no_module_is_long() -> None:
@@ -378,3 +440,4 @@ if __name__ == "__main__":  # the closing note's table: python tests/test_layeri
     for package, used in sorted(uses.items()):
         print(f"service {package}: {', '.join(sorted(used))}")
     print("imports into another domain past its __init__:", len(deep_domain_imports(graph())))
+    print("cycles among the domains:", tangles(domain_graph(graph())))

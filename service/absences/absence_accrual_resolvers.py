@@ -17,14 +17,14 @@ from plumbing.db import insert_ignoring
 from service.absences.allowances import accrual_row
 from service.absences.models import AbsenceAccrual
 from service.absences.time_off_rules import DAY_OPTIONS, PERIODICITIES, start_day_problem
-from service.access import permissions
+from service.access import SETTINGS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import AbsenceType
 from service.value_words import choice_problem
 
-require_permission = permissions.requirer(permissions.SETTINGS)
+require_permission = requirer(SETTINGS)
 
 MAX_QUANTITY = 10_000
 

@@ -9,7 +9,7 @@ from typing import Any
 from ariadne import MutationType
 
 from service.absences.models import AbsenceQuota
-from service.access import permissions
+from service.access import PEOPLE, require
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -23,7 +23,7 @@ async def resolve_edit_quota_absence(
     _root: Any, info: Any, id: str, absenceId: str
 ) -> AbsenceQuota:
     context: RequestContext = info.context
-    permissions.require(context, permissions.PEOPLE, "edit allowances")
+    require(context, PEOPLE, "edit allowances")
     quota = await get_in_org(context.session, AbsenceQuota, context.org_id, id, "id",
                              "allowance")
     absence = await get_in_org(context.session, AbsenceType, context.org_id, absenceId,

@@ -15,13 +15,13 @@ from sqlalchemy import select
 
 from service.absences.allowances import applicable_quotas
 from service.absences.models import AbsenceQuota
-from service.access import permissions
+from service.access import PEOPLE, requirer
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import AbsenceType, Organisation, Person, Tag
 
-require_permission = permissions.requirer(permissions.PEOPLE)
+require_permission = requirer(PEOPLE)
 
 mutation = MutationType()
 quota_type = ObjectType("SvcAbsenceQuota")

@@ -18,15 +18,15 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, func, select
 
-from service.access import permissions
+from service.absences.models import ABSENCE_UNIT_HOUR
+from service.access import SETTINGS, require
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import Condition, filter_clause
 from service.lookup import get_in_org, get_many_in_org
 from service.models import AbsenceType, Person, TimeRecord
-from service.organisation.settings_cascade import person_zone
-from service.time_records.models import ABSENCE_UNIT_HOUR
-from service.type_options import type_flags
+from service.organisation import person_zone
+from service.type_options import ABSENCE, copy_options
 
 HOUR_MS = 3_600_000
 WORKING_DAY_MS = 8 * HOUR_MS
@@ -42,7 +42,7 @@ def resolve_involve_costs(item: AbsenceType, _info: Any) -> bool:
 
 
 def _require_admin(context: RequestContext) -> None:
-    permissions.require(context, permissions.SETTINGS, "edit absence types")
+    require(context, SETTINGS, "edit absence types")
 
 
 def _like(value: str) -> str:
@@ -199,7 +199,7 @@ async def resolve_duplicate_absence_type(
     )
     context.session.add(item)
     await context.session.flush()
-    await type_flags.copy_options(context.session, type_flags.ABSENCE, source.id, item.id)
+    await copy_options(context.session, ABSENCE, source.id, item.id)
     return item
 
 

@@ -29,9 +29,10 @@ from service.absences.time_off_rules import (
     ledger,
     overdraws,
 )
+from service.access import person_tags
 from service.errors import RuleViolation
 from service.models import AbsenceType, Organisation, Person, TimeRecord
-from service.organisation.settings_cascade import person_tags, person_zone
+from service.organisation import person_zone
 
 DAY_MS = 86_400_000
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.models import TimeRecord
-from service.type_options.models import AbsenceTypeOptions
+from service.models import AbsenceTypeOptions, TimeRecord
 
 
 def _unreviewed_types(org_id: str) -> Select[str]:

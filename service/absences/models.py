@@ -1,4 +1,4 @@
-"""Time off: accrual settings per absence type and allowances (absence quotas).
+"""Time off: absence types, accrual settings per absence type and allowances (absence quotas).
 
 An allowance belongs to the organisation, a tag or a person (`tag_id` / `person_id`, both
 empty for the organisation). Amounts are in the absence type's unit (days or hours).
@@ -10,7 +10,20 @@ from sqlalchemy import BigInteger, Boolean, Float, ForeignKey, Index, Integer, S
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from service.model_base import Base, OrgScoped, id_column
-from service.time_records.models import AbsenceType
+
+ABSENCE_UNIT_DAY = "day"
+ABSENCE_UNIT_HOUR = "hour"
+
+
+class AbsenceType(OrgScoped, Base):
+    __tablename__ = "absence_types"
+
+    id: Mapped[str] = id_column()
+    name: Mapped[str] = mapped_column(String(255))
+    unit: Mapped[str] = mapped_column(String(8), default=ABSENCE_UNIT_DAY)
+    involve_costs: Mapped[bool] = mapped_column(Boolean, default=False)
+    color: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    archived: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class AbsenceAccrual(OrgScoped, Base):

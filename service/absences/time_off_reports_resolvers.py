@@ -36,9 +36,16 @@ from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.filters import Condition, filter_clause
 from service.lookup import get_in_org, get_many_in_org
-from service.models import AbsenceType, Person, PersonTag, TimeRecord
-from service.organisation.settings_cascade import person_zone
-from service.timesheets.models import STATUS_APPROVED, STATUS_DRAFT, Timesheet
+from service.models import (
+    STATUS_APPROVED,
+    STATUS_DRAFT,
+    AbsenceType,
+    Person,
+    PersonTag,
+    TimeRecord,
+    Timesheet,
+)
+from service.organisation import person_zone
 
 query = QueryType()
 

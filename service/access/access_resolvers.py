@@ -27,8 +27,7 @@ from service.access.rules import SWITCHES
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
-from service.models import AbsenceType, Organisation, Person, Project
-from service.projects.relations_more_models import ProjectSubProject
+from service.models import AbsenceType, Organisation, Person, Project, ProjectSubProject
 from service.structure import descendants, parent_map, raw_relation
 
 require_permission = permissions.requirer(permissions.PROJECTS)

@@ -20,12 +20,12 @@ from service.access.models import (
     ExpenseTypeProject,
     ProjectAccess,
 )
+from service.access.project_managers import managed_project_ids
 from service.access.rules import AccessDefaults, AccessItem, ItemKind, has_access
+from service.access.tag_members import person_tag_ids
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.models import AbsenceType, ExpenseType, Organisation, Person, Project
-from service.organisation.tags_access import person_tag_ids
-from service.projects.access import managed_project_ids
 from service.structure import ancestors, parent_map
 
 AVAILABILITY_KEY = "availability"

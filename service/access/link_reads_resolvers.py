@@ -13,8 +13,7 @@ from sqlalchemy import func, select
 
 from service.access.links import LINKS, MEMBER_COLUMNS, MEMBER_MODELS, Link, relation
 from service.graphql.context import RequestContext
-from service.models import Tag, Task
-from service.projects.relations_more_models import TaskTagAccess
+from service.models import Tag, Task, TaskTagAccess
 
 RELATIONS_TYPES = {"Person": "SvcPersonRelations", "Tag": "SvcTagRelations",
                    "Project": "SvcProjectRelations", "Task": "SvcTaskRelations",

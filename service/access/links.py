@@ -16,21 +16,20 @@ from service.access.models import (
     ExpenseTypeProject,
     ProjectAccess,
 )
-from service.custom_fields.models import CustomField, CustomFieldLink
 from service.models import (
     AbsenceType,
+    CustomField,
+    CustomFieldLink,
     ExpenseType,
     Person,
     Project,
+    ProjectSubProject,
+    ScheduleType,
+    ScheduleTypeAccess,
     Tag,
     Task,
-    TimeRecord,
-)
-from service.plannings.models import ScheduleType
-from service.projects.relations_more_models import (
-    ProjectSubProject,
-    ScheduleTypeAccess,
     TaskTagAccess,
+    TimeRecord,
 )
 
 

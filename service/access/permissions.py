@@ -18,13 +18,13 @@ authentication's one statement (`service/graphql/auth.py`), so a check costs no 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
-from service.people.models import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER, Role
+from service.models import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER, Person, Role
 
 NONE, VIEW, MANAGE = "none", "view", "manage"
 _RANK = {NONE: 0, VIEW: 1, MANAGE: 2}
@@ -127,3 +127,13 @@ def requirer(name: str) -> Callable[..., None]:
         require(context, name, what)
 
     return require_permission
+
+
+def guard_administrators(context: RequestContext, persons: Iterable[Person],
+                         what: str = "edit an administrator") -> None:
+    """Only an administrator edits an administrator (their e-mail is their sign-in) or gives
+    the administrator's role: the people permission alone is not every permission."""
+    if context.is_admin:
+        return
+    if any(p.role.kind == ROLE_ADMIN for p in persons):
+        raise PermissionDenied(f"only an administrator may {what}")

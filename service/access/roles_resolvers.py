@@ -23,8 +23,7 @@ from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
 from service.lookup import get_in_org, get_many_in_org
-from service.models import Person, Role
-from service.people.models import ROLE_CUSTOM, ROLE_KINDS
+from service.models import ROLE_CUSTOM, ROLE_KINDS, Person, Role
 from service.structure import (
     active_clause,
     bind_flat_archiving,

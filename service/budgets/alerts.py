@@ -21,9 +21,8 @@ from sqlalchemy import func, or_, select
 
 from service.budgets.models import Budget
 from service.graphql.context import RequestContext
-from service.models import Organisation, Project, TimeRecord
-from service.time_records.models import time_record_projects
-from service.time_records.query import project_subtree
+from service.models import Organisation, Project, TimeRecord, time_record_projects
+from service.structure import subtree
 
 MARKER = "hasBudgets"
 DEFAULT_THRESHOLD = 80
@@ -68,7 +67,7 @@ async def used_ms(context: RequestContext, budget: Budget) -> int:
     else:
         on_project = select(time_record_projects.c.time_record_id).where(
             time_record_projects.c.project_id.in_(
-                project_subtree(context.org_id, [budget.project_id])))
+                subtree(Project, context.org_id, [budget.project_id])))
         statement = statement.where(TimeRecord.id.in_(on_project))
     return int(await context.session.scalar(statement) or 0)
 

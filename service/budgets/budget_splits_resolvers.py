@@ -18,7 +18,7 @@ from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, Project
-from service.rates.store import check_amount, require_view_rates
+from service.rates import check_amount, require_view_rates
 
 mutation = MutationType()
 budget_type = ObjectType("SvcBudget")

@@ -20,7 +20,7 @@ from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
 from service.lookup import get_in_org
 from service.models import Project, Task
-from service.rates.store import check_amount, require_manage_rates, require_view_rates
+from service.rates import check_amount, require_manage_rates, require_view_rates
 
 mutation = MutationType()
 budget_type = ObjectType("SvcBudget")

@@ -9,7 +9,7 @@ from service.budgets.models import Budget
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
-from service.rates.store import require_manage_rates
+from service.rates import require_manage_rates
 from service.value_words import described
 
 SPLIT_TYPES = ("persons", "projects")

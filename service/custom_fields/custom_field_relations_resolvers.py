@@ -12,7 +12,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, select
 
-from service.access import permissions
+from service.access import SETTINGS, require
 from service.custom_fields.models import CustomField, CustomFieldLink
 from service.custom_fields.store import ENTITY_MODELS
 from service.graphql.context import RequestContext
@@ -86,7 +86,7 @@ def _bind_reset(kind: str) -> None:
 
     async def resolve_reset(_root: Any, info: Any, **kwargs: Any) -> Any:
         context: RequestContext = info.context
-        permissions.require(context, permissions.SETTINGS, "edit who has access")
+        require(context, SETTINGS, "edit who has access")
         entity = await get_in_org(context.session, model, context.org_id, kwargs[argument],
                                   argument, label)
         await context.session.execute(

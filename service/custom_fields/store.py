@@ -18,22 +18,31 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
-from service.access.items import access_defaults
-from service.access.rules import AccessItem, has_access
+from service.access import (
+    PEOPLE,
+    PROJECTS,
+    SETTINGS,
+    TAGS,
+    TASKS,
+    VIEW,
+    AccessItem,
+    access_defaults,
+    has,
+    has_access,
+    person_tag_ids,
+    require,
+    requirer,
+)
 from service.custom_fields.models import CustomField, CustomFieldLink
 from service.custom_fields.visibility_rules import KINDS, Target, shows_on
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import AbsenceType, Person, Project, Tag, Task, TimeRecord
-from service.organisation.tags_access import person_tag_ids
 from service.structure import ancestors, parent_map
-from service.time_records import entry_rules as rules
-from service.time_records.access import require_edit_access
-from service.time_records.writes import guard_edit
+from service.time_records import ANY, guard_edit, require_edit_access
 
-require_permission = permissions.requirer(permissions.SETTINGS)
+require_permission = requirer(SETTINGS)
 
 ENTITY_MODELS: dict[str, tuple[Any, str]] = {
     "person": (Person, "person"),
@@ -44,9 +53,9 @@ ENTITY_MODELS: dict[str, tuple[Any, str]] = {
     "absenceType": (AbsenceType, "absence type"),
 }
 # The permission that edits each kind of entity (a time record: its person's edit rights).
-ENTITY_PERMISSIONS = {"person": permissions.PEOPLE, "project": permissions.PROJECTS,
-                      "task": permissions.TASKS, "tag": permissions.TAGS,
-                      "absenceType": permissions.SETTINGS}
+ENTITY_PERMISSIONS = {"person": PEOPLE, "project": PROJECTS,
+                      "task": TASKS, "tag": TAGS,
+                      "absenceType": SETTINGS}
 
 
 async def field_in_org(context: RequestContext, field_id: str | None, argument: str = "id"
@@ -85,7 +94,7 @@ async def accessible_field_ids(context: RequestContext, person_id: str) -> set[s
 async def listable_field_ids(context: RequestContext) -> set[str] | None:
     """What a caller's lists show: every field with the settings permission (None), the
     fields they have access to otherwise."""
-    if permissions.has(context, permissions.SETTINGS, permissions.VIEW):
+    if has(context, SETTINGS, VIEW):
         return None
     return await accessible_field_ids(context, context.person.id)
 
@@ -94,9 +103,9 @@ async def require_entity_edit(context: RequestContext, kind: str, entity: Any) -
     if kind == "timeRecord":
         # A value is part of its record: the record's edit rights, lock date and workflow.
         await require_edit_access(context, entity.person_id, entity.start_ms)
-        await guard_edit(context, entity, rules.ANY)
+        await guard_edit(context, entity, ANY)
         return
-    permissions.require(context, ENTITY_PERMISSIONS[kind], f"edit a {kind}'s custom fields")
+    require(context, ENTITY_PERMISSIONS[kind], f"edit a {kind}'s custom fields")
 
 
 async def entity_of(context: RequestContext, kind: str, entity_id: str) -> Any:

@@ -29,10 +29,10 @@ from service.demo.seed import DAY_MS, DEMO_CURRENCY, DEMO_TIMEZONE, HISTORY_WEEK
 from service.demo.structure import seed_projects, seed_tags, seed_tasks, seed_types
 from service.demo.time_off import seed_time_off
 from service.models import Organisation, PersonManager
+from service.organisation.keyed_settings import APPROVAL_STAGES, set_value
 from service.organisation.provisioning import add_person, create_organisation
 from service.organisation.settings_cascade import set_json
 from service.people.models import ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
-from service.timesheets.settings import APPROVAL_STAGES, set_value
 from service.timesheets.stages import parse_stage_inputs
 
 DEMO_ORGANISATION = "Northwind Studio (demo)"

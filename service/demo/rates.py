@@ -9,13 +9,12 @@ from collections.abc import Mapping
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access.permissions import EXPENSES, REPORTS
+from service.access.permissions import BILLING_RATES, EXPENSES, REPORTS
 from service.budgets.alerts import mark_budgets
 from service.budgets.models import Budget
 from service.models import Organisation, Person, Project, Role
 from service.people.models import ROLE_CUSTOM
 from service.rates.models import RATE_BILLING, RATE_COST, Rate, RateSplit
-from service.rates.store import BILLING_RATES
 
 CURRENCY = "EUR"
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Organisation
+from service.organisation import keyed_settings as cfg
 from service.plannings.models import TARGET_ORGANISATION, ScheduleTimelineEntry, ScheduleType
 from service.plannings.schedule_plan import PUBLIC_HOLIDAYS
 from service.plannings.schedule_rules import DEFAULT_WEEK
-from service.timesheets import settings as cfg
 
 HOUR_MS = 3_600_000
 NINE, TWELVE, ONE, SIX = 9 * HOUR_MS, 12 * HOUR_MS, 13 * HOUR_MS, 18 * HOUR_MS

@@ -10,9 +10,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.models import Organisation, Person, PersonManager
+from service.organisation.keyed_settings import APPROVAL_STAGES, set_value
 from service.organisation.provisioning import add_person, create_organisation, ensure_api_key
 from service.people.models import ROLE_EMPLOYEE
-from service.timesheets.settings import APPROVAL_STAGES, set_value
 from service.timesheets.stages import parse_stage_inputs
 
 SECOND_ORGANISATION = "Globex Labs (demo)"

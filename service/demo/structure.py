@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from service.absences.models import ABSENCE_UNIT_DAY, ABSENCE_UNIT_HOUR
 from service.demo.seed import DAY_MS, DemoSeed
 from service.models import (
     AbsenceType,
@@ -21,7 +22,6 @@ from service.models import (
     TaskOwner,
     TaskStatus,
 )
-from service.time_records.models import ABSENCE_UNIT_DAY, ABSENCE_UNIT_HOUR
 
 TEAMS = {
     "Engineering": ("grace", "margaret", "alan", "katherine"),

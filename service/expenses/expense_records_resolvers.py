@@ -14,16 +14,15 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, or_, select
 
-from service.access.items import check_expense_access
+from service.access import check_expense_access, managed_project_ids
 from service.errors import BadInput, PermissionDenied
 from service.expenses.lookup import expense_type_in_org
 from service.graphql.context import RequestContext
 from service.graphql.convert import amount
 from service.graphql.filters import filter_clause
 from service.lookup import get_in_org
-from service.models import ExpenseRecord, ExpenseType, Person, PersonTag, Project, ProjectTag
-from service.projects.access import managed_project_ids
-from service.time_records.query import project_subtree, tag_subtree
+from service.models import ExpenseRecord, ExpenseType, Person, PersonTag, Project, ProjectTag, Tag
+from service.structure import subtree
 
 query = QueryType()
 mutation = MutationType()
@@ -105,13 +104,13 @@ def _record_conditions(org_id: str) -> dict[str, Any]:
     tags the tags below them, as in the time-record filters."""
 
     def on_projects(project_ids: Sequence[str | None]) -> ColumnElement[bool]:
-        return ExpenseRecord.project_id.in_(project_subtree(org_id, project_ids))
+        return ExpenseRecord.project_id.in_(subtree(Project, org_id, project_ids))
 
     def person_tagged(tag_ids: Sequence[str | None]) -> ColumnElement[bool]:
         return ExpenseRecord.person_id.in_(
             select(PersonTag.person_id).where(
                 PersonTag.organisation_id == org_id,
-                PersonTag.tag_id.in_(tag_subtree(org_id, tag_ids)),
+                PersonTag.tag_id.in_(subtree(Tag, org_id, tag_ids)),
             )
         )
 
@@ -119,7 +118,7 @@ def _record_conditions(org_id: str) -> dict[str, Any]:
         return ExpenseRecord.project_id.in_(
             select(ProjectTag.project_id).where(
                 ProjectTag.organisation_id == org_id,
-                ProjectTag.tag_id.in_(tag_subtree(org_id, tag_ids)),
+                ProjectTag.tag_id.in_(subtree(Tag, org_id, tag_ids)),
             )
         )
 

@@ -9,7 +9,7 @@ from typing import Any
 from ariadne import MutationType, QueryType
 from sqlalchemy import func, select
 
-from service.access import permissions
+from service.access import EXPENSES, requirer
 from service.errors import RuleViolation
 from service.expenses.lookup import expense_type_in_org
 from service.graphql.context import RequestContext
@@ -22,9 +22,9 @@ from service.structure import (
     check_unique_ids,
     name_contains,
 )
-from service.type_options import type_flags
+from service.type_options import EXPENSE, copy_options
 
-require_permission = permissions.requirer(permissions.EXPENSES)
+require_permission = requirer(EXPENSES)
 
 query = QueryType()
 mutation = MutationType()
@@ -91,7 +91,7 @@ async def resolve_duplicate_expense_type(_root: Any, info: Any, id: str, name: s
     created = ExpenseType(organisation_id=context.org_id, name=name, color=original.color)
     context.session.add(created)
     await context.session.flush()
-    await type_flags.copy_options(context.session, type_flags.EXPENSE, original.id, created.id)
+    await copy_options(context.session, EXPENSE, original.id, created.id)
     return created
 
 

@@ -14,6 +14,7 @@ from typing import cast
 from sqlalchemy import Table, and_, bindparam, exists, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.access import remember_untagged
 from service.as_loaded import Columns
 from service.errors import (
     AccountInactive,
@@ -26,7 +27,6 @@ from service.organisation.account_life import is_retired_key
 from service.people import columns as person_columns
 from service.people.columns import PERSONS, ROLE_OF_PERSON, ROLES
 from service.people.models import ACCOUNT_KIND, INTEGRATION_KIND
-from service.timesheets.settings import remember_untagged
 
 _KEYS = cast(Table, ApiKey.__table__)
 _ORGANISATIONS = cast(Table, Organisation.__table__)

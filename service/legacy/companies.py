@@ -20,7 +20,7 @@ from service.legacy.request import (
 from service.legacy.values import name_field
 from service.legacy.xids import validate_xid
 from service.models import Project
-from service.projects.lookup import default_project_category
+from service.projects import default_project_category
 
 
 async def company_dict(

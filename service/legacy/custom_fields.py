@@ -8,13 +8,11 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from service.custom_fields.models import CustomField
-from service.custom_fields.registry import field_type, options_of
-from service.custom_fields.store import listable_field_ids
-from service.custom_fields.visibility_rules import normalised
+from service.custom_fields import field_type, listable_field_ids, normalised, options_of
 from service.legacy.errors import LegacyNotFound
 from service.legacy.lookups import find_in_org
 from service.legacy.request import Handler, LegacyRequest, active_filter, identifier
+from service.models import CustomField
 
 
 async def custom_field_dict(request: LegacyRequest, field: CustomField) -> dict[str, Any]:

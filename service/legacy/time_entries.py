@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from service.access.items import check_owner_access
+from service.access import check_owner_access
 from service.errors import PermissionDenied
 from service.legacy.errors import InvalidServiceRequest, LegacyError
 from service.legacy.lookups import find_in_org, project_tree
@@ -21,8 +21,8 @@ from service.legacy.values import (
 )
 from service.legacy.xids import validate_xid
 from service.models import AbsenceType, Person, Project, Task, TimeRecord, time_record_projects
-from service.time_records.entry_settings import Entry, Write, checked, project_facts
-from service.timesheets.timesheet_edits import (
+from service.time_records import Entry, Write, checked, project_facts
+from service.timesheets import (
     guard_time_record_change,
     may_edit_by_status,
     record_time_record_change,

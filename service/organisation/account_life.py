@@ -17,9 +17,8 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import insert_ignoring
-from service.models import ApiKey, Organisation, Person, Role
+from service.models import KEY_INTEGRATION, ROLE_ADMIN, ApiKey, Organisation, Person, Role
 from service.organisation.account_models import RetiredKey, ServiceMail
-from service.people.models import KEY_INTEGRATION, ROLE_ADMIN
 
 GRACE_MS = 7 * 86_400_000
 

@@ -16,7 +16,7 @@ from typing import Any
 from ariadne import ObjectType, QueryType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import AUDIT, VIEW, has
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import AuditTrail, Person, Role
@@ -92,7 +92,7 @@ async def resolve_get_audit_trails(
         AuditTrail.timestamp_ms >= start,
         AuditTrail.timestamp_ms < end,
     )
-    if not permissions.has(context, permissions.AUDIT, permissions.VIEW):
+    if not has(context, AUDIT, VIEW):
         statement = statement.where(AuditTrail.person_id == context.person.id)
     if fromPersonId is not None:
         statement = statement.where(AuditTrail.person_id == fromPersonId)

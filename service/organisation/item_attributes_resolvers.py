@@ -14,7 +14,8 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType
 
-from service.access import permissions
+from service.access import PEOPLE, PROJECTS, TAGS, TASKS, guard_administrators, require
+from service.access import SETTINGS as SETTINGS_PERMISSION
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -22,7 +23,6 @@ from service.models import Person, Project, Tag, Task
 from service.organisation.settings_cascade import reader, set_json, store
 from service.organisation.settings_registry import ATTRIBUTES as SETTINGS_GROUPS
 from service.organisation.settings_registry import SETTINGS
-from service.people.checks import guard_administrators
 
 mutation = MutationType()
 
@@ -38,10 +38,10 @@ class Kind:
 
 
 KINDS: Mapping[str, Kind] = {
-    "person": Kind("Person", Person, permissions.PEOPLE, "person"),
-    "project": Kind("Project", Project, permissions.PROJECTS, "project"),
-    "tag": Kind("Tag", Tag, permissions.TAGS, "tag"),
-    "task": Kind("Task", Task, permissions.TASKS, "task"),
+    "person": Kind("Person", Person, PEOPLE, "person"),
+    "project": Kind("Project", Project, PROJECTS, "project"),
+    "tag": Kind("Tag", Tag, TAGS, "tag"),
+    "task": Kind("Task", Task, TASKS, "task"),
 }
 
 
@@ -116,7 +116,7 @@ async def _item(context: RequestContext, kind: Kind, item_id: str, argument: str
 def _bind(attribute: Attribute, kind: Kind) -> None:
     async def resolve_edit(_root: Any, info: Any, id: str, **kwargs: Any) -> Any:
         context: RequestContext = info.context
-        permissions.require(context, kind.permission, f"edit a {kind.label}'s {attribute.name}")
+        require(context, kind.permission, f"edit a {kind.label}'s {attribute.name}")
         item = await _item(context, kind, id, "id")
         attribute.put(item, attribute.check(kwargs))
         return item
@@ -219,9 +219,9 @@ async def resolve_paste_attributes(
             if kind.label not in pasteable.kinds:
                 raise BadInput(argument, f"a {kind.label} has no {name!r} to paste")
         chosen.append(pasteable)
-    permissions.require(context, target_kind.permission, f"edit a {target_kind.label}")
+    require(context, target_kind.permission, f"edit a {target_kind.label}")
     if any(p.settings for p in chosen):
-        permissions.require(context, permissions.SETTINGS, "paste settings")
+        require(context, SETTINGS_PERMISSION, "paste settings")
     source = await get_in_org(context.session, source_kind.model, context.org_id, sourceId,
                               "sourceId", source_kind.label)
     target = await _item(context, target_kind, targetId, "targetId")

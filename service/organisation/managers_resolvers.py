@@ -14,13 +14,21 @@ from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
-from service.access import permissions
-from service.access.links import relation
+from service.access import PEOPLE, PROJECTS, TAGS, TASKS, relation
+from service.access import require as require_permission
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
-from service.models import Person, PersonManager, Project, ProjectManager, Tag, Task
-from service.projects.relations_more_models import TagManager, TaskManager
+from service.models import (
+    Person,
+    PersonManager,
+    Project,
+    ProjectManager,
+    Tag,
+    TagManager,
+    Task,
+    TaskManager,
+)
 from service.structure import raw_relation
 
 mutation = MutationType()
@@ -45,14 +53,14 @@ class Managed:
 
 
 MANAGED: tuple[Managed, ...] = (
-    Managed("Tag", TagManager, Tag, "tag_id", "person_id", "tagId", "tag", permissions.TAGS,
+    Managed("Tag", TagManager, Tag, "tag_id", "person_id", "tagId", "tag", TAGS,
             "tags", "SvcTagRelations"),
     Managed("Task", TaskManager, Task, "task_id", "person_id", "taskId", "task",
-            permissions.TASKS, "tasks", "SvcTaskRelations"),
+            TASKS, "tasks", "SvcTaskRelations"),
     Managed("Person", PersonManager, Person, "person_id", "manager_id", "personId", "person",
-            permissions.PEOPLE, None, None, make_and_remove=False),
+            PEOPLE, None, None, make_and_remove=False),
     Managed("Project", ProjectManager, Project, "project_id", "person_id", "projectId",
-            "project", permissions.PROJECTS, "projects", "SvcProjectRelations",
+            "project", PROJECTS, "projects", "SvcProjectRelations",
             make_and_remove=False, reset=False),
 )
 
@@ -68,7 +76,7 @@ def _bind(managed: Managed) -> None:
     manager_column = getattr(model, managed.manager_column)
 
     def require(context: RequestContext) -> None:
-        permissions.require(context, managed.permission, f"choose the managers of a "
+        require_permission(context, managed.permission, f"choose the managers of a "
                             f"{managed.label}")
 
     async def load(context: RequestContext, manager_id: str, item_id: str

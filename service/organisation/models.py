@@ -9,6 +9,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from service.model_base import Base, id_column
 
+# What a custom OpenID client secret reads as once stored (GraphQL and the account page alike);
+# sent back unchanged, it keeps the stored secret.
+SECRET_MASK = "********"
+
 
 class Organisation(Base):
     __tablename__ = "organisations"

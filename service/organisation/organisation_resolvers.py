@@ -20,15 +20,15 @@ from urllib.parse import urlsplit
 
 from ariadne import MutationType, ObjectType, QueryType
 
-from service.access import permissions
+from service.access import SETTINGS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person
+from service.organisation.models import SECRET_MASK
 from service.organisation.settings_cascade import set_json
-from service.signin.sso import SECRET_MASK
 from service.value_words import described
 
-require_permission = permissions.requirer(permissions.SETTINGS)
+require_permission = requirer(SETTINGS)
 
 query = QueryType()
 mutation = MutationType()

@@ -9,8 +9,16 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.graphql.name_arguments import plain_name
-from service.models import ApiKey, Organisation, Person, Role
-from service.people.models import ACCOUNT_KIND, ROLE_ADMIN, ROLE_EMPLOYEE, ROLE_MANAGER
+from service.models import (
+    ACCOUNT_KIND,
+    ROLE_ADMIN,
+    ROLE_EMPLOYEE,
+    ROLE_MANAGER,
+    ApiKey,
+    Organisation,
+    Person,
+    Role,
+)
 
 DEFAULT_ROLES = (("Admin", ROLE_ADMIN), ("Manager", ROLE_MANAGER), ("Employee", ROLE_EMPLOYEE))
 

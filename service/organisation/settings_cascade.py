@@ -13,16 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.as_loaded import Columns
-from service.models import Organisation, Person, PersonTag, Tag, TagCategory
+from service.access import person_tags
+from service.models import Organisation, Person
 from service.organisation.settings_registry import BY_NAME, LOCALISATION, Setting
-from service.read_memo import memo
 
 COLLECTIONS = {"organisation": "organisations", "tag": "tags", "person": "persons",
                "project": "projects"}
@@ -83,54 +81,6 @@ def store(entity: Any, level: str, setting: Setting, value: Any) -> None:
         set_json(entity, setting.key, value)
     else:
         setattr(entity, column, value)
-
-
-# Built once (every time-record write and every person's setting asks it): the organisation
-# and the person are parameters. Core columns made entities by `as_loaded`, each tag with its
-# category as the ORM's joined loading gives it: the ORM's loading cost more than the read.
-_TAG = Columns(Tag, prefix="t_", relations=("category",))
-_CATEGORY = Columns(TagCategory, prefix="c_")
-_TAGS = cast(Table, Tag.__table__)
-_CATEGORIES = cast(Table, TagCategory.__table__)
-_PERSONS_TAGS = cast(Table, PersonTag.__table__)
-_PERSON_TAGS = (
-    select(*_TAG.labelled, *_CATEGORY.labelled)
-    .select_from(_TAGS)
-    .join(_PERSONS_TAGS, _PERSONS_TAGS.c.tag_id == _TAGS.c.id)
-    .outerjoin(_CATEGORIES, _CATEGORIES.c.id == _TAGS.c.category_id)
-    .where(
-        _PERSONS_TAGS.c.organisation_id == bindparam("tags_org"),
-        _PERSONS_TAGS.c.person_id == bindparam("tags_person"),
-    )
-)
-
-
-def _tags_key(org_id: str, person_id: str) -> tuple[str, str, str]:
-    return ("person_tags", org_id, person_id)
-
-
-def remember_untagged(session: AsyncSession, org_id: str, person_id: str) -> None:
-    """Note that the person carries no tag, as a read in this session has just found (the
-    authentication asks it of the caller with their key): `person_tags` then reads nothing."""
-    memo(session)[_tags_key(org_id, person_id)] = []
-
-
-async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> list[Tag]:
-    """The person's tags (remembered until the session writes: each setting asks)."""
-    remembered = memo(session)
-    key = _tags_key(org_id, person_id)
-    found: list[Tag] | None = remembered.get(key)
-    if found is None:  # (the session flushes first, as for any statement it executes)
-        rows = await session.execute(_PERSON_TAGS, {"tags_org": org_id, "tags_person": person_id})
-        found = remembered[key] = [_tag_of(session, row) for row in rows]
-    return list(found)
-
-
-def _tag_of(session: AsyncSession, row: Any) -> Tag:
-    category = _CATEGORY.build(session, row, _TAG.width)
-    tag = _TAG.build(session, row, 0, {"category": category})
-    assert tag is not None  # an inner join: the tag is there
-    return tag
 
 
 def first(*candidates: Resolved | None, default: Any = None) -> Resolved:

@@ -17,7 +17,8 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import APPROVALS, PROJECTS, TASKS, has
+from service.access import SETTINGS as SETTINGS_PERMISSION
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -33,7 +34,7 @@ from service.organisation.settings_registry import (
     groups_at,
 )
 from service.organisation.settings_sdl import GROUP_TYPES, entity_type
-from service.webhooks.queue import EVENT_SETTINGS_UPDATE, KICK, enqueue
+from service.webhooks import EVENT_SETTINGS_UPDATE, KICK, enqueue
 
 mutation = MutationType()
 entity_types = {level: ObjectType(entity_type(level)) for level in LEVELS}
@@ -105,15 +106,15 @@ def edit_permission(setting: Setting, level: str) -> str:
     setting: localisation is the organisation's settings; time settings are the approval
     workflow's, a project's its projects', the plannings rule its tasks'."""
     if setting.group != "TimeSettings":
-        return permissions.SETTINGS
+        return SETTINGS_PERMISSION
     if setting.name == "taskCategories":
-        return permissions.TASKS
-    return permissions.PROJECTS if level == "project" else permissions.APPROVALS
+        return TASKS
+    return PROJECTS if level == "project" else APPROVALS
 
 
 async def _editable(context: RequestContext, setting: Setting, level: str,
                     entity_id: str | None) -> Any:
-    allowed = permissions.has(context, edit_permission(setting, level))
+    allowed = has(context, edit_permission(setting, level))
     own_edit = setting.self_edit and level == "person"
     if not allowed and not own_edit:
         raise PermissionDenied(f"only an administrator may change the {_spaced(setting.group)}")

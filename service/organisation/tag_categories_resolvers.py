@@ -9,14 +9,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import func, select
 
-from service.access import permissions
+from service.access import TAGS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
+from service.lookup import by_id
 from service.models import Tag, TagCategory
-from service.organisation.tag_lookup import tag_category_in_org
 from service.structure import categories_by_name
 
-require_permission = permissions.requirer(permissions.TAGS)
+require_permission = requirer(TAGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -57,7 +57,7 @@ async def resolve_add_tag_category(_root: Any, info: Any, name: str) -> TagCateg
 async def resolve_delete_tag_category(_root: Any, info: Any, id: str) -> TagCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await tag_category_in_org(context, id, "id")
+    category = await by_id(context, TagCategory, id, "id")
     used = await context.session.scalar(
         select(func.count()).select_from(Tag).where(Tag.category_id == category.id)
     )
@@ -74,7 +74,7 @@ async def resolve_delete_tag_category(_root: Any, info: Any, id: str) -> TagCate
 async def resolve_edit_tag_category_name(_root: Any, info: Any, id: str, name: str) -> TagCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await tag_category_in_org(context, id, "id")
+    category = await by_id(context, TagCategory, id, "id")
     category.name = name
     return category
 
@@ -85,7 +85,7 @@ async def resolve_edit_tag_category_level_names(
 ) -> TagCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await tag_category_in_org(context, id, "id")
+    category = await by_id(context, TagCategory, id, "id")
     category.level_names = _check_level_names(levelNames)
     return category
 

@@ -10,11 +10,10 @@ from typing import Any
 from ariadne import MutationType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import TAGS, require
 from service.graphql.context import RequestContext
-from service.models import Tag
-from service.organisation.tag_lookup import tag_in_org
-from service.projects.relations_more_models import TagManager
+from service.lookup import by_id
+from service.models import Tag, TagManager
 
 mutation = MutationType()
 
@@ -24,11 +23,11 @@ async def resolve_duplicate_tag(
     _root: Any, info: Any, id: str, name: str, parentId: str | None = None
 ) -> Tag:
     context: RequestContext = info.context
-    permissions.require(context, permissions.TAGS, "duplicate a tag")
+    require(context, TAGS, "duplicate a tag")
     session, org_id = context.session, context.org_id
-    source = await tag_in_org(context, id)
+    source = await by_id(context, Tag, id)
     if parentId is not None:
-        parent: Tag | None = await tag_in_org(context, parentId, "parentId")
+        parent: Tag | None = await by_id(context, Tag, parentId, "parentId")
     elif source.parent_id is not None:
         parent = await session.get(Tag, source.parent_id)
     else:

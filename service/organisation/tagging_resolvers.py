@@ -12,17 +12,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
-from service.access.links import relation
+from service.access import TAGS, relation, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.lookup import get_in_org
-from service.models import Person, PersonTag, Project, ProjectTag, Tag, Task
-from service.organisation.tag_lookup import tag_in_org
-from service.projects.relations_more_models import TaskTag
+from service.lookup import by_id, get_in_org
+from service.models import Person, PersonTag, Project, ProjectTag, Tag, Task, TaskTag
 from service.structure import raw_relation
 
-require_permission = permissions.requirer(permissions.TAGS)
+require_permission = requirer(TAGS)
 
 mutation = MutationType()
 tag_relations = ObjectType("SvcTagRelations")
@@ -58,7 +55,7 @@ def _relation(row: Any, tagging: Tagging) -> dict[str, Any]:
 
 
 async def _active_tag(context: RequestContext, tag_id: str) -> Tag:
-    tag = await tag_in_org(context, tag_id, "tagId")
+    tag = await by_id(context, Tag, tag_id, "tagId")
     if tag.archived:
         raise BadInput("tagId", f'tag "{tag.name}" is archived')
     return tag
@@ -94,7 +91,7 @@ def _bind(tagging: Tagging) -> None:
     async def resolve_untag(_root: Any, info: Any, tagId: str, **kwargs: Any) -> dict[str, Any]:
         context: RequestContext = info.context
         require_permission(context)
-        tag = await tag_in_org(context, tagId, "tagId")
+        tag = await by_id(context, Tag, tagId, "tagId")
         item, row = await pair(context, tag, kwargs[tagging.argument])
         if row is None:
             raise BadInput(tagging.argument, tagging.named.format(name=item.name)
@@ -106,7 +103,7 @@ def _bind(tagging: Tagging) -> None:
     async def resolve_reset(_root: Any, info: Any, tagId: str) -> Tag:
         context: RequestContext = info.context
         require_permission(context)
-        tag = await tag_in_org(context, tagId, "tagId")
+        tag = await by_id(context, Tag, tagId, "tagId")
         await context.session.execute(delete(model).where(
             model.organisation_id == context.org_id, model.tag_id == tag.id))
         return tag

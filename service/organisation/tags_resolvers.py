@@ -9,13 +9,13 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, delete, func, select
 
-from service.access import permissions
+from service.access import TAGS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
-from service.lookup import get_many_in_org
+from service.lookup import by_id, get_many_in_org
 from service.models import PersonTag, ProjectTag, Tag, TagCategory
-from service.organisation.tag_lookup import default_tag_category, tag_category_in_org, tag_in_org
+from service.organisation.tag_lookup import default_tag_category
 from service.structure import (
     active_clause,
     bind_archiving,
@@ -28,7 +28,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.TAGS)
+require_permission = requirer(TAGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -112,7 +112,7 @@ async def _delete_tags(context: RequestContext, tags: Sequence[Tag]) -> None:
 
 @query.field("getTag")
 async def resolve_get_tag(_root: Any, info: Any, id: str) -> Tag:
-    return await tag_in_org(info.context, id)
+    return await by_id(info.context, Tag, id)
 
 
 bind_listing(
@@ -155,9 +155,9 @@ async def resolve_add_tag(
     context: RequestContext = info.context
     require_permission(context)
     session, org_id = context.session, context.org_id
-    parent = await tag_in_org(context, parentId, "parentId") if parentId is not None else None
+    parent = await by_id(context, Tag, parentId, "parentId") if parentId is not None else None
     if categoryId is not None:
-        category = await tag_category_in_org(context, categoryId, "categoryId")
+        category = await by_id(context, TagCategory, categoryId, "categoryId")
         if parent is not None and parent.category_id != category.id:
             raise BadInput("categoryId", "a subtag must be in its parent tag's category")
     elif parent is not None and parent.category is not None:
@@ -186,7 +186,7 @@ async def resolve_delete_tag(_root: Any, info: Any, id: str, check: bool | None 
     """Refused while the tag has subtags; its taggings go with it."""
     context: RequestContext = info.context
     require_permission(context)
-    tag = await tag_in_org(context, id)
+    tag = await by_id(context, Tag, id)
     if check:
         child = await context.session.scalar(select(Tag.id).where(Tag.parent_id == tag.id))
         if child is not None:
@@ -213,7 +213,7 @@ bind_archiving(mutation, _set_archived, "Tag")
 @mutation.field("editTagName")
 async def resolve_edit_tag_name(_root: Any, info: Any, id: str, name: str) -> Tag:
     require_permission(info.context)
-    tag = await tag_in_org(info.context, id)
+    tag = await by_id(info.context, Tag, id)
     tag.name = name
     return tag
 
@@ -221,7 +221,7 @@ async def resolve_edit_tag_name(_root: Any, info: Any, id: str, name: str) -> Ta
 @mutation.field("editTagColor")
 async def resolve_edit_tag_color(_root: Any, info: Any, id: str, color: str | None = None) -> Tag:
     require_permission(info.context)
-    tag = await tag_in_org(info.context, id)
+    tag = await by_id(info.context, Tag, id)
     tag.color = color
     return tag
 
@@ -233,8 +233,8 @@ async def resolve_edit_tag_parent(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    tag = await tag_in_org(context, id)
-    parent = await tag_in_org(context, parentId, "parentId") if parentId is not None else None
+    tag = await by_id(context, Tag, id)
+    parent = await by_id(context, Tag, parentId, "parentId") if parentId is not None else None
     if parent is not None and parent.category_id != tag.category_id:
         raise BadInput("parentId", "the parent tag is in another tag category")
     parents = await parent_map(session, Tag, context.org_id)

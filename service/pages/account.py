@@ -17,12 +17,12 @@ from starlette.routing import BaseRoute, Route
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import AuditTrail, Person
+from service.organisation.models import SECRET_MASK
 from service.organisation.provisioning import reset_api_key
 from service.pages.account_data import account_view, template_values
 from service.pages.common import PageContext, page
 from service.pages.sections import AccountSection
 from service.signin.sessions import SignedIn, revoke
-from service.signin.sso import SECRET_MASK
 
 # The legacy interface is the embedded service's (a hosted one has its own token page).
 RESET_LEGACY_TOKEN_EXTENSION = "mutation { resetLegacyToken }"

@@ -15,9 +15,9 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from plumbing.ids import is_id
-from service.organisation.signup import SIGNUP_COOKIE
 from service.pages.common import PageContext, page, with_cookies
 from service.people.invitations import INVITATION_COOKIE, NOT_VALID, expiry_label, view_link
+from service.people.signup import SIGNUP_COOKIE
 
 JOIN = """mutation($o: SvcId!, $i: SvcId!) {
   join(organisationId: $o, invitationId: $i) { person { id } } }"""

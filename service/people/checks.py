@@ -4,11 +4,9 @@ organisation that keeps at least one active administrator."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from sqlalchemy import func, select
 
-from service.access import permissions
+from service.access import PEOPLE, guard_administrators, require
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -19,17 +17,7 @@ from service.people.models import ROLE_ADMIN
 def require_admin(context: RequestContext, what: str = "edit people") -> None:
     """People are added, edited, archived and deleted with the people permission
     (administrators have it)."""
-    permissions.require(context, permissions.PEOPLE, what)
-
-
-def guard_administrators(context: RequestContext, persons: Iterable[Person],
-                         what: str = "edit an administrator") -> None:
-    """Only an administrator edits an administrator (their e-mail is their sign-in) or gives
-    the administrator's role: the people permission alone is not every permission."""
-    if context.is_admin:
-        return
-    if any(p.role.kind == ROLE_ADMIN for p in persons):
-        raise PermissionDenied(f"only an administrator may {what}")
+    require(context, PEOPLE, what)
 
 
 async def person_by_id(context: RequestContext, person_id: str, argument: str = "id") -> Person:

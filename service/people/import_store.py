@@ -23,8 +23,7 @@ from plumbing.db import unit_of_work
 from plumbing.ids import new_id
 from service.errors import RuleViolation
 from service.models import AuditTrail, Organisation, Person, PersonManager, PersonTag, Role, Tag
-from service.organisation.provisioning import new_person
-from service.organisation.tag_lookup import default_tag_category
+from service.organisation import default_tag_category, new_person
 from service.people.csv_import import tag_key
 from service.people.import_plan import Change, Existing, ExistingPerson, Plan, RoleInfo, TagInfo
 from service.people.models import ROLE_ADMIN

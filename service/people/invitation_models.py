@@ -5,7 +5,7 @@ only the mail holds (the row keeps the token's SHA-256 digest). It is valid for
 `INVITATION_VALID_MS`, used once (`used_ms`), and a newer invitation of the same person
 voids it (`voided_ms`). A pending sign-up is a sign-in code's twin: the browser's cookie and
 the code are kept as digests, and nothing of the organisation exists until the code is
-entered (`service/organisation/signup.py`).
+entered (`service/people/signup.py`).
 """
 
 from __future__ import annotations

@@ -26,12 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbing.ids import new_id
 from service import rate_limit
 from service.errors import RuleViolation
-from service.models import Organisation, Person
-from service.organisation.account_models import ServiceMail
+from service.models import BrowserSession, Organisation, Person, ServiceMail
 from service.people.invitation_models import Invitation
 from service.people.join_mail import invite_mail
-from service.signin.models import BrowserSession
-from service.signin.web import digest
+from service.signin import digest
 
 INVITATION_VALID_MS = 7 * 86_400_000
 INVITATION_COOKIE = "timebot_invitation"

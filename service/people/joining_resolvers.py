@@ -3,7 +3,7 @@ as the invited person), requestSignup / signup (a new organisation and its admin
 
 requestSignup, signup and join run without credentials, as requestSignin and signin do
 (service/graphql/credentials.py): they act on the browser's cookies. The rules are in
-service/people/invitations.py and service/organisation/signup.py.
+service/people/invitations.py and service/people/signup.py.
 """
 
 from __future__ import annotations
@@ -13,19 +13,17 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import PEOPLE, guard_administrators, has
 from service.errors import BadInput, NotFound, PermissionDenied, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import Organisation, Person
-from service.organisation import signup
-from service.organisation.provisioning import create_organisation
-from service.people import invitations
-from service.people.checks import guard_administrators, require_admin
+from service.organisation import create_organisation
+from service.people import invitations, signup
+from service.people.checks import require_admin
 from service.people.invitation_models import Invitation
 from service.people.models import ROLE_ADMIN
-from service.signin.sessions import SESSION_MS, SignedIn, open_session
-from service.signin.web import SESSION_COOKIE, WebExchange
+from service.signin import SESSION_COOKIE, SESSION_MS, SignedIn, WebExchange, open_session
 from service.structure import check_unique_ids
 
 query = QueryType()
@@ -95,8 +93,8 @@ async def resolve_get_invitation(_root: Any, info: Any, id: str) -> Invitation:
     invitation = await context.session.get(Invitation, id)
     if invitation is None or invitation.organisation_id != context.org_id:
         raise NotFound("id", id, "invitation")
-    if invitation.person_id != context.person.id and not permissions.has(
-        context, permissions.PEOPLE
+    if invitation.person_id != context.person.id and not has(
+        context, PEOPLE
     ):
         raise PermissionDenied(
             "an invitation is seen by the invited person and by who may invite people "

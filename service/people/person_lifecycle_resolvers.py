@@ -12,16 +12,16 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 
 from service import rate_limit
+from service.access import guard_administrators
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
 from service.models import ExpenseRecord, Person, PersonManager, PersonTag, TimeRecord
-from service.organisation.provisioning import new_person
+from service.organisation import new_person
 from service.people.checks import (
     active_role_by_id,
     check_email_free,
     ensure_an_admin_remains,
-    guard_administrators,
     is_active_admin,
     person_by_id,
     require_admin,

@@ -17,9 +17,8 @@ from sqlalchemy.sql.elements import ColumnElement
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
 from service.lookup import get_in_org
-from service.models import Person, PersonTag
-from service.structure import active_clause, name_contains
-from service.time_records.query import tag_subtree
+from service.models import Person, PersonTag, Tag
+from service.structure import active_clause, name_contains, subtree
 
 query = QueryType()
 
@@ -29,7 +28,7 @@ def _person_conditions(org_id: str) -> dict[str, Any]:
         return Person.id.in_(
             select(PersonTag.person_id).where(
                 PersonTag.organisation_id == org_id,
-                PersonTag.tag_id.in_(tag_subtree(org_id, tag_ids)),
+                PersonTag.tag_id.in_(subtree(Tag, org_id, tag_ids)),
             )
         )
 

@@ -14,12 +14,13 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType
 
-from service.access import permissions
+from service.access import SETTINGS as SETTINGS_PERMISSION
+from service.access import require
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Organisation, Person
-from service.organisation.settings_cascade import set_json
+from service.organisation import set_json
 
 MAX_SETTINGS = 16_384
 MAX_TEXT = 255
@@ -108,7 +109,7 @@ async def resolve_edit_onboarding(
     _root: Any, info: Any, onboarding: dict[str, Any] | None = None
 ) -> Organisation:
     context: RequestContext = info.context
-    permissions.require(context, permissions.SETTINGS, "edit the onboarding")
+    require(context, SETTINGS_PERMISSION, "edit the onboarding")
     organisation = context.organisation
     if onboarding is None:
         set_json(organisation, ONBOARDING, None)

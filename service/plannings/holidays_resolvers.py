@@ -14,16 +14,16 @@ from ariadne import MutationType, ObjectType, QueryType
 
 from plumbing.ids import new_id
 from service import rate_limit
-from service.access import permissions
+from service.access import SETTINGS, requirer
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Organisation, Person, Tag
+from service.organisation import Resolved, own_value, resolve, set_value
 from service.plannings import holiday_rules as hol
 from service.plannings.schedule_plan import PUBLIC_HOLIDAYS
-from service.timesheets import settings as cfg
 
-require_permission = permissions.requirer(permissions.SETTINGS)
+require_permission = requirer(SETTINGS)
 
 query = QueryType()
 mutation = MutationType()
@@ -66,20 +66,20 @@ def resolve_calendar_holidays(value: dict[str, Any], info: Any,
     return [h.as_graphql() for h in hol.calendar_holidays(value, year)]
 
 
-def _attribute(resolved: cfg.Resolved) -> dict[str, Any]:
+def _attribute(resolved: Resolved) -> dict[str, Any]:
     return {"value": resolved.value, "path": resolved.path}
 
 
 @organisation_type.field("publicHolidays")
 def resolve_org_calendar(organisation: Organisation, _info: Any) -> Any:
-    return _attribute(cfg.own(organisation, "organisations", PUBLIC_HOLIDAYS))
+    return _attribute(own_value(organisation, "organisations", PUBLIC_HOLIDAYS))
 
 
-def _tag_resolved(context: RequestContext, tag: Tag) -> cfg.Resolved:
-    own = cfg.own(tag, "tags", PUBLIC_HOLIDAYS)
+def _tag_resolved(context: RequestContext, tag: Tag) -> Resolved:
+    own = own_value(tag, "tags", PUBLIC_HOLIDAYS)
     if own.value is not None:
         return own
-    return cfg.own(context.organisation, "organisations", PUBLIC_HOLIDAYS)
+    return own_value(context.organisation, "organisations", PUBLIC_HOLIDAYS)
 
 
 @tag_type.field("publicHolidays")
@@ -92,7 +92,7 @@ async def resolve_person_calendar(person: Person, info: Any) -> Any:
     context: RequestContext = info.context
     if not await context.can_access_person_data(person.id):
         raise PermissionDenied("only the person, their managers and administrators see this")
-    return _attribute(await cfg.resolve(context.session, context.organisation, person,
+    return _attribute(await resolve(context.session, context.organisation, person,
                                         PUBLIC_HOLIDAYS))
 
 
@@ -117,7 +117,7 @@ async def _calendar(context: RequestContext, entity: Entity) -> dict[str, Any]:
     if own is not None:
         return copy.deepcopy(dict(own))
     if isinstance(entity, Person):
-        inherited = (await cfg.resolve(context.session, context.organisation, entity,
+        inherited = (await resolve(context.session, context.organisation, entity,
                                        PUBLIC_HOLIDAYS)).value
     elif isinstance(entity, Tag):
         inherited = _tag_resolved(context, entity).value
@@ -131,7 +131,7 @@ async def edit_calendar(context: RequestContext, target: str, entity_id: str | N
     """Loads a country's calendar (null code: the entity inherits again)."""
     entity = await _entity(context, target, entity_id)
     if code is None or code == "":
-        cfg.set_value(entity, PUBLIC_HOLIDAYS, None)
+        set_value(entity, PUBLIC_HOLIDAYS, None)
         return entity
     country = hol.check_code(code)
     language = hol.check_lang(country, lang)
@@ -140,7 +140,7 @@ async def edit_calendar(context: RequestContext, target: str, entity_id: str | N
     if calendar.get("code") != country:
         calendar["edits"] = {}
     calendar.update(code=country, lang=language)
-    cfg.set_value(entity, PUBLIC_HOLIDAYS, calendar)
+    set_value(entity, PUBLIC_HOLIDAYS, calendar)
     return entity
 
 
@@ -164,7 +164,7 @@ async def add_holiday(context: RequestContext, target: str, entity_id: str | Non
     custom.append({"id": holiday_id, "name": name, "date": hol.day_ms(day),
                    "disabled": bool(holiday.get("disabled"))})
     calendar["custom"] = custom
-    cfg.set_value(entity, PUBLIC_HOLIDAYS, calendar)
+    set_value(entity, PUBLIC_HOLIDAYS, calendar)
     return entity
 
 
@@ -178,7 +178,7 @@ async def change_holiday(context: RequestContext, target: str, entity_id: str | 
             change(item)
             if item.get("removed"):
                 calendar["custom"] = [c for c in calendar["custom"] if c["id"] != holiday_id]
-            cfg.set_value(entity, PUBLIC_HOLIDAYS, calendar)
+            set_value(entity, PUBLIC_HOLIDAYS, calendar)
             return entity
     code = str(calendar.get("code") or "")
     if not code or hol.date_of_id(code, holiday_id) is None:
@@ -188,7 +188,7 @@ async def change_holiday(context: RequestContext, target: str, entity_id: str | 
     change(entry)
     edits[holiday_id] = entry
     calendar["edits"] = edits
-    cfg.set_value(entity, PUBLIC_HOLIDAYS, calendar)
+    set_value(entity, PUBLIC_HOLIDAYS, calendar)
     return entity
 
 

@@ -26,12 +26,11 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 
-from service.budgets.models import Budget
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.models import Project, Task, TimeRecord
-from service.projects.task_lookup import category_by_id
-from service.rates.store import organisation_zone
+from service.lookup import by_id
+from service.models import Budget, Project, Task, TaskCategory, TimeRecord
+from service.rates import organisation_zone
 from service.structure import descendants, parent_map
 from service.value_words import choice_problem
 
@@ -117,7 +116,7 @@ async def planned_vs_real(context: RequestContext, args: Mapping[str, Any]) -> d
     statement = select(Task).where(Task.organisation_id == context.org_id,
                                    Task.archived.is_(False))
     if args.get("taskCategoryId") is not None:
-        category = await category_by_id(context, args["taskCategoryId"], "taskCategoryId")
+        category = await by_id(context, TaskCategory, args["taskCategoryId"], "taskCategoryId")
         statement = statement.where(Task.category_id == category.id)
     if "taskIds" in wanted:
         statement = statement.where(Task.id.in_(wanted["taskIds"]))

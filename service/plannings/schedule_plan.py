@@ -13,9 +13,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.access import person_tags
 from service.errors import BadInput
 from service.models import Organisation, Person, Project
-from service.organisation.settings_cascade import person_zone
+from service.organisation import person_zone, resolve
 from service.plannings import holiday_rules as hol
 from service.plannings import schedule_rules as rules
 from service.plannings.models import (
@@ -25,7 +26,6 @@ from service.plannings.models import (
     ScheduleTimelineEntry,
     ScheduleType,
 )
-from service.timesheets import settings as cfg
 
 PUBLIC_HOLIDAYS = "publicHolidays"
 MAX_DAYS = 366
@@ -59,7 +59,7 @@ async def plan_person(
 ) -> list[rules.PlannedDay]:
     zone = await person_zone(session, organisation, person)
     days = local_days(start_ms, end_ms, zone)
-    tags = [t for t in await cfg.person_tags(session, organisation.id, person.id)
+    tags = [t for t in await person_tags(session, organisation.id, person.id)
             if not t.archived]
     tags.sort(key=lambda t: (-t.level, t.name, t.id))
     rows = list(await session.scalars(select(ScheduleTimelineEntry).where(
@@ -86,7 +86,7 @@ async def plan_person(
         for item in await session.scalars(select(ScheduleType).where(
             ScheduleType.organisation_id == organisation.id, ScheduleType.id.in_(type_ids)))
     } if type_ids else {}
-    calendar = await cfg.resolve(session, organisation, person, PUBLIC_HOLIDAYS)
+    calendar = await resolve(session, organisation, person, PUBLIC_HOLIDAYS)
     years = range(days[0][0].year, days[-1][0].year + 1) if days else range(0)
     off = hol.days_off(calendar.value, years)
     return [rules.plan_day(day, midnight, levels, schedules, off) for day, midnight in days]
@@ -120,7 +120,7 @@ async def out_of_schedule_allowed(
     setting wins over the person's (person, tag, account)."""
     allowed = await _projects_allow(session, projects)
     if allowed is None:
-        setting = await cfg.resolve(session, organisation, person, ALLOW_OUT_OF_SCHEDULE)
+        setting = await resolve(session, organisation, person, ALLOW_OUT_OF_SCHEDULE)
         allowed = setting.value is not False
     return allowed
 

@@ -8,7 +8,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, select
 
-from service.access import permissions
+from service.access import SETTINGS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -22,7 +22,7 @@ from service.plannings.models import (
 )
 from service.structure import raw_relation
 
-require_permission = permissions.requirer(permissions.SETTINGS)
+require_permission = requirer(SETTINGS)
 
 mutation = MutationType()
 organisation_type = ObjectType("SvcOrganisation")

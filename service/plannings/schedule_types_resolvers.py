@@ -9,7 +9,7 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import ColumnElement, and_, delete, func, select
 
-from service.access import permissions
+from service.access import SETTINGS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.filters import Condition, filter_clause
@@ -18,7 +18,7 @@ from service.plannings import schedule_rules as rules
 from service.plannings.models import ScheduleTimelineEntry, ScheduleType
 from service.structure import name_contains
 
-require_permission = permissions.requirer(permissions.SETTINGS)
+require_permission = requirer(SETTINGS)
 
 query = QueryType()
 mutation = MutationType()

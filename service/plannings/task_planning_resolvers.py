@@ -13,18 +13,18 @@ from typing import Any, cast
 from ariadne import MutationType, ObjectType
 from sqlalchemy import ColumnElement, select
 
-from service.access import permissions
+from service.access import TAGS, TASKS, requirer
 from service.errors import BadInput, NotFound, RuleViolation
 from service.graphql.context import RequestContext
+from service.lookup import by_id
 from service.models import Person, PersonTag, ProjectTag, Task, TaskCategory, TaskOwner, TaskStatus
 from service.plannings.task_plan_models import TaskPlan
 from service.plannings.task_plans import plan_for_edit, plan_of
-from service.projects.task_lookup import category_by_id, status_by_id, task_by_id
 from service.structure import check_unique_ids, raw_relation
 from service.value_words import described
 
-require_tasks = permissions.requirer(permissions.TASKS)
-require_tags = permissions.requirer(permissions.TAGS)
+require_tasks = requirer(TASKS)
+require_tags = requirer(TAGS)
 
 mutation = MutationType()
 task_type = ObjectType("SvcTask")
@@ -41,7 +41,7 @@ async def resolve_edit_fte_pct(_root: Any, info: Any, id: str,
     """The planned full-time percentage of the task's owner (null clears it)."""
     context: RequestContext = info.context
     require_tasks(context)
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     if pct is not None and (not math.isfinite(pct) or not 0 < pct <= 100):
         raise BadInput("pct", f"must be a percentage above 0 and at most 100, got {described(pct)}")
     owner = await _owner(context, task)
@@ -68,7 +68,7 @@ async def resolve_edit_end_locked(_root: Any, info: Any, id: str,
     """While locked, the task's end does not move (editTaskEndTime, editTaskPeriod)."""
     context: RequestContext = info.context
     require_tasks(context)
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     (await plan_for_edit(context, task)).end_locked = endLocked
     return task
 
@@ -126,15 +126,15 @@ async def _reorder(context: RequestContext, ordering: Ordering, container: Any,
 
 
 async def _task(context: RequestContext, task_id: str, argument: str) -> Task:
-    return await task_by_id(context, task_id, argument)
+    return await by_id(context, Task, task_id, argument)
 
 
 async def _category(context: RequestContext, category_id: str, argument: str) -> TaskCategory:
-    return await category_by_id(context, category_id, argument)
+    return await by_id(context, TaskCategory, category_id, argument)
 
 
 async def _status(context: RequestContext, status_id: str, argument: str) -> TaskStatus:
-    return await status_by_id(context, status_id, argument)
+    return await by_id(context, TaskStatus, status_id, argument)
 
 
 # operation -> its ordering; listed ids come first in that order, the others after them

@@ -13,11 +13,11 @@ from sqlalchemy import select
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
 from service.models import Organisation, Task
+from service.organisation import own_value
 from service.plannings import holiday_rules as hol
 from service.plannings.schedule_plan import PUBLIC_HOLIDAYS
 from service.plannings.task_plan_models import TaskPlan
 from service.read_memo import memo
-from service.timesheets import settings as cfg
 
 
 async def plans(context: RequestContext) -> dict[str, TaskPlan]:
@@ -58,7 +58,7 @@ async def check_end_unlocked(context: RequestContext, task: Task, end_ms: int | 
 
 def holiday_test(organisation: Organisation) -> Callable[[date], bool]:
     """Whether a day is one of the organisation's public holidays (its own calendar)."""
-    value = cfg.own(organisation, "organisations", PUBLIC_HOLIDAYS).value
+    value = own_value(organisation, "organisations", PUBLIC_HOLIDAYS).value
     if not value:
         return lambda _day: False
     years: dict[int, set[date]] = {}

@@ -9,14 +9,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import func, select
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
+from service.lookup import by_id
 from service.models import Project, ProjectCategory
-from service.projects.lookup import project_category_by_id
 from service.structure import categories_by_name
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -57,7 +57,7 @@ async def resolve_add_project_category(_root: Any, info: Any, name: str) -> Proj
 async def resolve_delete_project_category(_root: Any, info: Any, id: str) -> ProjectCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await project_category_by_id(context, id)
+    category = await by_id(context, ProjectCategory, id)
     used = await context.session.scalar(
         select(func.count()).select_from(Project).where(
             Project.organisation_id == context.org_id, Project.category_id == category.id
@@ -78,7 +78,7 @@ async def resolve_edit_project_category_name(
 ) -> ProjectCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await project_category_by_id(context, id)
+    category = await by_id(context, ProjectCategory, id)
     category.name = name
     return category
 
@@ -89,7 +89,7 @@ async def resolve_edit_project_category_level_names(
 ) -> ProjectCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await project_category_by_id(context, id)
+    category = await by_id(context, ProjectCategory, id)
     category.level_names = _check_level_names(levelNames)
     return category
 

@@ -10,10 +10,10 @@ from ariadne import MutationType
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.errors import RuleViolation
 from service.graphql.context import RequestContext
-from service.lookup import get_many_in_org
+from service.lookup import by_id, get_many_in_org
 from service.models import (
     ExpenseRecord,
     Project,
@@ -22,10 +22,9 @@ from service.models import (
     Task,
     time_record_projects,
 )
-from service.projects.lookup import project_by_id
 from service.structure import check_unique_ids
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 mutation = MutationType()
 
@@ -92,7 +91,7 @@ async def resolve_delete_project(
 ) -> Project:
     context: RequestContext = info.context
     require_permission(context)
-    project = await project_by_id(context, id)
+    project = await by_id(context, Project, id)
     await _references(context.session, context.org_id, [project])
     if check:
         context.skip_audit = True

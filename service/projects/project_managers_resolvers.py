@@ -1,6 +1,6 @@
 """Who manages a project: its managers, the people who may become one (admins and managers),
 and making or removing a manager (admins). Managers of an ancestor project also manage its
-subprojects (service/projects/access.py)."""
+subprojects (service/access/project_managers.py)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,14 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.lookup import get_in_org
-from service.models import Person, Project, ProjectManager, Role
-from service.people.models import ROLE_ADMIN, ROLE_MANAGER
-from service.projects.lookup import project_by_id
+from service.lookup import by_id, get_in_org
+from service.models import ROLE_ADMIN, ROLE_MANAGER, Person, Project, ProjectManager, Role
 from service.structure import raw_relation
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -31,7 +29,7 @@ async def resolve_get_potential_project_owners(
 ) -> list[Person]:
     """Active people whose role may manage a project: admins and managers."""
     context: RequestContext = info.context
-    await project_by_id(context, projectId, "projectId")
+    await by_id(context, Project, projectId, "projectId")
     rows = await context.session.scalars(
         select(Person)
         .join(Role, Role.id == Person.role_id)
@@ -74,7 +72,7 @@ async def resolve_make_manager_of_project(
     person = await get_in_org(session, Person, org_id, managerId, "managerId", "person")
     if person.archived:
         raise BadInput("managerId", f"{person.name} is archived")
-    project = await project_by_id(context, projectId, "projectId")
+    project = await by_id(context, Project, projectId, "projectId")
     row = (
         await session.scalars(
             select(ProjectManager).where(
@@ -97,7 +95,7 @@ async def resolve_remove_manager_of_project(
     require_permission(context)
     session, org_id = context.session, context.org_id
     person = await get_in_org(session, Person, org_id, managerId, "managerId", "person")
-    project = await project_by_id(context, projectId, "projectId")
+    project = await by_id(context, Project, projectId, "projectId")
     row = (
         await session.scalars(
             select(ProjectManager).where(

@@ -8,13 +8,13 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import PROJECTS, requirer
 from service.graphql.context import RequestContext
+from service.lookup import by_id
 from service.models import Project
-from service.projects.lookup import project_by_id
 from service.structure import check_new_parent, children_map, descendants, parent_map
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 mutation = MutationType()
 project_type = ObjectType("SvcProject")
@@ -36,8 +36,8 @@ async def resolve_edit_project_parent(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    project = await project_by_id(context, id)
-    parent = await project_by_id(context, parentId, "parentId") if parentId is not None else None
+    project = await by_id(context, Project, id)
+    parent = await by_id(context, Project, parentId, "parentId") if parentId is not None else None
     parents = await parent_map(session, Project, context.org_id)
     check_new_parent(parents, project.id, parentId, "project")
     project.parent_id = parentId

@@ -16,15 +16,19 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, func, select
 
-from service.access import permissions
-from service.access.items import listable_project_ids
+from service.access import (
+    PROJECTS,
+    listable_project_ids,
+    managed_project_ids,
+    project_manager_ids,
+    requirer,
+)
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
-from service.lookup import get_many_in_org
+from service.lookup import by_id, get_many_in_org
 from service.models import Project, ProjectCategory, ProjectManager, ProjectTag
-from service.projects.access import managed_project_ids, project_manager_ids
-from service.projects.lookup import default_project_category, project_by_id, project_category_by_id
+from service.projects.lookup import default_project_category
 from service.structure import (
     active_clause,
     ancestors,
@@ -36,7 +40,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.PROJECTS)
+require_permission = requirer(PROJECTS)
 
 query = QueryType()
 mutation = MutationType()
@@ -127,7 +131,7 @@ async def _set_archived(
 
 @query.field("getProject")
 async def resolve_get_project(_root: Any, info: Any, id: str) -> Project:
-    return await project_by_id(info.context, id)
+    return await by_id(info.context, Project, id)
 
 
 bind_listing(
@@ -163,11 +167,11 @@ async def resolve_add_project(
     context: RequestContext = info.context
     require_permission(context)
     session, org_id = context.session, context.org_id
-    parent = await project_by_id(context, parentId, "parentId") if parentId is not None else None
+    parent = await by_id(context, Project, parentId, "parentId") if parentId is not None else None
     if parent is not None and parent.archived:
         raise BadInput("parentId", f'project "{parent.name}" is archived')
     if categoryId is not None:
-        category = await project_category_by_id(context, categoryId, "categoryId")
+        category = await by_id(context, ProjectCategory, categoryId, "categoryId")
     elif parent is not None and parent.category is not None:
         category = parent.category
     else:
@@ -198,9 +202,9 @@ async def resolve_duplicate_project(
     context: RequestContext = info.context
     require_permission(context)
     session, org_id = context.session, context.org_id
-    source = await project_by_id(context, id)
+    source = await by_id(context, Project, id)
     if parentId is not None:
-        parent: Project | None = await project_by_id(context, parentId, "parentId")
+        parent: Project | None = await by_id(context, Project, parentId, "parentId")
     elif source.parent_id is not None:
         parent = await session.get(Project, source.parent_id)
     else:
@@ -236,7 +240,7 @@ bind_archiving(mutation, _set_archived, "Project")
 
 @mutation.field("editProjectName")
 async def resolve_edit_project_name(_root: Any, info: Any, id: str, name: str) -> Project:
-    project = await project_by_id(info.context, id)
+    project = await by_id(info.context, Project, id)
     await require_project_editor(info.context, project)
     project.name = name
     return project
@@ -246,7 +250,7 @@ async def resolve_edit_project_name(_root: Any, info: Any, id: str, name: str) -
 async def resolve_edit_project_color(
     _root: Any, info: Any, id: str, color: str | None = None
 ) -> Project:
-    project = await project_by_id(info.context, id)
+    project = await by_id(info.context, Project, id)
     await require_project_editor(info.context, project)
     project.color = color
     return project
@@ -256,7 +260,7 @@ async def resolve_edit_project_color(
 async def resolve_edit_project_availability(
     _root: Any, info: Any, id: str, availability: bool
 ) -> Project:
-    project = await project_by_id(info.context, id)
+    project = await by_id(info.context, Project, id)
     await require_project_editor(info.context, project)
     project.availability = availability
     return project

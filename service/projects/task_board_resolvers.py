@@ -8,17 +8,16 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.lookup import get_many_in_org
+from service.lookup import by_id, get_many_in_org
 from service.models import Task, TaskStatus
-from service.projects.task_lookup import status_by_id, task_by_id
 from service.projects.task_status_history import record_status_entries
 from service.projects.task_statuses import check_capacity, next_position
 from service.structure import check_unique_ids
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 status_type = ObjectType("SvcStatus")
@@ -40,8 +39,8 @@ async def resolve_edit_task_status(_root: Any, info: Any, id: str, statusId: str
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    task = await task_by_id(context, id)
-    status = await status_by_id(context, statusId)
+    task = await by_id(context, Task, id)
+    status = await by_id(context, TaskStatus, statusId, "statusId")
     if status.category_id != task.category_id:
         raise BadInput("statusId", f'status "{status.name}" belongs to another task category')
     if task.status_id != status.id:
@@ -67,7 +66,7 @@ async def resolve_move_tasks_to_status(
     session = context.session
     check_unique_ids(taskIds, "taskIds")
     check_unique_ids(orderedTaskIds, "orderedTaskIds")
-    status = await status_by_id(context, targetStatusId, "targetStatusId")
+    status = await by_id(context, TaskStatus, targetStatusId, "targetStatusId")
     tasks = await get_many_in_org(session, Task, context.org_id, taskIds, "taskIds", "task")
     for index, task in enumerate(tasks):
         if task.category_id != status.category_id:

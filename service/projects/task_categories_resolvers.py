@@ -12,11 +12,11 @@ from typing import Any
 from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
+from service.lookup import by_id
 from service.models import Task, TaskCategory, TaskStatus
-from service.projects.task_lookup import category_by_id, status_by_id
 from service.projects.task_statuses import (
     active_count,
     category_statuses,
@@ -25,7 +25,7 @@ from service.projects.task_statuses import (
 )
 from service.structure import categories_by_name, check_unique_ids
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 query = QueryType()
 mutation = MutationType()
@@ -77,7 +77,7 @@ async def resolve_delete_task_category(_root: Any, info: Any, id: str) -> TaskCa
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    category = await category_by_id(context, id, "id")
+    category = await by_id(context, TaskCategory, id, "id")
     used = await session.scalar(
         select(func.count()).select_from(Task).where(Task.category_id == category.id)
     )
@@ -97,7 +97,7 @@ async def resolve_edit_task_category_name(
 ) -> TaskCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await category_by_id(context, id, "id")
+    category = await by_id(context, TaskCategory, id, "id")
     category.name = name
     return category
 
@@ -109,7 +109,7 @@ async def resolve_edit_category_task_move(
     """Sets the category's task-move behavior; returns the category's first status."""
     context: RequestContext = info.context
     require_permission(context)
-    category = await category_by_id(context, categoryId, "categoryId")
+    category = await by_id(context, TaskCategory, categoryId, "categoryId")
     if taskMove < 0:
         raise BadInput("taskMove", "must not be negative")
     statuses = await category_statuses(context.session, category.id)
@@ -126,7 +126,7 @@ async def resolve_add_task_category_status(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    category = await category_by_id(context, categoryId, "categoryId")
+    category = await by_id(context, TaskCategory, categoryId, "categoryId")
     statuses = await category_statuses(session, category.id)
     status = TaskStatus(
         organisation_id=context.org_id,
@@ -147,8 +147,8 @@ async def resolve_delete_task_category_status(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    category = await category_by_id(context, categoryId, "categoryId")
-    status = await status_by_id(context, statusId)
+    category = await by_id(context, TaskCategory, categoryId, "categoryId")
+    status = await by_id(context, TaskStatus, statusId, "statusId")
     if status.category_id != category.id:
         raise BadInput("statusId", f'status "{status.name}" is not a status of "{category.name}"')
     others = [s for s in await category_statuses(session, category.id) if s.id != status.id]
@@ -173,7 +173,7 @@ async def resolve_edit_task_category_status_order(
 ) -> TaskCategory:
     context: RequestContext = info.context
     require_permission(context)
-    category = await category_by_id(context, id, "id")
+    category = await by_id(context, TaskCategory, id, "id")
     statuses = {s.id: s for s in await category_statuses(context.session, category.id)}
     check_unique_ids(statusIds, "statusIds")
     for index, status_id in enumerate(statusIds):
@@ -193,7 +193,7 @@ async def resolve_edit_task_category_status_name(
 ) -> TaskStatus:
     context: RequestContext = info.context
     require_permission(context)
-    status = await status_by_id(context, statusId)
+    status = await by_id(context, TaskStatus, statusId, "statusId")
     if not name.strip():
         raise BadInput("name", "must not be empty")
     if len(name) > 255:
@@ -208,7 +208,7 @@ async def resolve_edit_task_category_status_color(
 ) -> TaskStatus:
     context: RequestContext = info.context
     require_permission(context)
-    status = await status_by_id(context, statusId)
+    status = await by_id(context, TaskStatus, statusId, "statusId")
     status.color = parse_status_color(color)
     return status
 
@@ -220,7 +220,7 @@ async def resolve_edit_task_category_status_max(
     """Null removes the limit; a limit below the tasks the status holds now is refused."""
     context: RequestContext = info.context
     require_permission(context)
-    status = await status_by_id(context, statusId)
+    status = await by_id(context, TaskStatus, statusId, "statusId")
     if maxConcurrentTasks is not None:
         if maxConcurrentTasks < 1:
             raise BadInput("maxConcurrentTasks", "must be at least 1 (or null for no limit)")

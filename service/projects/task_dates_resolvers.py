@@ -7,14 +7,14 @@ from typing import Any
 
 from ariadne import MutationType
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
+from service.lookup import by_id
 from service.models import Task
-from service.plannings.task_plans import check_end_unlocked
-from service.projects.task_lookup import task_by_id
+from service.plannings import check_end_unlocked
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 
@@ -27,7 +27,7 @@ def _bind(operation: str, argument: str, column: str) -> None:
     async def resolve(_root: Any, info: Any, id: str, **kwargs: Any) -> Task:
         context: RequestContext = info.context
         require_permission(context)
-        task = await task_by_id(context, id)
+        task = await by_id(context, Task, id)
         value = kwargs.get(argument)
         start = value if column == "start_ms" else task.start_ms
         end = value if column == "end_ms" else task.end_ms

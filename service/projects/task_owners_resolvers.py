@@ -10,15 +10,14 @@ from ariadne import MutationType
 from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.lookup import get_in_org
+from service.lookup import by_id, get_in_org
 from service.models import Person, Project, Task, TaskOwner
-from service.projects.task_lookup import task_by_id
 from service.structure import raw_relation
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 
@@ -35,7 +34,7 @@ async def resolve_assign_owner_of_task(
     context: RequestContext = info.context
     require_permission(context)
     session, org_id = context.session, context.org_id
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     person = await get_in_org(session, Person, org_id, personId, "personId", "person")
     if person.archived:
         raise BadInput("personId", f"{person.name} is archived")
@@ -60,7 +59,7 @@ async def resolve_unassign_owner_of_task(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     person = await get_in_org(session, Person, context.org_id, personId, "personId", "person")
     row = (
         await session.scalars(
@@ -82,7 +81,7 @@ async def resolve_unassign_owner_of_task(
 async def resolve_reset_task_owner(_root: Any, info: Any, taskId: str) -> Task:
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     await context.session.execute(
         delete(TaskOwner).where(TaskOwner.task_id == task.id, TaskOwner.potential.is_(False))
     )
@@ -94,7 +93,7 @@ def _person_relation(row: TaskOwner) -> dict[str, Any]:
 
 
 async def _pair(context: RequestContext, taskId: str, personId: str) -> tuple[Task, Person]:
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     person = await get_in_org(context.session, Person, context.org_id, personId, "personId",
                               "person")
     return task, person
@@ -149,7 +148,7 @@ async def resolve_unassign_task_from_person(
 async def resolve_reset_task_persons(_root: Any, info: Any, taskId: str) -> Task:
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     await context.session.execute(
         delete(TaskOwner).where(TaskOwner.task_id == task.id, TaskOwner.potential.is_(True))
     )
@@ -163,7 +162,7 @@ async def resolve_assign_task_to_project(
     """Plans the task on a project (a task is planned on at most one project)."""
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     project = await get_in_org(context.session, Project, context.org_id, projectId, "projectId",
                                "project")
     task.project_id = project.id
@@ -176,7 +175,7 @@ async def resolve_unassign_task_from_project(
 ) -> dict[str, Any]:
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     project = await get_in_org(context.session, Project, context.org_id, projectId, "projectId",
                                "project")
     if task.project_id != project.id:
@@ -190,7 +189,7 @@ async def resolve_reset_task_projects(_root: Any, info: Any, taskId: str) -> Tas
     """The task is planned on no project any more (a retry changes nothing)."""
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, taskId, "taskId")
+    task = await by_id(context, Task, taskId, "taskId")
     task.project_id = None
     return task
 

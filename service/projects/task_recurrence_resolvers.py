@@ -15,20 +15,18 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, or_, select
 
-from service.access import permissions
-from service.budgets.models import Budget
+from service.access import TASKS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
-from service.models import Task, TaskDependency, TaskOwner, TimeRecord
-from service.plannings.task_plan_models import TaskPlan
-from service.plannings.task_plans import holiday_test, plan_for_edit, plan_of, plans
+from service.lookup import by_id
+from service.models import Budget, Task, TaskDependency, TaskOwner, TaskPlan, TimeRecord
+from service.plannings import holiday_test, plan_for_edit, plan_of, plans
 from service.projects import recurrence_rules as rules
-from service.projects.task_lookup import task_by_id
 from service.projects.task_statuses import check_capacity, next_position
-from service.rates.store import organisation_zone
+from service.rates import organisation_zone
 from service.value_words import choice_problem
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 task_type = ObjectType("SvcTask")
@@ -55,7 +53,7 @@ for _field, _read in {
 
 async def _series(context: RequestContext, task_id: str) -> tuple[Task, TaskPlan]:
     require_permission(context)
-    task = await task_by_id(context, task_id)
+    task = await by_id(context, Task, task_id)
     plan = await plan_of(context, task)
     if plan is None or plan.recurrence is None:
         raise BadInput("id", f'task "{task.name}" is not recurrent: give it a rule with '
@@ -102,7 +100,7 @@ async def resolve_edit_recurrence(_root: Any, info: Any, id: str,
     """Sets the task's rule (null: the task no longer recurs; its skipped occurrences go)."""
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     plan = await plan_for_edit(context, task)
     if plan.series_id is not None and plan.recurrence is None:
         raise BadInput("id", f'task "{task.name}" is occurrence {plan.series_index} of series '
@@ -261,7 +259,7 @@ async def resolve_delete_recurrent(_root: Any, info: Any, id: str, scope: str) -
     require_permission(context)
     if scope not in rules.DELETE_SCOPES:
         raise BadInput("scope", choice_problem(rules.DELETE_SCOPES, scope))
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     all_plans = await plans(context)
     plan = all_plans.get(task.id)
     if plan is None or (plan.recurrence is None and plan.series_id is None):

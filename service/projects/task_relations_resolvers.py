@@ -10,7 +10,7 @@ from typing import Any
 from ariadne import ObjectType
 from sqlalchemy import func, select
 
-from service.access.links import relation
+from service.access import relation
 from service.graphql.context import RequestContext
 from service.models import Person, Project, Task, TaskOwner
 

@@ -9,13 +9,11 @@ from typing import Any
 from ariadne import MutationType, ObjectType
 from sqlalchemy import delete, func, select
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.lookup import get_many_in_org
-from service.models import Task, TaskDependency
-from service.plannings.task_plan_models import TaskPlan
-from service.projects.task_lookup import task_by_id
+from service.lookup import by_id, get_many_in_org
+from service.models import Task, TaskDependency, TaskPlan
 from service.structure import (
     check_new_parent,
     check_unique_ids,
@@ -24,7 +22,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 mutation = MutationType()
 task_type = ObjectType("SvcTask")
@@ -82,8 +80,8 @@ async def resolve_edit_task_parent(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    task = await task_by_id(context, id)
-    parent = await task_by_id(context, parentId, "parentId") if parentId is not None else None
+    task = await by_id(context, Task, id)
+    parent = await by_id(context, Task, parentId, "parentId") if parentId is not None else None
     parents = await parent_map(session, Task, context.org_id)
     check_new_parent(parents, task.id, parentId, "task")
     task.parent_id = parentId
@@ -104,7 +102,7 @@ async def resolve_edit_task_dependencies(
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     if None in dependencyIds:
         raise BadInput(f"dependencyIds[{dependencyIds.index(None)}]", "must be an id, not null")
     ids = [i for i in dependencyIds if i is not None]

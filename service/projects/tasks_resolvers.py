@@ -17,11 +17,11 @@ from ariadne import MutationType, ObjectType, QueryType
 from sqlalchemy import Select, delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import TASKS, requirer
 from service.errors import BadInput, RuleViolation
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
-from service.lookup import get_many_in_org
+from service.lookup import by_id, get_many_in_org
 from service.models import (
     Project,
     Task,
@@ -31,8 +31,7 @@ from service.models import (
     TaskStatus,
     TimeRecord,
 )
-from service.plannings.task_plans import check_end_unlocked
-from service.projects.task_lookup import category_by_id, status_by_id, task_by_id
+from service.plannings import check_end_unlocked
 from service.projects.task_status_history import record_status_entries
 from service.projects.task_statuses import (
     category_statuses,
@@ -50,7 +49,7 @@ from service.structure import (
     parent_map,
 )
 
-require_permission = permissions.requirer(permissions.TASKS)
+require_permission = requirer(TASKS)
 
 query = QueryType()
 mutation = MutationType()
@@ -176,7 +175,7 @@ def _check_effort(effort: float | None) -> None:
 
 @query.field("getTask")
 async def resolve_get_task(_root: Any, info: Any, id: str) -> Task:
-    return await task_by_id(info.context, id)
+    return await by_id(info.context, Task, id)
 
 
 bind_listing(
@@ -229,14 +228,15 @@ async def resolve_add_task(
     context: RequestContext = info.context
     require_permission(context)
     session, org_id = context.session, context.org_id
-    parent = await task_by_id(context, parentId, "parentId") if parentId is not None else None
-    status = await status_by_id(context, statusId) if statusId is not None else None
+    parent = await by_id(context, Task, parentId, "parentId") if parentId is not None else None
+    status = (await by_id(context, TaskStatus, statusId, "statusId")
+              if statusId is not None else None)
     if categoryId is not None:
-        category = await category_by_id(context, categoryId, "categoryId")
+        category = await by_id(context, TaskCategory, categoryId, "categoryId")
     elif status is not None:
-        category = await category_by_id(context, status.category_id, "statusId")
+        category = await by_id(context, TaskCategory, status.category_id, "statusId")
     elif parent is not None and parent.category_id is not None:
-        category = await category_by_id(context, parent.category_id, "parentId")
+        category = await by_id(context, TaskCategory, parent.category_id, "parentId")
     else:
         category = await default_task_category(session, org_id)
     if status is None:
@@ -271,7 +271,7 @@ async def resolve_delete_task(_root: Any, info: Any, id: str, check: bool | None
     context: RequestContext = info.context
     require_permission(context)
     session = context.session
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     await _references(session, [task])
     if check:
         context.skip_audit = True
@@ -292,7 +292,7 @@ bind_archiving(mutation, _set_archived, "Task")
 @mutation.field("editTaskName")
 async def resolve_edit_task_name(_root: Any, info: Any, id: str, name: str) -> Task:
     require_permission(info.context)
-    task = await task_by_id(info.context, id)
+    task = await by_id(info.context, Task, id)
     task.name = name
     return task
 
@@ -300,7 +300,7 @@ async def resolve_edit_task_name(_root: Any, info: Any, id: str, name: str) -> T
 @mutation.field("editTaskColor")
 async def resolve_edit_task_color(_root: Any, info: Any, id: str, color: str | None = None) -> Task:
     require_permission(info.context)
-    task = await task_by_id(info.context, id)
+    task = await by_id(info.context, Task, id)
     task.color = color
     return task
 
@@ -310,7 +310,7 @@ async def resolve_edit_task_period(_root: Any, info: Any, id: str, **kwargs: Any
     """Sets the arguments given (null clears); the others keep their value."""
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     start = kwargs["startTime"] if "startTime" in kwargs else task.start_ms
     end = kwargs["endTime"] if "endTime" in kwargs else task.end_ms
     effort = kwargs["effort"] if "effort" in kwargs else task.effort
@@ -328,7 +328,7 @@ async def resolve_edit_task_duration(
 ) -> Task:
     context: RequestContext = info.context
     require_permission(context)
-    task = await task_by_id(context, id)
+    task = await by_id(context, Task, id)
     _check_effort(effort)
     task.effort = effort
     return task

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import BILLING_RATES, MANAGE, VIEW, has
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.models import Organisation, Person, PersonTag, Project, ProjectTag, Tag
@@ -42,16 +42,15 @@ LEVELS = {
     "Project": Level(rules.PROJECTS, "projectId", Project, "project_id", "project"),
 }
 
-# The Billing rates permission (service/access/permissions.py): view lets the role see rates and
-# amounts, manage edit them too; administrators always.
-BILLING_RATES = permissions.BILLING_RATES
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
 
 
 async def _rates_rights(context: RequestContext) -> tuple[bool, bool]:
     """(may view, may edit) rates, from the caller's role (read with the key)."""
-    return (permissions.has(context, BILLING_RATES, permissions.VIEW),
-            permissions.has(context, BILLING_RATES, permissions.MANAGE))
+    # The Billing rates permission: view lets the role see rates and amounts, manage edit them
+    # too; administrators always.
+    return (has(context, BILLING_RATES, VIEW),
+            has(context, BILLING_RATES, MANAGE))
 
 
 async def may_view_rates(context: RequestContext) -> bool:

@@ -4,7 +4,7 @@ resolved billing and cost rate (service/rates/rules.py), summed per person and/o
 
 Supported: records time, absence and expense (service/reports/report_expenses.py); the schedule
 quantities of service/reports/report_schedule.py; the custom-field accumulators of
-service/reports/report_custom_fields.py; the period targets of service/reports/period_rules.py and
+service/reports/report_custom_fields.py; the period targets of service/calendar_periods.py and
 custom [start, end); grouping by attributes.person / attributes.projects (neither: one row of
 totals); filters on persons and projects (a project includes its subprojects), chained by
 `following` as the list queries' filters are. The
@@ -20,17 +20,25 @@ from typing import Any, cast
 
 from sqlalchemy import select
 
+from service.calendar_periods import TARGETS, report_days
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
-from service.models import ExpenseRecord, Person, Project, TimeRecord
-from service.rates import rules
-from service.rates.models import RATE_BILLING, RATE_COST
-from service.rates.rate_amounts import PricedEntry, Totals, summarise
-from service.rates.store import day_of, load_book, may_view_rates, organisation_zone
+from service.models import RATE_BILLING, RATE_COST, ExpenseRecord, Person, Project, TimeRecord
+from service.rates import (
+    Entry,
+    PricedEntry,
+    Totals,
+    day_of,
+    load_book,
+    may_view_rates,
+    organisation_zone,
+    project_chain,
+    resolve,
+    summarise,
+)
 from service.reports import report_custom_fields as fields
 from service.reports import report_expenses as exp
 from service.reports import report_schedule as sched
-from service.reports.period_rules import TARGETS, report_days
 from service.value_words import choice_problem
 
 RECORD_TYPES = ("time", "absence", "expense")
@@ -245,12 +253,12 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
     efforts: dict[Hashable, dict[str, float | None]] = {}
     for record in records:
         project_ids = [p.id for p in record.projects]
-        chain = rules.project_chain(billing_book, project_ids)
+        chain = project_chain(billing_book, project_ids)
         if not all(_matches(filters, record.person_id, chain) for filters in chains):
             continue
         persons[record.person_id] = record.person
         projects.update({p.id: p for p in record.projects})
-        entry = rules.Entry(day_of(record.start_ms, zone), record.person_id, project_ids)
+        entry = Entry(day_of(record.start_ms, zone), record.person_id, project_ids)
         absence = record.absence_id is not None
         group: Hashable = (
             record.person_id if by_person else None,
@@ -263,18 +271,18 @@ async def run_inline_report(context: RequestContext, args: Mapping[str, Any],
         accumulators.add(group, record.id)
         if record.wfh:
             wfh[group] = wfh.get(group, 0) + record.duration_ms
-        cost = rules.resolve(cost_book, entry)
+        cost = resolve(cost_book, entry)
         if absence and not (record.absence is not None and record.absence.involve_costs):
             cost = None
         priced.append(PricedEntry(
             group, record.person_id, entry.day, record.start_ms, record.duration_ms,
             record.non_billable or absence,
-            None if absence else rules.resolve(billing_book, entry), cost,
+            None if absence else resolve(billing_book, entry), cost,
         ))
     report = summarise(priced, currency)
 
     def expense_group(item: ExpenseRecord) -> Hashable | None:
-        chain = rules.project_chain(billing_book, [item.project_id] if item.project_id else [])
+        chain = project_chain(billing_book, [item.project_id] if item.project_id else [])
         if not all(_matches(filters, item.person_id or "", chain) for filters in chains):
             return None
         if item.person is not None:

@@ -21,11 +21,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from service.custom_fields.models import CustomField, CustomFieldValue
-from service.custom_fields.store import listable_field_ids
+from service.custom_fields import listable_field_ids
 from service.errors import BadInput
 from service.graphql.context import RequestContext
-from service.models import TimeRecord
+from service.models import CustomField, CustomFieldValue, TimeRecord
 
 SUM, TRUE, PRESENT = "sum", "true", "present"
 # field type -> (the value's column, how its values accumulate)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import and_, or_, select
 
+from service.access import managed_project_ids
 from service.graphql.context import RequestContext
 from service.models import ExpenseRecord
-from service.projects.access import managed_project_ids
 
 
 @dataclass

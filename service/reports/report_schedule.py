@@ -19,9 +19,8 @@ from zoneinfo import ZoneInfo
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.models import Person
-from service.organisation.settings_cascade import person_zone
-from service.plannings.schedule_plan import MAX_DAYS, plan_person
-from service.plannings.schedule_rules import DEFAULT_DAY_MS, PlannedDay
+from service.organisation import person_zone
+from service.plannings import DEFAULT_DAY_MS, MAX_DAYS, PlannedDay, plan_person
 
 # The options that need the persons' planned days; without any, those quantities are 0 and
 # `days` counts the default 8-hour day.

@@ -8,7 +8,7 @@ from typing import Any
 from ariadne import QueryType
 
 from plumbing.ids import new_id
-from service.access import permissions
+from service.access import REPORTS, VIEW, require
 from service.graphql.context import RequestContext
 from service.reports.inline_report import run_inline_report
 
@@ -22,7 +22,7 @@ REUSE_MS = 60 * 60 * 1000
 @query.field("runInlineReport")
 async def resolve_run_inline_report(_root: Any, info: Any, **args: Any) -> dict[str, Any]:
     context: RequestContext = info.context
-    permissions.require(context, permissions.REPORTS, "run reports", permissions.VIEW)
+    require(context, REPORTS, "run reports", VIEW)
     result = await run_inline_report(context, args)
     return {"id": new_id(), "expire": context.now_ms + REUSE_MS, "pending": False, **result}
 

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.ids import new_id
-from service.access import permissions
+from service.access import MANAGE, REPORTS, VIEW, has, require
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -32,11 +32,11 @@ RECORD_SCOPES = ("time", "absence")
 
 
 def manages_reports(context: RequestContext) -> bool:
-    return permissions.has(context, permissions.REPORTS, permissions.MANAGE)
+    return has(context, REPORTS, MANAGE)
 
 
 def require_reports(context: RequestContext, what: str) -> None:
-    permissions.require(context, permissions.REPORTS, what, permissions.VIEW)
+    require(context, REPORTS, what, VIEW)
 
 
 def sees(context: RequestContext, folder: ReportFolder) -> bool:

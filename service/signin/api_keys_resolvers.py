@@ -1,5 +1,5 @@
 """Keys and sessions: `createApiKey`, `getApiKeys`, `revokeApiKey` (a person's extra keys for
-integrations), `currentSession` and `validateLegacyApiKey`.
+integrations) and `currentSession` (validateLegacyApiKey is legacy's: legacy_resolvers).
 
 The person's own key (the user menu's "Your API key", reset on the account page) stays the
 one key the specification speaks of; it is not listed here and not revoked here. An
@@ -20,10 +20,7 @@ from sqlalchemy import func, select
 from service.errors import BadInput, PermissionDenied, RuleViolation
 from service.graphql.auth import key_digest
 from service.graphql.context import RequestContext
-from service.legacy.errors import LegacyError
-from service.legacy.tokens import authenticate_token
-from service.models import ApiKey
-from service.people.models import ACCOUNT_KIND, INTEGRATION_KIND, KEY_INTEGRATION
+from service.models import ACCOUNT_KIND, INTEGRATION_KIND, KEY_INTEGRATION, ApiKey
 from service.signin.web import csrf_token
 
 query = QueryType()
@@ -139,22 +136,6 @@ async def resolve_current_session(_root: Any, info: Any) -> dict[str, Any] | Non
         return None
     return {"id": signed_in.row.id, "csrftoken": csrf_token(context.web.session_token),
             "authenticated": True, "date": signed_in.row.created_ms}
-
-
-@mutation.field("validateLegacyApiKey")
-async def resolve_validate_legacy_api_key(_root: Any, info: Any, apiKey: str) -> bool:
-    """Whether a token of the legacy interface is valid for a person of the caller's
-    organisation (what an integration moving from the legacy interface checks)."""
-    context: RequestContext = info.context
-    context.audit_arguments = {"apiKey": "…"}  # the audit row never keeps the token
-    token = apiKey.strip()
-    if not token or len(token) > MAX_OFFERED_CHARS:
-        return False
-    try:
-        organisation, _person = await authenticate_token(context.session, token)
-    except LegacyError:
-        return False
-    return organisation.id == context.org_id
 
 
 BINDABLES = [query, mutation]

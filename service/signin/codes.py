@@ -17,8 +17,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import BadInput, RuleViolation
-from service.models import Organisation, Person
-from service.organisation.account_models import ServiceMail
+from service.models import Organisation, Person, ServiceMail
 from service.signin.models import PendingSignin
 from service.signin.sso import blocks_email_code, initiate_path
 from service.signin.web import digest

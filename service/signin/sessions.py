@@ -22,8 +22,7 @@ from service.errors import (
     PermissionDenied,
     RuleViolation,
 )
-from service.models import Organisation, Person
-from service.people.models import ROLE_ADMIN
+from service.models import ROLE_ADMIN, Organisation, Person
 from service.signin.models import BrowserSession
 from service.signin.web import SESSION_DAYS, digest
 

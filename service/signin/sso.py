@@ -18,13 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service import rate_limit
 from service.errors import RuleViolation
-from service.models import Organisation, Person
-from service.organisation.provisioning import add_person
-from service.people.models import ROLE_EMPLOYEE
+from service.models import ROLE_EMPLOYEE, Organisation, Person
+from service.organisation import add_person
 
-# What a custom OpenID client secret reads as once stored (GraphQL and the account page alike);
-# sent back unchanged, it keeps the stored secret.
-SECRET_MASK = "********"
 SSO_ONLY_CODE = "This account signs in with single sign-on: use your organisation's sign-in link."
 SSO_ONLY_ALL = "This account signs in with single sign-on only."
 

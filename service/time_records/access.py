@@ -8,7 +8,7 @@ from service.errors import PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
 from service.models import Person, TimeRecord
-from service.timesheets.timesheet_edits import may_edit_by_status
+from service.timesheets import may_edit_by_status
 
 
 async def load_owner(context: RequestContext, person_id: str, argument: str) -> Person:

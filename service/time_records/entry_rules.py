@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 
-from service.organisation.settings_cascade import Resolved
-from service.plannings.schedule_rules import PlannedDay, out_of_schedule_refusal
+from service.organisation import Resolved
+from service.plannings import PlannedDay, out_of_schedule_refusal
 
 DAY_MS = 86_400_000
 

@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.calendar_periods import period_around
 from service.errors import RuleViolation
 from service.models import (
     Organisation,
@@ -33,14 +34,19 @@ from service.models import (
     TaskCategory,
     TimeRecord,
 )
-from service.organisation.settings_cascade import Resolved, for_person, own, person_zone, reader
-from service.organisation.settings_registry import BY_NAME, TIME_SETTINGS
-from service.plannings.schedule_plan import out_of_schedule_allowed, plan_person, planned_day
-from service.plannings.schedule_rules import expected_ms
-from service.reports.period_rules import period_around
+from service.organisation import (
+    BY_NAME,
+    TIME_SETTINGS,
+    Resolved,
+    for_person,
+    own,
+    person_zone,
+    reader,
+)
+from service.plannings import expected_ms, out_of_schedule_allowed, plan_person, planned_day
 from service.time_records import entry_rules as rules
 from service.time_records.entry_rules import Entry, Facts, Period, ProjectFact, Write
-from service.timesheets.period_rules import check_period_open
+from service.timesheets import check_period_open
 
 __all__ = ["Entry", "Write", "checked", "entry_value", "record_entry"]
 

@@ -15,24 +15,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
+from service.absences.models import AbsenceType
 from service.model_base import Base, OrgScoped, id_column
 from service.people.models import Person
 from service.projects.models import Project
 from service.projects.task_models import Task
-
-ABSENCE_UNIT_DAY = "day"
-ABSENCE_UNIT_HOUR = "hour"
-
-
-class AbsenceType(OrgScoped, Base):
-    __tablename__ = "absence_types"
-
-    id: Mapped[str] = id_column()
-    name: Mapped[str] = mapped_column(String(255))
-    unit: Mapped[str] = mapped_column(String(8), default=ABSENCE_UNIT_DAY)
-    involve_costs: Mapped[bool] = mapped_column(Boolean, default=False)
-    color: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    archived: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class ExpenseType(OrgScoped, Base):

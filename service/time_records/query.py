@@ -8,7 +8,6 @@ the tags below them.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -44,9 +43,8 @@ from service.models import (
     TimeRecord,
     time_record_projects,
 )
-from service.timesheets.filters import record_status_condition
-
-_cte_names = itertools.count()
+from service.structure import subtree
+from service.timesheets import record_status_condition
 
 # When a record ends: its endTime, or its start plus its duration.
 RECORD_END = func.coalesce(TimeRecord.end_ms, TimeRecord.start_ms + TimeRecord.duration_ms)
@@ -54,34 +52,6 @@ RECORD_END = func.coalesce(TimeRecord.end_ms, TimeRecord.start_ms + TimeRecord.d
 
 def _ids(values: Sequence[str | None] | None) -> list[str]:
     return [value for value in values or [] if value is not None]
-
-
-def project_subtree(org_id: str, ids: Sequence[str | None]) -> Select[Any]:
-    """The projects named and every project below them."""
-    name = f"project_tree_{next(_cte_names)}"
-    base = (
-        select(Project.id.label("id"))
-        .where(Project.organisation_id == org_id, Project.id.in_(_ids(ids)))
-        .cte(name, recursive=True)
-    )
-    child = select(Project.id).where(
-        Project.organisation_id == org_id, Project.parent_id == base.c.id
-    )
-    tree = base.union(child)
-    return select(tree.c.id)
-
-
-def tag_subtree(org_id: str, ids: Sequence[str | None]) -> Select[Any]:
-    """The tags named and every tag below them."""
-    name = f"tag_tree_{next(_cte_names)}"
-    base = (
-        select(Tag.id.label("id"))
-        .where(Tag.organisation_id == org_id, Tag.id.in_(_ids(ids)))
-        .cte(name, recursive=True)
-    )
-    child = select(Tag.id).where(Tag.organisation_id == org_id, Tag.parent_id == base.c.id)
-    tree = base.union(child)
-    return select(tree.c.id)
 
 
 def _on_projects(projects: Select[Any]) -> ColumnElement[bool]:
@@ -106,12 +76,12 @@ def filter_conditions(org_id: str) -> Mapping[str, Condition]:
     """SvcTimeRecordFilter field → SQL condition on TimeRecord."""
 
     def projects_in(ids: Sequence[str | None]) -> ColumnElement[bool]:
-        return _on_projects(project_subtree(org_id, ids))
+        return _on_projects(subtree(Project, org_id, ids))
 
     def project_tags(ids: Sequence[str | None]) -> ColumnElement[bool]:
         tagged = select(ProjectTag.project_id).where(
             ProjectTag.organisation_id == org_id,
-            ProjectTag.tag_id.in_(tag_subtree(org_id, ids)),
+            ProjectTag.tag_id.in_(subtree(Tag, org_id, ids)),
         )
         return _on_projects(tagged)
 
@@ -124,7 +94,7 @@ def filter_conditions(org_id: str) -> Mapping[str, Condition]:
         return TimeRecord.person_id.in_(
             select(PersonTag.person_id).where(
                 PersonTag.organisation_id == org_id,
-                PersonTag.tag_id.in_(tag_subtree(org_id, ids)),
+                PersonTag.tag_id.in_(subtree(Tag, org_id, ids)),
             )
         )
 

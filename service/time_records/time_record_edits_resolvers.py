@@ -11,8 +11,8 @@ from typing import Any
 
 from ariadne import MutationType
 
-from service.absences.allowances import check_records_balance
-from service.access.items import check_owner_access
+from service.absences import check_records_balance
+from service.access import check_owner_access
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org

@@ -16,8 +16,8 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType, QueryType
 
-from service.absences.allowances import check_records_balance
-from service.access.items import check_owner_access
+from service.absences import check_records_balance
+from service.access import check_owner_access
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.graphql.fastpath import plain
@@ -52,7 +52,7 @@ from service.time_records.writes import (
     new_record,
     projects_by_ids,
 )
-from service.timesheets.timesheet_edits import guard_time_record_change, record_time_record_change
+from service.timesheets import guard_time_record_change, record_time_record_change
 
 query = QueryType()
 mutation = MutationType()

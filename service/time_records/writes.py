@@ -13,15 +13,22 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.orm.attributes import instance_dict, set_committed_value
 
 from plumbing.ids import new_id
-from service.access.models import ProjectAccess
 from service.as_loaded import Columns, attach_written
-from service.budgets.alerts import check_budget_alerts
+from service.budgets import check_budget_alerts
 from service.errors import BadInput, NotFound
 from service.graphql.context import RequestContext
-from service.models import AbsenceType, Person, Project, ProjectCategory, Task, TimeRecord
+from service.models import (
+    AbsenceType,
+    Person,
+    Project,
+    ProjectAccess,
+    ProjectCategory,
+    Task,
+    TimeRecord,
+    time_record_projects,
+)
 from service.time_records.entry_settings import Entry, Write, checked, record_entry
-from service.time_records.models import time_record_projects
-from service.timesheets.timesheet_edits import guard_time_record_change, record_time_record_change
+from service.timesheets import guard_time_record_change, record_time_record_change
 
 
 def check_duration(duration: int, argument: str = "duration") -> None:

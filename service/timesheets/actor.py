@@ -11,8 +11,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.graphql.convert import iso
-from service.models import Organisation, Person
-from service.people.models import ROLE_ADMIN
+from service.models import ROLE_ADMIN, Organisation, Person
 from service.timesheets import stages as st
 
 MAX_PERIOD_MS = 366 * 86_400_000

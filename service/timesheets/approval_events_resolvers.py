@@ -15,8 +15,7 @@ from service.graphql.fastpath import plain
 from service.graphql.lookahead import requested
 from service.lookup import get_in_org
 from service.models import Person, TimeRecord
-from service.people import columns as person_columns
-from service.people.columns import PERSONS, ROLE_OF_PERSON, ROLES
+from service.people import LABELLED, PERSONS, ROLE_OF_PERSON, ROLES, person_of
 from service.timesheets.access import can_view_timesheet, person_summary
 from service.timesheets.models import ApprovalEvent, Timesheet
 from service.timesheets.state import covering_timesheet, timesheets_overlapping
@@ -99,7 +98,7 @@ _EVENTS = cast(Table, ApprovalEvent.__table__)
 # Core columns made entities by as_loaded (the ORM's loading of three entities cost more than
 # the statement): the event, its person and their role, as the ORM's joined loading gave them.
 _EVENT_WITH_PERSON = (
-    select(*_EVENT.labelled, *person_columns.LABELLED)
+    select(*_EVENT.labelled, *LABELLED)
     .select_from(_EVENTS)
     .outerjoin(PERSONS, PERSONS.c.id == _EVENTS.c.person_id)
     .outerjoin(ROLES, ROLE_OF_PERSON)
@@ -119,7 +118,7 @@ async def _visible_event(context: RequestContext, event_id: str, argument: str,
             _EVENT_WITH_PERSON, {"event_id": event_id, "event_org": context.org_id})).first()
         if row is None:
             raise NotFound(argument, event_id, "approval event")
-        person = person_columns.person_of(context.session, row, _EVENT.width)
+        person = person_of(context.session, row, _EVENT.width)
         found = _EVENT.build(context.session, row, 0)
         assert found is not None
         event = found

@@ -11,18 +11,18 @@ from ariadne import MutationType, ObjectType, ScalarType
 from graphql import GraphQLError
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import APPROVALS, requirer
 from service.errors import BadInput, PermissionDenied
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org, get_many_in_org
 from service.models import Organisation, Person, Tag
-from service.timesheets import settings as cfg
+from service.organisation import APPROVAL_STAGES, Resolved, own_value, resolve, set_value
 from service.timesheets import stages as st
 from service.timesheets.state import people
 from service.value_words import choice_problem
 
 mutation = MutationType()
-require_permission = permissions.requirer(permissions.APPROVALS)
+require_permission = requirer(APPROVALS)
 organisation_type = ObjectType("SvcOrganisation")
 person_type = ObjectType("SvcPerson")
 tag_type = ObjectType("SvcTag")
@@ -56,7 +56,7 @@ async def _validated_stages(
     return parsed
 
 
-async def _stages_value(context: RequestContext, resolved: cfg.Resolved) -> dict[str, Any] | None:
+async def _stages_value(context: RequestContext, resolved: Resolved) -> dict[str, Any] | None:
     if resolved.value is None:
         return {"value": None, "path": []}
     person_ids = [p for s in resolved.value for p in s.get("personIds") or []]
@@ -91,7 +91,7 @@ async def resolve_edit_organisation_stages(
     context: RequestContext = info.context
     require_permission(context, "configure the approval workflow")
     parsed = await _validated_stages(context, stages)
-    cfg.set_value(context.organisation, cfg.APPROVAL_STAGES, parsed or None)
+    set_value(context.organisation, APPROVAL_STAGES, parsed or None)
     return context.organisation
 
 
@@ -102,7 +102,7 @@ async def resolve_edit_person_stages(
     context: RequestContext = info.context
     require_permission(context, "configure the approval workflow")
     person = await get_in_org(context.session, Person, context.org_id, id, "id", "person")
-    cfg.set_value(person, cfg.APPROVAL_STAGES, await _validated_stages(context, stages))
+    set_value(person, APPROVAL_STAGES, await _validated_stages(context, stages))
     return person
 
 
@@ -113,43 +113,43 @@ async def resolve_edit_tag_stages(
     context: RequestContext = info.context
     require_permission(context, "configure the approval workflow")
     tag = await get_in_org(context.session, Tag, context.org_id, id, "id", "tag")
-    cfg.set_value(tag, cfg.APPROVAL_STAGES, await _validated_stages(context, stages))
+    set_value(tag, APPROVAL_STAGES, await _validated_stages(context, stages))
     return tag
 
 
 @organisation_type.field("approvalStages")
 async def resolve_org_stages(organisation: Organisation, info: Any) -> Any:
     return await _stages_value(
-        info.context, cfg.own(organisation, "organisations", cfg.APPROVAL_STAGES)
+        info.context, own_value(organisation, "organisations", APPROVAL_STAGES)
     )
 
 
 async def _person_resolved(
     context: RequestContext, person: Person, key: str, *, private: bool = True
-) -> cfg.Resolved:
+) -> Resolved:
     if private and not await context.can_access_person_data(person.id):
         raise PermissionDenied("only the person, their managers and administrators see this")
-    return await cfg.resolve(context.session, context.organisation, person, key)
+    return await resolve(context.session, context.organisation, person, key)
 
 
 @person_type.field("approvalStages")
 async def resolve_person_stages(person: Person, info: Any) -> Any:
     context: RequestContext = info.context
     return await _stages_value(context, await _person_resolved(context, person,
-                                                                cfg.APPROVAL_STAGES))
+                                                                APPROVAL_STAGES))
 
 
-def _tag_resolved(context: RequestContext, tag: Tag, key: str) -> cfg.Resolved:
-    own = cfg.own(tag, "tags", key)
+def _tag_resolved(context: RequestContext, tag: Tag, key: str) -> Resolved:
+    own = own_value(tag, "tags", key)
     if own.value is not None:
         return own
-    return cfg.own(context.organisation, "organisations", key)
+    return own_value(context.organisation, "organisations", key)
 
 
 @tag_type.field("approvalStages")
 async def resolve_tag_stages(tag: Tag, info: Any) -> Any:
     context: RequestContext = info.context
-    return await _stages_value(context, _tag_resolved(context, tag, cfg.APPROVAL_STAGES))
+    return await _stages_value(context, _tag_resolved(context, tag, APPROVAL_STAGES))
 
 
 BINDABLES = [mutation, organisation_type, person_type, tag_type, stage_type_scalar]

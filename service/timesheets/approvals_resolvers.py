@@ -1,5 +1,6 @@
 """Timesheet approval states and transitions: what waits for whom (a person's period, the
-caller's pending approvals, a team's states), and submit / approve / reject / remind. The
+caller's pending approvals, a team's states), and approve / reject / remind (submitting is
+service/time_records/timesheet_submit_resolvers.py: it checks the records first). The
 rules live in service/timesheets; this module reads arguments, checks who may ask, and shapes
 results."""
 
@@ -14,9 +15,8 @@ from plumbing.ids import new_id
 from plumbing.waiting import taking_turns
 from service.errors import BadInput, NotFound, PermissionDenied
 from service.graphql.context import RequestContext
-from service.lookup import get_in_org, get_many_in_org
+from service.lookup import get_many_in_org
 from service.models import Person
-from service.time_records.entry_settings import check_submission
 from service.timesheets import journal
 from service.timesheets import overview as ov
 from service.timesheets import stages as st
@@ -32,9 +32,7 @@ from service.timesheets.models import (
     Timesheet,
 )
 from service.timesheets.pending import waiting_for
-from service.timesheets.period_rules import period_settings, period_to_submit
 from service.timesheets.rows import EventRow
-from service.timesheets.scheduled_time_rules import check_scheduled_time
 from service.timesheets.state import (
     PeriodState,
     approvals_detail,
@@ -42,8 +40,7 @@ from service.timesheets.state import (
     people,
     period_state,
 )
-from service.timesheets.submit import submit
-from service.webhooks.queue import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
+from service.webhooks import EVENT_TIMESHEET_REMINDER, KICK, enqueue_many
 
 query = QueryType()
 mutation = MutationType()
@@ -211,26 +208,6 @@ async def resolve_team_states(
 
 
 # --- transitions ---------------------------------------------------------------------------
-
-
-@mutation.field("submitTimesheet")
-async def resolve_submit(
-    _root: Any, info: Any, personId: str, startTime: int, endTime: int
-) -> ApprovalEvent:
-    context: RequestContext = info.context
-    owner = await get_in_org(context.session, Person, context.org_id, personId, "personId",
-                             "person")
-    if not await context.can_access_person_data(owner.id):
-        raise PermissionDenied("you may submit only your own timesheet or your people's")
-    endTime = period_to_submit(
-        await period_settings(context.session, context.organisation, owner), startTime, endTime)
-    await check_submission(context.session, context.organisation, owner, startTime, endTime,
-                           now_ms=context.now_ms, admin=context.is_admin)
-    await check_scheduled_time(context.session, context.organisation, owner, startTime,
-                               endTime)
-    event = await submit(caller_actor(context), owner, startTime, endTime)
-    context.after_commit.append(KICK)
-    return event
 
 
 async def _submission(

@@ -10,18 +10,16 @@ from datetime import UTC, date, datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.models import Organisation, Person, Task, TaskOwner, TimeRecord
-from service.organisation.settings_cascade import person_zone
-from service.plannings.schedule_plan import plan_person
-from service.projects.task_status_history_models import TaskStatusChange
+from service.models import Organisation, Person, Task, TaskOwner, TaskStatusChange, TimeRecord
+from service.organisation import person_zone, resolve
+from service.plannings import plan_person
 from service.timesheets import auto_timesheet_rules as rules
-from service.timesheets import settings as cfg
 
 
 async def suggested_entries(session: AsyncSession, organisation: Organisation, person: Person,
                             start_ms: int, end_ms: int, now_ms: int) -> list[rules.Suggestion]:
-    enabled = (await cfg.resolve(session, organisation, person, "enableAutoTimesheet")).value
-    entries = (await cfg.resolve(session, organisation, person, "autoTimesheet")).value
+    enabled = (await resolve(session, organisation, person, "enableAutoTimesheet")).value
+    entries = (await resolve(session, organisation, person, "autoTimesheet")).value
     auto_rules = rules.rules_of(enabled, entries)
     if not auto_rules or min(end_ms, now_ms) <= start_ms:
         return []

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from service.plannings.schedule_rules import PlannedDay
+from service.plannings import PlannedDay
 
 HOUR_MS = 3_600_000
 DAY_START_MS = 9 * HOUR_MS  # a working day without time pairs starts at 9:00

@@ -24,7 +24,7 @@ from plumbing import periods
 from plumbing.db import unit_of_work
 from service.errors import ServiceError
 from service.models import Organisation, Person, Tag, TimeRecord
-from service.timesheets import settings as cfg
+from service.organisation import AUTO_SUBMIT, resolve
 from service.timesheets.actor import Actor
 from service.timesheets.models import STATUS_DRAFT, Timesheet
 from service.timesheets.period_rules import PeriodSettings, period_settings
@@ -78,7 +78,7 @@ def due_periods(starts: Iterable[int], settings: PeriodSettings, days: int, now_
 async def organisations_using_auto_submit(session: AsyncSession) -> set[str]:
     """Organisations where the account, a tag or a person sets autoSubmit (a cheap text match
     on the settings JSON; the setting itself is resolved per person afterwards)."""
-    needle = f'"{cfg.AUTO_SUBMIT}"'
+    needle = f'"{AUTO_SUBMIT}"'
     found: set[str] = set(
         await session.scalars(
             select(Organisation.id).where(cast(Organisation.settings, String).contains(needle))
@@ -99,8 +99,8 @@ async def _candidates(session: AsyncSession, organisation: Organisation, now_ms:
         Person.organisation_id == organisation.id, Person.archived.is_(False))))
     plans: dict[str, tuple[PeriodSettings, int]] = {}
     for person in people:
-        days = whole_days((await cfg.resolve(session, organisation, person,
-                                             cfg.AUTO_SUBMIT)).value)
+        days = whole_days((await resolve(session, organisation, person,
+                                             AUTO_SUBMIT)).value)
         if days is not None:
             plans[person.id] = (await period_settings(session, organisation, person), days)
     if not plans:

@@ -10,14 +10,22 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.absences.approval import reviewed
-from service.models import Person, PersonManager, PersonTag, Role, Tag, TaskOwner, TimeRecord
-from service.people.models import ROLE_ADMIN
-from service.projects.access import project_manager_ids
-from service.projects.relations_more_models import TaskManager
+from service.absences import reviewed
+from service.access import project_manager_ids
+from service.models import (
+    ROLE_ADMIN,
+    Person,
+    PersonManager,
+    PersonTag,
+    Role,
+    Tag,
+    TaskManager,
+    TaskOwner,
+    TimeRecord,
+)
+from service.organisation import APPROVAL_STAGES, resolve
 from service.structure import descendants, parent_map
 from service.timesheets import changes as ch
-from service.timesheets import settings as cfg
 from service.timesheets import stages as st
 from service.timesheets.actor import Actor
 
@@ -165,7 +173,7 @@ async def resolve_stages(
     """The owner's configured stages resolved for the content, with the directory they were
     resolved in (whose managers also cover the extra projects and tasks: those a resubmission's
     changes touched, before or after the change)."""
-    config = (await cfg.resolve(actor.session, actor.organisation, owner, cfg.APPROVAL_STAGES)
+    config = (await resolve(actor.session, actor.organisation, owner, APPROVAL_STAGES)
               ).value or []
     projects, tasks = content_projects_tasks(content)
     tag_ids = [t for stage in config for t in stage.get("tagIds") or []]

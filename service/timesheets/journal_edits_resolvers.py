@@ -22,7 +22,7 @@ from service.models import Person
 from service.timesheets.journal import REFERENCE_TYPE, add_mentions
 from service.timesheets.journal_refs import ENTITY_MODELS
 from service.timesheets.models import JournalMessage, MessageMention
-from service.webhooks.queue import (
+from service.webhooks import (
     EVENT_JOURNAL_MESSAGE_DELETED,
     EVENT_JOURNAL_MESSAGE_EDITED,
     KICK,

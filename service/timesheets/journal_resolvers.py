@@ -27,7 +27,7 @@ from service.timesheets.journal import REFERENCE_TYPE, add_mentions
 from service.timesheets.journal_refs import ENTITY_MODELS
 from service.timesheets.models import ApprovalEvent, JournalMessage, MessageMention, Timesheet
 from service.value_words import choice_problem
-from service.webhooks.queue import EVENT_JOURNAL_MESSAGE, KICK, enqueue
+from service.webhooks import EVENT_JOURNAL_MESSAGE, KICK, enqueue
 
 query = QueryType()
 mutation = MutationType()

@@ -24,7 +24,7 @@ from service.models import Person
 from service.read_memo import memo
 from service.timesheets.models import Approval, ApprovalEvent, Timesheet
 from service.timesheets.rows import EventRow, ReadAhead, SheetRow
-from service.webhooks.queue import webhooks_column, webhooks_in
+from service.webhooks import webhooks_column, webhooks_in
 
 # Read on every approval request, built once (building a statement and its cache key costs
 # more than running it): the values are parameters.

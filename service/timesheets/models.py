@@ -3,7 +3,7 @@ integration webhooks and the durable queue of webhook deliveries.
 
 The approval workflow configuration itself (stages, reminder and edit-rights settings) lives in
 the `settings` JSON of the organisation, tags and persons, keyed by name (see
-service/timesheets/settings.py).
+service/organisation/keyed_settings.py).
 """
 
 from __future__ import annotations

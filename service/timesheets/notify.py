@@ -10,7 +10,7 @@ from service.timesheets.actor import Actor
 from service.timesheets.models import STATUS_SUBMITTED
 from service.timesheets.rows import ReadAhead, SheetLike
 from service.timesheets.state import approvals_of, current_pending, people
-from service.webhooks.queue import EVENT_APPROVAL_UPDATE, enqueue
+from service.webhooks import EVENT_APPROVAL_UPDATE, enqueue
 
 
 def _summary(person: Person | None) -> dict[str, Any] | None:

@@ -24,8 +24,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbing import periods
 from service.errors import RuleViolation
 from service.models import Organisation, Person, Project
-from service.organisation.settings_cascade import Resolved, for_person, own, person_zone, reader
-from service.organisation.settings_registry import BY_NAME, LOCALISATION, TIME_SETTINGS
+from service.organisation import (
+    BY_NAME,
+    LOCALISATION,
+    TIME_SETTINGS,
+    Resolved,
+    for_person,
+    own,
+    person_zone,
+    reader,
+)
 
 
 async def _value(session: AsyncSession, organisation: Organisation, person: Person, group: str,

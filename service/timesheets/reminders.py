@@ -10,12 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import unit_of_work
 from service.models import Organisation, Person
-from service.timesheets import settings as cfg
+from service.organisation import APPROVAL_REMINDER, resolve
 from service.timesheets.actor import Actor
 from service.timesheets.autosubmit import auto_submit
 from service.timesheets.models import SUBMITTED, Timesheet
 from service.timesheets.notify import notify
-from service.webhooks.queue import EVENT_APPROVAL_REMINDER
+from service.webhooks import EVENT_APPROVAL_REMINDER
 
 DAY_MS = 86_400_000
 
@@ -47,7 +47,7 @@ async def approval_reminders(sessions: async_sessionmaker[AsyncSession], now_ms:
             owner = await session.get(Person, timesheet.person_id)
             if organisation is None or owner is None or timesheet.stage_entered_ms is None:
                 continue
-            days = (await cfg.resolve(session, organisation, owner, cfg.APPROVAL_REMINDER)).value
+            days = (await resolve(session, organisation, owner, APPROVAL_REMINDER)).value
             if not reminder_due(days, timesheet.stage_entered_ms, timesheet.reminded_ms, now_ms):
                 continue
             timesheet.reminded_ms = now_ms

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.timesheets.models import ApprovalEvent, Timesheet
-from service.webhooks.queue import Webhook
+from service.webhooks import Webhook
 
 
 @dataclass(slots=True)

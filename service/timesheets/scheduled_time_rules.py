@@ -24,10 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbing import periods
 from service.errors import RuleViolation
 from service.models import Organisation, Person, TimeRecord
-from service.organisation.settings_cascade import Resolved, for_person, person_zone, reader
-from service.organisation.settings_registry import BY_NAME, TIME_SETTINGS
-from service.plannings.schedule_plan import plan_person
-from service.plannings.schedule_rules import PlannedDay
+from service.organisation import BY_NAME, TIME_SETTINGS, Resolved, for_person, person_zone, reader
+from service.plannings import PlannedDay, plan_person
 
 DAILY = "requireScheduledTimeDaily"
 PERIOD = "requireScheduledTimePeriod"

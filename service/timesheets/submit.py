@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.ids import new_id
-from service.absences.approval import only_unreviewed
+from service.absences import only_unreviewed
 from service.errors import BadInput, RuleViolation
 from service.models import Person
 from service.timesheets import changes as ch

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from service.absences.approval import unlocked, unreviewed
+from service.absences import unlocked, unreviewed
 from service.errors import RuleViolation
 from service.models import Person
-from service.timesheets import settings as cfg
+from service.organisation import ONLY_ADMIN_EDITS_OTHERS, OWNER_OR_ADMIN_ONLY, resolve
 from service.timesheets.actor import Actor, period_label, stage_label
 from service.timesheets.edit_rights import EditCheck, EditDecision, decide
 from service.timesheets.models import STATUS_DRAFT, STATUS_SUBMITTED, Timesheet
 from service.timesheets.restart import restart
 from service.timesheets.state import CoveringState, covering_state
-from service.webhooks.queue import KICK
+from service.webhooks import KICK
 
 if TYPE_CHECKING:
     from service.graphql.context import RequestContext
@@ -51,12 +51,12 @@ async def _decision(
         owner = await session.get(Person, owner_id)
         if owner is not None:
             owner_or_admin_only = bool(
-                (await cfg.resolve(session, context.organisation, owner,
-                                   cfg.OWNER_OR_ADMIN_ONLY)).value
+                (await resolve(session, context.organisation, owner,
+                                   OWNER_OR_ADMIN_ONLY)).value
             )
             admin_only_for_others = bool(
-                (await cfg.resolve(session, context.organisation, owner,
-                                   cfg.ONLY_ADMIN_EDITS_OTHERS)).value
+                (await resolve(session, context.organisation, owner,
+                                   ONLY_ADMIN_EDITS_OTHERS)).value
             )
     approvers: frozenset[str] = frozenset()
     label = ""

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.access import permissions
+from service.access import EXPENSES, SETTINGS
 from service.models import AbsenceType, ExpenseType
 from service.type_options.models import AbsenceTypeOptions, ExpenseTypeOptions
 from service.value_words import choice_problem
@@ -49,9 +49,9 @@ class Owner:
 
 
 ABSENCE = Owner("SvcAbsenceType", AbsenceType, AbsenceTypeOptions, "absence_type_id",
-                "absence type", permissions.SETTINGS)
+                "absence type", SETTINGS)
 EXPENSE = Owner("SvcExpenseType", ExpenseType, ExpenseTypeOptions, "expense_type_id",
-                "expense type", permissions.EXPENSES)
+                "expense type", EXPENSES)
 
 
 def mode_of(options: Any) -> str:

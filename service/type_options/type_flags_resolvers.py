@@ -11,7 +11,7 @@ from typing import Any
 
 from ariadne import MutationType, ObjectType
 
-from service.access import permissions
+from service.access import require
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
@@ -31,7 +31,7 @@ def bind(flag: table.Flag) -> None:
 
     async def edit(_root: Any, info: Any, id: str, **args: Any) -> Any:
         context: RequestContext = info.context
-        permissions.require(context, owner.permission, f"edit {owner.what}s")
+        require(context, owner.permission, f"edit {owner.what}s")
         item = await get_in_org(context.session, owner.model, context.org_id, id, "id",
                                 owner.what)
         try:

@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import insert_ignoring, unit_of_work
-from service.timesheets.models import IntegrationWebhook
+from service.models import IntegrationWebhook
 from service.webhooks.queue import ALL_EVENTS, new_secret
 
 LOCAL_URL = "inprocess:timebot"

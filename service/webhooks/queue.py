@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.db import write_rows
 from plumbing.ids import new_id
-from service.timesheets.models import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
+from service.models import DELIVERY_PENDING, IntegrationWebhook, WebhookDelivery
 
 EVENT_APPROVAL_UPDATE = "approvalEventUpdate"
 EVENT_APPROVAL_REMINDER = "approvalReminder"

@@ -10,12 +10,11 @@ from urllib.parse import urlsplit
 from ariadne import MutationType, ObjectType
 from sqlalchemy import select
 
-from service.access import permissions
+from service.access import SETTINGS, require
 from service.errors import BadInput
 from service.graphql.context import RequestContext
 from service.lookup import get_in_org
-from service.models import Organisation
-from service.timesheets.models import IntegrationWebhook
+from service.models import IntegrationWebhook, Organisation
 from service.value_words import described
 from service.webhooks.queue import ALL_EVENTS, EVENTS, new_secret
 
@@ -25,7 +24,7 @@ integrations_type = ObjectType("SvcIntegrations")
 
 
 def require_admin(context: RequestContext) -> None:
-    permissions.require(context, permissions.SETTINGS, "manage webhooks")
+    require(context, SETTINGS, "manage webhooks")
 
 
 def _name(name: str) -> str:

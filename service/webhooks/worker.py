@@ -27,14 +27,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from plumbing.waiting import wait_for_event
-from service.outbound import AddressRefused, OutboundPolicy
-from service.timesheets.models import (
+from service.models import (
     DELIVERY_DELIVERED,
     DELIVERY_FAILED,
     DELIVERY_PENDING,
     IntegrationWebhook,
     WebhookDelivery,
 )
+from service.outbound import AddressRefused, OutboundPolicy
 from service.webhooks.local import LOCAL_URL, LocalDelivery, LocalReceiver
 from service.webhooks.queue import RETRY_DELAYS_S, TIMEOUT_S, signature
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from plumbing.db import unit_of_work
-from service.organisation.tags_access import person_tag_ids, tagged_person_ids
+from service.access.tag_members import person_tag_ids, tagged_person_ids
 from tests.support import Org
 
 ADD = """mutation($name: SvcName!, $categoryId: SvcId, $parentId: SvcId, $color: SvcColor) {

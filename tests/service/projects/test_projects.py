@@ -7,8 +7,8 @@ from typing import Any
 from sqlalchemy import func, insert, select
 
 from plumbing.db import unit_of_work
+from service.access.project_managers import project_manager_ids
 from service.models import AuditTrail, ExpenseRecord, ExpenseType, TimeRecord, time_record_projects
-from service.projects.access import project_manager_ids
 from tests.support import Org
 
 ADD = """mutation($name: SvcName!, $categoryId: SvcId, $parentId: SvcId, $color: SvcColor) {

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from service.calendar_periods import report_days
 from service.rates.rate_amounts import PricedEntry, fee_window, summarise
 from service.rates.rules import (
     ORGANISATIONS,
@@ -20,7 +21,6 @@ from service.rates.rules import (
     SplitRow,
     resolve,
 )
-from service.reports.period_rules import report_days
 
 D0 = date(2026, 1, 1)
 D1 = date(2026, 3, 1)

@@ -19,12 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.errors import BadInput, RuleViolation
 from service.graphql.name_arguments import check_name
-from service.organisation.account_models import ServiceMail
+from service.models import ServiceMail
 from service.people.invitation_models import PendingSignup
 from service.people.join_mail import signup_mail
 from service.rate_limit import RateLimited
-from service.signin.codes import normalise_email
-from service.signin.web import digest
+from service.signin import digest, normalise_email
 
 CODE_VALID_MS = 5 * 60_000
 MAX_WRONG_CODES = 5

@@ -15,10 +15,9 @@ from typing import Any
 
 from sqlalchemy import or_, select
 
-from service.budgets.models import Budget, BudgetSplit
 from service.graphql.context import RequestContext
 from service.lookup import get_many_in_org
-from service.models import Project, Task
+from service.models import Budget, BudgetSplit, Project, Task
 from service.reports.inline_report import check_filters, run_inline_report
 from service.structure import parent_map
 

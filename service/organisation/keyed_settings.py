@@ -19,14 +19,11 @@ from service.organisation.settings_cascade import (
     first,
     for_person,
     json_reader,
-    person_tags,
-    remember_untagged,
     set_json,
 )
 from service.organisation.settings_cascade import own as own_at
 
-__all__ = ["Resolved", "as_attribute", "own", "person_tags", "remember_untagged", "resolve",
-           "set_value"]
+__all__ = ["Resolved", "as_attribute", "own_value", "resolve", "set_value"]
 
 APPROVAL_STAGES = "approvalStages"
 APPROVAL_REMINDER = "approvalReminder"
@@ -60,6 +57,6 @@ def as_attribute(resolved: Resolved) -> dict[str, Any]:
     return {"value": resolved.value, "path": resolved.path}
 
 
-def own(entity: Organisation | Tag | Person | Project, collection: str, key: str) -> Resolved:
+def own_value(entity: Organisation | Tag | Person | Project, collection: str, key: str) -> Resolved:
     """The entity's own value (no cascade) with itself as the path."""
     return first(own_at(entity, _LEVELS[collection], json_reader(key)))
