@@ -12,9 +12,11 @@ test of the suite (not named test_*): run `pytest tests/mail/reply_cost.py -s`
 - test_reply_operations_cost: the same of each of the reply's GraphQL operations alone, run
   by the service's executor with the keys the reply uses.
 
-REPLY_COST_STYLE=gmail|outlook|mixed (or several, by commas, in turn) sends the reply as a mail client writes it
-(bench.reply_mail: a comment under the decision, a signature, the review quoted; two parts)
-instead of the one-line "approve"; CPU ms per reply (the process's, all tasks) is printed beside.
+REPLY_COST_STYLE=gmail|outlook|mixed (or several, by commas, in turn) sends the reply as a
+mail client writes it (bench.reply_mail: a comment under the decision, a signature, the review
+quoted; two parts) instead of the one-line "approve"; the process's CPU ms of each reply's
+handling (claim, handler, outcome written) is printed beside, taken on REPLY_COST_REPLIES more
+replies not counted (REPLY_COST_PROFILE=<file>: their cProfile).
 
 REPLY_COST_TOP=N prints the N places with the most calls (packages; REPLY_COST_DETAIL=reply or <an
 operation's name> names functions instead)."""
