@@ -17,6 +17,7 @@ from plumbing.clock import SYSTEM_CLOCK, Clock
 from shell.assembly import install_components
 from shell.build import build_runtime
 from shell.build_info import build_info, build_info_metric
+from shell.busy import busy_handlers
 from shell.collector import restore_on_stop, settle_after_start
 from shell.health import liveness, readiness
 from shell.response_headers import ResponseHeaders
@@ -62,7 +63,7 @@ def create_app(
             restore_on_stop()
             await runtime.stop()
 
-    app = _App(routes=routes, lifespan=lifespan)
+    app = _App(routes=routes, lifespan=lifespan, exception_handlers=busy_handlers())
     app.state.runtime = runtime
     app.state.service = service
     app.state.mail = built.mail

@@ -65,9 +65,14 @@ class _Transport(HTTPXAsyncTransport):
 
 
 def _result_of(status: int, body: Any) -> ExecutionResult:
-    """A JSON answer as a GraphQL result; not one at all (no data, no errors): unavailable."""
+    """A JSON answer as a GraphQL result; not one at all (no data, no errors), or a server
+    error (503: busy, try again): unavailable, a temporary failure."""
     if not isinstance(body, dict) or ("data" not in body and "errors" not in body):
         raise ServiceUnavailable(f"the service answered HTTP {status}")
+    if status >= 500:
+        messages = [str(e.get("message", e)) if isinstance(e, dict) else str(e)
+                    for e in body.get("errors") or []]
+        raise ServiceUnavailable(f"the service answered HTTP {status}: {'; '.join(messages)}")
     extensions = dict(body.get("extensions") or {})
     if body.get("permissionsErrors"):
         extensions["permissionsErrors"] = body["permissionsErrors"]

@@ -136,11 +136,14 @@ class _Budget:
         return self.left >= 0
 
 
+# One search for any of the words (a scan in C, not a substring test per word and line).
+_ATTRIBUTION_WORD = re.compile("|".join(map(re.escape, ATTRIBUTION_WORDS)))
+
+
 def _has_attribution_word(line: str) -> bool:
     if len(line) > _LONGEST_ATTRIBUTION:
         return False
-    lower = line.lower()
-    return any(word in lower for word in ATTRIBUTION_WORDS)
+    return _ATTRIBUTION_WORD.search(line.lower()) is not None
 
 
 def _is_blank(line: str) -> bool:

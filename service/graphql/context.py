@@ -37,6 +37,11 @@ class RequestContext:
     # Objects a resolver read ahead for the fields below it (the session holds loaded objects
     # only weakly: kept here, they are still found by `session.get` when those fields run).
     loaded_ahead: list[Any] = field(default_factory=list)
+    # The submissions (service.timesheets.locks.Submission) this request approved or
+    # rejected, by their event's id, as read under their lock and saved: a later field of the
+    # request on the same event (the approver's Journal message) reads them from here. An
+    # event's timesheet, owner and stages do not change once it is submitted.
+    decided: dict[str, Any] = field(default_factory=dict)
     # Things to do after the request's transaction commits (webhook deliveries, ...).
     after_commit: list[Any] = field(default_factory=list)
     # The browser's side of the request (cookies, client address) when it came over HTTP;

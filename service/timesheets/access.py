@@ -8,7 +8,7 @@ from typing import Any
 from service.graphql.context import RequestContext
 from service.models import Person
 from service.timesheets.actor import Actor
-from service.timesheets.models import Timesheet
+from service.timesheets.rows import SheetLike
 
 
 def caller_actor(context: RequestContext) -> Actor:
@@ -16,11 +16,12 @@ def caller_actor(context: RequestContext) -> Actor:
     return Actor(context.session, context.organisation, context.person, context.now_ms)
 
 
-async def can_view_timesheet(context: RequestContext, timesheet: Timesheet) -> bool:
-    """Its owner, whoever may see the owner's data, and anyone asked to approve it."""
-    if await context.can_access_person_data(timesheet.person_id):
+async def can_view_timesheet(context: RequestContext, timesheet: SheetLike) -> bool:
+    """Its owner, whoever may see the owner's data, and anyone asked to approve it (asked
+    first: an approver's reply needs no read of the people they manage)."""
+    if any(context.person.id in (s.get("approvers") or []) for s in timesheet.stages):
         return True
-    return any(context.person.id in (s.get("approvers") or []) for s in timesheet.stages)
+    return await context.can_access_person_data(timesheet.person_id)
 
 
 def person_summary(person: Person | None) -> dict[str, Any] | None:

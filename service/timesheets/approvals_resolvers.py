@@ -228,6 +228,7 @@ async def resolve_approve(_root: Any, info: Any, id: str) -> EventRow:
     context: RequestContext = info.context
     submission = await _submission(context, id, with_approvals=True)
     event = await approve(caller_actor(context), submission)
+    context.decided[id] = submission
     context.after_commit.append(KICK)
     return event
 
@@ -239,7 +240,9 @@ async def resolve_reject(
     context: RequestContext = info.context
     if not (comment or "").strip():
         raise BadInput("comment", "a reason is always required to reject a timesheet")
-    event = await reject(caller_actor(context), await _submission(context, id), stage, comment)
+    submission = await _submission(context, id)
+    event = await reject(caller_actor(context), submission, stage, comment)
+    context.decided[id] = submission
     context.after_commit.append(KICK)
     return event
 

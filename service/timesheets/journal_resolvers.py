@@ -25,6 +25,7 @@ from service.models import Person
 from service.timesheets.access import can_view_timesheet
 from service.timesheets.journal import REFERENCE_TYPE, add_mentions
 from service.timesheets.journal_refs import ENTITY_MODELS
+from service.timesheets.locks import Submission
 from service.timesheets.models import ApprovalEvent, JournalMessage, MessageMention, Timesheet
 from service.value_words import choice_problem
 from service.webhooks import EVENT_JOURNAL_MESSAGE, KICK, enqueue
@@ -199,7 +200,19 @@ async def resolve_add_message(
         parent = await get_in_org(context.session, JournalMessage, context.org_id, replyTo,
                                   "replyTo", "message")
         message.reply_to_id = parent.id
-    if reference is not None:
+    # An event this request just approved or rejected: read already (the reply by mail
+    # that approves with a comment), its event, timesheet and webhooks not read again.
+    decided: Submission | None = (
+        context.decided.get(reference["id"])
+        if reference is not None and reference["type"] == REFERENCE_TYPE else None
+    )
+    if decided is not None:
+        if not await can_view_timesheet(context, decided.timesheet):
+            raise PermissionDenied("you may not write on this item")
+        message.reference_id = decided.event.id
+        message.reference_type = REFERENCE_TYPE
+        message.thread_id = decided.event.timesheet_id
+    elif reference is not None:
         entity = await _entity(context, reference, "reference")
         if not await _may_see(context, reference["type"], entity):
             raise PermissionDenied("you may not write on this item")
@@ -221,7 +234,8 @@ async def resolve_add_message(
     await context.session.flush()
     add_mentions(context.session, context.org_id, message.id, mentioned)
     if message.thread_id is not None and message.reference_type == REFERENCE_TYPE:
-        referenced = await context.session.get(ApprovalEvent, message.reference_id)
+        referenced = decided.event if decided is not None else await context.session.get(
+            ApprovalEvent, message.reference_id)
         author = await context.session.get(Person, author_id)
         await enqueue(context.session, context.org_id, EVENT_JOURNAL_MESSAGE, {
             "messageId": message.id, "timesheetId": message.thread_id,
@@ -229,7 +243,7 @@ async def resolve_add_message(
             "submitId": (referenced.submit_id or referenced.id) if referenced else None,
             "author": {"id": author_id, "name": author.name if author else None},
             "content": message.content, "replyTo": message.reply_to_id,
-        }, context.now_ms)
+        }, context.now_ms, webhooks=decided.ahead.webhooks if decided is not None else None)
         context.after_commit.append(KICK)
     return message
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 
 import httpx
+import pytest
 
+from bench.reply_mail import GMAIL, ONE_LINE
 from mail.queues.inbox import Inbox, InboxWorker
 from tests.mail.replies.reply_cost import _one_reply
 from tests.mail.replies.test_reply_commits import LEASE_MS, live  # noqa: F401 (the module's server)
@@ -22,13 +24,21 @@ from tests.service.test_approvals_support import SUBMIT, WEEK, add_record
 from tests.support import DAY_MS, LiveServer, new_org
 
 # PostgreSQL's two more: the advisory lock that serialises claims of a laned queue, and the
-# row lock on the submission (SQLite's BEGIN IMMEDIATE does both).
-REPLY_STATEMENTS = {"sqlite": 21, "postgresql": 23}
+# row lock on the submission (SQLite's BEGIN IMMEDIATE does both). A reply as mail clients
+# write it (bench.reply_mail: a comment under "Approved", a signature, the review quoted)
+# adds its Journal message to the approval's request: the message and its audit row, each
+# field in a savepoint (the approval's event, timesheet and webhooks not read again).
+REPLY_STATEMENTS = {
+    ONE_LINE: {"sqlite": 21, "postgresql": 23},
+    GMAIL: {"sqlite": 27, "postgresql": 29},
+}
 REPLIES = 4
 
 
+@pytest.mark.parametrize("style", [ONE_LINE, GMAIL])
 async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history(
     live: LiveServer,  # noqa: F811 (the fixture)
+    style: str,
 ) -> None:
     assert os.environ.get("REPLY_COST_HINT", "1") != "0"  # replies carry the period hint
     inbound = live.app.state.mail.wake_inbox.__self__
@@ -42,7 +52,8 @@ async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history
     try:
         async with httpx.AsyncClient(timeout=30) as http:
             first, _ = await submitted_sheet(await new_org(live, http))
-            await _one_reply(live, worker, first)  # warms the caches and prepared documents
+            # warms the caches and prepared documents
+            await _one_reply(live, worker, first, style=style)
             owner = first.owner
             counted: list[list[str]] = []
             for week in range(1, REPLIES + 2):
@@ -53,7 +64,7 @@ async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history
                 sheet = Sheet(first.org, owner, first.approver,
                               submitted["submitTimesheet"]["submitId"]
                               or submitted["submitTimesheet"]["id"])
-                counted.append((await _one_reply(live, worker, sheet, start)).statements)
+                counted.append((await _one_reply(live, worker, sheet, start, style)).statements)
     finally:
         live.clock.frozen_ms = None
         for cache in recent:
@@ -64,6 +75,8 @@ async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history
     counted = counted[1:]
     sizes = [len(statements) for statements in counted]
     assert sizes == [sizes[0]] * REPLIES, "\n\n".join("\n".join(s) for s in counted)
-    assert sizes[0] <= REPLY_STATEMENTS[live.backend], "\n".join(counted[0])
+    assert sizes[0] <= REPLY_STATEMENTS[style][live.backend], "\n".join(counted[0])
     assert any(s.startswith("UPDATE timesheets") for s in counted[0])  # the approval counted
     assert any(s.startswith("INSERT INTO outbox_messages") for s in counted[0])  # the receipt
+    messages = sum(s.startswith("INSERT INTO journal_messages") for s in counted[0])
+    assert messages == (2 if style == GMAIL else 1)  # the approval's entry, and the comment
