@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from bot.chat.values import BadValue, ident, json_list, whole
 from bot.slack.mrkdwn import escape
-from bot.slack.values import BadValue, ident, json_list, whole
 from timebot import l10n
 from timebot.l10n import _
 from timebot.summary import TimesheetSummary

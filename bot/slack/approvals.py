@@ -22,6 +22,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 
+from bot.chat.values import BAD_BUTTON, BadValue, action_value, ident, json_of
 from bot.slack.approval_blocks import (
     APPROVE,
     REJECT,
@@ -37,7 +38,6 @@ from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
 from bot.slack.mrkdwn import escape
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
-from bot.slack.values import BAD_BUTTON, BadValue, action_value, ident, json_of
 from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent

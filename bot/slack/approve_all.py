@@ -3,9 +3,9 @@ waiting list (bot.slack.home): one button naming exactly the N requests shown th
 Block Kit `confirm` dialog that names N.
 
 The button's value is what timebot wrote — `[[submit id, stage], …]` — read back with the
-guards of bot.slack.values (anything else is a BadValue, answered ephemerally). A click decides, as
-the CLICKING person with their own key, each named request that still waits for them at that
-stage (re-read with the integration key first: a request decided meanwhile, moved on,
+guards of bot.chat.values (anything else is a BadValue, answered ephemerally). A click decides,
+as the CLICKING person with their own key, each named request that still waits for them at
+that stage (re-read with the integration key first: a request decided meanwhile, moved on,
 resubmitted or no longer theirs is reported, never decided by anyone else's right). Each
 decision is claimed like a single button's (`slack_claims`, bot.slack.approvals): a double click
 or a retry decides nothing twice. One ephemeral message lists each request's outcome. The button and
@@ -20,13 +20,13 @@ from typing import Any
 import structlog
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from bot.chat.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
 from bot.slack.approval_blocks import Request, period_text, status_word
 from bot.slack.approvals import ApprovalsPart, refusal_reason
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
 from bot.slack.mrkdwn import escape
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
-from bot.slack.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
 from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.l10n import _, ngettext

@@ -9,13 +9,13 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.chat.nudge_schedule import snooze_until
+from bot.chat.values import action_value
 from bot.slack.approval_blocks import slack_time
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
-from bot.slack.nudge_schedule import snooze_until
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
-from bot.slack.values import action_value
 from timebot import l10n
 from timebot.l10n import N_, _
 from timebot.l10n.loading import load_localisation

@@ -6,7 +6,7 @@
 - Staff (bot.slack.staff_nudges): a nudge with "Submit now" at the end of their period.
 - Managers remind their team on demand: `/timesheet remind` (bot.slack.team_reminders).
 
-The schedules themselves are pure functions (bot.slack.nudge_schedule).
+The schedules themselves are pure functions (bot.chat.nudge_schedule).
 """
 
 from __future__ import annotations

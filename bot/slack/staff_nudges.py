@@ -9,10 +9,10 @@ from __future__ import annotations
 import structlog
 from sqlalchemy import select
 
+from bot.chat.nudge_schedule import local_day_bounds, reminder_slot, staff_nudge_due
 from bot.slack.approval_blocks import period_text, status_word
 from bot.slack.deps import SlackDeps
 from bot.slack.nudge_preferences import NudgePreferences
-from bot.slack.nudge_schedule import local_day_bounds, reminder_slot, staff_nudge_due
 from bot.slack.submit_now import submit_blocks
 from timebot import l10n
 from timebot.entry_rules import Rules

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.chat.nudge_schedule import to_remind
 from bot.slack.approval_blocks import period_text
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape
-from bot.slack.nudge_schedule import to_remind
 from bot.slack.submit_now import submit_blocks
 from timebot import l10n
 from timebot.l10n import _
