@@ -35,7 +35,7 @@ from tests.timebot.signin_support import browser, sign_in
 from timebot.state.slack_models import SlackInstallation
 
 TEAM_A, TEAM_B, TEAM_C = "T0AAAAAAA", "T0BBBBBBB", "T0CCCCCCC"
-MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-manifest.yaml"
+MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "slack-manifest.yaml"
 
 
 @dataclass

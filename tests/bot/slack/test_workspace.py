@@ -25,7 +25,7 @@ from tests.timebot.test_cli import Run, cli_env, timebot
 from timebot.runtime import Runtime
 
 OTHER_TEAM = "T0ELSEWHERE"
-MANIFEST = Path(__file__).resolve().parents[2] / "deploy" / "slack-manifest.yaml"
+MANIFEST = Path(__file__).resolve().parents[3] / "deploy" / "slack-manifest.yaml"
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
