@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from bot.slack.approval_blocks import status_word
+from bot.chat.approvals import status_word
 from timebot.entry_rules import Rules
 from timebot.notify.period_timing import due_now, reminder_slots
 from timebot.notify.periods import DAY_MS, local_date, zone

@@ -8,8 +8,9 @@ approvers at once. Every message that showed the request is updated in place int
 when the service reports it (approvalEventUpdate), whatever decided it: a button, an e-mail
 reply, a one-click link, the web. A person not allowed to decide gets an ephemeral reason.
 
-The texts and blocks are in bot.slack.approval_blocks; the rules (what a message becomes, why a
-person may not decide) are pure functions here; Slack and GraphQL calls sit in `ApprovalsPart`.
+The messages and the rules (what a message becomes, why a person may not decide) are the
+neutral ones of bot.chat.approvals, with Slack's markup; deciding once is bot.chat.deciding;
+their Block Kit is bot.slack.approval_blocks; Slack calls sit in `ApprovalsPart`.
 """
 
 from __future__ import annotations
@@ -19,112 +20,46 @@ from typing import Any
 
 import structlog
 from slack_bolt.async_app import AsyncAck, AsyncApp
-from sqlalchemy import delete
-from sqlalchemy.exc import IntegrityError
 
+from bot.chat import approvals as chat
+from bot.chat.approvals import APPROVE, REJECT, Request, parse_ref
+from bot.chat.deciding import Claims, approval_state, decide
 from bot.chat.values import BAD_BUTTON, BadValue, action_value, ident, json_of
-from bot.slack.approval_blocks import (
-    APPROVE,
-    REJECT,
-    REJECT_CALLBACK,
-    Request,
-    outcome_blocks,
-    parse_ref,
-    reject_view,
-    slack_time,
-    status_word,
-)
+from bot.slack.approval_blocks import REJECT_CALLBACK, outcome_blocks, reject_view
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
-from bot.slack.mrkdwn import escape
+from bot.slack.render import SLACK
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
 from timebot import l10n
-from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
-from timebot.l10n import N_, _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.reviews import round_mark
 from timebot.state.db import unit_of_work
-from timebot.state.models import SlackClaim, SlackOutgoing
+from timebot.state.models import SlackOutgoing
 
 log = structlog.get_logger("timebot.slack.approvals")
 
 RefreshHome = Callable[[SlackPerson], Awaitable[None]]
 
-APPROVAL_STATE = """
-query State($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
-  getApprovalState(personId: $person, startTime: $start, endTime: $end) {
-    status currentStage submitId pendingApprovers { id name }
-  }
-}"""
-APPROVE_MUTATION = "mutation Approve($id: SvcId!) { approveTimesheet(id: $id) { id status } }"
-REJECT_MUTATION = """
-mutation Reject($id: SvcId!, $stage: Int!, $comment: String!) {
-  rejectTimesheet(id: $id, stage: $stage, comment: $comment) { id status }
-}"""
 
 def outcome_for(
     data: dict[str, Any], ref_stage: int, approver_id: str, now_ms: int
 ) -> str | None:
     """What a request message (of `ref_stage`, shown to `approver_id`) becomes after the event,
-    or None when it still waits for that approver."""
-    status = status_word(data.get("status"))
-    by = escape((data.get("by") or {}).get("name") or _("someone"))
-    at = slack_time(now_ms)
-    action = data.get("action")
-    approved_by = _("Approved by {by} at {at}").format(by=by, at=at)
-    if status == "approved":
-        if action == "autoApproved":
-            return _("Approved automatically at {at}").format(at=at)
-        return approved_by
-    if status == "rejected":
-        reason = escape((data.get("comment") or "").strip())
-        return _("Rejected by {by} at {at}").format(by=by, at=at) + (
-            f": {reason}" if reason else "")
-    if status in ("draft", "open", None) or action in ("withdrawn", "reopened"):
-        return _("No longer waiting for approval ({why}) since {at}").format(
-            why=action or status, at=at)
-    if action == "restarted":
-        return _("Changed by {by} at {at}: the approval starts again").format(by=by, at=at)
-    stage = int(data.get("stage") or 0)
-    pending = {p.get("id") for p in data.get("pendingApprovers") or []}
-    if ref_stage < stage:
-        return approved_by if action == "approved" else _("Stage done at {at}").format(at=at)
-    if ref_stage == stage and approver_id not in pending and action == "approved":
-        return approved_by
-    return None
-
-
-SERVICE_REFUSED = N_("The service refused the decision.")
+    or None when it still waits for that approver (mrkdwn)."""
+    return chat.outcome_for(data, ref_stage, approver_id, now_ms, SLACK)
 
 
 def refusal_reason(state: dict[str, Any] | None, request: Request, person_id: str) -> str:
     """Why this person may not decide this request now (shown only to them)."""
-    if not state or not state.get("submitId"):
-        return _("This timesheet is no longer waiting for approval.")
-    if state.get("submitId") != request.submit_id:
-        return _("This request is out of date: the timesheet was submitted again since.")
-    status = status_word(state.get("status"))
-    if status == "approved":
-        return _("This timesheet is already approved.")
-    if status == "rejected":
-        return _("This timesheet was already rejected.")
-    if status != "submitted":
-        return _("This timesheet is no longer waiting for approval.")
-    pending = state.get("pendingApprovers") or []
-    if int(state.get("currentStage") or 0) != request.stage:
-        return _("This stage was already decided; the timesheet has moved on.")
-    if person_id not in {p.get("id") for p in pending}:
-        names = ", ".join(escape(p.get("name")) for p in pending) or _("nobody")
-        return _("You are not an approver of this stage: it waits for {names}.").format(
-            names=names)
-    return _(SERVICE_REFUSED)
+    return chat.refusal_reason(state, request, person_id, SLACK)
 
 
 class ApprovalsPart:
     def __init__(self, deps: SlackDeps, refresh_home: RefreshHome) -> None:
         self.deps = deps
         self.refresh_home = refresh_home
+        self.claims = Claims(deps.runtime)
 
     # --- events from the service ---------------------------------------------------------
 
@@ -173,61 +108,15 @@ class ApprovalsPart:
 
     # --- clicks ---------------------------------------------------------------------------
 
-    async def _claim(self, key: str, user_id: str) -> bool:
-        try:
-            async with unit_of_work(self.deps.runtime.state_sessions) as session:
-                session.add(SlackClaim(key=key, slack_user_id=user_id,
-                                       created_ms=self.deps.runtime.clock.now_ms()))
-        except IntegrityError:
-            return False
-        return True
-
-    async def _release(self, key: str) -> None:
-        async with unit_of_work(self.deps.runtime.state_sessions) as session:
-            await session.execute(delete(SlackClaim).where(SlackClaim.key == key))
-
     async def _state(self, organisation_id: str, request: Request) -> dict[str, Any] | None:
-        key = await self.deps.runtime.directory.integration_key(organisation_id)
-        try:
-            data = await self.deps.runtime.client.execute(
-                APPROVAL_STATE,
-                {"person": request.person_id, "start": request.start_ms, "end": request.end_ms},
-                apikey=key,
-            )
-        except (PermissionRefused, ServiceRequestError):  # a person this org does not have
-            return None
-        state: dict[str, Any] | None = data.get("getApprovalState")
-        return state
+        return await approval_state(self.deps.runtime, organisation_id, request)
 
     async def _decide(
         self, person: SlackPerson, request: Request, channel: str, comment: str | None
     ) -> str | None:
         """Claim, then decide as the person; None when done, else why not."""
-        verb = "approve" if comment is None else "reject"
-        claim = f"{verb}:{request.submit_id}:{request.stage}:{person.person_id}"
-        if not await self._claim(claim, person.slack_user_id):
-            return _("Your decision on this timesheet was already recorded.")
-        try:
-            if comment is None:
-                await self.deps.runtime.client.execute(
-                    APPROVE_MUTATION, {"id": request.submit_id}, apikey=person.apikey)
-            else:
-                await self.deps.runtime.client.execute(
-                    REJECT_MUTATION,
-                    {"id": request.submit_id, "stage": request.stage, "comment": comment},
-                    apikey=person.apikey)
-        except (PermissionRefused, ServiceRequestError) as error:
-            await self._release(claim)
-            state = await self._state(person.organisation_id, request)
-            reason = refusal_reason(state, request, person.person_id)
-            if reason == _(SERVICE_REFUSED) and isinstance(
-                    error, ServiceRequestError):
-                reason = escape("; ".join(error.messages))
-            return reason
-        except TimebotError:
-            await self._release(claim)
-            raise
-        return None
+        return await decide(self.deps.runtime, self.claims, person, request, comment,
+                            who=person.slack_user_id, markup=SLACK)
 
     async def _request(self, body: dict[str, Any], user_id: str, channel: str
                        ) -> Request | None:
@@ -267,7 +156,7 @@ class ApprovalsPart:
         if person is None:
             return
         state = await self._state(person.organisation_id, request)
-        if not self._may_try(state, request, person.person_id):
+        if not chat.may_try(state, request):
             await ephemeral(
                 self.deps.web, channel, user_id, refusal_reason(state, request, person.person_id))
             return
@@ -275,14 +164,6 @@ class ApprovalsPart:
             trigger_id=str(body.get("trigger_id", "")),
             view=reject_view(request, channel),
         )
-
-    @staticmethod
-    def _may_try(state: dict[str, Any] | None, request: Request, person_id: str) -> bool:
-        """Admins and last-stage approvers may also reject later: the service decides those;
-        the plain refusals are answered here without a modal."""
-        if not state or state.get("submitId") != request.submit_id:
-            return False
-        return status_word(state.get("status")) in ("approved", "submitted")
 
     async def on_reject_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         view = body.get("view") or {}

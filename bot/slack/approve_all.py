@@ -20,8 +20,8 @@ from typing import Any
 import structlog
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from bot.chat.approvals import Request, period_text, status_word
 from bot.chat.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
-from bot.slack.approval_blocks import Request, period_text, status_word
 from bot.slack.approvals import ApprovalsPart, refusal_reason
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson

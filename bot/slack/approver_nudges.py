@@ -12,12 +12,14 @@ from typing import Any
 
 from sqlalchemy import select
 
+from bot.chat.approvals import Request, parse_ref, period_text
 from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
-from bot.slack.approval_blocks import Request, decision_buttons, parse_ref, period_text, slack_time
+from bot.slack.approval_blocks import decision_buttons
 from bot.slack.approve_all import MAX_ITEMS, approve_all_button
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape
 from bot.slack.nudge_preferences import NudgePreferences, nudge_controls
+from bot.slack.render import slack_time
 from timebot import l10n
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.slack.approval_blocks import Request, ref_of, request_blocks, summary_text
+from bot.chat.approvals import Request, ref_of
+from bot.slack.approval_blocks import request_blocks, summary_text
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape
 from timebot import l10n

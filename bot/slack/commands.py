@@ -29,11 +29,12 @@ client, `ctx.runtime` the runtime (clock: `ctx.runtime.clock.now_ms()`).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.chat.commands import CommandTable
 from bot.slack.identity import SlackPerson
 from bot.slack.mrkdwn import escape
 
@@ -79,45 +80,6 @@ class CommandContext:
 Handler = Callable[[CommandContext], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class Command:
-    handler: Handler
-    help: str
-
-
-@dataclass
-class CommandRegistry:
-    """Sub-commands per slash command; a fallback takes text whose first word is no
-    sub-command."""
-
-    commands: dict[str, dict[str, Command]] = field(
-        default_factory=lambda: {"/time": {}, "/timesheet": {}}
-    )
-    fallbacks: dict[str, Handler] = field(default_factory=dict)
-
-    def add(self, command: str, subcommand: str, handler: Handler, help: str = "") -> None:
-        table = self.commands.setdefault(command, {})
-        key = subcommand.lower()
-        if key in table:
-            raise ValueError(f"{command} {subcommand} is registered twice")
-        table[key] = Command(handler, help)
-
-    def fallback(self, command: str, handler: Handler) -> None:
-        self.fallbacks[command] = handler
-
-    def lookup(self, command: str, text: str) -> tuple[str, Handler, str] | None:
-        """(sub-command, handler, args) for the typed text, or None (then show help)."""
-        words = text.strip().split(maxsplit=1)
-        first = words[0].lower() if words else ""
-        table = self.commands.get(command, {})
-        if first in table:
-            return first, table[first].handler, words[1] if len(words) > 1 else ""
-        if command in self.fallbacks and text.strip():
-            return "", self.fallbacks[command], text.strip()
-        return None
-
-    def help_text(self, command: str) -> str:
-        table = self.commands.get(command, {})
-        lines = [f"`{command} {name}` {entry.help}".rstrip() for name, entry in sorted(
-            table.items())]
-        return "\n".join(lines) or f"`{command}` has no sub-commands yet."
+class CommandRegistry(CommandTable[Handler]):
+    """The Slack app's command table (bot.chat.commands): its handlers take a
+    `CommandContext`."""

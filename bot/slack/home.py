@@ -14,10 +14,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import structlog
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack.approval_blocks import Request, pending_blocks, period_text, status_word
+from bot.chat.approvals import Request, period_text, status_word
+from bot.chat.person import NotIdentified
+from bot.slack.approval_blocks import pending_blocks
 from bot.slack.approve_all import approve_all_button
 from bot.slack.deps import SlackDeps
-from bot.slack.identity import NotIdentified, SlackPerson
+from bot.slack.identity import SlackPerson
 from bot.slack.linking import link_prompt
 from bot.slack.mrkdwn import escape
 from plumbing.periods import NOUNS, local_day

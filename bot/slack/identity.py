@@ -19,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import update
 
+from bot.chat.person import ChatPerson, NotIdentified, no_email, not_known
 from bot.slack.workspace import Workspace
 from timebot.directory import PeopleDirectory
 from timebot.errors import DirectoryError, NotLinked, UnknownPerson
@@ -30,16 +31,10 @@ PERSON_TTL_SECONDS = 60.0  # a re-linked or revoked key is seen within a minute
 
 
 @dataclass(frozen=True)
-class SlackPerson:
+class SlackPerson(ChatPerson):
     """A Slack user resolved to a person of the service, with the key to act as them."""
 
-    organisation_id: str
-    person_id: str
-    name: str
-    email: str
-    apikey: str
     slack_user_id: str
-    tz: str
     tz_offset_seconds: int
 
 
@@ -50,15 +45,6 @@ class SlackProfile:
     tz: str
     tz_offset_seconds: int
     is_bot: bool
-
-
-class NotIdentified(Exception):
-    """The Slack user cannot act yet; `message` tells them how to link (shown ephemerally)."""
-
-    def __init__(self, message: str, *, can_link: bool) -> None:
-        super().__init__(message)
-        self.message = message
-        self.can_link = can_link
 
 
 class Identity:
@@ -124,30 +110,22 @@ class Identity:
                 can_link=False,
             ) from error
         if not profile.email:
-            raise NotIdentified(
-                "Your Slack profile shows no e-mail address, so I cannot tell who you are in "
-                "the time tracking service. Ask your Slack admin to let the app read e-mails.",
-                can_link=False,
-            )
+            raise no_email("Slack")
         org_id = await self.organisation_id()
         try:
             entry = await self.directory.find_by_email(profile.email, org_id)
             apikey = await self.directory.apikey_for(entry.organisation_id, entry.person_id)
         except (UnknownPerson, NotLinked) as error:
-            raise NotIdentified(
-                f"I don't know {profile.email} in the time tracking service yet. Link your "
-                "account once with your own API key: run `/timesheet link` (the key is in your "
-                "profile in the time tracking service).",
-                can_link=True,
-            ) from error
+            raise not_known(profile.email, "run `/timesheet link`") from error
         except DirectoryError as error:
             raise NotIdentified(str(error), can_link=False) from error
         if entry.slack_user_id != user_id:
             await self._remember_slack_user(entry.organisation_id, entry.person_id, user_id)
         self._by_person[entry.person_id] = user_id
         person = SlackPerson(
-            entry.organisation_id, entry.person_id, entry.name, entry.email, apikey, user_id,
-            profile.tz, profile.tz_offset_seconds,
+            organisation_id=entry.organisation_id, person_id=entry.person_id, name=entry.name,
+            email=entry.email, apikey=apikey, tz=profile.tz, slack_user_id=user_id,
+            tz_offset_seconds=profile.tz_offset_seconds,
         )
         self._people[user_id] = (time.monotonic() + PERSON_TTL_SECONDS, person)
         return person

@@ -8,9 +8,9 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from bot.chat.person import NotIdentified
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
-from bot.slack.identity import NotIdentified
 from bot.slack.mrkdwn import escape
 from timebot.errors import InvalidCredentials, ServiceRequestError
 

@@ -11,10 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat.nudge_schedule import snooze_until
 from bot.chat.values import action_value
-from bot.slack.approval_blocks import slack_time
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
+from bot.slack.render import slack_time
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
 from timebot import l10n
 from timebot.l10n import N_, _

@@ -7,8 +7,9 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.chat.person import NotIdentified
 from bot.slack.deps import SlackDeps
-from bot.slack.identity import NotIdentified, SlackPerson
+from bot.slack.identity import SlackPerson
 from bot.slack.linking import link_prompt
 from bot.slack.mrkdwn import escape
 

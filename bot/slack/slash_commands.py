@@ -11,9 +11,9 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
+from bot.chat.person import NotIdentified
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
-from bot.slack.identity import NotIdentified
 from bot.slack.linking import link_command, link_prompt, link_view
 from bot.slack.mrkdwn import escape
 from timebot.errors import InvalidCredentials, TimebotError

@@ -9,8 +9,8 @@ from __future__ import annotations
 import structlog
 from sqlalchemy import select
 
+from bot.chat.approvals import period_text, status_word
 from bot.chat.nudge_schedule import local_day_bounds, reminder_slot, staff_nudge_due
-from bot.slack.approval_blocks import period_text, status_word
 from bot.slack.deps import SlackDeps
 from bot.slack.nudge_preferences import NudgePreferences
 from bot.slack.submit_now import submit_blocks

@@ -9,8 +9,8 @@ from typing import Any
 import structlog
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from bot.chat.approvals import period_text
 from bot.chat.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
-from bot.slack.approval_blocks import period_text
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.chat.approvals import period_text
 from bot.chat.nudge_schedule import to_remind
-from bot.slack.approval_blocks import period_text
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape

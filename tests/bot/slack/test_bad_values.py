@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from bot.slack.approval_blocks import Request
+from bot.chat.approvals import Request
 from tests.bot.slack.harness import SlackHarness
 from tests.bot.slack.signing import action_payload
 from tests.support import new_org

@@ -3,8 +3,8 @@ becomes after an event, why someone may not decide."""
 
 from __future__ import annotations
 
+from bot.chat.approvals import Request
 from bot.chat.nudge_schedule import approver_nudge_due, snooze_until, staff_nudge_due, to_remind
-from bot.slack.approval_blocks import Request
 from bot.slack.approvals import outcome_for, refusal_reason
 from tests.service.test_approvals_support import WEEK
 from tests.support import DAY_MS, HOUR_MS
