@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from bot.component import install_slack
+from bot.slack.component import install_slack
 from mail.inbound_component import install_inbound
 from mail.queues.parts import MailParts
 from mail.review_component import install_reviews
