@@ -7,6 +7,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute
 
 from bot.component import install_slack
+from bot.teams.component import install_teams
 from mail.inbound_component import install_inbound
 from mail.parts import MailParts
 from mail.review_component import install_reviews
@@ -33,3 +34,4 @@ def install_components(
     install_reviews(runtime, mail, routes, notifications)
     install_links(runtime, routes)
     install_slack(runtime, routes, notifications.reviews, who_is)
+    install_teams(runtime, routes, who_is)
