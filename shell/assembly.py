@@ -7,6 +7,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute
 
 from bot.component import install_slack
+from bot.teams.cards_component import install_teams_cards
 from bot.teams.component import install_teams
 from mail.inbound_component import install_inbound
 from mail.parts import MailParts
@@ -35,3 +36,4 @@ def install_components(
     install_links(runtime, routes)
     install_slack(runtime, routes, notifications.reviews, who_is)
     install_teams(runtime, routes, who_is)
+    install_teams_cards(runtime, notifications.reviews)

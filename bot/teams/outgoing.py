@@ -121,12 +121,22 @@ class TeamsOutbox:
             if row.status == QUEUED and row.activity_id is None:
                 row.activity = activity
                 return True
+            row.activity = activity  # what the card shows now (a refresh answers it)
             to = Recipient(row.tenant_id, row.organisation_id, row.conversation_id,
                            row.service_url)
             await self._insert(session, self._row(UPDATE, to, activity, key=None, ref=None,
                                                   context={"target": row.id}, bulk=bulk))
         self.wake()
         return True
+
+    async def record_shown(self, row_id: str, activity: dict[str, Any],
+                           context: dict[str, Any]) -> None:
+        """What a sent card shows now that an invoke response replaced it for its reader
+        (nothing is sent: Teams showed the answer)."""
+        async with unit_of_work(self.sessions) as session:
+            row = await session.get(TeamsOutgoing, row_id)
+            if row is not None and row.activity_id is not None:
+                row.activity, row.context = activity, {**row.context, **context}
 
     async def queued_with_key(self, key: str) -> TeamsOutgoing | None:
         async with self.reads() as session:
@@ -142,13 +152,13 @@ class TeamsOutbox:
                                             TeamsOutgoing.ref.startswith(ref_prefix))
                 .order_by(TeamsOutgoing.seq)))
 
-    async def posted(self, conversation_id: str, activity_id: str) -> TeamsOutgoing | None:
-        """The send row of the activity a click came from."""
+    async def latest_with_ref(self, ref: str, conversation_id: str) -> TeamsOutgoing | None:
+        """The newest send row of this ref into this conversation (a card clicked there)."""
         async with self.reads() as session:
             return (await session.scalars(select(TeamsOutgoing).where(
-                TeamsOutgoing.conversation_id == conversation_id,
-                TeamsOutgoing.activity_id == activity_id,
-                TeamsOutgoing.method == SEND).limit(1))).one_or_none()
+                TeamsOutgoing.ref == ref, TeamsOutgoing.conversation_id == conversation_id,
+                TeamsOutgoing.method == SEND).order_by(TeamsOutgoing.seq.desc()).limit(1)
+            )).one_or_none()
 
     async def pending(self) -> int:
         async with self.reads() as session:

@@ -1,0 +1,147 @@
+"""Review requests as Teams cards: the Teams channel of the ground's review dispatch
+(`timebot.notify.review_dispatch`, which decides who is asked), and the cards settled in
+place when the service reports the decision (approvalEventUpdate), whatever decided it.
+
+An approver linked in Teams (bot.teams.tenants: they wrote to the bot, in the tenant serving
+their organisation) gets the review card (bot.teams.cards), queued under a key derived from
+the request's dedupe key, so it goes out once whichever delivery brought the event. The row's
+ref and context are what the settling and the card's actions (bot.teams.actions) read. Push
+off in the approver's notification settings (or approval updates off): no card.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from bot.teams import cards
+from bot.teams.outgoing import Recipient, TeamsOutbox
+from bot.teams.tenants import TeamsTenants
+from timebot import l10n
+from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
+from timebot.notify.decisions import ReviewRequest
+from timebot.notify.person_notify import SLACK, gets, person_notify
+from timebot.notify.reviews import round_mark
+from timebot.runtime import Runtime
+from timebot.stages import stage_label
+from timebot.state.teams_models import TeamsOutgoing
+
+log = structlog.get_logger("timebot.teams.reviews")
+
+PUSH = SLACK  # the chat fronts share the service's "push" switch (person_notify)
+
+
+def card_key(dedupe_key: str) -> str:
+    """The Teams sender's key of the card asking a review request."""
+    return f"teams-review:{dedupe_key}"
+
+
+def ref_of(submit_id: str, stage: int, approver_id: str) -> str:
+    return f"approval:{submit_id}:{stage}:{approver_id}"
+
+
+def parse_ref(ref: str | None) -> tuple[str, int, str] | None:
+    parts = (ref or "").split(":")
+    if len(parts) != 4 or parts[0] != "approval" or not parts[2].isdigit():
+        return None
+    return parts[1], int(parts[2]), parts[3]
+
+
+def context_of(request: cards.CardRequest, organisation_id: str, person_name: str,
+               approver_id: str, time_zone: str) -> dict[str, Any]:
+    """What a request card's row remembers: enough to show its outcome later."""
+    return {"timesheetId": request.timesheet_id, "personId": request.person_id,
+            "submitId": request.submit_id, "organisationId": organisation_id,
+            "startTime": request.start_ms, "endTime": request.end_ms,
+            "personName": person_name, "approverId": approver_id, "timeZone": time_zone}
+
+
+def outcome_activity(row: TeamsOutgoing, outcome: str) -> dict[str, Any]:
+    context = row.context
+    card = cards.outcome_card(str(context.get("personName", "")),
+                              int(context.get("startTime", 0)), int(context.get("endTime", 0)),
+                              outcome, str(context.get("timeZone") or "UTC"))
+    return cards.message(card)
+
+
+def card_of(row: TeamsOutgoing) -> dict[str, Any] | None:
+    """The card a row shows now (its activity's, updated in place with the outcome)."""
+    for attachment in row.activity.get("attachments") or []:
+        if attachment.get("contentType") == cards.CARD_TYPE:
+            content = attachment.get("content")
+            return content if isinstance(content, dict) else None
+    return None
+
+
+class TeamsReviews:
+    """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
+    of its cards."""
+
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
+        self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+
+    async def already_sent(self, dedupe_key: str) -> bool:
+        return await self.outbox.queued_with_key(card_key(dedupe_key)) is not None
+
+    async def review_request(self, request: ReviewRequest) -> bool:
+        """Queue the card; False when queued before, the approver is not in Teams (or their
+        tenant does not serve the organisation), or they turned push off."""
+        user = await self.tenants.user_of_person(request.organisation_id, request.approver_id)
+        if user is None or not user.conversation_id or not user.service_url:
+            return False
+        runtime = self.runtime
+        key = await runtime.directory.integration_key(request.organisation_id)
+        notify = await person_notify(runtime.client, key, request.approver_id)
+        if not gets(notify.settings, "review", PUSH):
+            return False
+        summary = request.summary
+        shown = cards.CardRequest(request.submit_id, request.stage, request.timesheet_id,
+                                  summary.person_id, summary.start_ms, summary.end_ms)
+        with l10n.using(await load_localisation(runtime.client, key, request.approver_id)):
+            label = (stage_label(request.stage, request.stage_count)
+                     if request.stage_count > 1 else _("approval"))
+            reason = request.reason.text() if request.reason is not None else None
+            card = cards.review_card(shown, summary.person_name, label, summary,
+                                     [user.teams_user_id], reason)
+            preview = _("{person} submitted the timesheet for {period}: waiting for your "
+                        "approval").format(person=summary.person_name, period=cards.period_text(
+                            summary.start_ms, summary.end_ms, summary.time_zone))
+        return await self.outbox.send(
+            Recipient(user.tenant_id, user.organisation_id, user.conversation_id,
+                      user.service_url),
+            cards.message(card, preview), key=card_key(request.dedupe_key),
+            ref=ref_of(request.submit_id, request.stage, request.approver_id),
+            context=context_of(shown, request.organisation_id, summary.person_name,
+                               request.approver_id, summary.time_zone),
+            bulk=True)
+
+    # --- the service's decisions ---------------------------------------------------------
+
+    async def on_event(self, event: ServiceEvent) -> None:
+        if event.event == APPROVAL_UPDATE and event.data.get("submitId"):
+            await self.settle(event)
+
+    async def settle(self, event: ServiceEvent) -> None:
+        """Update in place every card that the event decided, for each approver it was sent
+        to (a restart ends the cards of earlier rounds, not its own)."""
+        data = event.data
+        own_round = round_mark(event)
+        now = self.runtime.clock.now_ms()
+        for row in await self.outbox.with_ref(f"approval:{data['submitId']}:"):
+            parsed = parse_ref(row.ref)
+            if parsed is None or row.context.get("outcome"):
+                continue
+            if row.organisation_id != event.organisation_id:
+                continue  # another organisation's card never changes on this event
+            if own_round and (row.dedupe_key or "").endswith(own_round):
+                continue
+            key = await self.runtime.directory.integration_key(row.organisation_id)
+            with l10n.using(await load_localisation(self.runtime.client, key, parsed[2])):
+                outcome = cards.outcome_text(data, parsed[1], parsed[2], now)
+                if outcome is None:
+                    continue
+                activity = outcome_activity(row, outcome)
+            await self.outbox.update_row(row.id, activity, context={"outcome": outcome})

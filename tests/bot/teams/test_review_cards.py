@@ -1,0 +1,183 @@
+"""Review requests as Teams cards, end to end: a running timebot with the Teams front, the fake
+Teams (signed activities, a Bot Connector recording what it is sent). A submission sends a card
+to each approver linked in Teams; Approve decides once whatever the clicks and retries, as the
+user the verified activity names, and every card is updated; a stale card decides nothing;
+Reject needs its reason; a 403 marks the user removed without holding anyone else's card."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from shell.demo_teams import ConnectorCall
+from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
+from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, state, submit
+
+EVENTS = ("query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { "
+          "getApprovalEvents(personId: $p, startTime: $s, endTime: $e) { id status by { id } "
+          "systemAction comment } }")
+
+
+@pytest.fixture(scope="module")
+async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[TeamsWorld]:
+    started = await start_teams_world("sqlite", tmp_path_factory.mktemp("teams-cards"))
+    # the service's events reach the fronts (the harness subscribes nothing itself)
+    await started.live.app.state.runtime.subscriptions.ensure(started.org.id)
+    try:
+        yield started
+    finally:
+        await started.stop()
+
+
+async def linked(world: TeamsWorld, name: str) -> TeamsMember:
+    """A member who wrote to the bot once (so Teams linked them)."""
+    member = await world.member(name)
+    answer = await world.send(world.fake.message(member.teams, "help"))
+    assert answer.status_code == 202
+    await world.fake.wait_for("send", conversation_id=member.teams.conversation_id)
+    return member
+
+
+async def submitted(world: TeamsWorld, approvers: int = 2) -> tuple[
+        TeamsMember, list[TeamsMember], list[ConnectorCall]]:
+    owner = await world.member("Sam")
+    deciders = [await linked(world, f"Appr{n}") for n in range(approvers)]
+    await world.org.admin.gql(
+        "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { editPersonApprovalStages("
+        "id: $id, stages: $s) { id } }",
+        {"id": owner.member.id, "s": [{"type": "person", "personIds": [
+            a.member.id for a in deciders], "quorum": "any"}]})
+    await add_record(owner.member, owner.member, day=0, hours=3)
+    await add_record(owner.member, owner.member, day=1, hours=5)
+    await submit(owner.member, owner.member)
+    sent = [(await world.fake.wait_for("send", 2, conversation_id=a.teams.conversation_id))[1]
+            for a in deciders]
+    return owner, deciders, sent
+
+
+def card_of(call: ConnectorCall) -> dict[str, Any]:
+    attachments = call.body.get("attachments") or []
+    assert attachments, call.body
+    content: dict[str, Any] = attachments[0]["content"]
+    return content
+
+
+def action(card: dict[str, Any], verb: str) -> dict[str, Any]:
+    for node in card.get("actions") or []:
+        if node.get("verb") == verb:
+            return dict(node)
+        for inner in (node.get("card") or {}).get("actions") or []:
+            if inner.get("verb") == verb:
+                return dict(inner)
+    raise AssertionError(f"no {verb} in {card}")
+
+
+def text_of(card: dict[str, Any]) -> str:
+    return " ".join(str(b.get("text", "")) for b in card.get("body") or [])
+
+
+async def click(world: TeamsWorld, who: TeamsMember, verb: str, data: dict[str, Any],
+                **inputs: str) -> httpx.Response:
+    """An Action.Execute invoke as Teams sends it, signed, from `who`'s personal chat."""
+    activity = world.fake.message(who.teams, "")
+    activity.pop("text")
+    activity.update({"type": "invoke", "name": "adaptiveCard/action",
+                     "id": uuid.uuid4().hex[:16], "value": {
+                         "action": {"type": "Action.Execute", "verb": verb,
+                                    "data": {**data, **inputs}},
+                         "trigger": "manual"}})
+    return await world.send(activity)
+
+
+async def decisions(world: TeamsWorld, owner: TeamsMember) -> list[dict[str, Any]]:
+    events = await world.org.admin.gql(EVENTS, {"p": owner.member.id, "s": WEEK,
+                                                "e": WEEK_END})
+    return [e for e in events["getApprovalEvents"]
+            if e["status"] in ("a", "r") and e["systemAction"] is None
+            and (e.get("by") or {}).get("id") != owner.member.id]  # not the submission
+
+
+async def test_a_submission_sends_a_card_to_each_approver_in_teams(world: TeamsWorld) -> None:
+    _owner, (ann, bob), sent = await submitted(world)
+    for approver, call in zip((ann, bob), sent, strict=True):
+        card = card_of(call)
+        assert "Sam submitted the timesheet" in text_of(card)
+        assert card["refresh"]["userIds"] == [approver.teams.user_id]
+        assert action(card, "approve")["type"] == "Action.Execute"
+        assert action(card, "reject")["associatedInputs"] == "auto"
+        facts = {f["title"]: f["value"] for f in card["body"][2]["facts"]}
+        assert facts["Total:"] == "8h"
+
+
+async def test_approve_decides_once_and_every_card_shows_it(world: TeamsWorld) -> None:
+    owner, (ann, bob), sent = await submitted(world)
+    data = action(card_of(sent[0]), "approve")["data"]
+    answers = await asyncio.gather(*(click(world, ann, "approve", data) for _ in range(3)))
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert all(a.json()["type"] == "application/vnd.microsoft.card.adaptive" for a in answers)
+    assert (await state(world.org.admin, owner.member))["status"] == "a"
+    assert len([d for d in await decisions(world, owner) if d["status"] == "a"]) == 1
+    assert any("Approved by Appr0" in text_of(a.json()["value"]) for a in answers)
+    # Bob's card is updated in place by the connector
+    updates = await world.fake.wait_for("update", conversation_id=bob.teams.conversation_id)
+    assert "Approved by Appr0" in text_of(card_of(updates[0]))
+    assert "actions" not in card_of(updates[0])
+    # Bob's stale card: the current outcome, nothing decided
+    stale = await click(world, bob, "approve", action(card_of(sent[1]), "approve")["data"])
+    assert "Approved by Appr0" in text_of(stale.json()["value"])
+    assert len(await decisions(world, owner)) == 1
+    # a refresh answers the card as it is now
+    fresh = await click(world, bob, "refresh", data)
+    assert "Approved by Appr0" in text_of(fresh.json()["value"])
+
+
+async def test_reject_needs_its_reason(world: TeamsWorld) -> None:
+    owner, (ann,), sent = await submitted(world, approvers=1)
+    data = action(card_of(sent[0]), "reject")["data"]
+    empty = await click(world, ann, "reject", data, reason="   ")
+    assert empty.json()["type"] == "application/vnd.microsoft.activity.message"
+    assert "needs a reason" in empty.json()["value"]
+    assert (await state(world.org.admin, owner.member))["status"] == "s"
+    done = await click(world, ann, "reject", data, reason="Tuesday is missing")
+    assert "Rejected by Appr0" in text_of(done.json()["value"])
+    assert [d["comment"] for d in await decisions(world, owner)] == ["Tuesday is missing"]
+
+
+async def test_nobody_decides_with_another_approvers_card(world: TeamsWorld) -> None:
+    owner, (ann,), sent = await submitted(world, approvers=1)
+    eve = await linked(world, "Eve")  # same organisation, not an approver
+    data = action(card_of(sent[0]), "approve")["data"]
+    answer = await click(world, eve, "approve", {**data, "approverId": ann.member.id})
+    assert "not an approver" in text_of(answer.json()["value"])
+    assert (await state(world.org.admin, owner.member))["status"] == "s"
+    assert await decisions(world, owner) == []
+
+
+async def test_data_timebot_did_not_write_is_refused(world: TeamsWorld) -> None:
+    ann = await linked(world, "Ann")
+    answer = await click(world, ann, "approve", {"submitId": ["x"]})
+    assert answer.status_code == 200 and answer.json()["statusCode"] == 400
+
+
+async def test_a_403_marks_the_user_removed_and_the_others_get_their_cards(
+        world: TeamsWorld) -> None:
+    owner = await world.member("Sam")
+    ann, bob = await linked(world, "Ann"), await linked(world, "Bob")
+    world.fake.fail("send", 403, conversation_id=ann.teams.conversation_id)
+    await world.org.admin.gql(
+        "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { editPersonApprovalStages("
+        "id: $id, stages: $s) { id } }",
+        {"id": owner.member.id, "s": [{"type": "person", "personIds": [
+            ann.member.id, bob.member.id], "quorum": "all"}]})
+    await add_record(owner.member, owner.member, day=0, hours=3)
+    await submit(owner.member, owner.member)
+    await world.fake.wait_for("send", 2, conversation_id=bob.teams.conversation_id)
+    refused = await world.fake.wait_for("send", 2, conversation_id=ann.teams.conversation_id)
+    assert len(refused) == 2  # the help answer, then the card refused once: never again
+    await asyncio.sleep(1.5)
+    assert len(world.fake.calls_to("send", ann.teams.conversation_id)) == 2
