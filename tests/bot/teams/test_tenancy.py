@@ -117,3 +117,13 @@ async def test_without_teams_app_id_there_is_no_teams_endpoint(tmp_path: Path) -
             assert (await client.get("/teams/connect?organisation=x")).status_code == 404
     finally:
         await stop_live_server(live)
+
+
+async def test_hostile_consent_callbacks_are_answered_without_a_5xx(world: TeamsWorld) -> None:
+    async with browser(world.live) as admin:
+        await sign_in(world.live, admin, world.org.admin.email)
+        for state in ("", "\U0001f642.\u202e", "a.b.c", "%00", "x" * 5000, "e30.00"):
+            for tenant in ("", "\x00", "../..", "t" * 500, world.tenant_id):
+                answer = await admin.get("/teams/consent", params={
+                    "state": state, "tenant": tenant, "admin_consent": "True"})
+                assert answer.status_code in (200, 401), (state[:20], tenant[:20])
