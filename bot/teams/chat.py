@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from bot.teams.identity import TeamsPerson
 from timebot import l10n
-from timebot.l10n import _
+from timebot.l10n import N_, _
 from timebot.l10n.loading import load_localisation
 from timebot.runtime import Runtime
 from timebot.timeentry import LogResult, Memory, QuickTime, Who
@@ -29,12 +29,12 @@ class Command:
 
 
 COMMANDS = (
-    Command("help", "What I understand"),
-    Command("list", "Your recent entries, numbered"),
-    Command("undo", "Remove what you logged last"),
-    Command("week", "Hours by day and project, and the status ([last])"),
-    Command("timesheet submit", "Submit this week's timesheet ([last])"),
-    Command("timesheet status", "This and last week's status"),
+    Command("help", N_("What I understand")),
+    Command("list", N_("Your recent entries, numbered")),
+    Command("undo", N_("Remove what you logged last")),
+    Command("week", N_("Hours by day and project, and the status ([last])")),
+    Command("timesheet submit", N_("Submit this week's timesheet ([last])")),
+    Command("timesheet status", N_("This and last week's status")),
 )
 
 

@@ -15,6 +15,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from html import escape
@@ -35,6 +36,7 @@ CONNECT_PATH = "/teams/connect"
 CALLBACK_PATH = "/teams/consent"
 DONE = "/account?done=teams"
 STATE_SECONDS = 600
+TENANT_ID = re.compile(r"[0-9A-Za-z-]{1,64}")  # Entra ID tenant ids are GUIDs
 
 
 class SignedIn(Protocol):
@@ -72,14 +74,16 @@ class ConsentState:
     def read(self, state: str, now_s: float) -> tuple[str, str] | None:
         """(organisation, person) of a state issued here and not expired."""
         body, _dot, signature = state.partition(".")
-        if not hmac.compare_digest(self._sign(body), signature):
+        if not hmac.compare_digest(self._sign(body).encode(),
+                                   signature.encode("utf-8", "replace")):
             return None
         try:
             padded = body + "=" * (-len(body) % 4)
             data: dict[str, Any] = json.loads(base64.urlsafe_b64decode(padded))
-        except ValueError:
+        except (ValueError, UnicodeDecodeError):
             return None
-        if int(data.get("e") or 0) < now_s:
+        if not isinstance(data, dict) or not isinstance(data.get("e"), int) \
+                or data["e"] < now_s:
             return None
         return str(data.get("o") or ""), str(data.get("p") or "")
 
@@ -120,7 +124,7 @@ def consent_routes(tenants: TeamsTenants, endpoints: TeamsEndpoints, app_id: str
                         "started by someone else): start again from your account page.")
         tenant_id = params.get("tenant", "").strip()
         if params.get("error") or params.get("admin_consent", "").lower() != "true" \
-                or not tenant_id or len(tenant_id) > 64:
+                or not TENANT_ID.fullmatch(tenant_id):
             return page(200, "Teams not connected", "Microsoft 365 did not give its consent: "
                         "nothing was connected.")
         try:

@@ -17,7 +17,7 @@ from timebot.state.db import VERSION_TABLE
 from timebot.state.models import StateBase
 
 _ = timebot.state.models, timebot.state.slack_models, timebot.state.org_models
-_ = timebot.state.teams_models
+_ = timebot.state.teams_models, timebot.state.away, timebot.state.digests
 target_metadata = StateBase.metadata
 
 
