@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.teams.actions import CardActions
+from bot.teams.climb_cards import TeamsClimbs
 from bot.teams.component import teams_of
 from bot.teams.outgoing import TeamsOutbox
 from bot.teams.reviews import TeamsReviews
@@ -41,6 +42,7 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
                          wake=worker.wake)
     channel = TeamsReviews(runtime, front.tenants, outbox)
     reviews.add_channel(channel)
+    reviews.add_climb_channel(TeamsClimbs(runtime, front.tenants, outbox))
     runtime.bus.subscribe("teams-approvals", channel.on_event)
     actions = CardActions(runtime, front.tenants, front.identity, outbox)
     front.invokes.add(ACTION_INVOKE, actions)

@@ -19,11 +19,13 @@ from bot.teams import cards
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
+from timebot.client import operation
+from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.events import APPROVAL_UPDATE, ServiceEvent
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
-from timebot.notify.person_notify import SLACK, gets, person_notify
+from timebot.notify.person_notify import NOTIFY_FIELDS, SLACK, gets, notify_of
 from timebot.notify.reviews import round_mark
 from timebot.runtime import Runtime
 from timebot.stages import stage_label
@@ -31,6 +33,8 @@ from timebot.state.teams_models import TeamsOutgoing
 
 log = structlog.get_logger("timebot.teams.reviews")
 
+APPROVER_SETTINGS = operation(f"""query TeamsApprover($id: SvcId!) {{ getPerson(id: $id) {{
+      id {NOTIFY_FIELDS} {l10n.LOCALISATION_FIELDS} }} }}""")
 PUSH = SLACK  # the chat fronts share the service's "push" switch (person_notify)
 
 
@@ -76,6 +80,23 @@ def card_of(row: TeamsOutgoing) -> dict[str, Any] | None:
     return None
 
 
+async def approver_settings(runtime: Runtime, key: str, person_id: str
+                            ) -> l10n.Localisation | None:
+    """The approver's language and formats, or None when they turned push (or approval
+    updates) off; one read of the service for both (a fan-out makes it per approver)."""
+    if not await runtime.client.offers("SvcPerson", "notificationSettings", apikey=key):
+        return await load_localisation(runtime.client, key, person_id)
+    try:
+        found = (await runtime.client.execute(APPROVER_SETTINGS, {"id": person_id},
+                                              apikey=key, allow_partial=True)
+                 ).get("getPerson") or {}
+    except (PermissionRefused, ServiceRequestError):
+        return None
+    if not gets(notify_of(found).settings, "review", PUSH):
+        return None
+    return l10n.localisation_of(found)
+
+
 class TeamsReviews:
     """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
     of its cards."""
@@ -94,13 +115,13 @@ class TeamsReviews:
             return False
         runtime = self.runtime
         key = await runtime.directory.integration_key(request.organisation_id)
-        notify = await person_notify(runtime.client, key, request.approver_id)
-        if not gets(notify.settings, "review", PUSH):
+        reader = await approver_settings(runtime, key, request.approver_id)
+        if reader is None:
             return False
         summary = request.summary
         shown = cards.CardRequest(request.submit_id, request.stage, request.timesheet_id,
                                   summary.person_id, summary.start_ms, summary.end_ms)
-        with l10n.using(await load_localisation(runtime.client, key, request.approver_id)):
+        with l10n.using(reader):
             label = (stage_label(request.stage, request.stage_count)
                      if request.stage_count > 1 else _("approval"))
             reason = request.reason.text() if request.reason is not None else None

@@ -17,6 +17,7 @@ import pytest
 from shell.demo_teams import ConnectorCall
 from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
 from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, state, submit
+from timebot.notify.install import jobs_of
 
 EVENTS = ("query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { "
           "getApprovalEvents(personId: $p, startTime: $s, endTime: $e) { id status by { id } "
@@ -181,3 +182,60 @@ async def test_a_403_marks_the_user_removed_and_the_others_get_their_cards(
     assert len(refused) == 2  # the help answer, then the card refused once: never again
     await asyncio.sleep(1.5)
     assert len(world.fake.calls_to("send", ann.teams.conversation_id)) == 2
+
+
+async def test_the_climbing_reminder_card_buttons_only_for_an_administrator(
+        world: TeamsWorld) -> None:
+    """A stage waiting twice the approval-reminder interval: the approver's people manager
+    gets a card saying who has not decided whose timesheet since when, without buttons; an
+    approver without a manager: the administrator gets it with Approve / Reject. Once each."""
+    owner = await world.member("Sol Owner")
+    grace, hal = await world.member("Gail Hopper", "manager"), await world.member(
+        "Hal Abelson", "manager")
+    mona = await linked(world, "Mona Manager")
+    admin = TeamsMember(world.org.admin, world.fake.add_member(
+        world.tenant_id, world.org.admin.email, "Admin"))
+    await world.send(world.fake.message(admin.teams, "help"))
+    await world.fake.wait_for("send", conversation_id=admin.teams.conversation_id)
+    admin_gql = world.org.admin.gql
+    await admin_gql("mutation($m: SvcId!, $p: SvcId!) { makeManagerOfPerson(managerId: $m, "
+                    "personId: $p) { id } }", {"m": mona.member.id, "p": grace.member.id})
+    await admin_gql(
+        "mutation { editOrganisationTimeSettingsApprovalReminder(approvalReminder: 1) { id } }")
+    await admin_gql(
+        "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { editPersonApprovalStages("
+        "id: $id, stages: $s) { id } }",
+        {"id": owner.member.id, "s": [{"type": "person", "personIds": [
+            grace.member.id, hal.member.id], "quorum": "all"}]})
+    await add_record(owner.member, owner.member, day=1, hours=2)
+    await submit(owner.member, owner.member)
+    clock = world.live.clock
+    frozen, offset = clock.frozen_ms, clock.offset_ms
+    try:
+        clock.advance(2 * 86_400_000)
+        escalator = jobs_of(world.live.app.state.runtime).escalator
+        await escalator.run(world.org.id)
+
+        def climbs(member: TeamsMember) -> list[dict[str, Any]]:
+            """About this test's approvers (earlier tests' wait as long, for the admin)."""
+            return [card_of(c) for c in world.fake.calls_to(
+                "send", member.teams.conversation_id) if c.body.get("attachments")
+                and ("Hal Abelson has not decided" in text_of(card_of(c))
+                     or "Gail Hopper has not decided" in text_of(card_of(c)))]
+
+        told = (await world.fake.wait_for("send", 2, mona.teams.conversation_id))[1]
+        assert "Gail Hopper has not decided Sol Owner's timesheet for " in text_of(
+            card_of(told))
+        assert "actions" not in card_of(told)  # a plain manager may not decide
+        for _ in range(100):
+            if climbs(admin):
+                break
+            await asyncio.sleep(0.1)
+        [asked] = climbs(admin)
+        assert "Hal Abelson has not decided" in text_of(asked)
+        assert action(asked, "approve")["data"]["submitId"]
+        await escalator.run(world.org.id)  # the next pass: nothing twice
+        await asyncio.sleep(1)
+        assert len(climbs(mona)) == 1 and len(climbs(admin)) == 1
+    finally:
+        clock.frozen_ms, clock.offset_ms = frozen, offset
