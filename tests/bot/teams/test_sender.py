@@ -22,7 +22,7 @@ from bot.teams.endpoints import TeamsEndpoints
 from bot.teams.outgoing import Recipient, Send, TeamsOutbox
 from bot.teams.sender_worker import NOT_SERVING, TeamsSenderWorker
 from plumbing.clock import Clock
-from tests.bot.sender_fixtures import state_sessions  # noqa: F401
+from tests.bot.slack.sender_fixtures import state_sessions  # noqa: F401
 from timebot.state.db import unit_of_work
 from timebot.state.queue import DONE, FAILED, QUEUED
 from timebot.state.teams_models import TeamsOutgoing, TeamsTenant, TeamsUser
