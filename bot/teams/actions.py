@@ -4,10 +4,10 @@ approver sees a card. Answered in the HTTP response: the card that replaces the 
 
 Who decides is the user the verified activity names (its `from.aadObjectId`, in a tenant
 serving an organisation: bot.teams.identity), never anyone the card's data names: the
-decision is made with THAT person's own key. Each decision is claimed first (`teams_claims`):
-a double click or Teams' retry decides once and is answered with the card as it is now. A
-stale card (decided meanwhile, by anyone, anywhere) decides nothing and is answered with the
-current outcome; the service's lock decides between two approvers at once."""
+decision is made with THAT person's own key, by the neutral core (bot.chat.deciding: claimed
+first, so a double click or Teams' retry decides once). A stale card (decided meanwhile, by
+anyone, anywhere) decides nothing and is answered with the current outcome; the service's lock
+decides between two approvers at once."""
 
 from __future__ import annotations
 
@@ -16,15 +16,20 @@ from typing import Any
 import structlog
 from microsoft_agents.activity import Activity
 
-from bot.teams import cards
+from bot.chat.approvals import APPROVE, REJECT, Request, outcome_for, ref_of, refusal_reason
+from bot.chat.deciding import Claims, approval_state, decide
+from bot.chat.person import ChatPerson
+from bot.chat.values import BadValue
+from bot.teams import cards, render
 from bot.teams.activities import tenant_of
 from bot.teams.endpoint import InvokeAnswer
-from bot.teams.identity import NotIdentified, Sender, TeamsIdentity, TeamsPerson
+from bot.teams.identity import NotIdentified, Sender, TeamsIdentity
 from bot.teams.outgoing import TeamsOutbox
-from bot.teams.reviews import card_of, outcome_activity, ref_of
+from bot.teams.render import TEAMS
+from bot.teams.reviews import card_of, outcome_activity
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
-from timebot.errors import PermissionRefused, ServiceRequestError, TimebotError
+from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.l10n import _, ngettext
 from timebot.l10n.loading import load_localisation
 from timebot.runtime import Runtime
@@ -32,44 +37,12 @@ from timebot.state.teams_models import TeamsOutgoing
 
 log = structlog.get_logger("timebot.teams.actions")
 
-APPROVAL_STATE = """
-query State($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
-  getApprovalState(personId: $person, startTime: $start, endTime: $end) {
-    status currentStage submitId pendingApprovers { id name }
-  }
-}"""
-OWN_NAME = "query Me($id: SvcId!) { getPerson(id: $id) { id name } }"
-APPROVE_MUTATION = "mutation Approve($id: SvcId!) { approveTimesheet(id: $id) { id status } }"
-REJECT_MUTATION = """
-mutation Reject($id: SvcId!, $stage: Int!, $comment: String!) {
-  rejectTimesheet(id: $id, stage: $stage, comment: $comment) { id status }
+OWN_NAME = "query Me($id: SvcId!) { getPerson(id: $id) { id name email } }"
+EVENT_QUERY = """query ApproveAllEvent($id: SvcId!) {
+  getApprovalEventById(id: $id) { person { id } startTime { ts } endTime { ts } }
 }"""
 NOT_CONNECTED = "Your organisation has not connected this Microsoft 365 tenant."
 BAD_CARD = "This card is not one timebot can read (an old or altered message)."
-STATUS = {"d": "draft", "s": "submitted", "a": "approved", "r": "rejected"}
-
-
-def why_not(state: dict[str, Any] | None, request: cards.CardRequest, person_id: str) -> str:
-    """Why this person may not decide this request now (what their card says instead)."""
-    if not state or not state.get("submitId"):
-        return _("This timesheet is no longer waiting for approval.")
-    if state.get("submitId") != request.submit_id:
-        return _("This request is out of date: the timesheet was submitted again since.")
-    status = STATUS.get(str(state.get("status")), state.get("status"))
-    if status == "approved":
-        return _("This timesheet is already approved.")
-    if status == "rejected":
-        return _("This timesheet was already rejected.")
-    if status != "submitted":
-        return _("This timesheet is no longer waiting for approval.")
-    if int(state.get("currentStage") or 0) != request.stage:
-        return _("This stage was already decided; the timesheet has moved on.")
-    pending = state.get("pendingApprovers") or []
-    if person_id not in {p.get("id") for p in pending}:
-        names = ", ".join(cards.escape(str(p.get("name"))) for p in pending) or _("nobody")
-        return _("You are not an approver of this stage: it waits for {names}.").format(
-            names=names)
-    return _("The service refused the decision.")
 
 
 class CardActions:
@@ -77,6 +50,7 @@ class CardActions:
                  outbox: TeamsOutbox) -> None:
         self.runtime, self.tenants, self.identity, self.outbox = (
             runtime, tenants, identity, outbox)
+        self.claims = Claims(runtime)
 
     async def __call__(self, activity: Activity, _claims: dict[str, Any]) -> InvokeAnswer:
         value = activity.value if isinstance(activity.value, dict) else {}
@@ -87,23 +61,23 @@ class CardActions:
         if isinstance(person, InvokeAnswer):
             return person
         conversation = str(activity.conversation.id) if activity.conversation else ""
-        key = await self.runtime.directory.integration_key(person.organisation_id)
-        with l10n.using(await load_localisation(self.runtime.client, key, person.person_id)):
+        with l10n.using(await load_localisation(self.runtime.client, person.apikey,
+                                                person.person_id)):
             try:
                 if verb == cards.APPROVE_ALL:
-                    return await self._approve_all(person, cards.approve_all_of(data),
-                                                   conversation)
-                request = cards.request_of(data)
-            except cards.BadCard as error:
+                    return await self._approve_all(
+                        person, cards.approve_all_of(render.value_of(data)), conversation)
+                request = Request.decode(render.value_of(data))
+            except (cards.BadCard, BadValue) as error:
                 log.warning("teams_card_unreadable", verb=verb[:40], error=str(error))
                 return InvokeAnswer(200, cards.error_response(400, BAD_CARD))
             row = await self.outbox.latest_with_ref(
                 ref_of(request.submit_id, request.stage, person.person_id), conversation)
             if verb == cards.REFRESH or (row is not None and row.context.get("outcome")):
                 return await self._current(person, request, row)  # a stale card: as it is
-            if verb == cards.APPROVE:
+            if verb == APPROVE:
                 return (await self._decide(person, request, row, None))[1]
-            if verb == cards.REJECT:
+            if verb == REJECT:
                 reason = cards.reason_of(data)
                 if not reason:
                     return InvokeAnswer(200, cards.text_response(_(
@@ -111,95 +85,73 @@ class CardActions:
                 return (await self._decide(person, request, row, reason))[1]
         return InvokeAnswer(200, cards.error_response(400, BAD_CARD))
 
-    async def _person(self, activity: Activity) -> TeamsPerson | InvokeAnswer:
+    async def _person(self, activity: Activity) -> ChatPerson | InvokeAnswer:
         """The person the verified activity names, or the answer refusing the action."""
         tenant = await self.tenants.tenant(tenant_of(activity))
         if tenant is None or not tenant.active:
             return InvokeAnswer(200, cards.error_response(403, NOT_CONNECTED))
-        sender = activity.from_property
-        conversation = activity.conversation
+        sender, conversation = activity.from_property, activity.conversation
         if sender is None or conversation is None:
             return InvokeAnswer(200, cards.error_response(400, BAD_CARD))
         try:
-            return await self.identity.resolve(tenant, Sender(
+            found = await self.identity.resolve(tenant, Sender(
                 tenant.tenant_id, str(sender.aad_object_id or ""), str(sender.id),
                 str(conversation.id), str(activity.service_url or ""),
                 activity.local_timezone))
         except NotIdentified as refusal:
             return InvokeAnswer(200, cards.error_response(401, refusal.message))
+        me = await self.runtime.client.execute(OWN_NAME, {"id": found.person_id},
+                                               apikey=found.apikey)
+        own = me.get("getPerson") or {}
+        return ChatPerson(found.organisation_id, found.person_id, str(own.get("name") or ""),
+                          str(own.get("email") or ""), found.apikey, str(found.zone))
 
-    async def _state(self, organisation_id: str, request: cards.CardRequest
-                     ) -> dict[str, Any] | None:
-        key = await self.runtime.directory.integration_key(organisation_id)
-        try:
-            data = await self.runtime.client.execute(APPROVAL_STATE, {
-                "person": request.person_id, "start": request.start_ms,
-                "end": request.end_ms}, apikey=key)
-        except (PermissionRefused, ServiceRequestError):  # a person this org does not have
-            return None
-        state: dict[str, Any] | None = data.get("getApprovalState")
-        return state
-
-    async def _current(self, person: TeamsPerson, request: cards.CardRequest,
+    async def _current(self, person: ChatPerson, request: Request,
                        row: TeamsOutgoing | None) -> InvokeAnswer:
         """The card as it is now: the row's (its outcome once settled), else what the
         service's state says."""
         shown = card_of(row) if row is not None else None
         if shown is not None:
             return InvokeAnswer(200, cards.card_response(shown))
-        state = await self._state(person.organisation_id, request)
+        state = await approval_state(self.runtime, person.organisation_id, request)
         return InvokeAnswer(200, cards.card_response(self._outcome_card(
-            row, request, why_not(state, request, person.person_id))))
+            row, refusal_reason(state, request, person.person_id, TEAMS))))
 
-    def _outcome_card(self, row: TeamsOutgoing | None, request: cards.CardRequest,
-                      outcome: str) -> dict[str, Any]:
+    @staticmethod
+    def _outcome_card(row: TeamsOutgoing | None, outcome: str) -> dict[str, Any]:
         if row is not None:
-            return outcome_activity(row, outcome)["attachments"][0]["content"]  # type: ignore[no-any-return]
-        return cards.notice_card([outcome])
+            content: dict[str, Any] = outcome_activity(row, outcome)["attachments"][0][
+                "content"]
+            return content
+        return render.card_of(cards.notice_message([outcome], TEAMS))
 
-    async def _claim(self, verb: str, request: cards.CardRequest, person_id: str) -> bool:
-        return await self.tenants.claim(
-            f"teams-decide:{verb}:{request.submit_id}:{request.stage}:{person_id}")
-
-    async def _decide(self, person: TeamsPerson, request: cards.CardRequest,
+    async def _decide(self, person: ChatPerson, request: Request,
                       row: TeamsOutgoing | None, reason: str | None
                       ) -> tuple[str | None, InvokeAnswer]:
-        """Claim, then decide as the person: (None when decided, else why not; the answer
-        with the card that shows what became of it)."""
-        verb = cards.APPROVE if reason is None else cards.REJECT
-        if not await self._claim(verb, request, person.person_id):
-            log.info("teams_decision_retried", submit=request.submit_id)
-            return (_("Your decision on this timesheet was already recorded."),
-                    await self._current(person, request, row))
-        client = self.runtime.client
-        try:
-            if reason is None:
-                await client.execute(APPROVE_MUTATION, {"id": request.submit_id},
-                                     apikey=person.apikey)
-            else:
-                await client.execute(REJECT_MUTATION, {
-                    "id": request.submit_id, "stage": request.stage, "comment": reason},
-                    apikey=person.apikey)
-        except (PermissionRefused, ServiceRequestError):
-            state = await self._state(person.organisation_id, request)
-            refusal = why_not(state, request, person.person_id)
-            return refusal, InvokeAnswer(200, cards.card_response(self._outcome_card(
-                row, request, refusal)))
-        except TimebotError:
-            raise
-        me = await client.execute(OWN_NAME, {"id": person.person_id}, apikey=person.apikey)
-        name = cards.escape(str((me.get("getPerson") or {}).get("name") or ""))
-        at = cards.when(self.runtime.clock.now_ms())
-        outcome = (_("Approved by {by} at {at}").format(by=name, at=at) if reason is None
-                   else _("Rejected by {by} at {at}").format(by=name, at=at)
-                   + f": {cards.escape(reason)}")
-        card = self._outcome_card(row, request, outcome)
+        """Decide as the person, once: (None when decided, else why not; the answer with the
+        card that shows what became of it)."""
+        why_not = await decide(self.runtime, self.claims, person, request, reason,
+                               who=person.person_id, markup=TEAMS)
+        if why_not is not None:
+            if row is not None and why_not == _(
+                    "Your decision on this timesheet was already recorded."):
+                return why_not, await self._current(person, request, row)
+            return why_not, InvokeAnswer(200, cards.card_response(
+                self._outcome_card(row, why_not)))
+        # what the service's event will say, shown to the clicker now (the neutral rule)
+        said = ({"status": "s", "action": "approved", "stage": request.stage + 1}
+                if reason is None else {"status": "r", "comment": reason})
+        outcome = outcome_for({**said, "by": {"name": person.name}}, request.stage,
+                              person.person_id, self.runtime.clock.now_ms(), TEAMS)
+        assert outcome is not None
+        card = self._outcome_card(row, outcome)
         if row is not None:  # its reader sees it now: the event's settling leaves it be
             await self.outbox.record_shown(row.id, cards.message(card), {"outcome": outcome})
-        log.info("teams_decided", verb=verb, submit=request.submit_id, stage=request.stage)
+        log.info("teams_decided", reject=reason is not None, submit=request.submit_id,
+                 stage=request.stage)
         return None, InvokeAnswer(200, cards.card_response(card))
 
-    async def _approve_all(self, person: TeamsPerson, named: list[tuple[str, int]],
+    async def _approve_all(self, person: ChatPerson, named: list[tuple[str, int]],
                            conversation: str) -> InvokeAnswer:
         """Each named request still waiting for this person at that stage, approved as them
         (claimed one by one); one card lists what became of each."""
@@ -209,11 +161,6 @@ class CardActions:
             request = await self._request_of(person, submit_id, stage)
             if request is None:
                 lines.append(f"{number}. " + _("no longer waiting for approval"))
-                continue
-            state = await self._state(person.organisation_id, request)
-            refusal = why_not(state, request, person.person_id)
-            if refusal != _("The service refused the decision."):
-                lines.append(f"{number}. {refusal}")
                 continue
             row = await self.outbox.latest_with_ref(
                 ref_of(submit_id, stage, person.person_id), conversation)
@@ -227,19 +174,19 @@ class CardActions:
                         "You approved {approved} of the {n} timesheets:", len(named)).format(
             approved=approved, n=len(named))
         log.info("teams_approve_all", named=len(named), approved=approved)
-        return InvokeAnswer(200, cards.card_response(cards.notice_card([head, *lines])))
+        return InvokeAnswer(200, cards.card_response(render.card_of(
+            cards.notice_message([head, *lines], TEAMS))))
 
-    async def _request_of(self, person: TeamsPerson, submit_id: str, stage: int
-                          ) -> cards.CardRequest | None:
+    async def _request_of(self, person: ChatPerson, submit_id: str, stage: int
+                          ) -> Request | None:
         key = await self.runtime.directory.integration_key(person.organisation_id)
         try:
-            data = await self.runtime.client.execute(
-                "query E($id: SvcId!) { getApprovalEventById(id: $id) { person { id } "
-                "startTime { ts } endTime { ts } } }", {"id": submit_id}, apikey=key)
+            data = await self.runtime.client.execute(EVENT_QUERY, {"id": submit_id},
+                                                     apikey=key)
         except (PermissionRefused, ServiceRequestError):  # another organisation's, or none
             return None
         event = data.get("getApprovalEventById")
         if not event or not event.get("person"):
             return None
-        return cards.CardRequest(submit_id, stage, "", str(event["person"]["id"]),
-                                 int(event["startTime"]["ts"]), int(event["endTime"]["ts"]))
+        return Request(submit_id, stage, "", str(event["person"]["id"]),
+                       int(event["startTime"]["ts"]), int(event["endTime"]["ts"]))

@@ -8,9 +8,11 @@ only an administrator, who may decide, gets the review card's Approve / Reject b
 
 from __future__ import annotations
 
-from bot.teams import cards
+from bot.chat.approvals import Request, ref_of
+from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
-from bot.teams.reviews import PUSH, context_of, ref_of
+from bot.teams.render import TEAMS
+from bot.teams.reviews import PUSH, context_of, request_card
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
 from timebot.l10n import _
@@ -45,18 +47,20 @@ class TeamsClimbs:
         if not gets(notify.settings, "review", PUSH):
             return False
         summary = request.summary
-        shown = cards.CardRequest(request.submit_id, request.stage, "", summary.person_id,
-                                  summary.start_ms, summary.end_ms)
+        shown = Request(request.submit_id, request.stage, "", summary.person_id,
+                        summary.start_ms, summary.end_ms)
         with l10n.using(await load_localisation(runtime.client, key, request.recipient_id)):
             said = climb_paragraphs(request, period_label(summary.start_ms, summary.end_ms,
                                                           summary.time_zone))
-            decide = None
+            decide, refresh = None, None
             if request.may_decide:  # an administrator: the review card's buttons
                 label = (stage_label(request.stage, request.stage_count)
                          if request.stage_count > 1 else _("approval"))
-                decide = cards.review_card(shown, summary.person_name, label, summary,
-                                           [user.teams_user_id])
-            card = cards.notice_card(said, decide)
+                decide, asked = request_card(shown, summary.person_name, label, summary,
+                                             user.teams_user_id)
+                refresh = asked.get("refresh")
+            notice = cards.notice_message(said, TEAMS, decide)
+            card = render.card_of(notice, refresh)
         to = Recipient(user.tenant_id, user.organisation_id, user.conversation_id,
                        user.service_url)
         if not request.may_decide:
@@ -66,4 +70,4 @@ class TeamsClimbs:
             to, cards.message(card, " ".join(said)), key=climb_key(request.dedupe_key),
             ref=ref_of(request.submit_id, request.stage, request.recipient_id),
             context=context_of(shown, request.organisation_id, summary.person_name,
-                               request.recipient_id, summary.time_zone))
+                               request.recipient_id))

@@ -15,8 +15,19 @@ from typing import Any
 
 import structlog
 
-from bot.teams import cards
+from bot.chat.approvals import (
+    Request,
+    outcome_for,
+    outcome_message,
+    parse_ref,
+    ref_of,
+    request_message,
+    summary_text,
+)
+from bot.chat.message import Block, Message
+from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
+from bot.teams.render import TEAMS
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
 from timebot.client import operation
@@ -30,6 +41,7 @@ from timebot.notify.reviews import round_mark
 from timebot.runtime import Runtime
 from timebot.stages import stage_label
 from timebot.state.teams_models import TeamsOutgoing
+from timebot.summary import TimesheetSummary
 
 log = structlog.get_logger("timebot.teams.reviews")
 
@@ -43,32 +55,37 @@ def card_key(dedupe_key: str) -> str:
     return f"teams-review:{dedupe_key}"
 
 
-def ref_of(submit_id: str, stage: int, approver_id: str) -> str:
-    return f"approval:{submit_id}:{stage}:{approver_id}"
-
-
-def parse_ref(ref: str | None) -> tuple[str, int, str] | None:
-    parts = (ref or "").split(":")
-    if len(parts) != 4 or parts[0] != "approval" or not parts[2].isdigit():
-        return None
-    return parts[1], int(parts[2]), parts[3]
-
-
-def context_of(request: cards.CardRequest, organisation_id: str, person_name: str,
-               approver_id: str, time_zone: str) -> dict[str, Any]:
+def context_of(request: Request, organisation_id: str, person_name: str,
+               approver_id: str) -> dict[str, Any]:
     """What a request card's row remembers: enough to show its outcome later."""
     return {"timesheetId": request.timesheet_id, "personId": request.person_id,
             "submitId": request.submit_id, "organisationId": organisation_id,
             "startTime": request.start_ms, "endTime": request.end_ms,
-            "personName": person_name, "approverId": approver_id, "timeZone": time_zone}
+            "personName": person_name, "approverId": approver_id}
+
+
+def request_card(request: Request, person_name: str, stage_text: str,
+                 summary: TimesheetSummary, teams_user_id: str,
+                 reason: str | None = None) -> tuple[Message, dict[str, Any]]:
+    """The neutral review request (bot.chat.approvals) as a card refreshing for its approver;
+    `reason`: why they are asked too (another approver is away)."""
+    shown = request_message(request, person_name, stage_text, summary_text(summary, TEAMS),
+                            TEAMS)
+    if reason is not None:
+        shown = Message(f"{TEAMS.escape(reason)}: {shown.text}", (Block(_(
+            "{reason}: you are asked too.").format(reason=TEAMS.escape(reason))),
+            *shown.blocks), shown.facts)
+    return shown, render.card_of(shown, render.refresh_block(request.encode(),
+                                                              [teams_user_id]))
 
 
 def outcome_activity(row: TeamsOutgoing, outcome: str) -> dict[str, Any]:
+    """The activity a request card's row becomes: the neutral outcome message."""
     context = row.context
-    card = cards.outcome_card(str(context.get("personName", "")),
-                              int(context.get("startTime", 0)), int(context.get("endTime", 0)),
-                              outcome, str(context.get("timeZone") or "UTC"))
-    return cards.message(card)
+    shown = outcome_message(str(context.get("personName", "")),
+                            int(context.get("startTime", 0)), int(context.get("endTime", 0)),
+                            outcome, TEAMS)
+    return cards.message(render.card_of(shown), render.preview(shown))
 
 
 def card_of(row: TeamsOutgoing) -> dict[str, Any] | None:
@@ -119,24 +136,21 @@ class TeamsReviews:
         if reader is None:
             return False
         summary = request.summary
-        shown = cards.CardRequest(request.submit_id, request.stage, request.timesheet_id,
-                                  summary.person_id, summary.start_ms, summary.end_ms)
+        shown = Request(request.submit_id, request.stage, request.timesheet_id,
+                        summary.person_id, summary.start_ms, summary.end_ms)
         with l10n.using(reader):
             label = (stage_label(request.stage, request.stage_count)
                      if request.stage_count > 1 else _("approval"))
             reason = request.reason.text() if request.reason is not None else None
-            card = cards.review_card(shown, summary.person_name, label, summary,
-                                     [user.teams_user_id], reason)
-            preview = _("{person} submitted the timesheet for {period}: waiting for your "
-                        "approval").format(person=summary.person_name, period=cards.period_text(
-                            summary.start_ms, summary.end_ms, summary.time_zone))
+            said, card = request_card(shown, summary.person_name, label, summary,
+                                      user.teams_user_id, reason)
         return await self.outbox.send(
             Recipient(user.tenant_id, user.organisation_id, user.conversation_id,
                       user.service_url),
-            cards.message(card, preview), key=card_key(request.dedupe_key),
+            cards.message(card, render.preview(said)), key=card_key(request.dedupe_key),
             ref=ref_of(request.submit_id, request.stage, request.approver_id),
             context=context_of(shown, request.organisation_id, summary.person_name,
-                               request.approver_id, summary.time_zone),
+                               request.approver_id),
             bulk=True)
 
     # --- the service's decisions ---------------------------------------------------------
@@ -152,7 +166,7 @@ class TeamsReviews:
         own_round = round_mark(event)
         now = self.runtime.clock.now_ms()
         for row in await self.outbox.with_ref(f"approval:{data['submitId']}:"):
-            parsed = parse_ref(row.ref)
+            parsed = parse_ref(row.ref) if row.ref else None
             if parsed is None or row.context.get("outcome"):
                 continue
             if row.organisation_id != event.organisation_id:
@@ -161,7 +175,7 @@ class TeamsReviews:
                 continue
             key = await self.runtime.directory.integration_key(row.organisation_id)
             with l10n.using(await load_localisation(self.runtime.client, key, parsed[2])):
-                outcome = cards.outcome_text(data, parsed[1], parsed[2], now)
+                outcome = outcome_for(data, parsed[1], parsed[2], now, TEAMS)
                 if outcome is None:
                     continue
                 activity = outcome_activity(row, outcome)

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bot.chat.approvals import APPROVE, REJECT, Request
 from shell.demo_teams import ConnectorCall
 from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
 from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, state, submit
@@ -69,12 +70,13 @@ def card_of(call: ConnectorCall) -> dict[str, Any]:
 
 
 def action(card: dict[str, Any], verb: str) -> dict[str, Any]:
-    for node in card.get("actions") or []:
-        if node.get("verb") == verb:
-            return dict(node)
-        for inner in (node.get("card") or {}).get("actions") or []:
-            if inner.get("verb") == verb:
-                return dict(inner)
+    for block in card.get("body") or []:
+        for node in block.get("actions") or []:
+            if node.get("verb") == verb:
+                return dict(node)
+            for inner in (node.get("card") or {}).get("actions") or []:
+                if inner.get("verb") == verb:
+                    return dict(inner)
     raise AssertionError(f"no {verb} in {card}")
 
 
@@ -107,18 +109,17 @@ async def test_a_submission_sends_a_card_to_each_approver_in_teams(world: TeamsW
     _owner, (ann, bob), sent = await submitted(world)
     for approver, call in zip((ann, bob), sent, strict=True):
         card = card_of(call)
-        assert "Sam submitted the timesheet" in text_of(card)
+        assert "**Sam** submitted the timesheet" in text_of(card)
         assert card["refresh"]["userIds"] == [approver.teams.user_id]
-        assert action(card, "approve")["type"] == "Action.Execute"
-        assert action(card, "reject")["associatedInputs"] == "auto"
-        facts = {f["title"]: f["value"] for f in card["body"][2]["facts"]}
-        assert facts["Total:"] == "8h"
+        assert action(card, APPROVE)["type"] == "Action.Execute"
+        assert action(card, REJECT)["associatedInputs"] == "auto"
+        assert "**Total 8h**" in text_of(card)
 
 
 async def test_approve_decides_once_and_every_card_shows_it(world: TeamsWorld) -> None:
     owner, (ann, bob), sent = await submitted(world)
-    data = action(card_of(sent[0]), "approve")["data"]
-    answers = await asyncio.gather(*(click(world, ann, "approve", data) for _ in range(3)))
+    data = action(card_of(sent[0]), APPROVE)["data"]
+    answers = await asyncio.gather(*(click(world, ann, APPROVE, data) for _ in range(3)))
     assert [a.status_code for a in answers] == [200, 200, 200]
     assert all(a.json()["type"] == "application/vnd.microsoft.card.adaptive" for a in answers)
     assert (await state(world.org.admin, owner.member))["status"] == "a"
@@ -129,7 +130,7 @@ async def test_approve_decides_once_and_every_card_shows_it(world: TeamsWorld) -
     assert "Approved by Appr0" in text_of(card_of(updates[0]))
     assert "actions" not in card_of(updates[0])
     # Bob's stale card: the current outcome, nothing decided
-    stale = await click(world, bob, "approve", action(card_of(sent[1]), "approve")["data"])
+    stale = await click(world, bob, APPROVE, action(card_of(sent[1]), APPROVE)["data"])
     assert "Approved by Appr0" in text_of(stale.json()["value"])
     assert len(await decisions(world, owner)) == 1
     # a refresh answers the card as it is now
@@ -139,12 +140,12 @@ async def test_approve_decides_once_and_every_card_shows_it(world: TeamsWorld) -
 
 async def test_reject_needs_its_reason(world: TeamsWorld) -> None:
     owner, (ann,), sent = await submitted(world, approvers=1)
-    data = action(card_of(sent[0]), "reject")["data"]
-    empty = await click(world, ann, "reject", data, reason="   ")
+    data = action(card_of(sent[0]), REJECT)["data"]
+    empty = await click(world, ann, REJECT, data, reason="   ")
     assert empty.json()["type"] == "application/vnd.microsoft.activity.message"
     assert "needs a reason" in empty.json()["value"]
     assert (await state(world.org.admin, owner.member))["status"] == "s"
-    done = await click(world, ann, "reject", data, reason="Tuesday is missing")
+    done = await click(world, ann, REJECT, data, reason="Tuesday is missing")
     assert "Rejected by Appr0" in text_of(done.json()["value"])
     assert [d["comment"] for d in await decisions(world, owner)] == ["Tuesday is missing"]
 
@@ -152,8 +153,8 @@ async def test_reject_needs_its_reason(world: TeamsWorld) -> None:
 async def test_nobody_decides_with_another_approvers_card(world: TeamsWorld) -> None:
     owner, (ann,), sent = await submitted(world, approvers=1)
     eve = await linked(world, "Eve")  # same organisation, not an approver
-    data = action(card_of(sent[0]), "approve")["data"]
-    answer = await click(world, eve, "approve", {**data, "approverId": ann.member.id})
+    data = action(card_of(sent[0]), APPROVE)["data"]
+    answer = await click(world, eve, APPROVE, {**data, "approverId": ann.member.id})
     assert "not an approver" in text_of(answer.json()["value"])
     assert (await state(world.org.admin, owner.member))["status"] == "s"
     assert await decisions(world, owner) == []
@@ -161,7 +162,7 @@ async def test_nobody_decides_with_another_approvers_card(world: TeamsWorld) -> 
 
 async def test_data_timebot_did_not_write_is_refused(world: TeamsWorld) -> None:
     ann = await linked(world, "Ann")
-    answer = await click(world, ann, "approve", {"submitId": ["x"]})
+    answer = await click(world, ann, APPROVE, {"submitId": ["x"]})
     assert answer.status_code == 200 and answer.json()["statusCode"] == 400
 
 
@@ -233,7 +234,7 @@ async def test_the_climbing_reminder_card_buttons_only_for_an_administrator(
             await asyncio.sleep(0.1)
         [asked] = climbs(admin)
         assert "Hal Abelson has not decided" in text_of(asked)
-        assert action(asked, "approve")["data"]["submitId"]
+        assert Request.decode(action(asked, APPROVE)["data"]["value"]).submit_id
         await escalator.run(world.org.id)  # the next pass: nothing twice
         await asyncio.sleep(1)
         assert len(climbs(mona)) == 1 and len(climbs(admin)) == 1
