@@ -1,6 +1,7 @@
 """Installs the Teams cards when the Teams front is on (bot.teams.component): the proactive
-sender (its queue and worker), the review cards as a channel of the review dispatch, their
-settling on the service's approval events, and the `adaptiveCard/action` invoke handler."""
+sender (its queue and worker), the review cards and climbing reminders as channels of the
+review dispatch, their settling on the service's approval events, the `adaptiveCard/action`
+invoke handler, and the loop of the approver nudges and digests."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from bot.teams.actions import CardActions
 from bot.teams.climb_cards import TeamsClimbs
 from bot.teams.component import teams_of
+from bot.teams.nudges import TeamsNudges
 from bot.teams.outgoing import TeamsOutbox
 from bot.teams.reviews import TeamsReviews
 from bot.teams.sender_worker import TeamsSenderWorker
@@ -24,6 +26,7 @@ class TeamsCards:
     worker: TeamsSenderWorker
     reviews: TeamsReviews
     actions: CardActions
+    nudges: TeamsNudges
 
 
 _INSTALLED: dict[int, TeamsCards] = {}
@@ -46,12 +49,15 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     runtime.bus.subscribe("teams-approvals", channel.on_event)
     actions = CardActions(runtime, front.tenants, front.identity, outbox)
     front.invokes.add(ACTION_INVOKE, actions)
-    _INSTALLED[id(runtime)] = TeamsCards(outbox, worker, channel, actions)
+    nudges = TeamsNudges(runtime, front.tenants, outbox)
+    _INSTALLED[id(runtime)] = TeamsCards(outbox, worker, channel, actions, nudges)
 
     async def start(_runtime: Runtime) -> None:
         worker.start()
+        nudges.start()
 
     async def stop(_runtime: Runtime) -> None:
+        await nudges.stop()
         await worker.stop()
         _INSTALLED.pop(id(runtime), None)
 

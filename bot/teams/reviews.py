@@ -97,8 +97,8 @@ def card_of(row: TeamsOutgoing) -> dict[str, Any] | None:
     return None
 
 
-async def approver_settings(runtime: Runtime, key: str, person_id: str
-                            ) -> l10n.Localisation | None:
+async def approver_settings(runtime: Runtime, key: str, person_id: str,
+                            what: str = "review") -> l10n.Localisation | None:
     """The approver's language and formats, or None when they turned push (or approval
     updates) off; one read of the service for both (a fan-out makes it per approver)."""
     if not await runtime.client.offers("SvcPerson", "notificationSettings", apikey=key):
@@ -109,7 +109,7 @@ async def approver_settings(runtime: Runtime, key: str, person_id: str
                  ).get("getPerson") or {}
     except (PermissionRefused, ServiceRequestError):
         return None
-    if not gets(notify_of(found).settings, "review", PUSH):
+    if not gets(notify_of(found).settings, what, PUSH):
         return None
     return l10n.localisation_of(found)
 

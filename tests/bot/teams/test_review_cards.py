@@ -15,9 +15,12 @@ import httpx
 import pytest
 
 from bot.chat.approvals import APPROVE, REJECT, Request
+from bot.teams.cards import APPROVE_ALL
+from bot.teams.cards_component import cards_of
 from shell.demo_teams import ConnectorCall
 from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
 from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, state, submit
+from timebot.notify.approvals import DIGEST, set_preference
 from timebot.notify.install import jobs_of
 
 EVENTS = ("query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { "
@@ -238,5 +241,54 @@ async def test_the_climbing_reminder_card_buttons_only_for_an_administrator(
         await escalator.run(world.org.id)  # the next pass: nothing twice
         await asyncio.sleep(1)
         assert len(climbs(mona)) == 1 and len(climbs(admin)) == 1
+    finally:
+        clock.frozen_ms, clock.offset_ms = frozen, offset
+
+
+def frozen_days_later(world: TeamsWorld, days: int) -> None:
+    """The clock pinned `days` days ahead, at 10:00 UTC (past the digest's hour)."""
+    later = world.live.clock.now_ms() + days * 86_400_000
+    world.live.clock.frozen_ms = later - later % 86_400_000 + 10 * 3_600_000
+
+
+async def test_an_undecided_card_is_nudged_and_the_digest_approves_all(
+        world: TeamsWorld) -> None:
+    runtime = world.live.app.state.runtime
+    nudges = cards_of(runtime).nudges  # type: ignore[union-attr]
+    _owner, (bob,), _sent = await submitted(world, approvers=1)
+    ann = await linked(world, "Ann")
+    await set_preference(runtime, world.org.id, ann.member.id, DIGEST)
+    owners = [await world.member(f"Owner{n}") for n in range(2)]
+    for one in owners:
+        await world.org.admin.gql(
+            "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { editPersonApprovalStages("
+            "id: $id, stages: $s) { id } }",
+            {"id": one.member.id, "s": [{"type": "person", "personIds": [ann.member.id]}]})
+        await add_record(one.member, one.member, day=0, hours=2)
+        await submit(one.member, one.member)
+    await world.fake.wait_for("send", 3, conversation_id=ann.teams.conversation_id)
+    clock = world.live.clock
+    frozen, offset = clock.frozen_ms, clock.offset_ms
+    try:
+        frozen_days_later(world, 3)
+        await nudges.tick()
+        await nudges.tick()  # the next tick: nothing twice
+        [_help, _card, nudge] = await world.fake.wait_for(
+            "send", 3, conversation_id=bob.teams.conversation_id)
+        assert text_of(card_of(nudge)).startswith(
+            "Reminder: the timesheet of Sam for ")
+        assert action(card_of(nudge), APPROVE)
+        [_help, _one, _two, digest] = await world.fake.wait_for(
+            "send", 4, conversation_id=ann.teams.conversation_id)
+        assert "2 timesheet(s) wait for your approval" in text_of(card_of(digest))
+        approve_all = action(card_of(digest), APPROVE_ALL)
+        assert approve_all["title"] == "Approve 2"
+        answer = await click(world, ann, APPROVE_ALL, approve_all["data"])
+        assert "You approved 2 of the 2 timesheets" in text_of(answer.json()["value"])
+        for one in owners:
+            assert (await state(world.org.admin, one.member))["status"] == "a"
+        await asyncio.sleep(1)
+        assert len(world.fake.calls_to("send", bob.teams.conversation_id)) == 3
+        assert len(world.fake.calls_to("send", ann.teams.conversation_id)) == 4
     finally:
         clock.frozen_ms, clock.offset_ms = frozen, offset
