@@ -3,12 +3,14 @@ signs them (the fake issuer's key), answers read from the fake Bot Connector."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from bot.teams.component import teams_of
 from tests.bot.teams.harness import TeamsWorld, start_teams_world
 from tests.timebot.timeentry_setup import add_employee, build, records_of
 
@@ -115,3 +117,26 @@ async def test_a_display_name_never_identifies_anyone(world: TeamsWorld) -> None
     sent = await world.fake.wait_for("send", conversation_id=impostor.conversation_id)
     assert "mallory@unknown.example" in str(sent[0].body["text"])
     assert await records_of(world.org, real.id) == []
+
+
+async def test_a_throttled_reply_is_sent_after_retry_after_and_a_refused_one_unlinks(
+        world: TeamsWorld) -> None:
+    fx = await build(world.org)
+    person = await add_employee(fx, "Tia Throttled")
+    tia = world.fake.add_member(world.tenant_id, person.email, "Tia Throttled")
+    world.fake.fail("send", 429, tia.conversation_id)
+    assert (await world.send(world.fake.message(tia, "help"))).status_code == 202
+    calls = await world.fake.wait_for("send", 2, tia.conversation_id)
+    assert calls[1].at - calls[0].at >= 0.9  # Retry-After: 1
+    front = teams_of(world.live.app.state.runtime)
+    assert front is not None
+    assert await front.tenants.user_of_person(world.org.id, person.id) is not None
+    # The app blocked for her (403): she is not written to any more.
+    world.fake.fail("send", 403, tia.conversation_id)
+    assert (await world.send(world.fake.message(tia, "help"))).status_code == 202
+    await world.fake.wait_for("send", 3, tia.conversation_id)
+    for _ in range(100):
+        if await front.tenants.user_of_person(world.org.id, person.id) is None:
+            break
+        await asyncio.sleep(0.05)
+    assert await front.tenants.user_of_person(world.org.id, person.id) is None
