@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.teams.component import teams_of
 from tests.bot.teams.harness import TeamsWorld, start_teams_world
-from tests.timebot.timeentry_setup import add_employee, build, records_of
+from tests.timebot.timeentry_setup import Fixture, add_employee, build, records_of
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +22,12 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Teams
         yield started
     finally:
         await started.stop()
+
+
+@pytest.fixture(scope="module")
+async def fx(world: TeamsWorld) -> Fixture:
+    """The projects of timebot.timeentry's tests (Acme/Website, Beta, Alpha, Alps), once."""
+    return await build(world.org)
 
 
 def texts(world: TeamsWorld, conversation_id: str) -> list[str]:
@@ -81,8 +87,7 @@ async def test_an_unknown_user_is_told_how_to_link(world: TeamsWorld) -> None:
 
 
 async def test_a_linked_user_logs_time_once_even_when_teams_retries(
-        world: TeamsWorld) -> None:
-    fx = await build(world.org)
+        world: TeamsWorld, fx: Fixture) -> None:
     person = await add_employee(fx, "Ann Teams")
     ann = world.fake.add_member(world.tenant_id, person.email, "Ann Teams")
     activity = world.fake.message(ann, "2h30 @acme/web fixing the header")
@@ -106,8 +111,7 @@ async def test_a_linked_user_logs_time_once_even_when_teams_retries(
     assert len(world.fake.calls_to("member", ann.conversation_id)) == 1
 
 
-async def test_a_display_name_never_identifies_anyone(world: TeamsWorld) -> None:
-    fx = await build(world.org)
+async def test_a_display_name_never_identifies_anyone(world: TeamsWorld, fx: Fixture) -> None:
     real = await add_employee(fx, "Bea Real")
     # Another account of the tenant, named like Bea, whose Microsoft e-mail is not hers.
     impostor = world.fake.add_member(world.tenant_id, "mallory@unknown.example", "Bea Real")
@@ -120,8 +124,7 @@ async def test_a_display_name_never_identifies_anyone(world: TeamsWorld) -> None
 
 
 async def test_a_throttled_reply_is_sent_after_retry_after_and_a_refused_one_unlinks(
-        world: TeamsWorld) -> None:
-    fx = await build(world.org)
+        world: TeamsWorld, fx: Fixture) -> None:
     person = await add_employee(fx, "Tia Throttled")
     tia = world.fake.add_member(world.tenant_id, person.email, "Tia Throttled")
     world.fake.fail("send", 429, tia.conversation_id)
@@ -140,3 +143,33 @@ async def test_a_throttled_reply_is_sent_after_retry_after_and_a_refused_one_unl
             break
         await asyncio.sleep(0.05)
     assert await front.tenants.user_of_person(world.org.id, person.id) is None
+
+
+async def test_answers_in_the_persons_language_and_formats(world: TeamsWorld, fx: Fixture) -> None:
+    person = await add_employee(fx, "Fanny French")
+    await world.org.admin.gql(
+        "mutation($id: SvcId!) { editPersonLang(id: $id, lang: \"fr\") { id } "
+        "editPersonLocalisationDateFormat(id: $id, dateFormat: \"DD/MM/YYYY\") { id } "
+        "editPersonLocalisationDecimalFormat(id: $id, decimalFormat: \",\") { id } "
+        "editPersonTimeSettingsDurationFormat(id: $id, durationFormat: 1) { id } }",
+        {"id": person.id})
+    fanny = world.fake.add_member(world.tenant_id, person.email, "Fanny French")
+    assert (await world.send(world.fake.message(
+        fanny, "<at>timebot</at> 2h30 @acme/web fixing the header"))).status_code == 202
+    sent = await world.fake.wait_for("send", conversation_id=fanny.conversation_id)
+    assert str(sent[0].body["text"]).splitlines()[0] == (
+        "Enregistré : 2,5 h le mer. 18/03/2026 · @Acme/Website · “fixing the header”")
+    assert (await world.send(world.fake.message(fanny, "aide?"))).status_code == 202
+    sent = await world.fake.wait_for("send", 2, fanny.conversation_id)
+    assert str(sent[1].body["text"]).startswith("Non compris, rien n'a été enregistré")
+    assert (await world.send(world.fake.message(fanny, "help"))).status_code == 202
+    sent = await world.fake.wait_for("send", 3, fanny.conversation_id)
+    assert str(sent[2].body["text"]).startswith("Écrivez-moi une saisie")
+
+
+async def test_an_invoke_without_a_handler_is_501_and_unsigned_401(world: TeamsWorld) -> None:
+    member = await world.member("Ivo Invoke")
+    invoke = {**world.fake.message(member.teams, ""), "type": "invoke",
+              "name": "adaptiveCard/action", "value": {"action": {"type": "Action.Execute"}}}
+    assert (await world.send(invoke, token="")).status_code == 401
+    assert (await world.send(invoke)).status_code == 501
