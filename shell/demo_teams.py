@@ -22,7 +22,9 @@ the fake's page (`GET /`) writes to the bot as one of them (a signed activity to
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
+import hashlib
 import html
 import json
 import secrets
@@ -95,6 +97,7 @@ class FakeTeams:
     tokens: set[str] = field(default_factory=set)
     token_requests: int = 0
     failures: list[tuple[str, int, str | None]] = field(default_factory=list)
+    certificate: Any = None  # an x509.Certificate: client assertions signed by its key pass
 
     def __post_init__(self) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -192,12 +195,34 @@ class FakeTeams:
     async def _token(self, request: Request) -> Response:
         form = await request.form()
         self.token_requests += 1
-        if form.get("client_id") != self.app_id or form.get("client_secret") != self.password:
+        assertion = str(form.get("client_assertion") or "")
+        if form.get("client_id") != self.app_id or not (
+                (self.password and form.get("client_secret") == self.password)
+                or (assertion and self._asserted(assertion))):
             return JSONResponse({"error": "invalid_client"}, status_code=401)
         token = "fake-app-token-" + secrets.token_urlsafe(16)
         self.tokens.add(token)
         return JSONResponse({"token_type": "Bearer", "expires_in": 3600,
                              "access_token": token})
+
+    def _asserted(self, assertion: str) -> bool:
+        """A client assertion signed by the registered certificate's key, naming the app, for
+        this token endpoint, with the certificate's thumbprint (x5t)."""
+        if self.certificate is None:
+            return False
+        from cryptography.hazmat.primitives.serialization import Encoding
+
+        thumbprint = base64.urlsafe_b64encode(hashlib.sha1(  # x5t is a SHA-1 thumbprint
+            self.certificate.public_bytes(Encoding.DER)).digest()).rstrip(b"=").decode()
+        try:
+            if jwt.get_unverified_header(assertion).get("x5t") != thumbprint:
+                return False
+            claims = jwt.decode(assertion, self.certificate.public_key(), algorithms=["RS256"],
+                                audience=self.base_url + "/botframework.com/oauth2/v2.0/token",
+                                issuer=self.app_id)
+        except jwt.PyJWTError:
+            return False
+        return bool(claims.get("sub") == self.app_id)
 
     async def _consent(self, request: Request) -> Response:
         params = request.query_params
