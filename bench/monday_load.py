@@ -3,9 +3,9 @@
 - submissions: the employees' weekly timesheets through GraphQL (`submitTimesheet`, the
   administrator's key on their behalf), started at a steady pace over a window, open loop;
 - the reminder run: `timebot reminders send --org ID --at TIME`, a process of its own;
-- slash commands: signed `/timesheet status` of employees at /slack/events (tests/bot/signing),
-  open loop at a steady rate, sent from a process of its own (as bench.mail_load's SMTP
-  clients are), each one's HTTP answer timed (the ack);
+- slash commands: signed `/timesheet status` of employees at /slack/events
+  (tests/bot/slack/signing), open loop at a steady rate, sent from a process of its own (as
+  bench.mail_load's SMTP clients are), each one's HTTP answer timed (the ack);
 - approval replies: the approvers' answers to the review mails the relay received (bench.
   reply_mail: a comment, a signature, the review quoted; one in five a rejection), DKIM-signed,
   sent by bench.mail_load's clients at a steady rate.
@@ -28,8 +28,8 @@ from bench.monday_sink import Arrival
 from bench.monday_world import PEOPLE_DOMAIN, SIGNING_SECRET, Monday, slack_user
 from bench.reply_mail import reply_message_id, styles
 from bench.serve import timebot_command
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.signing import SlackRequests
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.signing import SlackRequests
 
 SUBMIT = ("mutation($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { submitTimesheet("
           "personId: $p, startTime: $s, endTime: $e) { id submitId status } }")

@@ -1,5 +1,5 @@
 """The company of bench.monday, set up from outside as an operator would: the relay (the sink of
-bench.monday_sink, its own process), the fake Slack (tests/bot/fake_slack.py, its own process,
+bench.monday_sink, its own process), the fake Slack (tests/bot/slack/fake_slack.py, its own process,
 knowing every person by e-mail), `timebot service init` and `timebot service import` of the
 people (bench.people_import's file: managers ten wide, so that the first tenth approve the
 rest), the reply domain's DKIM key published through TIMEBOT_DKIM_TXT_FILE, and `timebot
@@ -35,7 +35,7 @@ from bench.monday_sink import Arrivals
 from bench.people_import import csv_text
 from bench.serve import kill_tree, serve_command, settled_cpu, timebot_command, until_ready
 from bench.slack_ack import stop, wait_up
-from tests.bot.fake_slack import FakeSlack
+from tests.bot.slack.fake_slack import FakeSlack
 
 PEOPLE_DOMAIN = "big.example"  # bench.people_import's addresses
 SIGNING_SECRET = "bench-monday-signing-secret"
@@ -96,7 +96,7 @@ class Monday:
                                      str(self.relay_port), str(self.root / "sink")],
                                     None, self.root / "sink.log"))
         users = [f"{slack_user(n)}={self.email(n)}" for n in range(self.people)]
-        self.processes.append(spawn([sys.executable, "-m", "tests.bot.fake_slack",
+        self.processes.append(spawn([sys.executable, "-m", "tests.bot.slack.fake_slack",
                                      str(self.fake.port), *users], None, self.root / "fake.log"))
         wait_up(f"{self.fake.base_url}/response/up", self.processes[-1])
         started = time.perf_counter()

@@ -1,6 +1,6 @@
 """The interactive paths of bench.scale that go through the fronts, on a second start of
 `timebot serve` on the same databases (after the fan-out figures, which a Slack workspace
-would change), now with a Slack workspace (the fake Slack of tests/bot/fake_slack.py, in its
+would change), now with a Slack workspace (the fake Slack of tests/bot/slack/fake_slack.py, in its
 own process, knowing the first approver) and the SMTP listener (DKIM checked against a key
 published through TIMEBOT_DKIM_TXT_FILE):
 
@@ -35,11 +35,11 @@ from bench.mail_load import DOMAIN, Key, Mail, free_port, new_key, p99
 from bench.mail_world import spawn
 from bench.scale_seed import Org
 from bench.slack_ack import stop, wait_up
-from bot.approve_all import APPROVE_ALL
+from bot.slack.approve_all import APPROVE_ALL
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import session_factory
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.signing import SlackRequests
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.signing import SlackRequests
 from timebot.state.models import OutboxMessage
 from timebot.tokens import make_token, reply_address
 
@@ -55,7 +55,7 @@ class Fronts:
 
     def __init__(self, root: Path, approver_email: str) -> None:
         self.fake = FakeSlack(free_port())
-        self.process = spawn([sys.executable, "-m", "tests.bot.fake_slack",
+        self.process = spawn([sys.executable, "-m", "tests.bot.slack.fake_slack",
                               str(self.fake.port), f"{APPROVER_USER}={approver_email}"],
                              None, root / "fake_slack.log")
         wait_up(f"{self.fake.base_url}/response/up", self.process)

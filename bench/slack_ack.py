@@ -37,8 +37,8 @@ import httpx
 from bench.busy import busy_machine
 from bench.common import Figure, median, note
 from bench.serve import kill_tree, serve_command, timebot_command, workers_started
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.signing import SlackRequests
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.signing import SlackRequests
 from tests.net import free_port
 
 FIGURES = ("slack_ack_p99", "slack_ack_p50", "slack_ack_p99_workers2", "slack_sender_10000")
@@ -195,7 +195,7 @@ def measure_ack(seconds: float, worker_counts: list[int]
     processes: list[subprocess.Popen[bytes]] = []
     try:
         fake = FakeSlack(free_port())  # its address; it runs in its own process
-        processes.append(spawn([sys.executable, "-m", "tests.bot.fake_slack",
+        processes.append(spawn([sys.executable, "-m", "tests.bot.slack.fake_slack",
                                 str(fake.port), f"UADA={ADMIN_EMAIL}"]))
         wait_up(f"{fake.base_url}/response/up", processes[-1])
         # The bare app first, alone on the machine; then each timebot, alone too.
@@ -216,8 +216,8 @@ def measure_ack(seconds: float, worker_counts: list[int]
 
 
 async def measure_sender(count: int, rate: float) -> float:
-    from bot.pacing import RateLimits
-    from bot.sender import SlackSender
+    from bot.slack.pacing import RateLimits
+    from bot.slack.sender import SlackSender
     from plumbing.clock import SYSTEM_CLOCK
     from timebot.state.db import create_engine, migrate, session_factory
 
@@ -226,7 +226,7 @@ async def measure_sender(count: int, rate: float) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         engine = create_engine(f"sqlite+aiosqlite:///{Path(tmp) / 'bot.db'}")
         await migrate(engine)
-        from bot.app import close_keep_alive, keep_alive, web_client
+        from bot.slack.app import close_keep_alive, keep_alive, web_client
 
         client = web_client(TOKEN, fake.api_url)
         keep_alive(client)  # as the Slack component does when timebot starts

@@ -5,7 +5,7 @@ fake Slack (her e-mail there, time zone UTC: the nudge loop's discovery links he
 staff nudge is due whenever the bench runs: she works every day of the week (a 7-day
 schedule on her timeline, so today is a working day), her period is a day and her
 `timesheetReminder` is `currentEnd` at 00:00, so the reminder of today's period has been due
-since 00:00 UTC (bot/staff_nudges.py, timebot/notify/period_timing.py). All of it is written
+since 00:00 UTC (bot/slack/staff_nudges.py, timebot/notify/period_timing.py). All of it is written
 through the embedded service's GraphQL executor before `timebot serve` starts.
 
 The reminder was due hours before the server started, so the figure counts from the server's
@@ -14,7 +14,7 @@ start within a moment of it, at the singleton jobs' first heartbeat) to the last
 nudges reaching the fake Slack, each one a DM
 to that workspace's Nora sent with that workspace's own token (the fake's own record of
 every chat.postMessage, its time included). An installation's first tick comes 60 to 120 s
-after its loop starts (bot/nudges.py: one interval plus a random phase of up to one more),
+after its loop starts (bot/slack/nudges.py: one interval plus a random phase of up to one more),
 so a nudge due at start is on time when it comes at that first tick: the goal is every one
 of them within 2 intervals (120 s) of the start plus TICK_ALLOWANCE_SECONDS for the tick's
 own work (its wait for a tick slot, the service's reads, the DM). With 100 workspaces the
@@ -37,7 +37,7 @@ import httpx
 from bench.common import note
 
 FIGURE = "slack_workspaces_nudges"
-INTERVAL_SECONDS = 60.0  # bot.nudges.NudgesPart's interval
+INTERVAL_SECONDS = 60.0  # bot.slack.nudges.NudgesPart's interval
 TICK_ALLOWANCE_SECONDS = 10.0
 GOAL_SECONDS = 2 * INTERVAL_SECONDS + TICK_ALLOWANCE_SECONDS
 DAY_MS = 86_400_000

@@ -41,8 +41,8 @@ from bench.common import Figure, note
 from bench.serve import cpu_seconds, serve_command
 from bench.slack_ack import RATE as DEFAULT_RATE
 from bench.slack_ack import percentile, spawn, stop, wait_up
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.signing import SlackRequests, command_fields
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.signing import SlackRequests, command_fields
 from tests.net import free_port
 
 FIGURES = ("slack_workspaces_ack_p99", "slack_workspaces_review_dms", "slack_workspaces_nudges")
@@ -88,8 +88,8 @@ async def seed(env: dict[str, str], count: int) -> list[tuple[str, str]]:
     (organisation id, admin key) each."""
     from slack_sdk.oauth.installation_store import Installation
 
-    from bot.oauth import BOT_SCOPES
-    from bot.oauth_store import InstallationStore, Issued
+    from bot.slack.oauth import BOT_SCOPES
+    from bot.slack.oauth_store import InstallationStore, Issued
     from plumbing.clock import SYSTEM_CLOCK
     from plumbing.db import unit_of_work
     from service.organisation.provisioning import create_organisation

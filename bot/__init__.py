@@ -1,1 +1,1 @@
-"""The Slack app."""
+"""The chat front, whatever the platform: the Slack adapter is bot.slack."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from bot.component import install_slack
+from bot.slack.component import install_slack
 from bot.teams.component import install_teams
 from mail.inbound_component import install_inbound
 from mail.parts import MailParts

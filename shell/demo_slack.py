@@ -1,7 +1,7 @@
 """`timebot serve --demo`: a second organisation with its own Slack workspace (#27), on a fake
 Slack Web API that this process starts on loopback only (127.0.0.1, a free port; a request
 from any other address is refused too). The workspace is installed for the second
-organisation the way an OAuth install stores it (bot.oauth_store, token sealed), and timebot
+organisation the way an OAuth install stores it (bot.slack.oauth_store, token sealed), and timebot
 talks to the fake as to Slack: review DMs, the Home, nudges. Its page (`GET /` of the fake)
 lists the messages timebot sent there.
 
@@ -160,8 +160,8 @@ async def install(settings: Settings, demo: SecondDemo, fake: DemoSlack) -> None
     """The workspace installed for the second organisation, as an OAuth install stores it."""
     from slack_sdk.oauth.installation_store import Installation
 
-    from bot.oauth import BOT_SCOPES
-    from bot.oauth_store import InstallationStore, Issued
+    from bot.slack.oauth import BOT_SCOPES
+    from bot.slack.oauth_store import InstallationStore, Issued
     from plumbing.clock import SYSTEM_CLOCK
     from timebot.crypto import SecretBox
     from timebot.state.db import create_engine, migrate, session_factory

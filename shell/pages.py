@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.routing import BaseRoute
 
-from bot.oauth import Installer, WhoIs
+from bot.slack.oauth import Installer, WhoIs
 from service.embedded import EmbeddedService
 from service.models import Person
 from service.pages import page_routes

@@ -203,6 +203,50 @@ def test_domains_reach_each_other_less_past_their_face() -> None:
     )
 
 
+CHAT_ADAPTERS = ("slack", "teams")  # bot/<adapter>/: each a platform's adapter of bot/'s core
+
+
+def adapter_crossings(edges: dict[str, set[str]],
+                      adapters: tuple[str, ...] = CHAT_ADAPTERS) -> list[str]:
+    """Imports from one chat adapter into another, or from bot/'s neutral core into any: the
+    adapters build on the core, never on each other."""
+
+    def adapter(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 and parts[0] == "bot" and parts[1] in adapters \
+            else None
+
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in edges.items() if top(source) == "bot"
+        for target in targets
+        if (theirs := adapter(target)) is not None and adapter(source) != theirs
+    )
+
+
+def test_chat_adapters_never_import_each_other() -> None:
+    edges = graph()
+    assert any(module.startswith("bot.slack.") for module in edges), "bot/slack/ is not found"
+    assert adapter_crossings(edges) == []
+
+
+def test_adapter_crossings_are_seen(tmp_path: Path) -> None:
+    write_package(tmp_path, {
+        "bot/__init__.py": "",
+        "bot/chat/__init__.py": "",
+        "bot/chat/core.py": "from bot.slack import render\n",
+        "bot/slack/__init__.py": "",
+        "bot/slack/render.py": "from bot.chat import core\nfrom bot.slack import app\n",
+        "bot/slack/app.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from bot.teams.cards import card\n",
+        "bot/teams/__init__.py": "",
+        "bot/teams/cards.py": "def f():\n    from ..slack.render import x\n",
+    })
+    assert adapter_crossings(graph(tmp_path, ("bot",))) == [
+        "bot.chat.core -> bot.slack.render", "bot.slack.app -> bot.teams.cards",
+        "bot.teams.cards -> bot.slack.render"]
+
+
 def test_no_module_is_long() -> None:
     long = {
         str(path.relative_to(ROOT)): lines

@@ -46,7 +46,7 @@ class Settings:
     slack_app_token: str | None
     slack_organisation: str | None
     slack_api_url: str | None
-    # OAuth installs (bot/oauth.py): SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, both or neither.
+    # OAuth installs (bot/slack/oauth.py): SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, both or neither.
     slack_client_id: str | None = None
     slack_client_secret: str | None = None
     extra: Mapping[str, str] = field(default_factory=dict)

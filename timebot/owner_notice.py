@@ -3,7 +3,7 @@ finally approved by an approver. Intermediate stage approvals tell the owner not
 an automatic approval (no stages, or the service's auto-approval): the owner did not wait
 for anyone then, and the nudges already count such a timesheet as done.
 
-Pure texts, shared by the e-mail (`mail.owner_notices`) and Slack (`bot.owner_notices`)
+Pure texts, shared by the e-mail (`mail.owner_notices`) and Slack (`bot.slack.owner_notices`)
 halves, in the owner's language (`timebot.l10n`: build and write the notice inside
 `l10n.using(owner.localisation)`), plus the one look-up both need (the owner's name, address,
 time zone and localisation: from a read

@@ -35,7 +35,7 @@ Request = tuple[str, int, str]  # (submission, stage, approver)
 
 
 def slack_ref(submit_id: str, stage: int, approver_id: str) -> str:
-    """The ref the Slack half gives an approval DM (bot.approval_blocks.ref_of)."""
+    """The ref the Slack half gives an approval DM (bot.slack.approval_blocks.ref_of)."""
     return f"approval:{submit_id}:{stage}:{approver_id}"
 
 

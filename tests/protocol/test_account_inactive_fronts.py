@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from plumbing.db import unit_of_work
 from service.models import Organisation
-from tests.bot.test_time_commands import World, world  # noqa: F401 (the fixture)
+from tests.bot.slack.test_time_commands import World, world  # noqa: F401 (the fixture)
 from tests.protocol.test_time_entry_mail import (  # noqa: F401 (the fixtures)
     fx,
     receipt_to,

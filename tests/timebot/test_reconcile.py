@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 from starlette.applications import Starlette
 
-from bot.component import bot_of
+from bot.slack.component import bot_of
 from plumbing.clock import Clock
 from service.embedded import EmbeddedService
 from service.timesheets.models import (
@@ -27,8 +27,8 @@ from service.timesheets.models import (
     WebhookDelivery,
 )
 from service.webhooks.local import LOCAL_URL
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.harness import BOT_TOKEN, SIGNING_SECRET
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.harness import BOT_TOKEN, SIGNING_SECRET
 from tests.mail.reviews_support import (
     add_record,
     org_events,

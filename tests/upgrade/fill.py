@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 import asyncpg
 import httpx
 
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.harness import SIGNING_SECRET
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.harness import SIGNING_SECRET
 from tests.net import free_port
 from tests.protocol.test_inbox_outage import allow_connections
 from tests.upgrade.harness import (

@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from plumbing.release import VERSION
-from tests.bot.fake_slack import FakeSlack
-from tests.bot.signing import SlackRequests, command_fields
+from tests.bot.slack.fake_slack import FakeSlack
+from tests.bot.slack.signing import SlackRequests, command_fields
 from tests.net import free_port
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.sheets_over_http import gql, submitted_to_max

@@ -21,7 +21,7 @@ import pytest
 from plumbing.release import VERSION
 from shell.build_info import schema_revisions
 from shell.supervisor import migrate_all
-from tests.bot.fake_slack import FakeSlack
+from tests.bot.slack.fake_slack import FakeSlack
 from tests.upgrade.fill import SUBMIT, slack_env
 from tests.upgrade.harness import MAIL_DOMAIN, Instance, eventually, gql, send_mail
 from tests.upgrade.queries import WEEK1, answers

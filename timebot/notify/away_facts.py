@@ -2,7 +2,7 @@
 "is away?" stays one pure function (`timebot.state.away.is_away`) whatever the source:
 
 - "auto-reply": an out-of-office reply to a review e-mail (mail.away_notice records it);
-- "slack-status": a Slack status that says so (bot.away_status records it; read here by
+- "slack-status": a Slack status that says so (bot.slack.away_status records it; read here by
   `slack_status_away`, pure);
 - "time-off": an absence recorded in the service that covers today (getTimeRecords with
   `absence: true`, over GraphQL), until the last day of that run of days off;

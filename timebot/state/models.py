@@ -85,7 +85,7 @@ class ReceivedEvent(StateBase):
 
 class SlackOutgoing(StateBase):
     """A Slack Web API call to make (chat.postMessage, chat.update, …), kept until Slack took
-    it (bot/sender.py paces them within Slack's limits). `ref` names what a posted message
+    it (bot/slack/sender.py paces them within Slack's limits). `ref` names what a posted message
     shows (e.g. an approval request), to update it in place; `channel_id`/`ts` are Slack's
     answer; `team_id` the installation whose token sends it (None: SLACK_BOT_TOKEN's)."""
 
@@ -131,8 +131,8 @@ class SlackClaim(StateBase):
 
 
 class SlackWorkspace(StateBase):
-    """A Slack workspace (team) the bot is installed in (bot/workspace.py): the organisation it
-    serves, its token's hash, since when it is uninstalled (None: installed), and why."""
+    """A Slack workspace (team) the bot is installed in (bot/slack/workspace.py): the organisation
+    it serves, its token's hash, since when it is uninstalled (None: installed), and why."""
 
     __tablename__ = "slack_workspaces"
 

@@ -1,4 +1,4 @@
-"""The bot's tables of Slack's OAuth installs (bot/oauth_store.py)."""
+"""The bot's tables of Slack's OAuth installs (bot/slack/oauth_store.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from timebot.state.models import StateBase
 
 
 class SlackInstallation(StateBase):
-    """The Slack app installed into a workspace through OAuth (bot/oauth_store.py): the one
+    """The Slack app installed into a workspace through OAuth (bot/slack/oauth_store.py): the one
     organisation it serves and its bot token, sealed with TIMEBOT_SECRET_KEY (the refresh
     token too where token rotation is on). Whether it is installed is its `slack_workspaces`
     row's (app_uninstalled, tokens_revoked, a refused token)."""
@@ -34,7 +34,7 @@ class SlackInstallation(StateBase):
 
 
 class SlackOAuthState(StateBase):
-    """An OAuth `state` issued by GET /slack/install (bot/oauth_store.py), stored as its hash:
+    """An OAuth `state` issued by GET /slack/install (bot/slack/oauth_store.py), stored as its hash:
     the organisation and administrator it was issued for, until when, and when it was used
     (once only)."""
 

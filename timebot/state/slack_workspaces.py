@@ -1,5 +1,5 @@
 """The Slack workspaces as timebot's database records them (`slack_workspaces`, written by
-bot/workspace.py), read and told for the operator: `timebot slack status`, and a warning in
+bot/slack/workspace.py), read and told for the operator: `timebot slack status`, and a warning in
 `timebot people list` while one is uninstalled."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ async def records_by_token(
     sessions: async_sessionmaker[AsyncSession],
 ) -> dict[str, WorkspaceRecord]:
     """Every workspace recorded, by its token's hash: one read for every installation's bot
-    (bot.installations)."""
+    (bot.slack.installations)."""
     async with sessions() as session:
         rows = await session.scalars(select(SlackWorkspace).where(
             SlackWorkspace.token_hash.is_not(None)))

@@ -1,0 +1,29 @@
+"""The chat front's platform-neutral core: what a chat does, written once (issue 42).
+
+An adapter (bot/slack/, bot/teams/) turns its platform's requests into calls of these modules
+and renders their neutral answers: blocks vs cards, slash commands vs bot commands, DMs vs
+proactive messages. The core imports no adapter, and no adapter another
+(tests/test_layering.py).
+
+- `message`: `Message` (one-line `text`, `blocks` of text + `Action`s, `facts`), `Action`
+  (`id`, `label`, `value`, `style`, `confirm`: `Confirm`, `url`), `reply(text)`.
+  Slack: bot.slack.render.blocks_of; Teams: an Adaptive Card of the same.
+- `markup`: `Markup` (escape outside text, show a moment); texts use `*bold*`. `PLAIN`.
+- `person`: `ChatPerson` (organisation, person, name, e-mail, own API key, tz),
+  `NotIdentified`, `not_known(email, how)` / `no_email(platform)` (how an unknown user links),
+  `who_of` (quick entry's caller), `speaking` (their localisation, to put in force).
+- `commands`: `CommandTable[H]`: sub-commands of `/time`, `/timesheet` (lookup, help).
+- `quick_entry`: `QuickEntry(runtime, source=…)` answers each sub-command with a `Message`
+  (`answer(table, person, command, text)`, or the runs one by one) and the clicks (Undo,
+  Edit, a candidate); `add_commands(table, adapt)` fills an adapter's table; `conversation()`
+  the table of the runs themselves; `log_message(result)`.
+- `approvals`: `Request` (what a decision button names; `encode`/`decode`), `APPROVE` /
+  `REJECT`, `request_message`, `outcome_message`, `waiting_blocks`, `summary_text`,
+  `period_text`, and the rules `outcome_for` (what a request message becomes after the
+  service's approval event, whatever decided), `refusal_reason`, `may_try`; `ref_of` /
+  `parse_ref` (the ref a sent request message is found by).
+- `deciding`: `decide(runtime, claims, person, request, comment, who=, markup=)` as the
+  person with their own key, once (`Claims`, table `slack_claims`), `approval_state`.
+- `values`: the guards reading what a click carries back (`BadValue`).
+- `nudge_schedule`: when staff and approvers are nudged, snoozes, the digest hour (pure).
+"""

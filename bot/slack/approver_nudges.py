@@ -1,0 +1,178 @@
+"""Approver nudges: a request shown in Slack and still undecided is nudged when it has waited
+N days (the service's approvalReminder setting, else 2), then after 1, 2, 4, 7, 7… more days;
+an approver with the daily digest on gets instead one message a day at 09:00 in their time
+zone listing everything waiting. Snoozed or switched-off approvers get nothing
+(bot.slack.nudge_preferences). Each nudge and digest is in the approver's language and formats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+
+from bot.chat.approvals import Request, parse_ref, period_text
+from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
+from bot.slack.approval_blocks import decision_buttons
+from bot.slack.approve_all import MAX_ITEMS, approve_all_button
+from bot.slack.deps import SlackDeps
+from bot.slack.mrkdwn import escape
+from bot.slack.nudge_preferences import NudgePreferences, nudge_controls
+from bot.slack.render import slack_time
+from timebot import l10n
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
+from timebot.notify.periods import DAY_MS, local_date, zone
+from timebot.notify.person_notify import SLACK, sends
+from timebot.state.models import SlackOutgoing
+
+REMIND_SETTING = "query { currentOrganisation { timeSettings { approvalReminder { value } } } }"
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A request DM to an approver, not decided yet: the row that asked, since when."""
+
+    row_id: str
+    request: Request
+    person_name: str
+    approver_id: str
+    slack_user: str
+    organisation_id: str
+    since_ms: int
+
+
+class ApproverNudges:
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
+        self.preferences = NudgePreferences(deps.runtime.state_sessions,
+                                            deps.runtime.read_sessions)
+
+    async def _waiting(self) -> list[Waiting]:
+        """Requests shown in Slack and not decided yet (newest row per approver/request)."""
+        async with self.deps.runtime.read_sessions() as session:
+            rows = list(await session.scalars(
+                select(SlackOutgoing).where(
+                    SlackOutgoing.method == "chat.postMessage",
+                    SlackOutgoing.ref.startswith("approval:"),
+                ).order_by(SlackOutgoing.seq)
+            ))
+        found: dict[str, Waiting] = {}
+        decided: set[str] = set()
+        for row in rows:
+            if row.ref is None or parse_ref(row.ref) is None:
+                continue
+            if row.context.get("outcome"):
+                decided.add(row.ref)
+                continue
+            if row.ref in found or row.context.get("nudge"):
+                continue
+            ctx = row.context
+            found[row.ref] = Waiting(
+                row.id,
+                Request(str(ctx["submitId"]), parse_ref(row.ref)[1],  # type: ignore[index]
+                        str(ctx["timesheetId"]), str(ctx["personId"]), int(ctx["startTime"]),
+                        int(ctx["endTime"])),
+                str(ctx.get("personName", "")), str(ctx.get("approverId", "")), row.channel,
+                str(ctx.get("organisationId", "")), row.created_ms,
+            )
+        return [w for ref, w in found.items() if ref not in decided]
+
+    async def _remind_after_days(self, organisation_id: str) -> int:
+        key = await self.deps.runtime.directory.integration_key(organisation_id)
+        data = await self.deps.runtime.client.execute(REMIND_SETTING, apikey=key)
+        value = (((data.get("currentOrganisation") or {}).get("timeSettings") or {})
+                 .get("approvalReminder") or {}).get("value")
+        return int(value) if value else DEFAULT_REMIND_DAYS
+
+    async def run(self, now: int, organisation_id: str) -> int:
+        """Nudge (or send the digest to) every approver of the workspace's organisation due at
+        `now`; how many were sent."""
+        waiting = [item for item in await self._waiting()
+                   if item.organisation_id == organisation_id]
+        by_approver: dict[tuple[str, str], list[Waiting]] = {}
+        for item in waiting:
+            by_approver.setdefault((item.organisation_id, item.approver_id), []).append(item)
+        after: dict[str, int] = {}
+        sent = 0
+        for (org_id, approver_id), items in by_approver.items():
+            if org_id not in after:
+                after[org_id] = await self._remind_after_days(org_id)
+            user = items[0].slack_user
+            pref = await self.preferences.get(org_id, approver_id, user)
+            if snoozed(pref, now) or not await sends(
+                    self.deps.runtime.client, await self.deps.runtime.directory.integration_key(
+                        org_id), approver_id, "approvalReminder", SLACK):
+                continue
+            tz = (await self.deps.identity.profile(user)).tz
+            if pref.digest:
+                day = local_date(now, tz).isoformat()
+                due = [i for i in items if now - i.since_ms >= after[org_id] * DAY_MS]
+                if due and pref.last_digest_day != day and \
+                        datetime.fromtimestamp(now / 1000, zone(tz)).hour >= DIGEST_HOUR:
+                    with l10n.using(await self._localisation(org_id, approver_id)):
+                        await self._digest(user, due, f"digest:{approver_id}:{day}")
+                    await self.preferences.update(org_id, approver_id, user,
+                                                  last_digest_day=day)
+                    sent += 1
+                continue
+            nudged = dict(pref.nudged or {})
+            for item in items:
+                count, last = nudged.get(item.request.submit_id, [0, None])
+                if not approver_nudge_due(item.since_ms, int(count), last, now, after[org_id]):
+                    continue
+                with l10n.using(await self._localisation(org_id, approver_id)):
+                    await self._nudge(item, int(count) + 1)
+                nudged[item.request.submit_id] = [int(count) + 1, now]
+                sent += 1
+            if nudged != (pref.nudged or {}):
+                await self.preferences.update(org_id, approver_id, user, nudged=nudged)
+        return sent
+
+    async def _localisation(self, organisation_id: str, approver_id: str
+                            ) -> l10n.Localisation:
+        key = await self.deps.runtime.directory.integration_key(organisation_id)
+        return await load_localisation(self.deps.runtime.client, key, approver_id)
+
+    async def _nudge(self, item: Waiting, count: int) -> None:
+        period = period_text(item.request.start_ms, item.request.end_ms)
+        text = _("Reminder: the timesheet of {person} for {period} has waited for your "
+                 "approval since {since}.").format(person=escape(item.person_name),
+                                                   period=period, since=slack_time(item.since_ms))
+        blocks: list[dict[str, Any]] = [
+            {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+            {"type": "actions", "block_id": "decision",
+             "elements": decision_buttons(item.request)},
+            nudge_controls(),
+        ]
+        async with self.deps.runtime.read_sessions() as session:
+            original = await session.get(SlackOutgoing, item.row_id)
+        context = dict(original.context) if original is not None else {}
+        await self.deps.sender.post(
+            item.slack_user, text, blocks,
+            key=f"nudge:{item.request.submit_id}:{item.approver_id}:{count}",
+            ref=f"approval:{item.request.submit_id}:{item.request.stage}:{item.approver_id}",
+            context={**context, "nudge": count}, bulk=True,
+        )
+
+    async def _digest(self, user: str, items: list[Waiting], key: str) -> None:
+        # Slack takes 50 blocks: the header, two per item, "Approve all" and the controls.
+        shown = items[:min(23, MAX_ITEMS)]
+        waiting = _("{n} timesheet(s) wait for your approval").format(n=len(items))
+        if shown != items:
+            waiting += " " + _("(the first {n} here)").format(n=len(shown))
+        lines = [f"*{waiting}:*"]
+        items = shown
+        blocks: list[dict[str, Any]] = [
+            {"type": "section", "text": {"type": "mrkdwn", "text": lines[0]}}]
+        for item in items:
+            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
+                f"{escape(item.person_name)} - "
+                f"{period_text(item.request.start_ms, item.request.end_ms)} - "
+                + _("since {since}").format(since=slack_time(item.since_ms)))}})
+            blocks.append({"type": "actions", "elements": decision_buttons(item.request)})
+        if len(items) > 1:
+            blocks.append(approve_all_button([item.request for item in items]))
+        blocks.append(nudge_controls())
+        await self.deps.sender.post(user, lines[0].strip("*"), blocks, key=key, bulk=True)
