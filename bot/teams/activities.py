@@ -89,6 +89,7 @@ class ActivityWork:
             member.id == bot_id for member in activity.members_removed or [])
         if removed and aad:
             await self.tenants.remove_user(tenant_id, aad)
+            self.identity.forget(tenant_id, aad)
             log.info("teams_user_removed", tenant=tenant_id)
 
     async def _message(self, activity: Activity, tenant_id: str) -> None:
@@ -115,13 +116,14 @@ class ActivityWork:
         except NotIdentified as refusal:
             await self._reply(activity, service_url, refusal.message)
             return
-        text = await self.chat.answer(person, activity.text or "", str(activity.id or ""))
+        text = await self.chat.answer(person, activity.text or "")
         try:
             await self._reply(activity, service_url, text)
         except ConnectorError as error:
             if not error.gone:
                 raise
             await self.tenants.remove_user(tenant_id, sender.aad_object_id)
+            self.identity.forget(tenant_id, sender.aad_object_id)
             log.info("teams_user_removed", tenant=tenant_id, reason=f"connector {error.status}")
 
     async def _reply(self, activity: Activity, service_url: str, text: str) -> None:
