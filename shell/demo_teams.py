@@ -12,11 +12,15 @@ Connector under one base URL (what TIMEBOT_TEAMS_API_URL names), the same paths 
   call needs a token the issuer gave; each is recorded (`calls`), and `fail(kind, status)`
   answers 429/403/404 on demand.
 
-Loopback only: it binds 127.0.0.1, and refuses any other peer."""
+Loopback only: it binds 127.0.0.1, and refuses any other peer.
+
+`timebot serve --demo` starts one beside the fake Slack (shell/demo_teams_page.py)."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import secrets
 import time
@@ -28,15 +32,30 @@ from urllib.parse import urlencode
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from plumbing.peers import is_loopback_address
 
 ISSUER = "https://api.botframework.com"
 KEY_ID = "fake-teams-key"
 BOT_ID = "28:timebot-bot"
+
+
+class LoopbackOnly:
+    """Any peer but this machine is refused (403)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        client = scope.get("client")
+        if scope["type"] == "http" and not (client and is_loopback_address(client[0])):
+            await Response("loopback only", 403)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 @dataclass
@@ -70,6 +89,7 @@ class FakeTeams:
     tokens: set[str] = field(default_factory=set)
     token_requests: int = 0
     failures: list[tuple[str, int, str | None]] = field(default_factory=list)
+    certificate: Any = None  # an x509.Certificate: client assertions signed by its key pass
 
     def __post_init__(self) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -143,8 +163,8 @@ class FakeTeams:
 
     # --- HTTP ---------------------------------------------------------------------------------
 
-    def app(self) -> Starlette:
-        return Starlette(routes=[
+    def app(self, extra: list[BaseRoute] | None = None) -> Starlette:
+        return Starlette(middleware=[Middleware(LoopbackOnly)], routes=[*(extra or []),
             Route("/v1/.well-known/openidconfiguration", self._metadata, methods=["GET"]),
             Route("/v1/.well-known/keys", self._keys, methods=["GET"]),
             Route("/botframework.com/oauth2/v2.0/token", self._token, methods=["POST"]),
@@ -157,10 +177,6 @@ class FakeTeams:
                   methods=["GET"]),
         ])
 
-    @staticmethod
-    def _local(request: Request) -> bool:
-        return request.client is not None and is_loopback_address(request.client.host)
-
     async def _metadata(self, request: Request) -> Response:
         return JSONResponse({"issuer": ISSUER, "jwks_uri": self.base_url + "/v1/.well-known/keys",
                              "id_token_signing_alg_values_supported": ["RS256"]})
@@ -171,12 +187,34 @@ class FakeTeams:
     async def _token(self, request: Request) -> Response:
         form = await request.form()
         self.token_requests += 1
-        if form.get("client_id") != self.app_id or form.get("client_secret") != self.password:
+        assertion = str(form.get("client_assertion") or "")
+        if form.get("client_id") != self.app_id or not (
+                (self.password and form.get("client_secret") == self.password)
+                or (assertion and self._asserted(assertion))):
             return JSONResponse({"error": "invalid_client"}, status_code=401)
         token = "fake-app-token-" + secrets.token_urlsafe(16)
         self.tokens.add(token)
         return JSONResponse({"token_type": "Bearer", "expires_in": 3600,
                              "access_token": token})
+
+    def _asserted(self, assertion: str) -> bool:
+        """A client assertion signed by the registered certificate's key, naming the app, for
+        this token endpoint, with the certificate's thumbprint (x5t)."""
+        if self.certificate is None:
+            return False
+        from cryptography.hazmat.primitives.serialization import Encoding
+
+        thumbprint = base64.urlsafe_b64encode(hashlib.sha1(  # x5t is a SHA-1 thumbprint
+            self.certificate.public_bytes(Encoding.DER)).digest()).rstrip(b"=").decode()
+        try:
+            if jwt.get_unverified_header(assertion).get("x5t") != thumbprint:
+                return False
+            claims = jwt.decode(assertion, self.certificate.public_key(), algorithms=["RS256"],
+                                audience=self.base_url + "/botframework.com/oauth2/v2.0/token",
+                                issuer=self.app_id)
+        except jwt.PyJWTError:
+            return False
+        return bool(claims.get("sub") == self.app_id)
 
     async def _consent(self, request: Request) -> Response:
         params = request.query_params
@@ -190,7 +228,7 @@ class FakeTeams:
     async def _record(self, request: Request, kind: str, conversation_id: str
                       ) -> tuple[ConnectorCall | None, Response | None]:
         scheme, _space, token = request.headers.get("authorization", "").partition(" ")
-        if not self._local(request) or scheme.lower() != "bearer" or token not in self.tokens:
+        if scheme.lower() != "bearer" or token not in self.tokens:
             return None, JSONResponse({"error": {"code": "Unauthorized"}}, status_code=401)
         try:
             body = await request.json() if kind in ("send", "update", "create") else {}

@@ -37,7 +37,6 @@ from timebot.state.teams_models import TeamsOutgoing
 
 log = structlog.get_logger("timebot.teams.actions")
 
-OWN_NAME = "query Me($id: SvcId!) { getPerson(id: $id) { id name email } }"
 EVENT_QUERY = """query ApproveAllEvent($id: SvcId!) {
   getApprovalEventById(id: $id) { person { id } startTime { ts } endTime { ts } }
 }"""
@@ -94,17 +93,12 @@ class CardActions:
         if sender is None or conversation is None:
             return InvokeAnswer(200, cards.error_response(400, BAD_CARD))
         try:
-            found = await self.identity.resolve(tenant, Sender(
+            return await self.identity.resolve(tenant, Sender(
                 tenant.tenant_id, str(sender.aad_object_id or ""), str(sender.id),
                 str(conversation.id), str(activity.service_url or ""),
                 activity.local_timezone))
         except NotIdentified as refusal:
             return InvokeAnswer(200, cards.error_response(401, refusal.message))
-        me = await self.runtime.client.execute(OWN_NAME, {"id": found.person_id},
-                                               apikey=found.apikey)
-        own = me.get("getPerson") or {}
-        return ChatPerson(found.organisation_id, found.person_id, str(own.get("name") or ""),
-                          str(own.get("email") or ""), found.apikey, str(found.zone))
 
     async def _current(self, person: ChatPerson, request: Request,
                        row: TeamsOutgoing | None) -> InvokeAnswer:

@@ -23,6 +23,8 @@ from bot.teams.tenants import TeamsTenants
 log = structlog.get_logger("timebot.teams")
 
 WORK_SLOTS = 8
+REPLY_ATTEMPTS = 3  # a reply the connector throttled (429) is tried again after Retry-After
+MAX_RETRY_AFTER = 5.0
 
 NOT_CONNECTED = ("Hello! Your organisation has not connected its Microsoft 365 tenant to the "
                  "time tracking service yet: an administrator connects it from their account "
@@ -87,6 +89,7 @@ class ActivityWork:
             member.id == bot_id for member in activity.members_removed or [])
         if removed and aad:
             await self.tenants.remove_user(tenant_id, aad)
+            self.identity.forget(tenant_id, aad)
             log.info("teams_user_removed", tenant=tenant_id)
 
     async def _message(self, activity: Activity, tenant_id: str) -> None:
@@ -113,13 +116,15 @@ class ActivityWork:
         except NotIdentified as refusal:
             await self._reply(activity, service_url, refusal.message)
             return
-        text = await self.chat.answer(person, activity.text or "", str(activity.id or ""))
+        text = await self.chat.answer(person, activity.text or "")
         try:
             await self._reply(activity, service_url, text)
         except ConnectorError as error:
-            if error.gone:
-                await self.tenants.remove_user(tenant_id, sender.aad_object_id)
-            raise
+            if not error.gone:
+                raise
+            await self.tenants.remove_user(tenant_id, sender.aad_object_id)
+            self.identity.forget(tenant_id, sender.aad_object_id)
+            log.info("teams_user_removed", tenant=tenant_id, reason=f"connector {error.status}")
 
     async def _reply(self, activity: Activity, service_url: str, text: str) -> None:
         conversation = activity.conversation
@@ -134,5 +139,12 @@ class ActivityWork:
             reply["from"] = {"id": activity.recipient.id}
         if activity.from_property is not None:
             reply["recipient"] = {"id": activity.from_property.id}
-        await self.connector.send(service_url, conversation.id, reply)
+        for attempt in range(REPLY_ATTEMPTS):
+            try:
+                await self.connector.send(service_url, conversation.id, reply)
+                return
+            except ConnectorError as error:
+                if error.status != 429 or attempt == REPLY_ATTEMPTS - 1:
+                    raise
+                await asyncio.sleep(min(error.retry_after or 1.0, MAX_RETRY_AFTER))
 

@@ -5,24 +5,25 @@ display name) through the people directory. Every call for them uses their own k
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot.chat.person import ChatPerson
 from bot.teams.connector import Connector, ConnectorError
 from bot.teams.tenants import LinkedUser, TeamsTenants, Tenant
 from timebot.directory import PeopleDirectory
 from timebot.errors import DirectoryError, NotLinked, UnknownPerson
 from timebot.l10n import _
 
+PERSON_TTL_SECONDS = 60.0  # a re-linked or revoked key is seen within a minute (as Slack)
+
 
 @dataclass(frozen=True)
-class TeamsPerson:
-    organisation_id: str
-    person_id: str
-    apikey: str
-    tenant_id: str
-    aad_object_id: str
-    zone: ZoneInfo
+class TeamsPerson(ChatPerson):
+    """A Teams user resolved to a person (bot.chat's ChatPerson) and where they are."""
+
+    tenant_id: str = ""
+    aad_object_id: str = ""
 
 
 class NotIdentified(Exception):
@@ -45,20 +46,28 @@ class Sender:
     time_zone: str | None
 
 
-def zone_of(name: str | None) -> ZoneInfo:
-    try:
-        return ZoneInfo(name or "UTC")
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
-
-
 class TeamsIdentity:
     def __init__(self, tenants: TeamsTenants, directory: PeopleDirectory,
                  connector: Connector, public_url: str) -> None:
         self.tenants, self.directory = tenants, directory
         self.connector, self.public_url = connector, public_url
+        self._people: dict[tuple[str, str], tuple[float, TeamsPerson, Sender]] = {}
 
     async def resolve(self, tenant: Tenant, sender: Sender) -> TeamsPerson:
+        """The person behind the sender (cached a minute); NotIdentified says what to do."""
+        key = (tenant.tenant_id, sender.aad_object_id)
+        cached = self._people.get(key)
+        if cached is not None and cached[0] > time.monotonic() and cached[2] == sender \
+                and cached[1].organisation_id == tenant.organisation_id:
+            return cached[1]
+        person = await self._resolve(tenant, sender)
+        self._people[key] = (time.monotonic() + PERSON_TTL_SECONDS, person, sender)
+        return person
+
+    def forget(self, tenant_id: str, aad_object_id: str) -> None:
+        self._people.pop((tenant_id, aad_object_id), None)
+
+    async def _resolve(self, tenant: Tenant, sender: Sender) -> TeamsPerson:
         if not sender.aad_object_id:
             raise NotIdentified(_("I cannot tell who you are: Teams did not name your "
                                   "Microsoft 365 account."))
@@ -71,13 +80,14 @@ class TeamsIdentity:
         else:
             person_id = await self._match(tenant, sender)
         try:
+            entry = await self.directory.find_by_person_id(person_id)
             apikey = await self.directory.apikey_for(tenant.organisation_id, person_id)
         except (UnknownPerson, NotLinked) as error:
             raise NotIdentified(self._how_to_link(None)) from error
         except DirectoryError as error:
             raise NotIdentified(str(error)) from error
-        return TeamsPerson(tenant.organisation_id, person_id, apikey, tenant.tenant_id,
-                           sender.aad_object_id, zone_of(sender.time_zone))
+        return TeamsPerson(tenant.organisation_id, person_id, entry.name, entry.email, apikey,
+                           sender.time_zone or "UTC", tenant.tenant_id, sender.aad_object_id)
 
     async def _match(self, tenant: Tenant, sender: Sender) -> str:
         try:

@@ -101,8 +101,9 @@ class TeamsWorld:
 
 
 async def start_teams_world(backend: str, data_dir: Path,
-                            extra_env: dict[str, str] | None = None) -> TeamsWorld:
-    fake = FakeTeams(APP_ID, PASSWORD)
+                            extra_env: dict[str, str] | None = None,
+                            fake: FakeTeams | None = None) -> TeamsWorld:
+    fake = fake or FakeTeams(APP_ID, PASSWORD)
     server, task = await serve_fake(fake)
     env = {"TEAMS_APP_ID": APP_ID, "TEAMS_APP_PASSWORD": PASSWORD,
            "TIMEBOT_TEAMS_API_URL": fake.base_url}

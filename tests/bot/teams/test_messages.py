@@ -3,14 +3,16 @@ signs them (the fake issuer's key), answers read from the fake Bot Connector."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from bot.teams.component import teams_of
 from tests.bot.teams.harness import TeamsWorld, start_teams_world
-from tests.timebot.timeentry_setup import add_employee, build, records_of
+from tests.timebot.timeentry_setup import Fixture, add_employee, build, records_of
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +22,12 @@ async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Teams
         yield started
     finally:
         await started.stop()
+
+
+@pytest.fixture(scope="module")
+async def fx(world: TeamsWorld) -> Fixture:
+    """The projects of timebot.timeentry's tests (Acme/Website, Beta, Alpha, Alps), once."""
+    return await build(world.org)
 
 
 def texts(world: TeamsWorld, conversation_id: str) -> list[str]:
@@ -79,8 +87,7 @@ async def test_an_unknown_user_is_told_how_to_link(world: TeamsWorld) -> None:
 
 
 async def test_a_linked_user_logs_time_once_even_when_teams_retries(
-        world: TeamsWorld) -> None:
-    fx = await build(world.org)
+        world: TeamsWorld, fx: Fixture) -> None:
     person = await add_employee(fx, "Ann Teams")
     ann = world.fake.add_member(world.tenant_id, person.email, "Ann Teams")
     activity = world.fake.message(ann, "2h30 @acme/web fixing the header")
@@ -104,8 +111,7 @@ async def test_a_linked_user_logs_time_once_even_when_teams_retries(
     assert len(world.fake.calls_to("member", ann.conversation_id)) == 1
 
 
-async def test_a_display_name_never_identifies_anyone(world: TeamsWorld) -> None:
-    fx = await build(world.org)
+async def test_a_display_name_never_identifies_anyone(world: TeamsWorld, fx: Fixture) -> None:
     real = await add_employee(fx, "Bea Real")
     # Another account of the tenant, named like Bea, whose Microsoft e-mail is not hers.
     impostor = world.fake.add_member(world.tenant_id, "mallory@unknown.example", "Bea Real")
@@ -115,3 +121,56 @@ async def test_a_display_name_never_identifies_anyone(world: TeamsWorld) -> None
     sent = await world.fake.wait_for("send", conversation_id=impostor.conversation_id)
     assert "mallory@unknown.example" in str(sent[0].body["text"])
     assert await records_of(world.org, real.id) == []
+
+
+async def test_a_throttled_reply_is_sent_after_retry_after_and_a_refused_one_unlinks(
+        world: TeamsWorld, fx: Fixture) -> None:
+    person = await add_employee(fx, "Tia Throttled")
+    tia = world.fake.add_member(world.tenant_id, person.email, "Tia Throttled")
+    world.fake.fail("send", 429, tia.conversation_id)
+    assert (await world.send(world.fake.message(tia, "help"))).status_code == 202
+    calls = await world.fake.wait_for("send", 2, tia.conversation_id)
+    assert calls[1].at - calls[0].at >= 0.9  # Retry-After: 1
+    front = teams_of(world.live.app.state.runtime)
+    assert front is not None
+    assert await front.tenants.user_of_person(world.org.id, person.id) is not None
+    # The app blocked for her (403): she is not written to any more.
+    world.fake.fail("send", 403, tia.conversation_id)
+    assert (await world.send(world.fake.message(tia, "help"))).status_code == 202
+    await world.fake.wait_for("send", 3, tia.conversation_id)
+    for _ in range(100):
+        if await front.tenants.user_of_person(world.org.id, person.id) is None:
+            break
+        await asyncio.sleep(0.05)
+    assert await front.tenants.user_of_person(world.org.id, person.id) is None
+
+
+async def test_answers_in_the_persons_language_and_formats(world: TeamsWorld, fx: Fixture) -> None:
+    person = await add_employee(fx, "Fanny French")
+    await world.org.admin.gql(
+        "mutation($id: SvcId!) { editPersonLang(id: $id, lang: \"fr\") { id } "
+        "editPersonLocalisationDateFormat(id: $id, dateFormat: \"DD/MM/YYYY\") { id } "
+        "editPersonLocalisationDecimalFormat(id: $id, decimalFormat: \",\") { id } "
+        "editPersonTimeSettingsDurationFormat(id: $id, durationFormat: 1) { id } }",
+        {"id": person.id})
+    fanny = world.fake.add_member(world.tenant_id, person.email, "Fanny French")
+    assert (await world.send(world.fake.message(
+        fanny, "<at>timebot</at> 2h30 @acme/web fixing the header"))).status_code == 202
+    sent = await world.fake.wait_for("send", conversation_id=fanny.conversation_id)
+    assert str(sent[0].body["text"]).splitlines()[0] == (
+        "Enregistré : 2,5 h le mer. 18/03/2026 · @Acme/Website · “fixing the header”")
+    assert (await world.send(world.fake.message(fanny, "aide?"))).status_code == 202
+    sent = await world.fake.wait_for("send", 2, fanny.conversation_id)
+    assert str(sent[1].body["text"]).startswith("Non compris, rien n'a été enregistré")
+    assert (await world.send(world.fake.message(fanny, "help"))).status_code == 202
+    sent = await world.fake.wait_for("send", 3, fanny.conversation_id)
+    assert str(sent[2].body["text"]).startswith("Écrivez-moi une saisie")
+
+
+async def test_an_invoke_without_a_handler_is_501_and_unsigned_401(world: TeamsWorld) -> None:
+    member = await world.member("Ivo Invoke")
+    invoke = {**world.fake.message(member.teams, ""), "type": "invoke",
+              "name": "composeExtension/query", "value": {"commandId": "search"}}
+    # (adaptiveCard/action has its handler: bot.teams.actions)
+    assert (await world.send(invoke, token="")).status_code == 401
+    assert (await world.send(invoke)).status_code == 501
