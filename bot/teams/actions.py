@@ -16,10 +16,18 @@ from typing import Any
 import structlog
 from microsoft_agents.activity import Activity
 
-from bot.chat.approvals import APPROVE, REJECT, Request, outcome_for, ref_of, refusal_reason
+from bot.chat.approvals import (
+    APPROVE,
+    REJECT,
+    Request,
+    outcome_for,
+    period_text,
+    ref_of,
+    refusal_reason,
+)
 from bot.chat.deciding import Claims, approval_state, decide
 from bot.chat.person import ChatPerson
-from bot.chat.values import BadValue
+from bot.chat.values import BadValue, ident, json_list, whole
 from bot.teams import cards, render
 from bot.teams.activities import tenant_of
 from bot.teams.endpoint import InvokeAnswer
@@ -39,6 +47,10 @@ log = structlog.get_logger("timebot.teams.actions")
 
 EVENT_QUERY = """query ApproveAllEvent($id: SvcId!) {
   getApprovalEventById(id: $id) { person { id } startTime { ts } endTime { ts } }
+}"""
+SUBMIT = """
+mutation Submit($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
+  submitTimesheet(personId: $person, startTime: $start, endTime: $end) { id status }
 }"""
 NOT_CONNECTED = "Your organisation has not connected this Microsoft 365 tenant."
 BAD_CARD = "This card is not one timebot can read (an old or altered message)."
@@ -66,6 +78,9 @@ class CardActions:
                 if verb == cards.APPROVE_ALL:
                     return await self._approve_all(
                         person, cards.approve_all_of(render.value_of(data)), conversation)
+                if verb == cards.SUBMIT_NOW:
+                    return await self._submit_now(person, render.value_of(data),
+                                                  conversation)
                 request = Request.decode(render.value_of(data))
             except (cards.BadCard, BadValue) as error:
                 log.warning("teams_card_unreadable", verb=verb[:40], error=str(error))
@@ -170,6 +185,29 @@ class CardActions:
         log.info("teams_approve_all", named=len(named), approved=approved)
         return InvokeAnswer(200, cards.card_response(render.card_of(
             cards.notice_message([head, *lines], TEAMS))))
+
+    async def _submit_now(self, person: ChatPerson, value: str, conversation: str
+                          ) -> InvokeAnswer:
+        """"Submit now" on a reminder: the period submitted as the person; the reminder's
+        card says so."""
+        items = json_list(value, (3,))
+        start, end, key = whole(items[0]), whole(items[1]), ident(items[2], limit=300)
+        if end <= start:
+            raise BadValue("the period ends before it starts")
+        try:
+            await self.runtime.client.execute(SUBMIT, {
+                "person": person.person_id, "start": start, "end": end}, apikey=person.apikey)
+        except (PermissionRefused, ServiceRequestError) as error:
+            return InvokeAnswer(200, cards.text_response(_("Not submitted: {why}").format(
+                why=error)))
+        said = _("Submitted your timesheet for {period}.").format(
+            period=period_text(start, end))
+        card = render.card_of(cards.notice_message([said], TEAMS))
+        row = await self.outbox.queued_with_key(key)
+        if row is not None and row.conversation_id == conversation:
+            await self.outbox.record_shown(row.id, cards.message(card), {"submitted": True})
+        log.info("teams_submitted", start=start, end=end)
+        return InvokeAnswer(200, cards.card_response(card))
 
     async def _request_of(self, person: ChatPerson, submit_id: str, stage: int
                           ) -> Request | None:

@@ -12,8 +12,10 @@ from bot.teams.climb_cards import TeamsClimbs
 from bot.teams.component import teams_of
 from bot.teams.nudges import TeamsNudges
 from bot.teams.outgoing import TeamsOutbox
+from bot.teams.reminders import TeamsReminders
 from bot.teams.reviews import TeamsReviews
 from bot.teams.sender_worker import TeamsSenderWorker
+from timebot.notify.install import INSTALLED
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.runtime import Runtime
 
@@ -47,6 +49,9 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     reviews.add_channel(channel)
     reviews.add_climb_channel(TeamsClimbs(runtime, front.tenants, outbox))
     runtime.bus.subscribe("teams-approvals", channel.on_event)
+    jobs = INSTALLED.get(id(runtime))
+    if jobs is not None:  # staff reminders: the scheduler decides, as for mail
+        jobs.scheduler.add_channel(TeamsReminders(runtime, front.tenants, outbox))
     actions = CardActions(runtime, front.tenants, front.identity, outbox)
     front.invokes.add(ACTION_INVOKE, actions)
     nudges = TeamsNudges(runtime, front.tenants, outbox)

@@ -15,22 +15,24 @@ import httpx
 import pytest
 
 from bot.chat.approvals import APPROVE, REJECT, Request
-from bot.teams.cards import APPROVE_ALL
+from bot.teams.cards import APPROVE_ALL, SUBMIT_NOW
 from bot.teams.cards_component import cards_of
 from shell.demo_teams import ConnectorCall
 from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
 from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, state, submit
 from timebot.notify.approvals import DIGEST, set_preference
 from timebot.notify.install import jobs_of
+from timebot.notify.periods import week_of
 
 EVENTS = ("query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { "
           "getApprovalEvents(personId: $p, startTime: $s, endTime: $e) { id status by { id } "
           "systemAction comment } }")
 
 
-@pytest.fixture(scope="module")
-async def world(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[TeamsWorld]:
-    started = await start_teams_world("sqlite", tmp_path_factory.mktemp("teams-cards"))
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                ) -> AsyncIterator[TeamsWorld]:
+    started = await start_teams_world(request.param, tmp_path_factory.mktemp("teams-cards"))
     # the service's events reach the fronts (the harness subscribes nothing itself)
     await started.live.app.state.runtime.subscriptions.ensure(started.org.id)
     try:
@@ -290,5 +292,37 @@ async def test_an_undecided_card_is_nudged_and_the_digest_approves_all(
         await asyncio.sleep(1)
         assert len(world.fake.calls_to("send", bob.teams.conversation_id)) == 3
         assert len(world.fake.calls_to("send", ann.teams.conversation_id)) == 4
+    finally:
+        clock.frozen_ms, clock.offset_ms = frozen, offset
+
+
+async def test_a_staff_reminder_card_and_submit_now(world: TeamsWorld) -> None:
+    runtime = world.live.app.state.runtime
+    scheduler = jobs_of(runtime).scheduler
+    await scheduler.period_reminders(world.org.id)  # timebot serves the organisation from now
+    paula = await linked(world, "Paula Plain")
+    start, end = week_of(world.live.clock.now_ms())
+    await paula.member.gql(
+        "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s, "
+        "duration: 7200000, personId: $p) { id } }", {"s": start + 9 * 3_600_000,
+                                                       "p": paula.member.id})
+    clock = world.live.clock
+    frozen, offset = clock.frozen_ms, clock.offset_ms
+    try:
+        clock.frozen_ms = end + 86_400_000 + 10 * 3_600_000  # the Tuesday after the week
+        await scheduler.period_reminders(world.org.id)
+        [_help, reminded] = await world.fake.wait_for("send", 2, paula.teams.conversation_id)
+        assert "is not submitted yet" in text_of(card_of(reminded))
+        submit_now = action(card_of(reminded), SUBMIT_NOW)
+        answer = await click(world, paula, SUBMIT_NOW, submit_now["data"])
+        assert "Submitted your timesheet for" in text_of(answer.json()["value"])
+        now = await world.org.admin.gql(
+            "query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { getApprovalState("
+            "personId: $p, startTime: $s, endTime: $e) { status } }",
+            {"p": paula.member.id, "s": start, "e": end})
+        assert now["getApprovalState"]["status"] in ("s", "a")
+        await scheduler.period_reminders(world.org.id)  # once
+        await asyncio.sleep(1)
+        assert len(world.fake.calls_to("send", paula.teams.conversation_id)) == 2
     finally:
         clock.frozen_ms, clock.offset_ms = frozen, offset
