@@ -35,7 +35,7 @@ from bench.mail_load import DOMAIN, Key, Mail, free_port, new_key, p99
 from bench.mail_world import spawn
 from bench.scale_seed import Org
 from bench.slack_ack import stop, wait_up
-from bot.slack.approve_all import APPROVE_ALL
+from bot.chat.approve_all import APPROVE_ALL
 from plumbing.clock import SYSTEM_CLOCK
 from plumbing.db import session_factory
 from tests.bot.slack.fake_slack import FakeSlack

@@ -6,6 +6,9 @@
     service/              the embedded time tracking service, reached over HTTP
     plumbing/             engine and unit of work, clock, ids: below the service and timebot
 
+Inside bot/, the chat adapters (bot/slack/, bot/teams/) build on the neutral core (bot/chat/)
+and never import each other; the core imports neither.
+
 The graph holds every import: at module level, in functions, under `if TYPE_CHECKING:`,
 relative ones, and `from package import module` as an edge to that module."""
 

@@ -24,6 +24,16 @@ proactive messages. The core imports no adapter, and no adapter another
   `parse_ref` (the ref a sent request message is found by).
 - `deciding`: `decide(runtime, claims, person, request, comment, who=, markup=)` as the
   person with their own key, once (`Claims`, table `slack_claims`), `approval_state`.
-- `values`: the guards reading what a click carries back (`BadValue`).
+- `approve_all`: "Approve all (N)": `approve_all_block(requests)` (with its `Confirm`),
+  `read_value`, `waits_for` (which named requests still wait for the clicker), `result_text`.
+- `nudges`: `approver_nudge`, `digest` (with Approve all), `staff_nudge_text`,
+  `submit_now_message` / `submit_value` ("Submit now"), `climb_message` (the climbing
+  reminder to a manager or an administrator).
 - `nudge_schedule`: when staff and approvers are nudged, snoozes, the digest hour (pure).
+- `home`: `read_home(runtime, person)` (`HomeFacts`, as the person) and
+  `home_content(facts, markup)` (`HomeContent`: title, hours, status, time off, waiting).
+- `away`: `note_away` records or clears an absence a chat status says (issue 28).
+- `linking`: `link_prompt` (what an unlinked user sees, "Link my account"), the form's words,
+  `link_refusal`, `linked_text`.
+- `values`: the guards reading what a click carries back (`BadValue`).
 """

@@ -8,20 +8,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select
 
-from bot.chat.approvals import Request, parse_ref, period_text
+from bot.chat.approvals import Request, parse_ref
 from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
-from bot.slack.approval_blocks import decision_buttons
-from bot.slack.approve_all import MAX_ITEMS, approve_all_button
+from bot.chat.nudges import approver_nudge, digest
 from bot.slack.deps import SlackDeps
-from bot.slack.mrkdwn import escape
 from bot.slack.nudge_preferences import NudgePreferences, nudge_controls
-from bot.slack.render import slack_time
+from bot.slack.render import SLACK as SLACK_MARKUP
+from bot.slack.render import blocks_of
 from timebot import l10n
-from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.notify.person_notify import SLACK, sends
@@ -136,16 +133,8 @@ class ApproverNudges:
         return await load_localisation(self.deps.runtime.client, key, approver_id)
 
     async def _nudge(self, item: Waiting, count: int) -> None:
-        period = period_text(item.request.start_ms, item.request.end_ms)
-        text = _("Reminder: the timesheet of {person} for {period} has waited for your "
-                 "approval since {since}.").format(person=escape(item.person_name),
-                                                   period=period, since=slack_time(item.since_ms))
-        blocks: list[dict[str, Any]] = [
-            {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-            {"type": "actions", "block_id": "decision",
-             "elements": decision_buttons(item.request)},
-            nudge_controls(),
-        ]
+        nudge = approver_nudge(item.request, item.person_name, item.since_ms, SLACK_MARKUP)
+        text, blocks = nudge.text, [*blocks_of(nudge), nudge_controls()]
         async with self.deps.runtime.read_sessions() as session:
             original = await session.get(SlackOutgoing, item.row_id)
         context = dict(original.context) if original is not None else {}
@@ -158,21 +147,7 @@ class ApproverNudges:
 
     async def _digest(self, user: str, items: list[Waiting], key: str) -> None:
         # Slack takes 50 blocks: the header, two per item, "Approve all" and the controls.
-        shown = items[:min(23, MAX_ITEMS)]
-        waiting = _("{n} timesheet(s) wait for your approval").format(n=len(items))
-        if shown != items:
-            waiting += " " + _("(the first {n} here)").format(n=len(shown))
-        lines = [f"*{waiting}:*"]
-        items = shown
-        blocks: list[dict[str, Any]] = [
-            {"type": "section", "text": {"type": "mrkdwn", "text": lines[0]}}]
-        for item in items:
-            blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": (
-                f"{escape(item.person_name)} - "
-                f"{period_text(item.request.start_ms, item.request.end_ms)} - "
-                + _("since {since}").format(since=slack_time(item.since_ms)))}})
-            blocks.append({"type": "actions", "elements": decision_buttons(item.request)})
-        if len(items) > 1:
-            blocks.append(approve_all_button([item.request for item in items]))
-        blocks.append(nudge_controls())
-        await self.deps.sender.post(user, lines[0].strip("*"), blocks, key=key, bulk=True)
+        message = digest([(item.request, item.person_name, item.since_ms) for item in items],
+                         SLACK_MARKUP, limit=23)
+        blocks = [*blocks_of(message), nudge_controls()]
+        await self.deps.sender.post(user, message.text, blocks, key=key, bulk=True)

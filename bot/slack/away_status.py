@@ -2,8 +2,8 @@
 noted as a fact like an out-of-office auto-reply (issue 28): `user_change` events (and
 `users.profile.get` when an event carries no status) record the absence, until the status's
 expiration (timebot.notify.away_facts.slack_status_away, pure); a status that no longer says
-so clears it. Nothing is answered, nothing decided: the record only lets someone who may decide
-be asked (timebot.notify.escalation_tick).
+so clears it (bot.chat.away records it). Nothing is answered, nothing decided: the record only
+lets someone who may decide be asked (timebot.notify.escalation_tick).
 
 The person is the one the profile's e-mail names in the organisation the workspace serves; a
 user of another workspace, a bot, or an address the service does not know records nothing."""
@@ -16,11 +16,11 @@ import structlog
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 
+from bot.chat.away import note_away
 from bot.slack.deps import SlackDeps
 from timebot.errors import DirectoryError, TimebotError
 from timebot.notify.away_facts import SLACK_STATUS, slack_status_away
 from timebot.notify.periods import local_date
-from timebot.state.away import clear_absence, record_absence
 
 log = structlog.get_logger("timebot.slack.away_status")
 
@@ -64,17 +64,9 @@ class AwayStatusPart:
         away, until = slack_status_away(
             text, emoji, int(expiration) if isinstance(expiration, int) else None, today,
             time_zone)
-        if not away:
-            cleared = await clear_absence(runtime.state_sessions, organisation_id=org_id,
-                                          approver_id=entry.person_id, source=SLACK_STATUS)
-            return "cleared" if cleared else "not away"
-        recorded = await record_absence(
-            runtime.state_sessions, organisation_id=org_id, approver_id=entry.person_id,
-            until=until, seen_ms=now_ms, source=SLACK_STATUS,
-            message_key=f"slack:{user_id}:{emoji}:{text}:{expiration}")
-        log.info("approver_away", approver=entry.person_id, source=SLACK_STATUS,
-                 until=until.isoformat() if until else "unknown", recorded=recorded)
-        return f"away until {until.isoformat() if until else 'unknown'}"
+        return await note_away(runtime, organisation_id=org_id, person_id=entry.person_id,
+                               away=away, until=until, seen_ms=now_ms, source=SLACK_STATUS,
+                               message_key=f"slack:{user_id}:{emoji}:{text}:{expiration}")
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> AwayStatusPart:

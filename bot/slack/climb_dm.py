@@ -7,19 +7,15 @@ reader can do; only an administrator, who may decide, gets the Approve / Reject 
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.chat.approvals import Request, ref_of
-from bot.slack.approval_blocks import request_blocks, summary_text
+from bot.chat.nudges import climb_message
 from bot.slack.deps import SlackDeps
-from bot.slack.mrkdwn import escape
+from bot.slack.render import SLACK as SLACK_MARKUP
+from bot.slack.render import blocks_of
 from timebot import l10n
-from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
-from timebot.notify.approvals import period_label
-from timebot.notify.escalations import ClimbRequest, climb_paragraphs
+from timebot.notify.escalations import ClimbRequest
 from timebot.notify.person_notify import SLACK, gets, person_notify
-from timebot.stages import stage_label
 
 
 def climb_dm_key(dedupe_key: str) -> str:
@@ -50,17 +46,8 @@ class ClimbDMs:
         shown = Request(request.submit_id, request.stage, "", summary.person_id,
                         summary.start_ms, summary.end_ms)
         with l10n.using(await load_localisation(runtime.client, key, request.recipient_id)):
-            period = period_label(summary.start_ms, summary.end_ms, summary.time_zone)
-            said = [escape(p) for p in climb_paragraphs(request, period)]
-            text = " ".join(said)
-            blocks: list[dict[str, Any]] = [
-                {"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(said)}}]
-            if request.may_decide:  # an administrator: the review DM's buttons
-                label = (stage_label(request.stage, request.stage_count)
-                         if request.stage_count > 1 else _("approval"))
-                _text, decide = request_blocks(shown, summary.person_name, label,
-                                               summary_text(summary))
-                blocks.extend(decide)
+            message = climb_message(request, SLACK_MARKUP)
+            text, blocks = message.text, blocks_of(message)
         if not request.may_decide:
             return await self.deps.sender.post(user, text, blocks,
                                                key=climb_dm_key(request.dedupe_key), bulk=True)

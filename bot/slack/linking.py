@@ -1,6 +1,6 @@
 """Linking a Slack user to a person of the service with their own API key: the prompt shown to
 an unlinked user, the modal asking for the key, `/timesheet link` and the "Link my account"
-button that open it, and the modal's submission."""
+button that open it, and the modal's submission (the words: bot.chat.linking)."""
 
 from __future__ import annotations
 
@@ -8,46 +8,32 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from bot.chat import linking as chat
 from bot.chat.person import NotIdentified
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
-from bot.slack.mrkdwn import escape
+from bot.slack.render import blocks_of
 from timebot.errors import InvalidCredentials, ServiceRequestError
 
 LINK_CALLBACK = "timebot_link"
-LINK_ACTION = "timebot_link_open"
 
 
 def link_prompt(message: str, can_link: bool) -> list[dict[str, Any]]:
-    blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": escape(message)}}
-    ]
-    if can_link:
-        blocks.append({
-            "type": "actions",
-            "elements": [{
-                "type": "button", "action_id": LINK_ACTION,
-                "text": {"type": "plain_text", "text": "Link my account"},
-            }],
-        })
-    return blocks
+    return blocks_of(chat.link_prompt(message, can_link))
 
 
 def link_view() -> dict[str, Any]:
     return {
         "type": "modal",
         "callback_id": LINK_CALLBACK,
-        "title": {"type": "plain_text", "text": "Link your account"},
-        "submit": {"type": "plain_text", "text": "Link"},
-        "close": {"type": "plain_text", "text": "Cancel"},
+        "title": {"type": "plain_text", "text": chat.FORM_TITLE},
+        "submit": {"type": "plain_text", "text": chat.FORM_SUBMIT},
+        "close": {"type": "plain_text", "text": chat.FORM_CANCEL},
         "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": (
-                "Paste your own API key of the time tracking service. timebot checks it, "
-                "stores it encrypted, and acts only as you with it."
-            )}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": chat.FORM_TEXT}},
             {
                 "type": "input", "block_id": "apikey",
-                "label": {"type": "plain_text", "text": "API key"},
+                "label": {"type": "plain_text", "text": chat.FORM_LABEL},
                 "element": {"type": "plain_text_input", "action_id": "value"},
             },
         ],
@@ -73,27 +59,20 @@ class LinkingPart:
         values = ((body.get("view") or {}).get("state") or {}).get("values") or {}
         apikey = str(((values.get("apikey") or {}).get("value") or {}).get("value") or "")
         if not apikey.strip():
-            await ack(response_action="errors", errors={"apikey": "Paste your API key."})
+            await ack(response_action="errors", errors={"apikey": chat.NO_KEY})
             return
         try:
             person = await self.deps.identity.link(user_id, apikey)
-        except InvalidCredentials:
-            await ack(response_action="errors", errors={
-                "apikey": "The time tracking service does not know this key."})
-            return
-        except (ServiceRequestError, NotIdentified) as error:
-            await ack(response_action="errors", errors={"apikey": str(error)[:150]})
+        except (InvalidCredentials, ServiceRequestError, NotIdentified) as error:
+            await ack(response_action="errors", errors={"apikey": chat.link_refusal(error)})
             return
         await ack()
-        await self.deps.sender.post(
-            user_id, f"Linked: you are {person.name} ({person.email}) in the time tracking "
-            "service. I act only as you.", key=None,
-        )
+        await self.deps.sender.post(user_id, chat.linked_text(person), key=None)
 
 
 def register(app: AsyncApp, deps: SlackDeps) -> LinkingPart:
     part = LinkingPart(deps)
     deps.registry.add("/timesheet", "link", link_command, "link your own API key")
-    app.action(LINK_ACTION)(part.on_link_button)
+    app.action(chat.LINK_ACTION)(part.on_link_button)
     app.view(LINK_CALLBACK)(part.on_link_submit)
     return part

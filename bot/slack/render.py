@@ -68,7 +68,7 @@ def button(action: Action) -> dict[str, Any]:
                                "text": {"type": "plain_text", "text": action.label[:LABEL_LIMIT]}}
     if action.url is not None:
         element["url"] = action.url
-    if action.value or action.url is None:
+    if action.value:
         element["value"] = action.value[:VALUE_LIMIT]
     if action.style:
         element["style"] = action.style

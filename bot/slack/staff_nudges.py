@@ -6,11 +6,14 @@ working day for them (their work schedule and public holidays, GraphQL `schedule
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import structlog
 from sqlalchemy import select
 
-from bot.chat.approvals import period_text, status_word
+from bot.chat.approvals import status_word
 from bot.chat.nudge_schedule import local_day_bounds, reminder_slot, staff_nudge_due
+from bot.chat.nudges import staff_nudge_text
 from bot.slack.deps import SlackDeps
 from bot.slack.nudge_preferences import NudgePreferences
 from bot.slack.submit_now import submit_blocks
@@ -31,17 +34,6 @@ query Own($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!, $dayStart
   getTimeRecords(startTime: $dayStart, endTime: $dayEnd, absence: true,
                  filter: [{{personId: $person}}]) {{ id }}
 }}"""
-# The nudge per periodicity (whole sentences: a noun's gender differs between languages).
-ENDING = {
-    "daily": l10n.N_("The day is ending: your timesheet for {period} is not submitted yet."),
-    "weekly": l10n.N_("The week is ending: your timesheet for {period} is not submitted yet."),
-    "biWeekly": l10n.N_(
-        "The fortnight is ending: your timesheet for {period} is not submitted yet."),
-    "semiMonthly": l10n.N_(
-        "The half-month is ending: your timesheet for {period} is not submitted yet."),
-    "monthly": l10n.N_(
-        "The month is ending: your timesheet for {period} is not submitted yet."),
-}
 # An extension of the embedded service (schedules and holidays), sent only where offered.
 OWN_PLAN_EXTENSION = """
 query OwnPlan($person: SvcId!, $planStart: SvcTimestamp!, $planEnd: SvcTimestamp!) {
@@ -133,18 +125,9 @@ class StaffNudges:
         rules = await self._rules(link)
         key = f"staff:{link.person_id}:{period[0]}"
         with l10n.using(l10n.localisation_of(data.get("getPerson"))):  # their language
-            period_words = period_text(*period) if rules is None else \
-                period_text(*period, rules.zone)
-            ending = ENDING.get("weekly" if rules is None else rules.periodicity,
-                                ENDING["weekly"])
-            if status == "rejected":
-                sentence = l10n._("Your timesheet for {period} was rejected: correct it and "
-                                  "submit again.")
-            elif period[1] <= now:  # a reminder after the period (timesheetReminder)
-                sentence = l10n._("Your timesheet for {period} is not submitted yet.")
-            else:
-                sentence = l10n._(ending)
-            text = sentence.format(period=period_words)
+            text = staff_nudge_text(status, *period, now,
+                                    None if rules is None else rules.periodicity,
+                                    UTC if rules is None else rules.zone)
             blocks = submit_blocks(text, *period, key)
         await self.deps.sender.post(user, text, blocks, key=key, bulk=True)
         return True

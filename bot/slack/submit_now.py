@@ -3,16 +3,17 @@ click that submits the period as the person and turns that DM into the outcome."
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import structlog
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from bot.chat.approvals import period_text
-from bot.chat.values import BAD_BUTTON, BadValue, action_value, ident, json_list, whole
+from bot.chat.nudges import SUBMIT_NOW, submit_now_message, submit_value
+from bot.chat.values import BAD_BUTTON, BadValue, action_value
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape
+from bot.slack.render import blocks_of
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
 from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError
@@ -22,7 +23,6 @@ from timebot.state.models import SlackOutgoing
 
 log = structlog.get_logger("timebot.slack.submit_now")
 
-SUBMIT_NOW = "timebot_submit_now"
 SUBMIT = """
 mutation Submit($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
   submitTimesheet(personId: $person, startTime: $start, endTime: $end) { id status }
@@ -30,25 +30,8 @@ mutation Submit($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {
 
 
 def submit_blocks(text: str, start_ms: int, end_ms: int, key: str) -> list[dict[str, Any]]:
-    """A nudge with "Submit now"; the button carries the dedupe key the DM is queued with, so a
-    click finds its DM whether or not Slack's answer (channel, ts) is recorded yet."""
-    return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-        {"type": "actions", "block_id": "submit", "elements": [{
-            "type": "button", "action_id": SUBMIT_NOW, "style": "primary",
-            "value": json.dumps([start_ms, end_ms, key]),
-            "text": {"type": "plain_text", "text": _("Submit now")},
-        }]},
-    ]
-
-
-def submit_value(value: str) -> tuple[int, int, str | None]:
-    """The period and the DM's dedupe key a "Submit now" button carries, or BadValue."""
-    items = json_list(value, (2, 3))
-    start, end = whole(items[0]), whole(items[1])
-    if end <= start:
-        raise BadValue("the period ends before it starts")
-    return start, end, ident(items[2], limit=300) if len(items) > 2 else None
+    """A nudge with "Submit now" (bot.chat.nudges.submit_now_message) as Block Kit."""
+    return blocks_of(submit_now_message(text, start_ms, end_ms, key))
 
 
 class SubmitNowPart:
