@@ -25,9 +25,12 @@ from bot.chat.approvals import (
     ref_of,
     refusal_reason,
 )
+from bot.chat.approve_all import APPROVE_ALL, read_value, result_text, waits_for
 from bot.chat.deciding import Claims, approval_state, decide
+from bot.chat.message import Block, Message
+from bot.chat.nudges import SUBMIT_NOW, submit_value
 from bot.chat.person import ChatPerson
-from bot.chat.values import BadValue, ident, json_list, whole
+from bot.chat.values import BadValue
 from bot.teams import cards, render
 from bot.teams.activities import tenant_of
 from bot.teams.endpoint import InvokeAnswer
@@ -38,7 +41,7 @@ from bot.teams.reviews import card_of, outcome_activity
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError
-from timebot.l10n import _, ngettext
+from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.runtime import Runtime
 from timebot.state.teams_models import TeamsOutgoing
@@ -75,10 +78,10 @@ class CardActions:
         with l10n.using(await load_localisation(self.runtime.client, person.apikey,
                                                 person.person_id)):
             try:
-                if verb == cards.APPROVE_ALL:
+                if verb == APPROVE_ALL:
                     return await self._approve_all(
-                        person, cards.approve_all_of(render.value_of(data)), conversation)
-                if verb == cards.SUBMIT_NOW:
+                        person, read_value(render.value_of(data)), conversation)
+                if verb == SUBMIT_NOW:
                     return await self._submit_now(person, render.value_of(data),
                                                   conversation)
                 request = Request.decode(render.value_of(data))
@@ -163,13 +166,18 @@ class CardActions:
     async def _approve_all(self, person: ChatPerson, named: list[tuple[str, int]],
                            conversation: str) -> InvokeAnswer:
         """Each named request still waiting for this person at that stage, approved as them
-        (claimed one by one); one card lists what became of each."""
+        (claimed one by one, bot.chat.approve_all's rules); one card lists each outcome."""
         lines: list[str] = []
         approved = 0
         for number, (submit_id, stage) in enumerate(named, 1):
             request = await self._request_of(person, submit_id, stage)
             if request is None:
                 lines.append(f"{number}. " + _("no longer waiting for approval"))
+                continue
+            state = await approval_state(self.runtime, person.organisation_id, request)
+            if not waits_for(state, request, person.person_id):
+                lines.append(f"{number}. "
+                             f"{refusal_reason(state, request, person.person_id, TEAMS)}")
                 continue
             row = await self.outbox.latest_with_ref(
                 ref_of(submit_id, stage, person.person_id), conversation)
@@ -179,21 +187,16 @@ class CardActions:
                 lines.append(f"{number}. " + _("approved"))
             else:
                 lines.append(f"{number}. {refused}")
-        head = ngettext("You approved {approved} of the {n} timesheet:",
-                        "You approved {approved} of the {n} timesheets:", len(named)).format(
-            approved=approved, n=len(named))
         log.info("teams_approve_all", named=len(named), approved=approved)
+        said = result_text(approved, lines)
         return InvokeAnswer(200, cards.card_response(render.card_of(
-            cards.notice_message([head, *lines], TEAMS))))
+            Message(said, tuple(Block(line) for line in said.splitlines())))))
 
     async def _submit_now(self, person: ChatPerson, value: str, conversation: str
                           ) -> InvokeAnswer:
         """"Submit now" on a reminder: the period submitted as the person; the reminder's
         card says so."""
-        items = json_list(value, (3,))
-        start, end, key = whole(items[0]), whole(items[1]), ident(items[2], limit=300)
-        if end <= start:
-            raise BadValue("the period ends before it starts")
+        start, end, key = submit_value(value)
         try:
             await self.runtime.client.execute(SUBMIT, {
                 "person": person.person_id, "start": start, "end": end}, apikey=person.apikey)
@@ -203,7 +206,7 @@ class CardActions:
         said = _("Submitted your timesheet for {period}.").format(
             period=period_text(start, end))
         card = render.card_of(cards.notice_message([said], TEAMS))
-        row = await self.outbox.queued_with_key(key)
+        row = await self.outbox.queued_with_key(key) if key else None
         if row is not None and row.conversation_id == conversation:
             await self.outbox.record_shown(row.id, cards.message(card), {"submitted": True})
         log.info("teams_submitted", start=start, end=end)

@@ -9,19 +9,17 @@ only an administrator, who may decide, gets the review card's Approve / Reject b
 from __future__ import annotations
 
 from bot.chat.approvals import Request, ref_of
+from bot.chat.nudges import climb_message
 from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
-from bot.teams.reviews import PUSH, context_of, request_card
+from bot.teams.reviews import PUSH, context_of
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
-from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
-from timebot.notify.approvals import period_label
-from timebot.notify.escalations import ClimbRequest, climb_paragraphs
+from timebot.notify.escalations import ClimbRequest
 from timebot.notify.person_notify import gets, person_notify
 from timebot.runtime import Runtime
-from timebot.stages import stage_label
 
 
 def climb_key(dedupe_key: str) -> str:
@@ -50,24 +48,16 @@ class TeamsClimbs:
         shown = Request(request.submit_id, request.stage, "", summary.person_id,
                         summary.start_ms, summary.end_ms)
         with l10n.using(await load_localisation(runtime.client, key, request.recipient_id)):
-            said = climb_paragraphs(request, period_label(summary.start_ms, summary.end_ms,
-                                                          summary.time_zone))
-            decide, refresh = None, None
-            if request.may_decide:  # an administrator: the review card's buttons
-                label = (stage_label(request.stage, request.stage_count)
-                         if request.stage_count > 1 else _("approval"))
-                decide, asked = request_card(shown, summary.person_name, label, summary,
-                                             user.teams_user_id)
-                refresh = asked.get("refresh")
-            notice = cards.notice_message(said, TEAMS, decide)
-            card = render.card_of(notice, refresh)
+            said = climb_message(request, TEAMS)
+        refresh = (render.refresh_block(shown.encode(), [user.teams_user_id])
+                   if request.may_decide else None)
+        activity = cards.message(render.card_of(said, refresh), render.preview(said))
         to = Recipient(user.tenant_id, user.organisation_id, user.conversation_id,
                        user.service_url)
         if not request.may_decide:
-            return await self.outbox.send(to, cards.message(card, " ".join(said)),
-                                          key=climb_key(request.dedupe_key))
+            return await self.outbox.send(to, activity, key=climb_key(request.dedupe_key))
         return await self.outbox.send(
-            to, cards.message(card, " ".join(said)), key=climb_key(request.dedupe_key),
+            to, activity, key=climb_key(request.dedupe_key),
             ref=ref_of(request.submit_id, request.stage, request.recipient_id),
             context=context_of(shown, request.organisation_id, summary.person_name,
                                request.recipient_id))

@@ -20,6 +20,7 @@ from sqlalchemy import select
 
 from bot.chat.approvals import Request, parse_ref
 from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due
+from bot.chat.nudges import approver_nudge, digest
 from bot.teams import cards, render
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
@@ -38,14 +39,15 @@ log = structlog.get_logger("timebot.teams.nudges")
 REMIND_SETTING = "query { currentOrganisation { timeSettings { approvalReminder { value } } } }"
 
 
-def waiting_of(row: TeamsOutgoing) -> cards.Waiting:
+def waiting_of(row: TeamsOutgoing) -> tuple[Request, str, int]:
+    """The request a card asks, its person's name, since when it waits."""
     context = row.context
     parsed = parse_ref(str(row.ref))
     assert parsed is not None
-    return cards.Waiting(Request(str(context["submitId"]), parsed[1],
-                                 str(context.get("timesheetId", "")), str(context["personId"]),
-                                 int(context["startTime"]), int(context["endTime"])),
-                         str(context.get("personName", "")), row.created_ms)
+    return (Request(str(context["submitId"]), parsed[1], str(context.get("timesheetId", "")),
+                    str(context["personId"]), int(context["startTime"]),
+                    int(context["endTime"])),
+            str(context.get("personName", "")), row.created_ms)
 
 
 class TeamsNudges:
@@ -129,12 +131,12 @@ class TeamsNudges:
         return queued
 
     async def _nudge(self, to: Recipient, row: TeamsOutgoing, count: int, now: int) -> bool:
-        item = waiting_of(row)
-        said = cards.approver_nudge_message(item, TEAMS)
+        request, name, since = waiting_of(row)
+        said = approver_nudge(request, name, since, TEAMS)
         added = await self.outbox.send(
             to, cards.message(render.card_of(said), render.preview(said)),
-            key=f"teams-nudge:{item.request.submit_id}:{row.context.get('approverId')}:"
-                f"{count}", ref=row.ref, context={**row.context, "nudge": count})
+            key=f"teams-nudge:{request.submit_id}:{row.context.get('approverId')}:{count}",
+            ref=row.ref, context={**row.context, "nudge": count})
         async with unit_of_work(self.runtime.state_sessions) as session:
             stored = await session.get(TeamsOutgoing, row.id)
             if stored is not None:
@@ -146,7 +148,7 @@ class TeamsNudges:
         if not due or datetime.fromtimestamp(now / 1000, zone(time_zone)).hour < DIGEST_HOUR:
             return False
         day = local_date(now, time_zone).isoformat()
-        said = cards.digest_message([waiting_of(row) for row in due], TEAMS)
+        said = digest([waiting_of(row) for row in due], TEAMS)
         return await self.outbox.send(
             to, cards.message(render.card_of(said), render.preview(said)),
             key=f"teams-digest:{approver_id}:{day}")

@@ -1,18 +1,19 @@
 """Staff reminders in Teams: a channel of the ground's scheduler (`timebot.notify.scheduler`,
-which decides who is reminded of which period, as it does for mail), rendered as a card with
-"Submit now" to a person linked in Teams, in their language and formats; push off in their
-notification settings: none. Queued once under `teams-reminder:<dedupe key>`. The digests are
-the nudges loop's (bot.teams.nudges): `daily_digests` queues none here."""
+which decides who is reminded of which period, as it does for mail), rendered (bot.chat.nudges'
+staff nudge with "Submit now") to a person linked in Teams, in their language and formats;
+push off in their notification settings: none. Queued once under
+`teams-reminder:<dedupe key>`. The digests are the nudges loop's (bot.teams.nudges):
+`daily_digests` queues none here."""
 
 from __future__ import annotations
 
+from bot.chat.approvals import status_word
+from bot.chat.nudges import staff_nudge_text, submit_now_message
 from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.reviews import approver_settings
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
-from timebot.l10n import _
-from timebot.notify.approvals import period_label
 from timebot.notify.decisions import PeriodReminder
 from timebot.runtime import Runtime
 
@@ -41,13 +42,10 @@ class TeamsReminders:
             return False
         period = reminder.period
         with l10n.using(reader):
-            words = period_label(period.start_ms, period.end_ms, reader.time_zone or "UTC")
-            text = (_("Your timesheet for {period} was rejected: correct it and submit again.")
-                    if reminder.status == "r"
-                    else _("Your timesheet for {period} is not submitted yet.")).format(
-                period=words)
-            said = cards.staff_nudge_message(text, period.start_ms, period.end_ms,
-                                             reminder_key(reminder.dedupe_key))
+            text = staff_nudge_text(status_word(reminder.status) or "draft", period.start_ms,
+                                    period.end_ms, self.runtime.clock.now_ms())
+            said = submit_now_message(text, period.start_ms, period.end_ms,
+                                      reminder_key(reminder.dedupe_key))
             card = render.card_of(said)
         return await self.outbox.send(
             Recipient(user.tenant_id, reminder.organisation_id, user.conversation_id,

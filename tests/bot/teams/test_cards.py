@@ -21,8 +21,10 @@ from bot.chat.approvals import (
     request_message,
     summary_text,
 )
+from bot.chat.approve_all import APPROVE_ALL, read_value
+from bot.chat.nudges import SUBMIT_NOW, approver_nudge, digest, submit_now_message, submit_value
 from bot.teams import cards, render
-from bot.teams.cards import BadCard, Waiting
+from bot.teams.cards import BadCard
 from bot.teams.render import TEAMS
 from timebot import l10n
 from timebot.summary import summarise
@@ -146,63 +148,43 @@ def test_the_outcome_in_the_readers_language_and_time_zone() -> None:
     assert "24/11/2026 01:00" in outcome and outcome.startswith("Approuvé")
 
 
-def waiting(count: int) -> list[Waiting]:
-    return [Waiting(Request(f"sub-{n}", 1, "", f"p-{n}", MONDAY, MONDAY + 7 * DAY),
-                    f"Person {n}", MONDAY + 7 * DAY) for n in range(count)]
+def waiting(count: int) -> list[tuple[Request, str, int]]:
+    return [(Request(f"sub-{n}", 1, "", f"p-{n}", MONDAY, MONDAY + 7 * DAY), f"Person {n}",
+             MONDAY + 7 * DAY) for n in range(count)]
 
 
 def test_the_digest_approves_all_behind_a_confirmation_naming_n() -> None:
-    card = render.card_of(cards.digest_message(waiting(3), TEAMS))
-    assert card["body"][0]["text"] == "**3 timesheet(s) wait for your approval**"
+    card = render.card_of(digest(waiting(3), TEAMS))
+    assert card["body"][0]["text"] == "**3 timesheet(s) wait for your approval:**"
     confirm = actions_of(card)["Approve all (3)"]
     assert confirm["type"] == "Action.ShowCard"  # nothing is decided by the first click
     assert confirm["card"]["body"][0]["text"] == "Approve the 3 timesheets listed here?"
     approve_all = confirm["card"]["actions"][0]
-    assert approve_all["verb"] == cards.APPROVE_ALL and approve_all["title"] == "Approve 3"
-    assert cards.approve_all_of(render.value_of(approve_all["data"])) == [
+    assert approve_all["verb"] == APPROVE_ALL and approve_all["title"] == "Approve 3"
+    assert read_value(render.value_of(approve_all["data"])) == [
         ("sub-0", 1), ("sub-1", 1), ("sub-2", 1)]
     # and each request keeps its own buttons
     assert len([b for b in card["body"] if b["type"] == "ActionSet"]) == 4
 
 
-def test_a_digest_of_one_has_no_approve_all_and_a_long_one_names_the_shown() -> None:
-    assert cards.APPROVE_ALL not in texts_of(render.card_of(cards.digest_message(
-        waiting(1), TEAMS)))
-    card = render.card_of(cards.digest_message(waiting(45), TEAMS))
-    assert card["body"][0]["text"] == (
-        "**45 timesheet(s) wait for your approval (the first 40 here)**")
-    named = cards.approve_all_of(render.value_of(
-        actions_of(card)["Approve all (40)"]["card"]["actions"][0]["data"]))
-    assert len(named) == 40
-
-
-@pytest.mark.parametrize("value", [
-    "", "{}", "[]", '[["sub-1", 1], ["sub-1", 1]]', '[["sub-1"]]', '[["sub-1", -1]]',
-    json.dumps([["s", n] for n in range(41)]),
-])
-def test_an_approve_all_timebot_did_not_write_is_refused(value: str) -> None:
-    with pytest.raises(BadCard):
-        cards.approve_all_of(value)
+def test_a_digest_of_one_has_no_approve_all() -> None:
+    assert APPROVE_ALL not in texts_of(render.card_of(digest(waiting(1), TEAMS)))
 
 
 def test_nudges_and_notices() -> None:
-    item = waiting(1)[0]
-    nudge = render.card_of(cards.approver_nudge_message(item, TEAMS))
+    request, name, since = waiting(1)[0]
+    nudge = render.card_of(approver_nudge(request, name, since, TEAMS))
     assert nudge["body"][0]["text"].startswith(
         "Reminder: the timesheet of Person 0 for Mon 16 Nov - Sun 22 Nov 2026 has waited")
     assert APPROVE in actions_of(nudge)
-    staff = render.card_of(cards.staff_nudge_message("The week is ending.", MONDAY,
-                                                     MONDAY + 7 * DAY, "staff:p:1"))
-    submit = actions_of(staff)[cards.SUBMIT_NOW]
-    assert json.loads(render.value_of(submit["data"])) == [MONDAY, MONDAY + 7 * DAY,
-                                                           "staff:p:1"]
-    decide = request_message(REQUEST, "Ada", "approval", "*Total 8h*", TEAMS)
-    climb = render.card_of(cards.notice_message(["Bob has not decided [this]."], TEAMS,
-                                                decide))
-    assert climb["body"][0]["text"] == "Bob has not decided \\[this\\]."
-    assert APPROVE in actions_of(climb)
-    assert "ActionSet" not in texts_of(render.card_of(cards.notice_message(
-        ["Bob has not decided."], TEAMS)))
+    staff = render.card_of(submit_now_message("The week is ending.", MONDAY,
+                                              MONDAY + 7 * DAY, "staff:p:1"))
+    submit = actions_of(staff)[SUBMIT_NOW]
+    assert submit_value(render.value_of(submit["data"])) == (MONDAY, MONDAY + 7 * DAY,
+                                                             "staff:p:1")
+    notice = render.card_of(cards.notice_message(["Bob has not decided [this]."], TEAMS))
+    assert notice["body"][0]["text"] == "Bob has not decided \\[this\\]."
+    assert "ActionSet" not in texts_of(notice)
 
 
 def test_envelopes() -> None:

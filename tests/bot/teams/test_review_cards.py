@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 from bot.chat.approvals import APPROVE, REJECT, Request
-from bot.teams.cards import APPROVE_ALL, SUBMIT_NOW
+from bot.chat.approve_all import APPROVE_ALL
+from bot.chat.nudges import SUBMIT_NOW
 from bot.teams.cards_component import cards_of
 from shell.demo_teams import ConnectorCall
 from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
