@@ -14,9 +14,9 @@ proactive messages. The core imports no adapter, and no adapter another
   `who_of` (quick entry's caller), `speaking` (their localisation, to put in force).
 - `commands`: `CommandTable[H]`: sub-commands of `/time`, `/timesheet` (lookup, help).
 - `quick_entry`: `QuickEntry(runtime, source=…)` answers each sub-command with a `Message`
-  (`answer(table, person, command, text)`, or the runs one by one) and the clicks (Undo,
-  Edit, a candidate); `add_commands(table, adapt)` fills an adapter's table; `conversation()`
-  the table of the runs themselves; `log_message(result)`.
+  (`answer(person, command, text)`: the help when no sub-command; or the runs one by one)
+  and the clicks (Undo, Edit, a candidate); `add_commands(table, adapt)` fills an adapter's
+  table; `conversation()` the table of the runs themselves; `log_message(result)`.
 - `approvals`: `Request` (what a decision button names; `encode`/`decode`), `APPROVE` /
   `REJECT`, `request_message`, `outcome_message`, `waiting_blocks`, `summary_text`,
   `period_text`, and the rules `outcome_for` (what a request message becomes after the
@@ -28,7 +28,7 @@ proactive messages. The core imports no adapter, and no adapter another
   `read_value`, `waits_for` (which named requests still wait for the clicker), `result_text`.
 - `nudges`: `approver_nudge`, `digest` (with Approve all), `staff_nudge_text`,
   `submit_now_message` / `submit_value` ("Submit now"), `climb_message` (the climbing
-  reminder to a manager or an administrator).
+  reminder to a manager or an administrator), `nudge_controls` (snooze, off).
 - `nudge_schedule`: when staff and approvers are nudged, snoozes, the digest hour (pure).
 - `home`: `read_home(runtime, person)` (`HomeFacts`, as the person) and
   `home_content(facts, markup)` (`HomeContent`: title, hours, status, time off, waiting).

@@ -34,6 +34,9 @@ from timebot.stages import stage_label
 
 SUBMIT_NOW = "timebot_submit_now"
 SUBMIT_GROUP = "submit"
+SNOOZE = "timebot_nudge_snooze"  # value "1h"; SNOOZE_tomorrow: value "tomorrow"
+NUDGES_OFF = "timebot_nudge_off"
+CONTROLS_GROUP = "nudge"
 
 # The staff nudge per periodicity (whole sentences: a noun's gender differs between languages).
 ENDING = {
@@ -128,3 +131,13 @@ def climb_message(request: ClimbRequest, markup: Markup) -> Message:
         blocks.extend(request_message(shown, summary.person_name, label,
                                       summary_text(summary, markup), markup).blocks)
     return Message(" ".join(said), tuple(blocks))
+
+
+def nudge_controls() -> Block:
+    """Under an approver's nudge or digest: Snooze 1 hour, Until tomorrow, Turn nudges off
+    (their values read by nudge_schedule.snooze_until, or "off")."""
+    return Block(actions=(
+        Action(SNOOZE, _("Snooze 1 hour"), "1h"),
+        Action(f"{SNOOZE}_tomorrow", _("Until tomorrow"), "tomorrow"),
+        Action(NUDGES_OFF, _("Turn nudges off"), "off"),
+    ), group=CONTROLS_GROUP)

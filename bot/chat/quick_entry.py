@@ -17,6 +17,7 @@ How an adapter uses it::
 
     entry = QuickEntry(runtime, source="teams")
     message = await entry.answer(person, "/time", "2h @acme fixing")   # a Message
+    # (a table of its own: add_commands(table, lambda run: run), then answer(…, table))
     # the clicks: entry.undo_record / entry.reading_of / entry.replace / entry.log
 
 (bot.slack.time_commands is the Slack adapter: the registry's handlers, the buttons' listeners
@@ -90,14 +91,15 @@ class QuickEntry:
         self.quick = QuickTime(runtime.client, Memory(runtime.state_sessions),
                                runtime.clock.now_ms, runtime.entry_rules)
 
-    async def answer(self, table: CommandTable[Run], person: ChatPerson, command: str,
-                     text: str) -> Message | None:
-        """The answer to `command text` from `table` (one `add_commands` filled with the
-        runs themselves) in the person's language; None when the text names no sub-command
-        (then answer `table.help_text(command)`)."""
+    async def answer(self, person: ChatPerson, command: str, text: str,
+                     table: CommandTable[Run] | None = None) -> Message:
+        """The answer to `command text` (e.g. "/time", "2h @acme fixing") in the person's
+        language, from `table` (default: quick entry's own, `conversation()`); the table's
+        help when the text names no sub-command."""
+        table = table if table is not None else conversation()
         found = table.lookup(command, text)
         if found is None:
-            return None
+            return reply(table.help_text(command))
         _name, run, args = found
         with l10n.using(await speaking(self.runtime, person)):
             return await run(self, person, args)

@@ -9,12 +9,14 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.chat import nudges as chat_nudges
 from bot.chat.nudge_schedule import snooze_until
+from bot.chat.nudges import NUDGES_OFF, SNOOZE
 from bot.chat.values import action_value
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
-from bot.slack.render import slack_time
+from bot.slack.render import actions_block, slack_time
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
 from timebot import l10n
 from timebot.l10n import N_, _
@@ -22,19 +24,9 @@ from timebot.l10n.loading import load_localisation
 from timebot.state.db import unit_of_work
 from timebot.state.models import SlackNudgePreference
 
-SNOOZE = "timebot_nudge_snooze"
-NUDGES_OFF = "timebot_nudge_off"
-
 
 def nudge_controls() -> dict[str, Any]:
-    return {"type": "actions", "block_id": "nudge", "elements": [
-        {"type": "button", "action_id": SNOOZE, "value": "1h",
-         "text": {"type": "plain_text", "text": _("Snooze 1 hour")}},
-        {"type": "button", "action_id": f"{SNOOZE}_tomorrow", "value": "tomorrow",
-         "text": {"type": "plain_text", "text": _("Until tomorrow")}},
-        {"type": "button", "action_id": NUDGES_OFF, "value": "off",
-         "text": {"type": "plain_text", "text": _("Turn nudges off")}},
-    ]}
+    return actions_block(chat_nudges.nudge_controls())
 
 
 class NudgePreferences:

@@ -50,6 +50,8 @@ class ActivityWork:
         self.endpoints, self.chat = endpoints, chat
         self.slots = asyncio.Semaphore(WORK_SLOTS)
         self.tasks: set[asyncio.Task[None]] = set()
+        # One conversation's activities are handled in the order they came (its answers too).
+        self.lanes: dict[str, tuple[asyncio.Lock, int]] = {}
 
     def later(self, activity: Activity, _claims: dict[str, Any]) -> None:
         task = asyncio.create_task(self._run(activity), name="teams-activity")
@@ -62,11 +64,20 @@ class ActivityWork:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
     async def _run(self, activity: Activity) -> None:
-        async with self.slots:
-            try:
+        lane = activity.conversation.id if activity.conversation is not None else ""
+        lock, users = self.lanes.get(lane) or (asyncio.Lock(), 0)
+        self.lanes[lane] = (lock, users + 1)
+        try:
+            async with lock, self.slots:
                 await self.handle(activity)
-            except Exception:  # one activity's failure is logged, never the process's
-                log.exception("teams_activity_failed", type=activity.type)
+        except Exception:  # one activity's failure is logged, never the process's
+            log.exception("teams_activity_failed", type=activity.type)
+        finally:
+            lock, users = self.lanes[lane]
+            if users <= 1:
+                del self.lanes[lane]
+            else:
+                self.lanes[lane] = (lock, users - 1)
 
     async def handle(self, activity: Activity) -> None:
         tenant_id = tenant_of(activity)

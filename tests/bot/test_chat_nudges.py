@@ -20,10 +20,14 @@ from bot.chat.approve_all import (
 )
 from bot.chat.home import HomeFacts, by_day, home_content, title, usable_report
 from bot.chat.linking import LINK_ACTION, link_prompt, link_refusal, linked_text
+from bot.chat.nudge_schedule import snooze_until
 from bot.chat.nudges import (
+    NUDGES_OFF,
+    SNOOZE,
     SUBMIT_NOW,
     approver_nudge,
     digest,
+    nudge_controls,
     staff_nudge_text,
     submit_now_message,
     submit_value,
@@ -57,6 +61,15 @@ def test_the_approver_nudge_names_the_request_and_offers_the_decision() -> None:
     assert nudge.blocks[0].text == nudge.text
     assert nudge.blocks[1].group == DECISION
     assert [a.id for a in nudge.actions()] == [APPROVE, REJECT]
+
+
+def test_the_nudge_controls_snooze_or_turn_off() -> None:
+    controls = nudge_controls()
+    assert [(a.id, a.value) for a in controls.actions] == [
+        (SNOOZE, "1h"), (f"{SNOOZE}_tomorrow", "tomorrow"), (NUDGES_OFF, "off")]
+    hour, tomorrow, _off = controls.actions  # what the schedule reads back
+    assert snooze_until(hour.value, WEEK, "UTC") == WEEK + HOUR
+    assert snooze_until(tomorrow.value, WEEK, "UTC") == WEEK + DAY + 9 * HOUR
 
 
 def test_the_digest_shows_what_fits_and_approve_all_names_exactly_those() -> None:

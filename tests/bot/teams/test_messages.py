@@ -108,10 +108,10 @@ async def test_a_linked_user_logs_time_once_even_when_teams_retries(
     answers = await world.fake.wait_for("send", 3, ann.conversation_id)
     assert str(answers[2].body["text"]).startswith("Undone: 2h 30m")
     assert await records_of(world.org, person.id) == []
-    for count, text in enumerate(("/time 1h @beta monday", "timesheet submit",
-                                  "timesheet status"), start=4):
+    # Written one after the other without waiting: answered in that order.
+    for text in ("/time 1h @beta monday", "timesheet submit", "timesheet status"):
         assert (await world.send(world.fake.message(ann, text))).status_code == 202
-        answers = await world.fake.wait_for("send", count, ann.conversation_id)
+    answers = await world.fake.wait_for("send", 6, ann.conversation_id)
     assert str(answers[3].body["text"]).startswith("Logged: 1h on Mon 16 Mar 2026 · @Beta")
     assert str(answers[4].body["text"]).startswith("Timesheet for the week of Mon 16 Mar 2026")
     status = str(answers[5].body["text"])
