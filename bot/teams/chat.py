@@ -91,7 +91,7 @@ class QuickChat:
         if command == "/time" and args.lower() in HELP_WORDS:
             with l10n.using(await speaking(self.runtime, person)):
                 return command_list()
-        message = await self.entry.answer(self.table, person, command, args)
+        message = await self.entry.answer(person, command, args, self.table)
         if message is None:
             with l10n.using(await speaking(self.runtime, person)):
                 return command_list()
