@@ -7,6 +7,8 @@ from __future__ import annotations
 from starlette.routing import BaseRoute
 
 from bot.slack.component import install_slack
+from bot.teams.cards_component import install_teams_cards
+from bot.teams.component import install_teams
 from mail.inbound_component import install_inbound
 from mail.queues.parts import MailParts
 from mail.review_component import install_reviews
@@ -33,3 +35,5 @@ def install_components(
     install_reviews(runtime, mail, routes, notifications)
     install_links(runtime, routes)
     install_slack(runtime, routes, notifications.reviews, who_is)
+    install_teams(runtime, routes, who_is)
+    install_teams_cards(runtime, notifications.reviews)

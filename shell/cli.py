@@ -133,7 +133,10 @@ def serve(settings: Settings, demo: bool, role: str | None, workers_text: str) -
         from shell.demo_slack import start_for_demo
 
         settings, lines = start_for_demo(settings, workers)  # #27: a second organisation
-        for line in lines:
+        from shell.demo_teams_page import start_teams_for_demo
+
+        settings, teams_lines = start_teams_for_demo(settings, workers, summary)  # #42
+        for line in lines + teams_lines:
             click.echo(line)
     elif settings.runs_service and not _run(lambda: _with_service_session(settings, _any_org)):
         click.echo(NO_ORGANISATION_HINT)

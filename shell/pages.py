@@ -48,6 +48,8 @@ def install_pages(
                     and person.role.kind == ROLE_ADMIN)
 
     oauth = bool(settings.slack_client_id and settings.slack_client_secret)
-    preferences = PreferencesSection(runtime, is_admin=is_admin if oauth else None)
+    teams = bool(settings.teams_app_id)
+    preferences = PreferencesSection(runtime, is_admin=is_admin if oauth or teams else None,
+                                     slack_installs=oauth, teams=teams)
     routes.extend(page_routes(service, config, [preferences]))
     return who_is

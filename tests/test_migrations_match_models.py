@@ -48,11 +48,12 @@ def _bot_tree() -> tuple[MetaData, str]:
     import timebot.state.digests
     import timebot.state.org_models
     import timebot.state.slack_models
+    import timebot.state.teams_models
     from timebot.state.db import VERSION_TABLE
     from timebot.state.models import StateBase
 
     _ = timebot.state.away, timebot.state.digests, timebot.state.org_models
-    _ = timebot.state.slack_models
+    _ = timebot.state.slack_models, timebot.state.teams_models
     return StateBase.metadata, VERSION_TABLE
 
 

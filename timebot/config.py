@@ -72,6 +72,13 @@ class Settings:
     log_level: str = "INFO"
     # Sign in with Google / Microsoft (timebot/identity_providers.py); empty: none offered.
     identity_providers: tuple[PublicProvider, ...] = ()
+    # Microsoft Teams (bot/teams): on when TEAMS_APP_ID is set, with TEAMS_APP_PASSWORD or
+    # TEAMS_APP_CERTIFICATE (a PEM file: private key and certificate); TIMEBOT_TEAMS_API_URL
+    # replaces Microsoft's token service and Bot Connector (tests: local fakes).
+    teams_app_id: str | None = None
+    teams_app_password: str | None = None
+    teams_app_certificate: str | None = None
+    teams_api_url: str | None = None
 
     @property
     def embedded(self) -> bool:
@@ -93,7 +100,8 @@ def _load_toml(env: Mapping[str, str]) -> dict[str, str]:
     values: dict[str, str] = {}
     for key, value in tomllib.loads(path.read_text()).items():
         name = key if key.isupper() else (
-            key.upper() if key.upper().startswith("SLACK_") else f"TIMEBOT_{key.upper()}"
+            key.upper() if key.upper().startswith(("SLACK_", "TEAMS_"))
+            else f"TIMEBOT_{key.upper()}"
         )
         values[name] = str(value)
     return values
@@ -202,6 +210,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         log_level=_log_level(get("TIMEBOT_LOG_LEVEL", "info") or "info"),
         demo=(get("TIMEBOT_DEMO", "") or "").strip().lower() in ("1", "true", "yes"),
         identity_providers=load_identity_providers(get),
+        teams_app_id=get("TEAMS_APP_ID"),
+        teams_app_password=get("TEAMS_APP_PASSWORD"),
+        teams_app_certificate=get("TEAMS_APP_CERTIFICATE"),
+        teams_api_url=get("TIMEBOT_TEAMS_API_URL"),
     )
 
 

@@ -25,6 +25,7 @@ from timebot.notify.approvals import MODES, preference, set_preference
 from timebot.process.runtime import Runtime
 from timebot.state.models import PersonLink, SlackNudgePreference, SlackWorkspace
 from timebot.state.slack_models import SlackInstallation
+from timebot.state.teams_models import TeamsTenant
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
@@ -81,7 +82,8 @@ async def workspaces_of(state: AsyncSession, organisation_id: str) -> list[dict[
 class PreferencesSection:
     path = "/account/notifications"
     notices = {"prefs": "Your notification preferences were saved.",
-               "slack": "The Slack workspace is connected to your organisation."}
+               "slack": "The Slack workspace is connected to your organisation.",
+               "teams": "The Microsoft 365 tenant is connected to your organisation."}
 
     async def localisation(self, organisation_id: str, person_id: str) -> l10n.Localisation:
         """The person's language and formats (English when they cannot be read: the service
@@ -93,11 +95,15 @@ class PreferencesSection:
             return l10n.ENGLISH
 
     def __init__(self, runtime: Runtime,
-                 is_admin: Callable[[str, str], Awaitable[bool]] | None = None) -> None:
+                 is_admin: Callable[[str, str], Awaitable[bool]] | None = None, *,
+                 slack_installs: bool = True, teams: bool = False) -> None:
         self.runtime = runtime
         # With OAuth installs (SLACK_CLIENT_ID): whether a person administers their
         # organisation, who alone sees "Add to Slack".
         self.is_admin = is_admin
+        # What an administrator is offered: "Add to Slack" (SLACK_CLIENT_ID), "Connect
+        # Microsoft Teams" (TEAMS_APP_ID).
+        self.slack_installs, self.teams = slack_installs, teams
 
     async def render(self, organisation_id: str, person_id: str, csrf: str) -> str:
         admin = self.is_admin is not None and await self.is_admin(organisation_id, person_id)
@@ -105,14 +111,19 @@ class PreferencesSection:
             slack_user_id = await slack_user_of(state, person_id)
             chat = await state.get(SlackNudgePreference, (organisation_id, person_id))
             workspaces = await workspaces_of(state, organisation_id) if admin else []
+            tenant = (await teams_tenant_of(state, organisation_id)
+                      if admin and self.teams else None)
         mail_mode = await preference(self.runtime, organisation_id, person_id)
         with l10n.using(await self.localisation(organisation_id, person_id)):
             return TEMPLATES.get_template("preferences.html").render(
                 path=self.path, csrf=csrf, slack_user_id=slack_user_id, mail_mode=mail_mode,
                 chat_mode=chat_mode_of(chat) if slack_user_id else None,
                 install_url=("/slack/install?" + urlencode({"organisation": organisation_id})
-                             if admin else None),
+                             if admin and self.slack_installs else None),
                 workspaces=workspaces,
+                teams_connect_url=("/teams/connect?" + urlencode(
+                    {"organisation": organisation_id}) if admin and self.teams else None),
+                teams_tenant=tenant,
             )
 
     async def handle(self, organisation_id: str, person_id: str, fields: dict[str, str]) -> str:
@@ -144,3 +155,9 @@ class PreferencesSection:
                 for name, value in CHAT_MODES[chat].items():
                     setattr(pref, name, value)
         return "prefs"
+
+
+async def teams_tenant_of(state: AsyncSession, organisation_id: str) -> TeamsTenant | None:
+    """The Microsoft 365 tenant the organisation connected (None: none)."""
+    return (await state.execute(select(TeamsTenant).where(
+        TeamsTenant.organisation_id == organisation_id))).scalar_one_or_none()

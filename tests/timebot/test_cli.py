@@ -308,6 +308,7 @@ async def test_serve_demo(tmp_path: Path, http: httpx.AsyncClient) -> None:
             {"available": 10, "recurrent": True, "absenceType": {
                 "name": "Vacation", "accrual": {"isEnabled": True, "quantity": 1.5}}}]
         await _second_organisation_in_its_own_workspace(http, base, printed)
+        await _teams_beside_slack(http, printed)
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
@@ -322,6 +323,25 @@ async def test_serve_demo(tmp_path: Path, http: httpx.AsyncClient) -> None:
     # The printed keys are the demo organisation's, and a second start does not seed again.
     exported = (await timebot(env, "demo", "export")).json()
     assert {p["email"]: p["apikey"] for p in exported["persons"]} == keys
+
+
+async def _teams_beside_slack(http: httpx.AsyncClient, printed: str) -> None:
+    """#42: the demo organisation's tenant on a fake Teams: written to from the fake's page (a
+    signed activity), the bot answers there."""
+    fake = re.search(r"write to the bot as one of its people: (http://127\.0\.0\.1:\d+)/",
+                     printed)
+    assert fake, printed
+    page = (await http.get(fake.group(1) + "/")).text
+    user = re.search(r'<option value="([^"]+)">', page)
+    assert user, page
+    said = await http.post(fake.group(1) + "/say", data={"user": user.group(1), "text": "help"})
+    assert said.status_code == 303
+    for _ in range(300):
+        page = (await http.get(fake.group(1) + "/")).text
+        if "timesheet submit" in page:
+            break
+        await asyncio.sleep(0.1)
+    assert "timesheet submit" in page, page
 
 
 async def _second_organisation_in_its_own_workspace(

@@ -12,10 +12,12 @@ import timebot.state.digests
 import timebot.state.models
 import timebot.state.org_models
 import timebot.state.slack_models
+import timebot.state.teams_models
 from timebot.state.db import VERSION_TABLE
 from timebot.state.models import StateBase
 
 _ = timebot.state.models, timebot.state.slack_models, timebot.state.org_models
+_ = timebot.state.teams_models, timebot.state.away, timebot.state.digests
 target_metadata = StateBase.metadata
 
 

@@ -1,0 +1,141 @@
+"""Connecting an organisation's Microsoft 365 tenant (admin consent), when TEAMS_APP_ID is set:
+
+- GET /teams/connect?organisation=<id>: an administrator of that organisation, signed in, is
+  sent to Microsoft's admin-consent page for the app, with a state naming the organisation and
+  them (HMAC-signed with TIMEBOT_SECRET_KEY, `STATE_SECONDS`).
+- GET /teams/consent?tenant=…&admin_consent=True&state=…: Microsoft sends them back; the state
+  checked (signature, age, the same administrator signed in), the tenant recorded as the
+  organisation's (bot.teams.tenants: a tenant serving another organisation is refused), then
+  back to /account.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from html import escape
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+import structlog
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from bot.teams.endpoints import TeamsEndpoints
+from bot.teams.tenants import TakenOver, TeamsTenants
+
+log = structlog.get_logger("timebot.teams.consent")
+
+CONNECT_PATH = "/teams/connect"
+CALLBACK_PATH = "/teams/consent"
+DONE = "/account?done=teams"
+STATE_SECONDS = 600
+TENANT_ID = re.compile(r"[0-9A-Za-z-]{1,64}")  # Entra ID tenant ids are GUIDs
+
+
+class SignedIn(Protocol):
+    @property
+    def organisation_id(self) -> str: ...
+
+    @property
+    def person_id(self) -> str: ...
+
+    @property
+    def is_admin(self) -> bool: ...
+
+
+WhoIs = Callable[[Request], Awaitable[SignedIn | None]]
+
+
+def connect_url(organisation_id: str) -> str:
+    """The link an administrator's account page offers."""
+    return CONNECT_PATH + "?" + urlencode({"organisation": organisation_id})
+
+
+class ConsentState:
+    def __init__(self, secret_key: str) -> None:
+        self.key = hashlib.sha256(b"timebot-teams-consent:" + secret_key.encode()).digest()
+
+    def issue(self, organisation_id: str, person_id: str, now_s: float) -> str:
+        body = base64.urlsafe_b64encode(json.dumps(
+            {"o": organisation_id, "p": person_id, "e": int(now_s) + STATE_SECONDS},
+            separators=(",", ":")).encode()).decode().rstrip("=")
+        return body + "." + self._sign(body)
+
+    def _sign(self, body: str) -> str:
+        return hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()
+
+    def read(self, state: str, now_s: float) -> tuple[str, str] | None:
+        """(organisation, person) of a state issued here and not expired."""
+        body, _dot, signature = state.partition(".")
+        if not hmac.compare_digest(self._sign(body).encode(),
+                                   signature.encode("utf-8", "replace")):
+            return None
+        try:
+            padded = body + "=" * (-len(body) % 4)
+            data: dict[str, Any] = json.loads(base64.urlsafe_b64decode(padded))
+        except (ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("e"), int) \
+                or data["e"] < now_s:
+            return None
+        return str(data.get("o") or ""), str(data.get("p") or "")
+
+
+def page(status: int, title: str, text: str) -> HTMLResponse:
+    return HTMLResponse(f"<!doctype html><title>{escape(title)}</title><h1>{escape(title)}</h1>"
+                        f"<p>{escape(text)}</p><p><a href=\"/account\">Back to your account"
+                        "</a></p>", status_code=status)
+
+
+def consent_routes(tenants: TeamsTenants, endpoints: TeamsEndpoints, app_id: str,
+                   public_url: str, secret_key: str, who_is: WhoIs,
+                   now_s: Callable[[], float] = time.time) -> list[BaseRoute]:
+    states = ConsentState(secret_key)
+
+    async def connect(request: Request) -> Response:
+        who = await who_is(request)
+        if who is None:
+            return RedirectResponse("/signin", status_code=303)
+        organisation = request.query_params.get("organisation", "")
+        if not who.is_admin or organisation != who.organisation_id:
+            log.warning("teams_connect_refused", reason="not an administrator of it",
+                        person=who.person_id, organisation=organisation[:64])
+            return page(403, "Teams not connected", "Only an administrator of the "
+                        "organisation can connect its Microsoft 365 tenant.")
+        query = urlencode({"client_id": app_id, "redirect_uri": public_url + CALLBACK_PATH,
+                           "state": states.issue(organisation, who.person_id, now_s())})
+        return RedirectResponse(endpoints.consent + "?" + query, status_code=303)
+
+    async def callback(request: Request) -> Response:
+        params = request.query_params
+        read = states.read(params.get("state", ""), now_s())
+        who = await who_is(request)
+        if read is None or who is None or (who.organisation_id, who.person_id) != read \
+                or not who.is_admin:
+            log.warning("teams_consent_refused", reason="state not valid for this session")
+            return page(401, "Teams not connected", "This link is not valid (expired, or "
+                        "started by someone else): start again from your account page.")
+        tenant_id = params.get("tenant", "").strip()
+        if params.get("error") or params.get("admin_consent", "").lower() != "true" \
+                or not TENANT_ID.fullmatch(tenant_id):
+            return page(200, "Teams not connected", "Microsoft 365 did not give its consent: "
+                        "nothing was connected.")
+        try:
+            await tenants.connect(tenant_id, read[0], read[1])
+        except TakenOver as refusal:
+            log.warning("teams_consent_refused", reason=str(refusal), tenant=tenant_id)
+            return page(409, "Teams not connected", "This Microsoft 365 tenant is already "
+                        "connected to another organisation (or yours to another tenant): one "
+                        "tenant serves one organisation.")
+        log.info("teams_tenant_connected", tenant=tenant_id, organisation=read[0])
+        return RedirectResponse(DONE, status_code=303)
+
+    return [Route(CONNECT_PATH, connect, methods=["GET"]),
+            Route(CALLBACK_PATH, callback, methods=["GET"])]

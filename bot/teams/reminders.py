@@ -1,0 +1,56 @@
+"""Staff reminders in Teams: a channel of the ground's scheduler (`timebot.notify.scheduler`,
+which decides who is reminded of which period, as it does for mail), rendered (bot.chat.nudges'
+staff nudge with "Submit now") to a person linked in Teams, in their language and formats;
+push off in their notification settings: none. Queued once under
+`teams-reminder:<dedupe key>`. The digests are the nudges loop's (bot.teams.nudges):
+`daily_digests` queues none here."""
+
+from __future__ import annotations
+
+from bot.chat.approvals import status_word
+from bot.chat.nudges import staff_nudge_text, submit_now_message
+from bot.teams import cards, render
+from bot.teams.outgoing import Recipient, TeamsOutbox
+from bot.teams.reviews import approver_settings
+from bot.teams.tenants import TeamsTenants
+from timebot import l10n
+from timebot.notify.decisions import PeriodReminder
+from timebot.runtime import Runtime
+
+
+def reminder_key(dedupe_key: str) -> str:
+    return f"teams-reminder:{dedupe_key}"
+
+
+class TeamsReminders:
+    """Teams' `timebot.notify.decisions.Channel`."""
+
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
+        self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+
+    async def already_sent(self, dedupe_key: str) -> bool:
+        return await self.outbox.queued_with_key(reminder_key(dedupe_key)) is not None
+
+    async def period_reminder(self, reminder: PeriodReminder) -> bool:
+        person_id = str(reminder.person.get("id") or "")
+        user = await self.tenants.user_of_person(reminder.organisation_id, person_id)
+        if user is None or not user.conversation_id or not user.service_url:
+            return False
+        key = await self.runtime.directory.integration_key(reminder.organisation_id)
+        reader = await approver_settings(self.runtime, key, person_id, "reminder")
+        if reader is None:
+            return False
+        period = reminder.period
+        with l10n.using(reader):
+            text = staff_nudge_text(status_word(reminder.status) or "draft", period.start_ms,
+                                    period.end_ms, self.runtime.clock.now_ms())
+            said = submit_now_message(text, period.start_ms, period.end_ms,
+                                      reminder_key(reminder.dedupe_key))
+            card = render.card_of(said)
+        return await self.outbox.send(
+            Recipient(user.tenant_id, reminder.organisation_id, user.conversation_id,
+                      user.service_url), cards.message(card, text),
+            key=reminder_key(reminder.dedupe_key))
+
+    async def daily_digests(self) -> int:
+        return 0

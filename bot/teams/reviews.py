@@ -1,0 +1,182 @@
+"""Review requests as Teams cards: the Teams channel of the ground's review dispatch
+(`timebot.notify.review_dispatch`, which decides who is asked), and the cards settled in
+place when the service reports the decision (approvalEventUpdate), whatever decided it.
+
+An approver linked in Teams (bot.teams.tenants: they wrote to the bot, in the tenant serving
+their organisation) gets the review card (bot.teams.cards), queued under a key derived from
+the request's dedupe key, so it goes out once whichever delivery brought the event. The row's
+ref and context are what the settling and the card's actions (bot.teams.actions) read. Push
+off in the approver's notification settings (or approval updates off): no card.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from bot.chat.approvals import (
+    Request,
+    outcome_for,
+    outcome_message,
+    parse_ref,
+    ref_of,
+    request_message,
+    summary_text,
+)
+from bot.chat.message import Block, Message
+from bot.teams import cards, render
+from bot.teams.outgoing import Recipient, TeamsOutbox
+from bot.teams.render import TEAMS
+from bot.teams.tenants import TeamsTenants
+from timebot import l10n
+from timebot.client import operation
+from timebot.errors import PermissionRefused, ServiceRequestError
+from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.l10n import _
+from timebot.l10n.loading import load_localisation
+from timebot.notify.decisions import ReviewRequest
+from timebot.notify.person_notify import NOTIFY_FIELDS, SLACK, gets, notify_of
+from timebot.notify.reviews import round_mark
+from timebot.runtime import Runtime
+from timebot.stages import stage_label
+from timebot.state.teams_models import TeamsOutgoing
+from timebot.summary import TimesheetSummary
+
+log = structlog.get_logger("timebot.teams.reviews")
+
+APPROVER_SETTINGS = operation(f"""query TeamsApprover($id: SvcId!) {{ getPerson(id: $id) {{
+      id {NOTIFY_FIELDS} {l10n.LOCALISATION_FIELDS} }} }}""")
+PUSH = SLACK  # the chat fronts share the service's "push" switch (person_notify)
+
+
+def card_key(dedupe_key: str) -> str:
+    """The Teams sender's key of the card asking a review request."""
+    return f"teams-review:{dedupe_key}"
+
+
+def context_of(request: Request, organisation_id: str, person_name: str,
+               approver_id: str) -> dict[str, Any]:
+    """What a request card's row remembers: enough to show its outcome later."""
+    return {"timesheetId": request.timesheet_id, "personId": request.person_id,
+            "submitId": request.submit_id, "organisationId": organisation_id,
+            "startTime": request.start_ms, "endTime": request.end_ms,
+            "personName": person_name, "approverId": approver_id}
+
+
+def request_card(request: Request, person_name: str, stage_text: str,
+                 summary: TimesheetSummary, teams_user_id: str,
+                 reason: str | None = None) -> tuple[Message, dict[str, Any]]:
+    """The neutral review request (bot.chat.approvals) as a card refreshing for its approver;
+    `reason`: why they are asked too (another approver is away)."""
+    shown = request_message(request, person_name, stage_text, summary_text(summary, TEAMS),
+                            TEAMS)
+    if reason is not None:
+        shown = Message(f"{TEAMS.escape(reason)}: {shown.text}", (Block(_(
+            "{reason}: you are asked too.").format(reason=TEAMS.escape(reason))),
+            *shown.blocks), shown.facts)
+    return shown, render.card_of(shown, render.refresh_block(request.encode(),
+                                                              [teams_user_id]))
+
+
+def outcome_activity(row: TeamsOutgoing, outcome: str) -> dict[str, Any]:
+    """The activity a request card's row becomes: the neutral outcome message."""
+    context = row.context
+    shown = outcome_message(str(context.get("personName", "")),
+                            int(context.get("startTime", 0)), int(context.get("endTime", 0)),
+                            outcome, TEAMS)
+    return cards.message(render.card_of(shown), render.preview(shown))
+
+
+def card_of(row: TeamsOutgoing) -> dict[str, Any] | None:
+    """The card a row shows now (its activity's, updated in place with the outcome)."""
+    for attachment in row.activity.get("attachments") or []:
+        if attachment.get("contentType") == cards.CARD_TYPE:
+            content = attachment.get("content")
+            return content if isinstance(content, dict) else None
+    return None
+
+
+async def approver_settings(runtime: Runtime, key: str, person_id: str,
+                            what: str = "review") -> l10n.Localisation | None:
+    """The approver's language and formats, or None when they turned push (or approval
+    updates) off; one read of the service for both (a fan-out makes it per approver)."""
+    if not await runtime.client.offers("SvcPerson", "notificationSettings", apikey=key):
+        return await load_localisation(runtime.client, key, person_id)
+    try:
+        found = (await runtime.client.execute(APPROVER_SETTINGS, {"id": person_id},
+                                              apikey=key, allow_partial=True)
+                 ).get("getPerson") or {}
+    except (PermissionRefused, ServiceRequestError):
+        return None
+    if not gets(notify_of(found).settings, what, PUSH):
+        return None
+    return l10n.localisation_of(found)
+
+
+class TeamsReviews:
+    """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
+    of its cards."""
+
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
+        self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+
+    async def already_sent(self, dedupe_key: str) -> bool:
+        return await self.outbox.queued_with_key(card_key(dedupe_key)) is not None
+
+    async def review_request(self, request: ReviewRequest) -> bool:
+        """Queue the card; False when queued before, the approver is not in Teams (or their
+        tenant does not serve the organisation), or they turned push off."""
+        user = await self.tenants.user_of_person(request.organisation_id, request.approver_id)
+        if user is None or not user.conversation_id or not user.service_url:
+            return False
+        runtime = self.runtime
+        key = await runtime.directory.integration_key(request.organisation_id)
+        reader = await approver_settings(runtime, key, request.approver_id)
+        if reader is None:
+            return False
+        summary = request.summary
+        shown = Request(request.submit_id, request.stage, request.timesheet_id,
+                        summary.person_id, summary.start_ms, summary.end_ms)
+        with l10n.using(reader):
+            label = (stage_label(request.stage, request.stage_count)
+                     if request.stage_count > 1 else _("approval"))
+            reason = request.reason.text() if request.reason is not None else None
+            said, card = request_card(shown, summary.person_name, label, summary,
+                                      user.teams_user_id, reason)
+        return await self.outbox.send(
+            Recipient(user.tenant_id, user.organisation_id, user.conversation_id,
+                      user.service_url),
+            cards.message(card, render.preview(said)), key=card_key(request.dedupe_key),
+            ref=ref_of(request.submit_id, request.stage, request.approver_id),
+            context=context_of(shown, request.organisation_id, summary.person_name,
+                               request.approver_id),
+            bulk=True)
+
+    # --- the service's decisions ---------------------------------------------------------
+
+    async def on_event(self, event: ServiceEvent) -> None:
+        if event.event == APPROVAL_UPDATE and event.data.get("submitId"):
+            await self.settle(event)
+
+    async def settle(self, event: ServiceEvent) -> None:
+        """Update in place every card that the event decided, for each approver it was sent
+        to (a restart ends the cards of earlier rounds, not its own)."""
+        data = event.data
+        own_round = round_mark(event)
+        now = self.runtime.clock.now_ms()
+        for row in await self.outbox.with_ref(f"approval:{data['submitId']}:"):
+            parsed = parse_ref(row.ref) if row.ref else None
+            if parsed is None or row.context.get("outcome"):
+                continue
+            if row.organisation_id != event.organisation_id:
+                continue  # another organisation's card never changes on this event
+            if own_round and (row.dedupe_key or "").endswith(own_round):
+                continue
+            key = await self.runtime.directory.integration_key(row.organisation_id)
+            with l10n.using(await load_localisation(self.runtime.client, key, parsed[2])):
+                outcome = outcome_for(data, parsed[1], parsed[2], now, TEAMS)
+                if outcome is None:
+                    continue
+                activity = outcome_activity(row, outcome)
+            await self.outbox.update_row(row.id, activity, context={"outcome": outcome})

@@ -1,0 +1,98 @@
+"""The bot's tables of Microsoft Teams (bot/teams): the Microsoft 365 tenants organisations
+connected, the Teams users matched to people, the durable queue of proactive sends, and the
+claims that make a click decide once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from plumbing.ids import new_id
+from timebot.state.lanes import lane_column
+from timebot.state.models import StateBase
+
+
+class TeamsTenant(StateBase):
+    """A Microsoft 365 tenant an organisation connected by admin consent: one tenant serves one
+    organisation (as a Slack workspace does). `service_url`: the Bot Connector Teams names in
+    this tenant's verified activities (proactive sends go there only). `removed_at_ms`: since
+    when consent was removed or the app uninstalled (None: connected); nothing is sent then."""
+
+    __tablename__ = "teams_tenants"
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    organisation_id: Mapped[str] = mapped_column(String(64), unique=True)
+    service_url: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    consented_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    consented_at_ms: Mapped[int] = mapped_column(BigInteger)
+    removed_at_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class TeamsUser(StateBase):
+    """A Teams user matched to a person by Entra ID object id and verified e-mail (never by a
+    display name): the Teams user id ("29:…"), the personal conversation with the bot and the
+    service URL to reach it. `removed_at_ms`: since when the user removed the bot."""
+
+    __tablename__ = "teams_users"
+    __table_args__ = (Index("ix_teams_users_person", "organisation_id", "person_id"),)
+
+    tenant_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    aad_object_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    organisation_id: Mapped[str] = mapped_column(String(64))
+    person_id: Mapped[str] = mapped_column(String(64))
+    teams_user_id: Mapped[str] = mapped_column(String(200))
+    conversation_id: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    service_url: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    linked_at_ms: Mapped[int] = mapped_column(BigInteger)
+    removed_at_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class TeamsOutgoing(StateBase):
+    """A proactive Teams send, durable until the Bot Connector took it (as `slack_outgoing` is
+    for Slack): `method` "send" (a new activity) or "update" (replace `activity_id`'s);
+    `activity` the JSON sent; `ref` names what the activity shows (e.g. a review request) to
+    update the card later; `activity_id` the connector's answer. Sent only into `tenant_id`'s
+    conversation at the service URL recorded for it."""
+
+    __tablename__ = "teams_outgoing"
+    __table_args__ = (
+        Index("ix_teams_outgoing_due", "status", "next_attempt_ms"),
+        Index("ix_teams_outgoing_claim", "status", "priority", "seq"),
+        Index("ix_teams_outgoing_posted", "conversation_id", "activity_id"),
+    )
+
+    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+    seq: Mapped[int] = mapped_column(BigInteger, index=True)
+    dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
+    method: Mapped[str] = mapped_column(String(64))
+    tenant_id: Mapped[str] = mapped_column(String(64), index=True)
+    organisation_id: Mapped[str] = mapped_column(String(64), index=True)
+    conversation_id: Mapped[str] = mapped_column(String(300))
+    service_url: Mapped[str] = mapped_column(String(300))
+    # timebot.state.lanes: an answer to someone who just acted goes ahead of DMs to many.
+    priority: Mapped[int] = lane_column()
+    ref: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
+    activity: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    status: Mapped[str] = mapped_column(String(12), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
+    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    activity_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
+    sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class TeamsClaim(StateBase):
+    """A key taken once: an Action.Execute decision (what is decided, by whom), or an
+    activity id already handled (Teams retries an activity whose ack was slow). Rows older
+    than a day may be pruned."""
+
+    __tablename__ = "teams_claims"
+
+    key: Mapped[str] = mapped_column(String(300), primary_key=True)
+    created_ms: Mapped[int] = mapped_column(BigInteger)
