@@ -5,11 +5,11 @@ for anyone then, and the nudges already count such a timesheet as done.
 
 Pure texts, shared by the e-mail (`mail.outbound.owner_notices`) and Slack
 (`bot.slack.owner_notices`) halves, in the owner's language (`timebot.l10n`: build and write
-the notice inside `l10n.using(owner.localisation)`), plus the one look-up both need (the owner's name, address,
-time zone and localisation: from a read
-of the last seconds when the directory holds one, else getPerson). Each notice
-is keyed by the service event that reported the decision (`owner_notice_key`), so the outbox
-and the Slack queue send it once however often the event is dispatched.
+the notice inside `l10n.using(owner.localisation)`), plus the one look-up both need (the
+owner's name, address, time zone and localisation: from a read of the last seconds when the
+directory holds one, else getPerson). Each notice is keyed by the service event that reported
+the decision (`owner_notice_key`), so the outbox and the Slack queue send it once however often
+the event is dispatched.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ from timebot import l10n
 from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.teams_models import TeamsOutgoing
 
 log = structlog.get_logger("timebot.teams.actions")

@@ -15,9 +15,9 @@ from bot.teams.outgoing import TeamsOutbox
 from bot.teams.reminders import TeamsReminders
 from bot.teams.reviews import TeamsReviews
 from bot.teams.sender_worker import TeamsSenderWorker
-from timebot.notify.install import INSTALLED
 from timebot.notify.review_dispatch import ReviewDispatch
-from timebot.runtime import Runtime
+from timebot.process.notifications import INSTALLED
+from timebot.process.runtime import Runtime
 
 ACTION_INVOKE = "adaptiveCard/action"
 

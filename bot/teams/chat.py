@@ -14,7 +14,7 @@ from bot.chat.person import ChatPerson, speaking
 from bot.chat.quick_entry import PICK, QuickEntry, conversation
 from timebot import l10n
 from timebot.l10n import N_, _
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.timeentry.texts import help_text
 
 MENTION = re.compile(r"<at>[^<]*</at>", re.IGNORECASE)

@@ -19,7 +19,7 @@ from timebot import l10n
 from timebot.l10n.loading import load_localisation
 from timebot.notify.escalations import ClimbRequest
 from timebot.notify.person_notify import gets, person_notify
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 
 def climb_key(dedupe_key: str) -> str:

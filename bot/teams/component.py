@@ -22,7 +22,7 @@ from bot.teams.endpoints import TeamsEndpoints, UntrustedUrl
 from bot.teams.identity import TeamsIdentity
 from bot.teams.tenants import TeamsTenants
 from timebot.errors import ConfigError
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 log = structlog.get_logger("timebot.teams")
 

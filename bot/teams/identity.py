@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from bot.chat.person import ChatPerson
 from bot.teams.connector import Connector, ConnectorError
 from bot.teams.tenants import LinkedUser, TeamsTenants, Tenant
-from timebot.directory import PeopleDirectory
+from timebot.directory.people import PeopleDirectory
 from timebot.errors import DirectoryError, NotLinked, UnknownPerson
 from timebot.l10n import _
 

@@ -29,7 +29,7 @@ from bot.teams.tenants import TeamsTenants
 from timebot import l10n
 from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.periods import DAY_MS, local_date, zone
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.state.db import unit_of_work
 from timebot.state.queue import FAILED
 from timebot.state.teams_models import TeamsOutgoing

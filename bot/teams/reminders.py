@@ -15,7 +15,7 @@ from bot.teams.reviews import approver_settings
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
 from timebot.notify.decisions import PeriodReminder
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 
 
 def reminder_key(dedupe_key: str) -> str:

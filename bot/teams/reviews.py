@@ -32,13 +32,13 @@ from bot.teams.tenants import TeamsTenants
 from timebot import l10n
 from timebot.client import operation
 from timebot.errors import PermissionRefused, ServiceRequestError
-from timebot.events import APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
 from timebot.notify.person_notify import NOTIFY_FIELDS, SLACK, gets, notify_of
 from timebot.notify.reviews import round_mark
-from timebot.runtime import Runtime
+from timebot.process.runtime import Runtime
 from timebot.stages import stage_label
 from timebot.state.teams_models import TeamsOutgoing
 from timebot.summary import TimesheetSummary

@@ -31,7 +31,7 @@ from timebot.state.db import unit_of_work
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows
 from timebot.state.retry import Backoff, after_failure, is_temporary
 from timebot.state.teams_models import TeamsOutgoing, TeamsTenant, TeamsUser
-from timebot.worker import PollingWorker
+from timebot.state.worker import PollingWorker
 
 log = structlog.get_logger("timebot.teams.sender")
 

@@ -22,8 +22,8 @@ from shell.demo_teams import ConnectorCall
 from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
 from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, state, submit
 from timebot.notify.approvals import DIGEST, set_preference
-from timebot.notify.install import jobs_of
 from timebot.notify.periods import week_of
+from timebot.process.notifications import jobs_of
 
 EVENTS = ("query($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) { "
           "getApprovalEvents(personId: $p, startTime: $s, endTime: $e) { id status by { id } "
