@@ -10,8 +10,7 @@ pure decisions of timebot.notify.escalations:
   the timesheet says so, once (claimed first in timebot's state: `escalation_claims`);
 - a stage waiting 2N days with approval reminders every N: the approver's people managers
   (or the administrators) are told, once each (`climb:…`), by the dispatch's climb channels
-  (mail.outbound.climb_mail, bot.slack.climb_dm): not a review request; only an administrator
-  may decide.
+  (mail.outbound.climb_mail, bot.slack.climb_dm): not a review request; an administrator decides.
 
 Administrators are the holders of the integration person's role: the schema does not say a
 role's kind (SvcRole has none; `authorisations` are a role's own additions, and
