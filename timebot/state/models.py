@@ -17,7 +17,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from plumbing.ids import new_id
 from timebot.state.base import StateBase as StateBase
-from timebot.state.lanes import lane_column
+from timebot.state.chat_queue import ChatSendQueue
 from timebot.state.mail_tables import ImapMessage as ImapMessage
 from timebot.state.mail_tables import InboxMessage as InboxMessage
 from timebot.state.mail_tables import OutboxMessage as OutboxMessage
@@ -83,7 +83,7 @@ class ReceivedEvent(StateBase):
     outcome: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
-class SlackOutgoing(StateBase):
+class SlackOutgoing(ChatSendQueue, StateBase):
     """A Slack Web API call to make (chat.postMessage, chat.update, …), kept until Slack took
     it (bot/slack/sender.py paces them within Slack's limits). `ref` names what a posted message
     shows (e.g. an approval request), to update it in place; `channel_id`/`ts` are Slack's
@@ -96,26 +96,10 @@ class SlackOutgoing(StateBase):
         Index("ix_slack_outgoing_claim", "status", "priority", "seq"),
     )
 
-    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
-    seq: Mapped[int] = mapped_column(BigInteger, index=True)
-    dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
-    method: Mapped[str] = mapped_column(String(64))
     channel: Mapped[str] = mapped_column(String(64))
-    # timebot.state.lanes: an answer to someone who just acted goes ahead of DMs to many.
-    priority: Mapped[int] = lane_column()
-    ref: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
-    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     channel_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     ts: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    created_ms: Mapped[int] = mapped_column(BigInteger)
-    sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     team_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from plumbing.ids import new_id
-from timebot.state.lanes import lane_column
+from timebot.state.chat_queue import ChatSendQueue
 from timebot.state.models import StateBase
 
 
@@ -49,7 +48,7 @@ class TeamsUser(StateBase):
     removed_at_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
-class TeamsOutgoing(StateBase):
+class TeamsOutgoing(ChatSendQueue, StateBase):
     """A proactive Teams send, durable until the Bot Connector took it (as `slack_outgoing` is
     for Slack): `method` "send" (a new activity) or "update" (replace `activity_id`'s);
     `activity` the JSON sent; `ref` names what the activity shows (e.g. a review request) to
@@ -63,28 +62,12 @@ class TeamsOutgoing(StateBase):
         Index("ix_teams_outgoing_posted", "conversation_id", "activity_id"),
     )
 
-    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
-    seq: Mapped[int] = mapped_column(BigInteger, index=True)
-    dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
-    method: Mapped[str] = mapped_column(String(64))
     tenant_id: Mapped[str] = mapped_column(String(64), index=True)
     organisation_id: Mapped[str] = mapped_column(String(64), index=True)
     conversation_id: Mapped[str] = mapped_column(String(300))
     service_url: Mapped[str] = mapped_column(String(300))
-    # timebot.state.lanes: an answer to someone who just acted goes ahead of DMs to many.
-    priority: Mapped[int] = lane_column()
-    ref: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     activity: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
-    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     activity_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
-    created_ms: Mapped[int] = mapped_column(BigInteger)
-    sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
 class TeamsClaim(StateBase):
