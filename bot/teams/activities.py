@@ -1,5 +1,6 @@
 """What becomes of a verified activity after its ack: a message in a personal chat is answered
-(quick entry, bot.teams.chat) through the connector; the bot removed from a chat or the app
+(quick entry, bot.teams.chat; a reply to a review card goes to its Journal,
+bot.teams.journal) through the connector; the bot removed from a chat or the app
 uninstalled marks the user removed (nothing is sent to them any more).
 
 Teams retries an activity whose ack was slow: the first copy of an activity id claims it
@@ -9,11 +10,13 @@ answer and nothing else. The work runs in a few slots shared by every tenant."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import structlog
 from microsoft_agents.activity import Activity
 
+from bot.chat.person import ChatPerson
 from bot.teams.chat import QuickChat
 from bot.teams.connector import Connector, ConnectorError
 from bot.teams.endpoints import TeamsEndpoints, UntrustedUrl
@@ -30,6 +33,10 @@ NOT_CONNECTED = ("Hello! Your organisation has not connected its Microsoft 365 t
                  "time tracking service yet: an administrator connects it from their account "
                  "page (\"Connect Microsoft Teams\"). Until then I cannot do anything here.")
 PERSONAL_ONLY = "Write to me in a personal chat: I answer there only."
+
+# A message replying to an activity of the bot's (person, conversation, replyToId, text): its
+# answer, or None when it is no reply to anything of ours (bot.teams.journal's, once installed)
+Replies = Callable[[ChatPerson, str, str, str], Awaitable[str | None]]
 
 
 def tenant_of(activity: Activity) -> str:
@@ -48,6 +55,7 @@ class ActivityWork:
                  endpoints: TeamsEndpoints, chat: QuickChat) -> None:
         self.tenants, self.identity, self.connector = tenants, identity, connector
         self.endpoints, self.chat = endpoints, chat
+        self.replies: Replies | None = None
         self.slots = asyncio.Semaphore(WORK_SLOTS)
         self.tasks: set[asyncio.Task[None]] = set()
         # One conversation's activities are handled in the order they came (its answers too).
@@ -127,7 +135,12 @@ class ActivityWork:
         except NotIdentified as refusal:
             await self._reply(activity, service_url, refusal.message)
             return
-        text = await self.chat.answer(person, activity.text or "")
+        text = None
+        if activity.reply_to_id and self.replies is not None:
+            text = await self.replies(person, sender.conversation_id, activity.reply_to_id,
+                                      activity.text or "")
+        if text is None:
+            text = await self.chat.answer(person, activity.text or "")
         try:
             await self._reply(activity, service_url, text)
         except ConnectorError as error:

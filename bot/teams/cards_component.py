@@ -1,7 +1,8 @@
 """Installs the Teams cards when the Teams front is on (bot.teams.component): the proactive
 sender (its queue and worker), the review cards and climbing reminders as channels of the
 review dispatch, their settling on the service's approval events, the `adaptiveCard/action`
-invoke handler, and the loop of the approver nudges and digests."""
+invoke handler, the Journal of the cards (bot.teams.journal), and the loop of the approver
+nudges and digests."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from bot.teams.actions import CardActions
 from bot.teams.climb_cards import TeamsClimbs
 from bot.teams.component import teams_of
+from bot.teams.journal import TeamsJournal
 from bot.teams.nudges import TeamsNudges
 from bot.teams.outgoing import TeamsOutbox
 from bot.teams.reminders import TeamsReminders
@@ -49,6 +51,9 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     reviews.add_channel(channel)
     reviews.add_climb_channel(TeamsClimbs(runtime, front.tenants, outbox))
     runtime.bus.subscribe("teams-approvals", channel.on_event)
+    journal = TeamsJournal(runtime, front.tenants, outbox)
+    front.work.replies = journal.reply
+    runtime.bus.subscribe("teams-journal", journal.on_event)
     jobs = INSTALLED.get(id(runtime))
     if jobs is not None:  # staff reminders: the scheduler decides, as for mail
         jobs.scheduler.add_channel(TeamsReminders(runtime, front.tenants, outbox))

@@ -160,6 +160,16 @@ class TeamsOutbox:
                 TeamsOutgoing.method == SEND).order_by(TeamsOutgoing.seq.desc()).limit(1)
             )).one_or_none()
 
+    async def sent_as(self, activity_id: str, conversation_id: str, ref_prefix: str
+                      ) -> TeamsOutgoing | None:
+        """The send row the connector gave `activity_id` in this conversation, if its ref
+        starts with `ref_prefix` (a message replying to one of our cards)."""
+        async with self.reads() as session:
+            return (await session.scalars(select(TeamsOutgoing).where(
+                TeamsOutgoing.conversation_id == conversation_id,
+                TeamsOutgoing.activity_id == activity_id, TeamsOutgoing.method == SEND,
+                TeamsOutgoing.ref.startswith(ref_prefix)).limit(1))).one_or_none()
+
     async def pending(self) -> int:
         async with self.reads() as session:
             return int(await session.scalar(

@@ -143,6 +143,10 @@ class TeamsTenants:
                 {"key": key[:300], "created_ms": self.clock.now_ms()})
             return bool(getattr(result, "rowcount", 0))
 
+    async def claimed(self, key: str) -> bool:
+        async with self.reads() as session:
+            return await session.get(TeamsClaim, key[:300]) is not None
+
 
 def _linked(row: TeamsUser) -> LinkedUser:
     return LinkedUser(row.tenant_id, row.aad_object_id, row.organisation_id, row.person_id,
