@@ -16,6 +16,7 @@ import structlog
 from slack_bolt.async_app import AsyncApp
 from sqlalchemy.exc import IntegrityError
 
+from bot.chat.journal import JOURNAL_MESSAGE, add_to_journal
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape
 from bot.slack.replies import ephemeral, person_or_prompt
@@ -26,14 +27,9 @@ from timebot.state.models import SlackClaim
 
 log = structlog.get_logger("timebot.slack.threads")
 
-JOURNAL_MESSAGE = "journalMessage"
 JOURNAL_EDITED = "journalMessageEdited"
 JOURNAL_DELETED = "journalMessageDeleted"
 LOOKUP_RETRIES = 4
-ADD_MESSAGE = """
-mutation Add($content: SvcMessageContent!, $ref: SvcReferenceInput!) {
-  addMessage(content: $content, reference: $ref) { id }
-}"""
 
 
 def journal_text(author: str | None, content: str) -> str:
@@ -80,15 +76,12 @@ class ThreadsPart:
             return
         submit_id = str(row.context.get("submitId"))
         try:
-            data = await self.deps.runtime.client.execute(
-                ADD_MESSAGE, {"content": text[:10_000],
-                              "ref": {"id": submit_id, "type": "approvalEvent"}},
-                apikey=person.apikey)
+            message_id = await add_to_journal(self.deps.runtime, person.apikey, submit_id, text)
         except (PermissionRefused, ServiceRequestError) as error:
             await ephemeral(self.deps.web, channel, user,
                             f"Not added to the timesheet's Journal: {escape(error)}")
             return
-        await self._remember(str(data["addMessage"]["id"]), user)
+        await self._remember(message_id, user)
 
     async def on_event(self, event: ServiceEvent) -> None:
         if event.event in (JOURNAL_EDITED, JOURNAL_DELETED):
