@@ -18,7 +18,7 @@ from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.organisation.provisioning import add_person, create_organisation
 from shell.app import create_app
-from tests.net import free_port
+from tests.net import free_port, started
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from timebot.config import Settings, load_settings
 from timebot.process.runtime import Runtime
@@ -96,15 +96,7 @@ async def start_live_server(
         timeout_keep_alive=30,
     )
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started:
-            break
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.02)
-    else:
-        raise RuntimeError("the live server did not start")
+    task = await started(server, "the live server")
     return LiveServer(backend, f"http://127.0.0.1:{port}", app, settings, clock, server, task,
                       databases)
 

@@ -65,9 +65,11 @@ def approver_nudge(request: Request, person_name: str, since_ms: int, markup: Ma
 def digest(items: Sequence[tuple[Request, str, int]], markup: Markup,
            limit: int = MAX_ITEMS) -> Message:
     """One message listing what waits for the approver (request, its person's name, since
-    when), the first `limit` shown (the platform's room), each with Approve / Reject, and
-    "Approve all (N)" naming exactly those shown when more than one."""
-    shown = list(items[:min(limit, MAX_ITEMS)])
+    when), oldest first, the first `limit` shown (the platform's room), each with Approve /
+    Reject, and "Approve all (N)" naming exactly those shown when more than one."""
+    ordered = sorted(items, key=lambda item: (item[2], item[1].casefold(), item[0].start_ms,
+                                              item[0].submit_id))  # oldest first, then by name
+    shown = ordered[:min(limit, MAX_ITEMS)]
     waiting = _("{n} timesheet(s) wait for your approval").format(n=len(items))
     if len(shown) != len(items):
         waiting += " " + _("(the first {n} here)").format(n=len(shown))

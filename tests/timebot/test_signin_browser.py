@@ -5,7 +5,6 @@ a key), a form on another origin that changes nothing, and the favicon. Screensh
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from tests.net import free_port
+from tests.net import free_port, started
 from tests.support import Org
 from tests.timebot.signin_support import codes_sent_to, wait_for_code
 from tests.timebot.test_graphql_ide import _require_ide_built, browser
@@ -114,11 +113,7 @@ async def other_origin() -> AsyncIterator[tuple[str, dict[str, str]]]:
     port = free_port()
     app = Starlette(routes=[Route("/{name}", serve)])
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started:
-            break
-        await asyncio.sleep(0.02)
+    task = await started(server, "the page server")
     try:
         yield f"http://127.0.0.1:{port}", pages
     finally:

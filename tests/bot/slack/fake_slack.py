@@ -46,7 +46,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tests.bot.slack.fake_workspaces import FakeWorkspaces
-from tests.net import free_port
+from tests.net import free_port, started
 
 TEAM_ID = "T0TIMEBOT"
 BOT_USER_ID = "UBOT"
@@ -150,11 +150,7 @@ class FakeSlack(FakeWorkspaces):
         config = uvicorn.Config(app, host="127.0.0.1", port=fake.port, log_level="warning",
                                 access_log=False, lifespan="off")
         fake.server = uvicorn.Server(config)
-        fake.task = asyncio.create_task(fake.server.serve())
-        for _ in range(500):
-            if fake.server.started:
-                break
-            await asyncio.sleep(0.01)
+        fake.task = await started(fake.server, "the fake Slack")
         return fake
 
     async def stop(self) -> None:

@@ -21,7 +21,7 @@ import httpx
 import uvicorn
 
 from shell.demo_teams import FakeMember, FakeTeams
-from tests.net import free_port
+from tests.net import free_port, started
 from tests.support import LiveServer, Member, Org, new_org, start_live_server, stop_live_server
 from tests.timebot.signin_support import browser, sign_in
 
@@ -41,12 +41,7 @@ async def serve_fake(fake: FakeTeams) -> tuple[uvicorn.Server, asyncio.Task[None
     config = uvicorn.Config(fake.app(), host="127.0.0.1", port=port, log_level="warning",
                             access_log=False, lifespan="off")
     server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
-    return server, task
+    return server, await started(server, "the fake Teams")
 
 
 @dataclass

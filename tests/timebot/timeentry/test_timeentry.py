@@ -194,7 +194,6 @@ def test_plain_words() -> None:
 async def test_a_step_failing_after_the_record_was_added_leaves_no_record(org: Org) -> None:
     """A real proxy in front of the live service refuses the comment edit (as a service that
     fails mid-way would): the record addTimeRecord created is deleted again."""
-    import asyncio
 
     import httpx
     import uvicorn
@@ -203,7 +202,7 @@ async def test_a_step_failing_after_the_record_was_added_leaves_no_record(org: O
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    from tests.net import free_port
+    from tests.net import free_port, started
     from timebot.client import ServiceClient
 
     fx = await build(org)
@@ -221,11 +220,7 @@ async def test_a_step_failing_after_the_record_was_added_leaves_no_record(org: O
     server = uvicorn.Server(uvicorn.Config(
         Starlette(routes=[Route("/graphql", graphql, methods=["POST"])]), host="127.0.0.1",
         port=port, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve())
-    for _ in range(500):
-        if server.started:
-            break
-        await asyncio.sleep(0.01)
+    task = await started(server, "the failing GraphQL proxy")
     client = ServiceClient(f"http://127.0.0.1:{port}/graphql")
     try:
         runtime = org.live.app.state.runtime
