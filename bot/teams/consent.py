@@ -2,7 +2,7 @@
 
 - GET /teams/connect?organisation=<id>: an administrator of that organisation, signed in, is
   sent to Microsoft's admin-consent page for the app, with a state naming the organisation and
-  them (HMAC-signed with TIMEBOT_SECRET_KEY, `STATE_SECONDS`).
+  them (timebot.secret_key.signed_state, `STATE_SECONDS`).
 - GET /teams/consent?tenant=…&admin_consent=True&state=…: Microsoft sends them back; the state
   checked (signature, age, the same administrator signed in), the tenant recorded as the
   organisation's (bot.teams.tenants: a tenant serving another organisation is refused), then
@@ -11,15 +11,11 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable
 from html import escape
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlencode
 
 import structlog
@@ -29,6 +25,7 @@ from starlette.routing import BaseRoute, Route
 
 from bot.teams.endpoints import TeamsEndpoints
 from bot.teams.tenants import TakenOver, TeamsTenants
+from timebot.secret_key.signed_state import SignedState
 
 log = structlog.get_logger("timebot.teams.consent")
 
@@ -59,31 +56,18 @@ def connect_url(organisation_id: str) -> str:
 
 
 class ConsentState:
+    """The state of one administrator's consent round trip: their organisation and them."""
+
     def __init__(self, secret_key: str) -> None:
-        self.key = hashlib.sha256(b"timebot-teams-consent:" + secret_key.encode()).digest()
+        self.signed = SignedState(secret_key, "teams-consent", STATE_SECONDS)
 
     def issue(self, organisation_id: str, person_id: str, now_s: float) -> str:
-        body = base64.urlsafe_b64encode(json.dumps(
-            {"o": organisation_id, "p": person_id, "e": int(now_s) + STATE_SECONDS},
-            separators=(",", ":")).encode()).decode().rstrip("=")
-        return body + "." + self._sign(body)
-
-    def _sign(self, body: str) -> str:
-        return hmac.new(self.key, body.encode(), hashlib.sha256).hexdigest()
+        return self.signed.issue({"o": organisation_id, "p": person_id}, now_s)
 
     def read(self, state: str, now_s: float) -> tuple[str, str] | None:
         """(organisation, person) of a state issued here and not expired."""
-        body, _dot, signature = state.partition(".")
-        if not hmac.compare_digest(self._sign(body).encode(),
-                                   signature.encode("utf-8", "replace")):
-            return None
-        try:
-            padded = body + "=" * (-len(body) % 4)
-            data: dict[str, Any] = json.loads(base64.urlsafe_b64decode(padded))
-        except (ValueError, UnicodeDecodeError):
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("e"), int) \
-                or data["e"] < now_s:
+        data = self.signed.read(state, now_s)
+        if data is None:
             return None
         return str(data.get("o") or ""), str(data.get("p") or "")
 
