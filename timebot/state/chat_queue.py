@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, String, Text
 from sqlalchemy.orm import Mapped, declarative_mixin, mapped_column
 
-from plumbing.ids import new_id
 from timebot.state.lanes import lane_column
+from timebot.state.leased_row import LeasedRow
 
 
 @declarative_mixin
-class ChatSendQueue:
-    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
+class ChatSendQueue(LeasedRow):
     seq: Mapped[int] = mapped_column(BigInteger, index=True)
     dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
     method: Mapped[str] = mapped_column(String(64))
@@ -24,11 +23,7 @@ class ChatSendQueue:
     priority: Mapped[int] = lane_column()
     ref: Mapped[str | None] = mapped_column(String(200), nullable=True, index=True)
     context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
-    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -19,9 +19,10 @@ from sqlalchemy.orm import Mapped, mapped_column
 from plumbing.ids import new_id
 from timebot.state.base import StateBase
 from timebot.state.lanes import lane_column
+from timebot.state.leased_row import LeasedRow
 
 
-class InboxMessage(StateBase):
+class InboxMessage(LeasedRow, StateBase):
     """A raw inbound message, committed before the SMTP/LMTP `250` (or the IMAP flag), then
     processed by a worker that claims it with a lease. `message_key` (the Message-ID, or a
     hash of the raw message) makes the same mail delivered twice one row. `headers_trusted`:
@@ -34,7 +35,6 @@ class InboxMessage(StateBase):
         Index("ix_inbox_messages_lane", "lane", "received_ms"),
     )
 
-    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
     message_key: Mapped[str] = mapped_column(String(400), unique=True)
     source: Mapped[str] = mapped_column(String(8))
     mail_from: Mapped[str] = mapped_column(String(320), default="")
@@ -45,19 +45,15 @@ class InboxMessage(StateBase):
     # workers and processes (`mail.queues.inbox.inbox_lane`); NULL: no order kept.
     lane: Mapped[str | None] = mapped_column(String(64), nullable=True)
     received_ms: Mapped[int] = mapped_column(BigInteger)
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
     # Failures of the message's own (not the service or a database being unreachable): after
     # a few it is set aside (failed). `next_attempt_ms`: when a failed message is tried again.
     failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     next_attempt_ms: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
-    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     outcome: Mapped[str | None] = mapped_column(Text, nullable=True)
     processed_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
 
 
-class OutboxMessage(StateBase):
+class OutboxMessage(LeasedRow, StateBase):
     """A message to send, kept until the relay (or the local Maildir) has it. `dedupe_key`
     makes a scheduled mail (a review request, a reminder) go out once even when several
     timebot processes schedule it."""
@@ -68,7 +64,6 @@ class OutboxMessage(StateBase):
         Index("ix_outbox_messages_claim", "status", "priority", "next_attempt_ms"),
     )
 
-    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
     message_id: Mapped[str] = mapped_column(String(400))
     dedupe_key: Mapped[str | None] = mapped_column(String(400), unique=True, nullable=True)
     kind: Mapped[str] = mapped_column(String(32))
@@ -80,13 +75,9 @@ class OutboxMessage(StateBase):
     rcpt_tos: Mapped[list[str]] = mapped_column(JSON, default=list)
     subject: Mapped[str] = mapped_column(Text, default="")
     raw: Mapped[bytes] = mapped_column(LargeBinary)
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
     # Failures of the message's own (not a relay outage): after a few it is set aside (failed).
     failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     next_attempt_ms: Mapped[int] = mapped_column(BigInteger)
-    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from plumbing.ids import new_id
 from timebot.state.base import StateBase as StateBase
 from timebot.state.chat_queue import ChatSendQueue
+from timebot.state.leased_row import LeasedRow
 from timebot.state.mail_tables import ImapMessage as ImapMessage
 from timebot.state.mail_tables import InboxMessage as InboxMessage
 from timebot.state.mail_tables import OutboxMessage as OutboxMessage
@@ -58,7 +59,7 @@ class WebhookRegistration(StateBase):
     created_ms: Mapped[int] = mapped_column(BigInteger)
 
 
-class ReceivedEvent(StateBase):
+class ReceivedEvent(LeasedRow, StateBase):
     """An event from the service (webhook delivery, or the approval-state poller), committed
     before the delivery is acknowledged and then dispatched by a worker; the delivery id
     makes a redelivery one row."""
@@ -66,20 +67,15 @@ class ReceivedEvent(StateBase):
     __tablename__ = "received_events"
     __table_args__ = (Index("ix_received_events_status", "status", "received_ms"),)
 
-    id: Mapped[str] = mapped_column(String(24), primary_key=True, default=new_id)
     delivery_id: Mapped[str] = mapped_column(String(128), unique=True)
     event: Mapped[str] = mapped_column(String(64))
     organisation_id: Mapped[str] = mapped_column(String(64))
     timestamp_ms: Mapped[int] = mapped_column(BigInteger)
     data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     received_ms: Mapped[int] = mapped_column(BigInteger)
-    status: Mapped[str] = mapped_column(String(12), default="queued")
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
     # As the inbox's: failures of the event's own, and when a failed event is tried again.
     failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     next_attempt_ms: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
-    lease_owner: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    lease_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     outcome: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 

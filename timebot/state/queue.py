@@ -1,4 +1,5 @@
-"""Claiming rows of a durable work table with a lease, safely across processes.
+"""Claiming rows of a durable work table with a lease, safely across processes (a row of such
+a table is a `timebot.state.leased_row.LeasedRow`).
 
 A row is claimable when it is `queued` and due, or `working` with an expired lease (its
 worker died). On PostgreSQL the claim uses FOR UPDATE SKIP LOCKED, so two processes never
@@ -35,8 +36,9 @@ from timebot.state.claim_choice import LANE_HOLD_ATTEMPTS as LANE_HOLD_ATTEMPTS
 from timebot.state.claim_choice import QUEUED as QUEUED
 from timebot.state.claim_choice import WORKING as WORKING
 from timebot.state.claim_choice import chosen, claim_order
+from timebot.state.leased_row import LeasedRow
 
-Row = TypeVar("Row")
+Row = TypeVar("Row", bound=LeasedRow)
 
 Write = Callable[[AsyncSession], Awaitable[None]]
 """A write that goes with a row's outcome, in its transaction (`FinishBatch.add`)."""
