@@ -19,6 +19,7 @@ import structlog
 from bot.slack.approver_nudges import ApproverNudges
 from bot.slack.deps import SlackDeps
 from bot.slack.staff_nudges import StaffNudges
+from plumbing.tasks import stop_task
 
 log = structlog.get_logger("timebot.slack.nudges")
 
@@ -48,11 +49,7 @@ class NudgesPart:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await stop_task(self._task)
             self._task = None
 
     async def _loop(self) -> None:

@@ -37,6 +37,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.tasks import stop_task
 from timebot.directory.people import PeopleDirectory
 from timebot.errors import TimebotError
 from timebot.state.db import insert_ignoring, unit_of_work
@@ -293,11 +294,7 @@ class Workspace:
 
     async def stop(self) -> None:
         if self._loop is not None:
-            self._loop.cancel()
-            try:
-                await self._loop
-            except asyncio.CancelledError:
-                pass
+            await stop_task(self._loop)
             self._loop = None
 
     async def _probe_loop(self) -> None:

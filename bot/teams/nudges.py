@@ -26,6 +26,7 @@ from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.reviews import approver_settings
 from bot.teams.tenants import TeamsTenants
+from plumbing.tasks import stop_task
 from timebot import l10n
 from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.periods import DAY_MS, local_date, zone
@@ -63,12 +64,7 @@ class TeamsNudges:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        await stop_task(task)
 
     async def _loop(self) -> None:
         while True:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.tasks import stop_task
 from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.directory.people import PeopleDirectory
@@ -68,7 +69,6 @@ class Runtime:
     singletons: SingletonJobs = field(init=False)
     # Each person's rules of time entry, as the fronts refuse early (timebot/timeentry/rules.py).
     entry_rules: RulesCache = field(init=False)
-    _background: list[asyncio.Task[None]] = field(default_factory=list)
     _subscriber: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
@@ -106,12 +106,7 @@ class Runtime:
 
     async def _stop_subscriber(self) -> None:
         task, self._subscriber = self._subscriber, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        await stop_task(task)
 
     async def _keep_subscribed(self) -> None:
         """Subscribe to every organisation served (new ones appear while running), once the
@@ -137,14 +132,6 @@ class Runtime:
 
     async def stop(self) -> None:
         await self.singletons.stop()
-        for task in self._background:
-            task.cancel()
-        for task in self._background:
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-        self._background.clear()
         await self.event_worker.stop()
         await drain_all(self.queue_workers, DRAIN_SECONDS)  # the mail it claimed goes out
         for hook in reversed(self.on_stop):

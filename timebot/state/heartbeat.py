@@ -17,6 +17,7 @@ from sqlalchemy import BigInteger, bindparam, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.tasks import stop_task
 from timebot.state.db import unit_of_work
 from timebot.state.queue import WORKING
 
@@ -88,9 +89,5 @@ class LeaseHeartbeat:
         trace: TracebackType | None,
     ) -> None:
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await stop_task(self._task)
             self._task = None

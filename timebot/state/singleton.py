@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import structlog
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from plumbing.tasks import stop_task
 from timebot.state.lease import new_owner, release_lease, take_lease
 
 log = structlog.get_logger("timebot.singleton")
@@ -87,11 +88,7 @@ class SingletonJobs:
     async def stop(self) -> None:
         if self._task is None:
             return
-        self._task.cancel()
-        try:
-            await self._task
-        except asyncio.CancelledError:
-            pass
+        await stop_task(self._task)
         self._task = None
         if self.held:
             await self._stop_jobs("stopping")

@@ -1,0 +1,24 @@
+"""Stopping a background task (a loop that runs until cancelled): cancelled, awaited until it
+has ended, its cancellation swallowed; whatever else it ended with is logged, not raised, so
+that the rest of a stop goes on."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("timebot.tasks")
+
+
+async def stop_task(task: asyncio.Task[Any] | None) -> None:
+    if task is None:
+        return
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    except Exception:
+        log.exception("background_task_failed", task=task.get_name())
