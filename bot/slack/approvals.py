@@ -24,7 +24,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from bot.chat import approvals as chat
 from bot.chat.approvals import APPROVE, REJECT, Request, parse_ref
 from bot.chat.deciding import Claims, approval_state, decide
-from bot.chat.values import BAD_BUTTON, BadValue, action_value, ident, json_of
+from bot.chat.values import BAD_BUTTON, BadValue, action_value, first_action, ident, json_of
 from bot.slack.approval_blocks import REJECT_CALLBACK, outcome_blocks, reject_view
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
@@ -129,8 +129,11 @@ class ApprovalsPart:
             await ephemeral(self.deps.web, channel, user_id, BAD_BUTTON)
             return None
 
-    async def on_approve(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_click(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """Approve or Reject clicked (the decision is the button's action id): Approve decides
+        at once; Reject opens the modal that asks the reason, when the person may decide."""
         await ack()
+        decision = first_action(body).get("action_id")
         user_id = str((body.get("user") or {}).get("id", ""))
         channel = action_channel(body)
         request = await self._request(body, user_id, channel)
@@ -138,32 +141,23 @@ class ApprovalsPart:
             return
         person = await person_or_prompt(self.deps, user_id, channel)
         if person is None:
+            return
+        if decision == REJECT:
+            state = await self._state(person.organisation_id, request)
+            if not chat.may_try(state, request):
+                await ephemeral(self.deps.web, channel, user_id,
+                                refusal_reason(state, request, person.person_id))
+                return
+            await self.deps.web.views_open(
+                trigger_id=str(body.get("trigger_id", "")),
+                view=reject_view(request, channel),
+            )
             return
         why_not = await self._decide(person, request, channel, None)
         if why_not is not None:
             await ephemeral(self.deps.web, channel, user_id, why_not)
         if (body.get("view") or {}).get("type") == "home":  # clicked in the Home tab
             await self.refresh_home(person)
-
-    async def on_reject(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        await ack()
-        user_id = str((body.get("user") or {}).get("id", ""))
-        channel = action_channel(body)
-        request = await self._request(body, user_id, channel)
-        if request is None:
-            return
-        person = await person_or_prompt(self.deps, user_id, channel)
-        if person is None:
-            return
-        state = await self._state(person.organisation_id, request)
-        if not chat.may_try(state, request):
-            await ephemeral(
-                self.deps.web, channel, user_id, refusal_reason(state, request, person.person_id))
-            return
-        await self.deps.web.views_open(
-            trigger_id=str(body.get("trigger_id", "")),
-            view=reject_view(request, channel),
-        )
 
     async def on_reject_submit(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         view = body.get("view") or {}
@@ -200,8 +194,8 @@ def register(app: AsyncApp, deps: SlackDeps, *, refresh_home: RefreshHome) -> Ap
     approval events (which settles the request messages); `refresh_home` republishes a
     person's Home tab after a click there."""
     part = ApprovalsPart(deps, refresh_home)
-    app.action(APPROVE)(part.on_approve)
-    app.action(REJECT)(part.on_reject)
+    for decision in (APPROVE, REJECT):
+        app.action(decision)(part.on_click)
     app.view(REJECT_CALLBACK)(part.on_reject_submit)
     deps.hub.subscribe("slack-approvals", part.on_event)
     return part
