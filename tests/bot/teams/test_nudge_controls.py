@@ -165,6 +165,13 @@ async def test_snooze_waits_off_holds_until_nudges_on_and_nobody_else_changes_th
     [_first, _second, third] = await nudged(world, bob)
     assert text_of(third).startswith("Reminder: the timesheet of Sam")
 
+    # decided from the nudge, its control still works: the outcome, and what was chosen
+    decided = await answered(world, invoke(world, bob, APPROVE, action(third, APPROVE)["data"]))
+    assert "Approved by Appr0" in text_of(decided["value"])
+    late = await answered(world, invoke(world, bob, SNOOZE, action(third, SNOOZE)["data"]))
+    assert "Approved by Appr0" in text_of(late["value"])
+    assert "Nudges snoozed until" in text_of(late["value"])
+
 
 async def test_the_digest_carries_them_in_the_readers_language(world: TeamsWorld) -> None:
     runtime = world.live.app.state.runtime
