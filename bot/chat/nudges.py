@@ -156,26 +156,33 @@ def nudge_controls(card: str | None = None) -> Block:
             (NUDGES_OFF, _("Turn nudges off")))), group=CONTROLS_GROUP)
 
 
-def control_value(value: str) -> tuple[str, str | None]:
+def control_value(value: str, action_id: str | None = None) -> tuple[str, str | None]:
     """The choice a control's value carries ("1h", "tomorrow" or "off") and the key of the
-    message it was under (None: not carried), or BadValue."""
+    message it was under (None: not carried), or BadValue (also when `action_id`, given,
+    names another control than the value does)."""
     if value in CONTROLS.values():
-        return value, None
-    items = json_list(value, (2,))
-    if items[0] not in CONTROLS.values():
-        raise BadValue("not a nudge control")
-    return str(items[0]), ident(items[1], limit=300)
+        choice, card = value, None
+    else:
+        items = json_list(value, (2,))
+        if not isinstance(items[0], str) or items[0] not in CONTROLS.values():
+            raise BadValue("not a nudge control")
+        choice, card = items[0], ident(items[1], limit=300)
+    if action_id is not None and CONTROLS.get(action_id) != choice:
+        raise BadValue("the value is another control's")
+    return choice, card
 
 
 def control_change(choice: str, now_ms: int, tz: str | None) -> dict[str, Any]:
-    """What a control click stores: nudges off, or snoozed until (bot.chat.nudge_schedule)."""
+    """What a control click stores: nudges off, or snoozed until (bot.chat.nudge_schedule);
+    a snooze also ends an earlier "off" (nudges resume when it ends, as it says)."""
     if choice == "off":
         return {"off": True}
-    return {"snoozed_until_ms": snooze_until(choice, now_ms, tz)}
+    return {"off": False, "snoozed_until_ms": snooze_until(choice, now_ms, tz)}
 
 
 def control_text(choice: str, until_ms: int | None, markup: Markup) -> str:
-    """What the approver is told they chose (and, for off, how to turn nudges back on)."""
+    """What the approver is told they chose (and, for off, how to turn nudges back on);
+    `until_ms`: the snooze's end as stored (None: nothing snoozed, nudges off)."""
     if choice == "off" or until_ms is None:
         return _("Approval nudges are off; `/timesheet nudges on` to resume.")
     return _("Nudges snoozed until {until}.").format(until=markup.time(until_ms))

@@ -88,7 +88,7 @@ class CardActions:
                     return await self._submit_now(person, render.value_of(data),
                                                   conversation)
                 if verb in CONTROLS:  # Snooze 1 hour, Until tomorrow, Turn nudges off
-                    return await self.controls.answer(person, data, conversation,
+                    return await self.controls.answer(person, verb, data, conversation,
                                                       activity.id)
                 request = Request.decode(render.value_of(data))
             except (cards.BadCard, BadValue) as error:

@@ -51,11 +51,11 @@ class NudgeControls:
         self.runtime, self.outbox, self.markup = runtime, outbox, markup
         self.settings = TeamsNudgeSettings(runtime)
 
-    async def answer(self, person: ChatPerson, data: Any, conversation: str,
+    async def answer(self, person: ChatPerson, verb: str, data: Any, conversation: str,
                      activity_id: str | None) -> InvokeAnswer:
         """The click of a control (in the person's language: the caller's `l10n.using`);
         BadValue / cards.BadCard for data timebot did not write."""
-        choice, key = control_value(render.value_of(data))
+        choice, key = control_value(render.value_of(data), verb)
         row = await self.outbox.queued_with_key(key) if key else None
         if row is not None and (row.organisation_id != person.organisation_id
                                 or str(row.context.get("approverId")) != person.person_id
