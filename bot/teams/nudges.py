@@ -65,8 +65,8 @@ class TeamsNudges:
                  interval_seconds: float = 60.0) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
         self.interval_seconds = interval_seconds
-        self.settings = TeamsNudgeSettings(runtime)
         self._task: asyncio.Task[None] | None = None
+        self.settings = TeamsNudgeSettings(runtime)  # snoozed or off: bot.teams.nudge_controls
 
     def start(self) -> None:
         if self._task is None:
