@@ -28,8 +28,12 @@ proactive messages. The core imports no adapter, and no adapter another
   `read_value`, `waits_for` (which named requests still wait for the clicker), `result_text`.
 - `nudges`: `approver_nudge`, `digest` (with Approve all), `staff_nudge_text`,
   `submit_now_message` / `submit_value` ("Submit now"), `climb_message` (the climbing
-  reminder to a manager or an administrator), `nudge_controls` (snooze, off).
-- `nudge_schedule`: when staff and approvers are nudged, snoozes, the digest hour (pure).
+  reminder to a manager or an administrator), `nudge_controls(card)` (snooze, off: the
+  message's key in each value when given) with `control_value`, `control_change` (what a
+  click stores), `control_text` (what the approver is told), `COMMAND_CHANGES` /
+  `COMMAND_ANSWERS` (`/timesheet nudges on|off`): Slack's and Teams' alike.
+- `nudge_schedule`: when staff and approvers are nudged, snoozes (`snoozed` on any
+  adapter's stored `NudgeSetting`), the digest hour (pure).
 - `home`: `read_home(runtime, person)` (`HomeFacts`, as the person) and
   `home_content(facts, markup)` (`HomeContent`: title, hours, status, time off, waiting).
 - `away`: `note_away` records or clears an absence a chat status says (issue 28).

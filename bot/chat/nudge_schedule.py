@@ -1,4 +1,4 @@
-"""When Slack nudges: pure schedule rules, no Slack or GraphQL calls.
+"""When a chat nudges: pure schedule rules, no Slack or GraphQL calls.
 
 Who a manager's reminder reaches, when an approver is nudged again, whether their nudges are
 snoozed and until when, when staff are nudged to submit, and a local day's bounds.
@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from bot.chat.approvals import status_word
 from timebot.notify.period_timing import due_now, reminder_slots
 from timebot.notify.periods import DAY_MS, local_date, zone
-from timebot.state.models import SlackNudgePreference
 from timebot.timeentry.rules import Rules
 
 DEFAULT_REMIND_DAYS = 2
@@ -48,7 +47,19 @@ def approver_nudge_due(
     return now_ms - last_ms >= interval_days * DAY_MS
 
 
-def snoozed(pref: SlackNudgePreference | None, now_ms: int) -> bool:
+class NudgeSetting(Protocol):
+    """An approver's nudges as stored by an adapter (Slack's, Teams' table): off until turned
+    on again, or snoozed until a moment."""
+
+    @property
+    def off(self) -> bool: ...
+
+    @property
+    def snoozed_until_ms(self) -> int | None: ...
+
+
+def snoozed(pref: NudgeSetting | None, now_ms: int) -> bool:
+    """Nothing goes to the approver now: nudges off, or snoozed past `now_ms`."""
     return pref is not None and (
         pref.off or (pref.snoozed_until_ms is not None and pref.snoozed_until_ms > now_ms)
     )

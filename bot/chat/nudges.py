@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, tzinfo
+from typing import Any
 
 from bot.chat.approvals import (
     DECISION,
@@ -25,6 +26,7 @@ from bot.chat.approvals import (
 from bot.chat.approve_all import MAX_ITEMS, approve_all_block
 from bot.chat.markup import Markup
 from bot.chat.message import Action, Block, Fact, Message
+from bot.chat.nudge_schedule import snooze_until
 from bot.chat.values import BadValue, ident, json_list, whole
 from timebot import l10n
 from timebot.l10n import _
@@ -37,6 +39,12 @@ SUBMIT_GROUP = "submit"
 SNOOZE = "timebot_nudge_snooze"  # value "1h"; SNOOZE_tomorrow: value "tomorrow"
 NUDGES_OFF = "timebot_nudge_off"
 CONTROLS_GROUP = "nudge"
+CONTROLS = {SNOOZE: "1h", f"{SNOOZE}_tomorrow": "tomorrow", NUDGES_OFF: "off"}
+# `/timesheet nudges on|off` (typed in Teams as `timesheet nudges on`): what each stores
+COMMAND_CHANGES: dict[str, dict[str, Any]] = {
+    "on": {"off": False, "snoozed_until_ms": None}, "off": {"off": True}}
+COMMAND_ANSWERS = {"on": l10n.N_("Approval nudges are on."),
+                   "off": l10n.N_("Approval nudges are off.")}
 
 # The staff nudge per periodicity (whole sentences: a noun's gender differs between languages).
 ENDING = {
@@ -135,11 +143,46 @@ def climb_message(request: ClimbRequest, markup: Markup) -> Message:
     return Message(" ".join(said), tuple(blocks))
 
 
-def nudge_controls() -> Block:
+def nudge_controls(card: str | None = None) -> Block:
     """Under an approver's nudge or digest: Snooze 1 hour, Until tomorrow, Turn nudges off
-    (their values read by nudge_schedule.snooze_until, or "off")."""
-    return Block(actions=(
-        Action(SNOOZE, _("Snooze 1 hour"), "1h"),
-        Action(f"{SNOOZE}_tomorrow", _("Until tomorrow"), "tomorrow"),
-        Action(NUDGES_OFF, _("Turn nudges off"), "off"),
-    ), group=CONTROLS_GROUP)
+    (their values read by `control_value`). `card`: the key of the message they are under,
+    carried in each value, so a click finds its message (an adapter that needs it)."""
+    def value(choice: str) -> str:
+        return choice if card is None else json.dumps([choice, card])
+
+    return Block(actions=tuple(
+        Action(action_id, label, value(CONTROLS[action_id])) for action_id, label in (
+            (SNOOZE, _("Snooze 1 hour")), (f"{SNOOZE}_tomorrow", _("Until tomorrow")),
+            (NUDGES_OFF, _("Turn nudges off")))), group=CONTROLS_GROUP)
+
+
+def control_value(value: str, action_id: str | None = None) -> tuple[str, str | None]:
+    """The choice a control's value carries ("1h", "tomorrow" or "off") and the key of the
+    message it was under (None: not carried), or BadValue (also when `action_id`, given,
+    names another control than the value does)."""
+    if value in CONTROLS.values():
+        choice, card = value, None
+    else:
+        items = json_list(value, (2,))
+        if not isinstance(items[0], str) or items[0] not in CONTROLS.values():
+            raise BadValue("not a nudge control")
+        choice, card = items[0], ident(items[1], limit=300)
+    if action_id is not None and CONTROLS.get(action_id) != choice:
+        raise BadValue("the value is another control's")
+    return choice, card
+
+
+def control_change(choice: str, now_ms: int, tz: str | None) -> dict[str, Any]:
+    """What a control click stores: nudges off, or snoozed until (bot.chat.nudge_schedule);
+    a snooze also ends an earlier "off" (nudges resume when it ends, as it says)."""
+    if choice == "off":
+        return {"off": True}
+    return {"off": False, "snoozed_until_ms": snooze_until(choice, now_ms, tz)}
+
+
+def control_text(choice: str, until_ms: int | None, markup: Markup) -> str:
+    """What the approver is told they chose (and, for off, how to turn nudges back on);
+    `until_ms`: the snooze's end as stored (None: nothing snoozed, nudges off)."""
+    if choice == "off" or until_ms is None:
+        return _("Approval nudges are off; `/timesheet nudges on` to resume.")
+    return _("Nudges snoozed until {until}.").format(until=markup.time(until_ms))

@@ -10,13 +10,19 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.chat import nudges as chat_nudges
-from bot.chat.nudge_schedule import snooze_until
-from bot.chat.nudges import NUDGES_OFF, SNOOZE
-from bot.chat.values import action_value
+from bot.chat.nudges import (
+    COMMAND_ANSWERS,
+    COMMAND_CHANGES,
+    CONTROLS,
+    control_change,
+    control_text,
+    control_value,
+)
+from bot.chat.values import BadValue, action_value
 from bot.slack.commands import CommandContext
 from bot.slack.deps import SlackDeps
 from bot.slack.identity import SlackPerson
-from bot.slack.render import actions_block, slack_time
+from bot.slack.render import SLACK, actions_block
 from bot.slack.replies import action_channel, ephemeral, person_or_prompt
 from timebot import l10n
 from timebot.l10n import N_, _
@@ -67,7 +73,7 @@ class NudgePreferences:
                 setattr(pref, name, value)
 
 
-ANSWERS = {"on": N_("Approval nudges are on."), "off": N_("Approval nudges are off."),
+ANSWERS = {**COMMAND_ANSWERS,
            "digest": N_("You get one digest a day at 09:00 of what waits for you."),
            "instant": N_("You get a nudge per request again.")}
 
@@ -81,8 +87,7 @@ class NudgeSettingsPart:
     async def set_preference(self, context: CommandContext) -> None:
         word = context.args.strip().lower()
         changes: dict[str, dict[str, Any]] = {
-            "on": {"off": False, "snoozed_until_ms": None},
-            "off": {"off": True},
+            **COMMAND_CHANGES,
             "digest": {"digest": True, "off": False},
             "instant": {"digest": False, "off": False},
         }
@@ -99,30 +104,23 @@ class NudgeSettingsPart:
     async def _local(self, person: SlackPerson) -> l10n.Localisation:
         return await load_localisation(self.deps.runtime.client, person.apikey, person.person_id)
 
-    async def on_snooze(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_control(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        """Snooze 1 hour, Until tomorrow, Turn nudges off: stored for the clicking user; an
+        ephemeral answer says what they chose."""
         await ack()
         user_id = str((body.get("user") or {}).get("id", ""))
-        choice = action_value(body) or "1h"
+        try:
+            choice, _card = control_value(action_value(body) or "1h")
+        except BadValue:
+            return
         person = await person_or_prompt(self.deps, user_id, action_channel(body))
         if person is None:
             return
-        until = snooze_until(choice, self.deps.runtime.clock.now_ms(), person.tz)
+        change = control_change(choice, self.deps.runtime.clock.now_ms(), person.tz)
         await self.preferences.update(person.organisation_id, person.person_id, user_id,
-                                      snoozed_until_ms=until)
+                                      **change)
         with l10n.using(await self._local(person)):
-            text = _("Nudges snoozed until {until}.").format(until=slack_time(until))
-        await ephemeral(self.deps.web, action_channel(body), user_id, text)
-
-    async def on_off(self, ack: AsyncAck, body: dict[str, Any]) -> None:
-        await ack()
-        user_id = str((body.get("user") or {}).get("id", ""))
-        person = await person_or_prompt(self.deps, user_id, action_channel(body))
-        if person is None:
-            return
-        await self.preferences.update(person.organisation_id, person.person_id, user_id,
-                                      off=True)
-        with l10n.using(await self._local(person)):
-            text = _("Approval nudges are off; `/timesheet nudges on` to resume.")
+            text = control_text(choice, change.get("snoozed_until_ms"), SLACK)
         await ephemeral(self.deps.web, action_channel(body), user_id, text)
 
 
@@ -130,7 +128,6 @@ def register(app: AsyncApp, deps: SlackDeps) -> NudgeSettingsPart:
     part = NudgeSettingsPart(deps)
     deps.registry.add("/timesheet", "nudges", part.set_preference,
                       "on | off | digest | instant: your approval nudges")
-    app.action(SNOOZE)(part.on_snooze)
-    app.action(f"{SNOOZE}_tomorrow")(part.on_snooze)
-    app.action(NUDGES_OFF)(part.on_off)
+    for action_id in CONTROLS:
+        app.action(action_id)(part.on_control)
     return part

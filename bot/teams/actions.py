@@ -1,5 +1,6 @@
 """The `adaptiveCard/action` invoke (Universal Actions' Action.Execute): Approve, Reject (with
-the reason typed into the card), "Approve all (N)", and the refresh Teams asks for when an
+the reason typed into the card), "Approve all (N)", "Submit now", the nudge controls
+(bot.teams.nudge_controls), and the refresh Teams asks for when an
 approver sees a card. Answered in the HTTP response: the card that replaces the clicked one.
 
 Who decides is the user the verified activity names (its `from.aadObjectId`, in a tenant
@@ -28,13 +29,14 @@ from bot.chat.approvals import (
 from bot.chat.approve_all import APPROVE_ALL, read_value, result_text, waits_for
 from bot.chat.deciding import Claims, approval_state, decide
 from bot.chat.message import Block, Message
-from bot.chat.nudges import SUBMIT_NOW, submit_value
+from bot.chat.nudges import CONTROLS, SUBMIT_NOW, submit_value
 from bot.chat.person import ChatPerson
 from bot.chat.values import BadValue
 from bot.teams import cards, render
 from bot.teams.activities import tenant_of
 from bot.teams.endpoint import InvokeAnswer
 from bot.teams.identity import NotIdentified, Sender, TeamsIdentity
+from bot.teams.nudge_controls import NudgeControls
 from bot.teams.outgoing import TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.reviews import card_of, outcome_activity
@@ -65,6 +67,7 @@ class CardActions:
         self.runtime, self.tenants, self.identity, self.outbox = (
             runtime, tenants, identity, outbox)
         self.claims = Claims(runtime)
+        self.controls = NudgeControls(runtime, outbox, TEAMS)
 
     async def __call__(self, activity: Activity, _claims: dict[str, Any]) -> InvokeAnswer:
         value = activity.value if isinstance(activity.value, dict) else {}
@@ -84,6 +87,9 @@ class CardActions:
                 if verb == SUBMIT_NOW:
                     return await self._submit_now(person, render.value_of(data),
                                                   conversation)
+                if verb in CONTROLS:  # Snooze 1 hour, Until tomorrow, Turn nudges off
+                    return await self.controls.answer(person, verb, data, conversation,
+                                                      activity.id)
                 request = Request.decode(render.value_of(data))
             except (cards.BadCard, BadValue) as error:
                 log.warning("teams_card_unreadable", verb=verb[:40], error=str(error))

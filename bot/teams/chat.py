@@ -1,8 +1,8 @@
 """Quick entry in a personal chat with the bot: the neutral quick-entry conversation
 (bot.chat.quick_entry, the one Slack's `/time` and `/timesheet` use), typed as plain words —
 `3h @acme fixing the header`, `list`, `edit 2 1h30 @acme`, `delete 2`, `undo`, `week [last]`,
-`timesheet submit [last]`, `timesheet status`, `help` (a leading `time` or `/time` is taken
-too) — answered as Markdown text in the person's language and formats."""
+`timesheet submit [last]`, `timesheet status`, `timesheet nudges on|off`, `help` (a leading
+`time` or `/time` is taken too) — answered as Markdown text in the person's language and formats."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from bot.chat.message import Message
 from bot.chat.person import ChatPerson, speaking
 from bot.chat.quick_entry import PICK, QuickEntry, conversation
+from bot.teams.nudge_settings import TeamsNudgeSettings, nudges_command
 from timebot import l10n
 from timebot.l10n import N_, _
 from timebot.process.runtime import Runtime
@@ -36,6 +37,7 @@ COMMANDS = (
     Command("week", N_("Hours by day and project, and the status ([last])")),
     Command("timesheet submit", N_("Submit this week's timesheet ([last])")),
     Command("timesheet status", N_("This and last week's status")),
+    Command("timesheet nudges on", N_("Approval nudges back on (or off)")),
 )
 
 
@@ -84,6 +86,8 @@ class QuickChat:
         self.runtime = runtime
         self.entry = QuickEntry(runtime, source="teams")
         self.table = conversation()
+        self.table.add("/timesheet", "nudges", nudges_command(TeamsNudgeSettings(runtime)),
+                       "on | off: your approval nudges")
 
     async def answer(self, person: ChatPerson, raw: str) -> str:
         """The answer to what the person wrote, in their language."""

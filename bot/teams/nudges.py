@@ -4,6 +4,9 @@ then after 1, 2, 4, 7, 7… more days (bot.chat.nudge_schedule); an approver who
 digest (timebot.notify.approvals.preference) gets instead one card a day from 09:00 in their
 time zone listing what waits, with "Approve all (N)" behind a confirmation. Push or approval
 updates off in their notification settings: nothing. In the approver's language and formats.
+Under each nudge and digest: Snooze 1 hour, Until tomorrow, Turn nudges off
+(bot.teams.nudge_controls); snoozed, nothing goes until the snooze ends (what fell due meanwhile
+goes then); off, nothing until `timesheet nudges on`.
 
 The nudge carries the request's ref, so the service's decision settles it in place like the
 card it reminds of (bot.teams.reviews). Each goes once: its key names the request and the
@@ -19,9 +22,16 @@ import structlog
 from sqlalchemy import select
 
 from bot.chat.approvals import Request, parse_ref
-from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due
+from bot.chat.nudge_schedule import (
+    DEFAULT_REMIND_DAYS,
+    DIGEST_HOUR,
+    approver_nudge_due,
+    snoozed,
+)
 from bot.chat.nudges import approver_nudge, digest
 from bot.teams import cards, render
+from bot.teams.nudge_controls import with_controls
+from bot.teams.nudge_settings import TeamsNudgeSettings
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.reviews import approver_settings
@@ -57,6 +67,7 @@ class TeamsNudges:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
         self.interval_seconds = interval_seconds
         self._task: asyncio.Task[None] | None = None
+        self.settings = TeamsNudgeSettings(runtime)  # snoozed or off: bot.teams.nudge_controls
 
     def start(self) -> None:
         if self._task is None:
@@ -106,6 +117,8 @@ class TeamsNudges:
             user = await self.tenants.user_of_person(organisation_id, approver_id)
             if user is None or not user.conversation_id or not user.service_url:
                 continue
+            if snoozed(await self.settings.get(organisation_id, approver_id), now):
+                continue
             key = await self.runtime.directory.integration_key(organisation_id)
             reader = await approver_settings(self.runtime, key, approver_id,
                                              "approvalReminder")
@@ -128,10 +141,10 @@ class TeamsNudges:
 
     async def _nudge(self, to: Recipient, row: TeamsOutgoing, count: int, now: int) -> bool:
         request, name, since = waiting_of(row)
-        said = approver_nudge(request, name, since, TEAMS)
+        key = f"teams-nudge:{request.submit_id}:{row.context.get('approverId')}:{count}"
+        said = with_controls(approver_nudge(request, name, since, TEAMS), key)
         added = await self.outbox.send(
-            to, cards.message(render.card_of(said), render.preview(said)),
-            key=f"teams-nudge:{request.submit_id}:{row.context.get('approverId')}:{count}",
+            to, cards.message(render.card_of(said), render.preview(said)), key=key,
             ref=row.ref, context={**row.context, "nudge": count})
         async with unit_of_work(self.runtime.state_sessions) as session:
             stored = await session.get(TeamsOutgoing, row.id)
@@ -144,7 +157,8 @@ class TeamsNudges:
         if not due or datetime.fromtimestamp(now / 1000, zone(time_zone)).hour < DIGEST_HOUR:
             return False
         day = local_date(now, time_zone).isoformat()
-        said = digest([waiting_of(row) for row in due], TEAMS)
+        key = f"teams-digest:{approver_id}:{day}"
+        said = with_controls(digest([waiting_of(row) for row in due], TEAMS), key)
         return await self.outbox.send(
-            to, cards.message(render.card_of(said), render.preview(said)),
-            key=f"teams-digest:{approver_id}:{day}")
+            to, cards.message(render.card_of(said), render.preview(said)), key=key,
+            context={"approverId": approver_id, "digest": day})

@@ -20,12 +20,15 @@ from bot.chat.approve_all import (
 )
 from bot.chat.home import HomeFacts, by_day, home_content, title, usable_report
 from bot.chat.linking import LINK_ACTION, link_prompt, link_refusal, linked_text
-from bot.chat.nudge_schedule import snooze_until
+from bot.chat.nudge_schedule import snooze_until, snoozed
 from bot.chat.nudges import (
     NUDGES_OFF,
     SNOOZE,
     SUBMIT_NOW,
     approver_nudge,
+    control_change,
+    control_text,
+    control_value,
     digest,
     nudge_controls,
     staff_nudge_text,
@@ -70,6 +73,30 @@ def test_the_nudge_controls_snooze_or_turn_off() -> None:
     hour, tomorrow, _off = controls.actions  # what the schedule reads back
     assert snooze_until(hour.value, WEEK, "UTC") == WEEK + HOUR
     assert snooze_until(tomorrow.value, WEEK, "UTC") == WEEK + DAY + 9 * HOUR
+
+
+def test_a_control_names_its_message_and_says_what_it_stored() -> None:
+    hour, tomorrow, off = nudge_controls("teams-digest:p1:2026-11-23").actions
+    assert control_value(hour.value, SNOOZE) == ("1h", "teams-digest:p1:2026-11-23")
+    assert control_value(off.value) == ("off", "teams-digest:p1:2026-11-23")
+    assert control_value("tomorrow", tomorrow.id) == ("tomorrow", None)  # Slack's, no key
+    for forged, action_id in (("forever", None), ('["1h", 7]', None), ('[["1h"], "k"]', None),
+                              (off.value, SNOOZE)):
+        with pytest.raises(BadValue):
+            control_value(forged, action_id)
+    snooze = control_change("1h", WEEK, "UTC")
+    assert snooze == {"off": False, "snoozed_until_ms": WEEK + HOUR}
+    assert control_change("off", WEEK, "UTC") == {"off": True}
+    assert control_text("1h", WEEK + HOUR, Angled()) == f"Nudges snoozed until @{WEEK + HOUR}."
+    assert control_text("off", None, Angled()).startswith("Approval nudges are off; `/timesheet")
+
+    class Stored:
+        def __init__(self, off: bool, until: int | None) -> None:
+            self.off, self.snoozed_until_ms = off, until
+
+    assert snoozed(Stored(False, WEEK + HOUR), WEEK + HOUR - 1)
+    assert not snoozed(Stored(False, WEEK + HOUR), WEEK + HOUR)
+    assert snoozed(Stored(True, None), WEEK) and not snoozed(None, WEEK)
 
 
 def test_the_digest_shows_what_fits_and_approve_all_names_exactly_those() -> None:

@@ -79,3 +79,18 @@ class TeamsClaim(StateBase):
 
     key: Mapped[str] = mapped_column(String(300), primary_key=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
+
+
+class TeamsNudgePreference(StateBase):
+    """An approver's nudges in Teams, set by the controls under a nudge or digest card and by
+    `timesheet nudges on|off`: `off` until turned on again, or snoozed until a moment (no row:
+    on). `changed_by`: the invoke that set them last (the same invoke again changes nothing)."""
+
+    __tablename__ = "teams_nudge_preferences"
+
+    organisation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    person_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    off: Mapped[bool] = mapped_column(default=False)
+    snoozed_until_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    changed_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    changed_ms: Mapped[int] = mapped_column(BigInteger)
