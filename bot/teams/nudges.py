@@ -8,7 +8,8 @@ updates off in their notification settings: nothing. In the approver's language 
 The nudge carries the request's ref, so the service's decision settles it in place like the
 card it reminds of (bot.teams.reviews). Each goes once: its key names the request and the
 nudge's number, the digest's the approver and the day (two processes ticking at once queue it
-once). `tick()` runs every `interval` seconds."""
+once). `tick()` runs every `interval` seconds, and asks again whether each approver it waits
+for is away (bot.teams.away_status: Teams pushes no status change)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from bot.chat.approvals import Request, parse_ref
 from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due
 from bot.chat.nudges import approver_nudge, digest
 from bot.teams import cards, render
+from bot.teams.away_status import TeamsAwayStatus
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.reviews import approver_settings
@@ -52,8 +54,8 @@ def waiting_of(row: TeamsOutgoing) -> tuple[Request, str, int]:
 
 class TeamsNudges:
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
-                 interval_seconds: float = 60.0) -> None:
-        self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+                 interval_seconds: float = 60.0, away: TeamsAwayStatus | None = None) -> None:
+        self.runtime, self.tenants, self.outbox, self.away = runtime, tenants, outbox, away
         self.interval_seconds = interval_seconds
         self._task: asyncio.Task[None] | None = None
 
@@ -113,6 +115,8 @@ class TeamsNudges:
             key = await self.runtime.directory.integration_key(organisation_id)
             reader = await approver_settings(self.runtime, key, approver_id,
                                              "approvalReminder")
+            if self.away is not None:  # still waiting on them: still away? (cached a while)
+                self.away.watch(user, reader.time_zone if reader is not None else None)
             if reader is None:
                 continue
             to = Recipient(user.tenant_id, organisation_id, user.conversation_id,
