@@ -42,8 +42,9 @@ def retry_after_of(value: str | None) -> float | None:
 
 class GraphClient:
     def __init__(self, http: httpx.AsyncClient, endpoints: TeamsEndpoints,
-                 credentials: Credentials) -> None:
+                 credentials: Credentials, timeout: httpx.Timeout = TIMEOUT) -> None:
         self.http, self.endpoints, self.credentials = http, endpoints, credentials
+        self.timeout = timeout
         self._tokens: dict[str, AppTokens] = {}
 
     def _tokens_of(self, tenant_id: str) -> AppTokens:
@@ -67,7 +68,7 @@ class GraphClient:
             except ConnectorError as error:
                 raise GraphError(error.status, f"token: {error}") from error
             try:
-                answer = await self.http.get(url, headers=headers, timeout=TIMEOUT)
+                answer = await self.http.get(url, headers=headers, timeout=self.timeout)
             except httpx.HTTPError as error:
                 raise GraphError(0, f"Graph unreachable: {type(error).__name__}") from error
             if answer.status_code == 401 and attempt == 0:
