@@ -5,9 +5,9 @@ decide be asked (timebot.notify.escalation_tick).
 
 Whether a status says "away", and until when, is the platform's rule (Slack's status text and
 emoji: timebot.notify.away_facts.slack_status_away; a Teams user's automatic replies and
-presence from Microsoft Graph: bot.teams.graph_away); `note_away` records what it decided, under the platform's `source` (one record per
-person and source), `message_key` naming the status seen (the same status seen again changes
-nothing)."""
+presence from Microsoft Graph: bot.teams.graph_away); `note_away` records what it decided,
+under the platform's `source` (one record per person and source), `message_key` naming the
+status seen (the same status seen again changes nothing)."""
 
 from __future__ import annotations
 
