@@ -1,5 +1,6 @@
-"""A fake Microsoft Teams on loopback, for tests and the demo: the token issuer and the Bot
-Connector under one base URL (what TIMEBOT_TEAMS_API_URL names), the same paths as Microsoft's.
+"""A fake Microsoft Teams on loopback, for tests and the demo: the token issuer, the Bot
+Connector and Microsoft Graph under one base URL (what TIMEBOT_TEAMS_API_URL names), the same
+paths as Microsoft's.
 
 - The issuer: OpenID metadata (`/v1/.well-known/openidconfiguration`) and its JWKS with an RSA
   key generated here; `sign(activity)` makes the JWT the Bot Framework sends with an activity

@@ -22,7 +22,10 @@ from bot.teams.cards_component import TeamsCards, cards_of
 from bot.teams.component import teams_of
 from bot.teams.connector import Credentials
 from bot.teams.graph import GraphClient
+from bot.teams.graph_away import graph_away
 from bot.teams.tenants import LinkedUser
+from shell.demo_teams import FakeTeams
+from shell.demo_teams_page import DemoTeams
 from tests.bot.teams.harness import APP_ID, PASSWORD, TeamsMember, TeamsWorld, start_teams_world
 from tests.bot.teams.test_review_cards import card_of, linked, submitted, text_of
 from timebot.process.notifications import jobs_of
@@ -180,3 +183,21 @@ async def test_another_tenants_token_reads_nobody_here(world: TeamsWorld) -> Non
                            gus.member.id, user.teams_user_id, None, None)
     assert await TeamsAwayStatus(runtime, front.graph).check(elsewhere) == "not known"
     assert await recorded(world, gus) == []
+
+
+async def test_the_demo_page_sets_a_persons_automatic_replies() -> None:
+    """`timebot serve --demo`'s fake Teams page: out of office for a week, then back."""
+    fake = FakeTeams(APP_ID, PASSWORD)
+    ann = fake.add_member(str(uuid.uuid4()), "ann@example.com", "Ann")
+    demo = DemoTeams(fake, [ann], "http://127.0.0.1:1")
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(demo.app()),
+                                 base_url="http://127.0.0.1") as page:
+        assert "Out of office for a week" in (await page.get("/")).text
+        answer = await page.post("/away", data={"user": ann.user_id, "away": "on"})
+        assert answer.status_code == 303
+        replies = fake.auto_replies[ann.aad_object_id]
+        assert replies["status"] == "scheduled"
+        assert graph_away(replies, None, int(datetime.now(UTC).timestamp() * 1000) + 60_000) \
+            == (True, (datetime.now(UTC) + timedelta(days=7)).date())
+        await page.post("/away", data={"user": ann.user_id, "away": "off"})
+        assert fake.auto_replies[ann.aad_object_id]["status"] == "disabled"
