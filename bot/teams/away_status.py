@@ -11,8 +11,9 @@ It never holds the card: the check runs in the background, at most `concurrency`
 and a user is asked at most once per `cache_seconds` (a fan-out to 1,000 approvers is one read
 each, not one a minute). A failure is "not known away" (nothing recorded, nothing cleared) with
 one log line: 403 (the permission not granted in that tenant) and 429 (Retry-After) quiet that
-endpoint for the whole tenant meanwhile, so 1,000 approvers of a tenant without consent cost
-one refused call, not 1,000."""
+endpoint for the whole tenant meanwhile, and until an endpoint first answers in a tenant its
+calls go one at a time, so 1,000 approvers of a tenant without consent cost one refused call,
+not 1,000."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ class TeamsAwayStatus:
         self.runtime, self.graph, self.cache_seconds = runtime, graph, cache_seconds
         self._asked: dict[tuple[str, str], float] = {}  # user -> not asked again before
         self._quiet: dict[tuple[str, str], float] = {}  # (tenant, endpoint) -> not before
+        # (tenant, endpoint) answered once: until then one call at a time (a tenant without
+        # the permission refuses the first, and the others are not asked)
+        self._answered: set[tuple[str, str]] = set()
+        self._probes: dict[tuple[str, str], asyncio.Lock] = {}
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[str]] = set()
         self.graph_calls = 0
@@ -104,11 +109,21 @@ class TeamsAwayStatus:
         """One Graph read; None ("not known") when it failed or the tenant's endpoint is
         quiet (refused or throttled a moment ago)."""
         quiet_key = (user.tenant_id, endpoint)
+        if quiet_key in self._answered:
+            return await self._call(user, endpoint)
+        async with self._probes.setdefault(quiet_key, asyncio.Lock()):
+            return await self._call(user, endpoint)
+
+    async def _call(self, user: LinkedUser, endpoint: str) -> dict[str, Any] | None:
+        quiet_key = (user.tenant_id, endpoint)
         if self._quiet.get(quiet_key, 0.0) > time.monotonic():
             return None
         self.graph_calls += 1
         try:
-            return await self.graph.user_get(user.tenant_id, user.aad_object_id, endpoint)
+            answer = await self.graph.user_get(user.tenant_id, user.aad_object_id, endpoint)
+            self._answered.add(quiet_key)
+            self._probes.pop(quiet_key, None)
+            return answer
         except GraphError as error:
             if error.status == 403:
                 self._quiet[quiet_key] = time.monotonic() + self.cache_seconds

@@ -28,6 +28,7 @@ from shell.demo_teams import FakeTeams
 from shell.demo_teams_page import DemoTeams
 from tests.bot.teams.harness import APP_ID, PASSWORD, TeamsMember, TeamsWorld, start_teams_world
 from tests.bot.teams.test_review_cards import card_of, linked, submitted, text_of
+from tests.mail.reviews_support import wait_for
 from timebot.process.notifications import jobs_of
 from timebot.process.runtime import Runtime
 from timebot.state.away import ApproverAbsence
@@ -79,17 +80,16 @@ def today_utc(world: TeamsWorld) -> date:
 async def test_an_out_of_office_approver_is_noticed_and_the_other_is_asked(
         world: TeamsWorld) -> None:
     fake = world.fake
-    fake.graph_open.clear()  # Graph hangs: the cards go out all the same
-    try:
-        _owner, (ann, bob), _sent = await submitted(world)
-        for approver in (ann, bob):
-            await fake.wait_for("replies", conversation_id=approver.teams.aad_object_id)
-        today = today_utc(world)
-        fake.out_of_office(ann.teams, "scheduled", f"{today - timedelta(days=1)}T08:00:00",
+    today = today_utc(world)
+
+    def ann_out_of_office(approvers: list[TeamsMember]) -> None:
+        fake.out_of_office(approvers[0].teams, "scheduled",
+                           f"{today - timedelta(days=1)}T08:00:00",
                            f"{today + timedelta(days=5)}T00:00:00", "UTC")
-    finally:
-        fake.graph_open.set()
+
+    _owner, (ann, bob), _sent = await submitted(world, before=ann_out_of_office)
     away = installed(world).away
+    await fake.wait_for("replies", conversation_id=bob.teams.aad_object_id)
     await away.settled()
     [absence] = await recorded(world, ann)
     # ends at midnight: the day before is the last day away (the approver's zone: UTC here)
@@ -114,6 +114,25 @@ async def test_an_out_of_office_approver_is_noticed_and_the_other_is_asked(
     fake.out_of_office(ann.teams, "disabled")
     assert await away.check(await user_of(world, ann)) == "cleared"
     assert await recorded(world, ann) == []
+
+
+async def test_a_card_never_waits_for_graph(world: TeamsWorld) -> None:
+    """Graph hangs: both review cards go out while the first read of Graph is still waiting
+    for its answer (it then times out, or answers: either way after the cards)."""
+    fake = world.fake
+    fake.graph_open.clear()
+    try:
+        _owner, deciders, sent = await submitted(world)
+        assert len(sent) == 2
+        ids = {d.teams.aad_object_id for d in deciders}
+
+        async def asked() -> bool:
+            return any(call.conversation_id in ids for call in fake.calls_to("replies"))
+
+        await wait_for(asked, what="Graph asked")  # and not answered: the gate is closed
+    finally:
+        fake.graph_open.set()
+    await installed(world).away.settled()
 
 
 async def test_presence_alone_when_the_mailbox_permission_is_missing(world: TeamsWorld) -> None:
@@ -201,3 +220,38 @@ async def test_the_demo_page_sets_a_persons_automatic_replies() -> None:
             == (True, (datetime.now(UTC) + timedelta(days=7)).date())
         await page.post("/away", data={"user": ann.user_id, "away": "off"})
         assert fake.auto_replies[ann.aad_object_id]["status"] == "disabled"
+
+
+async def test_a_fan_out_asks_graph_once_per_approver_and_a_refusing_tenant_once(
+        world: TeamsWorld) -> None:
+    """300 approvers of the tenant watched as a review card's fan-out does, then again as the
+    nudges' tick does: one read of each (replies, then presence as they say nothing), none the
+    second time. A tenant that granted neither permission: one refused call per endpoint."""
+    runtime = runtime_of(world)
+    front = teams_of(runtime)
+    assert front is not None
+    fake, count = world.fake, 300
+    users = [LinkedUser(world.tenant_id, member.aad_object_id, world.org.id,
+                        uuid.uuid4().hex[:24], member.user_id, member.conversation_id,
+                        fake.service_url)
+             for member in (fake.add_member(world.tenant_id, f"fan{n}@example.com")
+                            for n in range(count))]
+    checker = TeamsAwayStatus(runtime, front.graph)
+    before = len(fake.calls_to("replies")) + len(fake.calls_to("presence"))
+    assert sum(checker.watch(user) for user in users) == count
+    await checker.settled()
+    assert len(fake.calls_to("replies")) + len(fake.calls_to("presence")) - before == 2 * count
+    assert sum(checker.watch(user) for user in users) == 0  # the tick: cached
+    await checker.settled()
+    assert len(fake.calls_to("replies")) + len(fake.calls_to("presence")) - before == 2 * count
+
+    refused = TeamsAwayStatus(runtime, front.graph)
+    fake.fail("replies", 403)
+    fake.fail("presence", 403)
+    before = len(fake.calls_to("replies")) + len(fake.calls_to("presence"))
+    with structlog.testing.capture_logs() as logs:
+        for user in users:
+            refused.watch(user)
+        await refused.settled()
+    assert len(fake.calls_to("replies")) + len(fake.calls_to("presence")) - before == 2
+    assert len([e for e in logs if e["event"] == "teams_away_not_known"]) == 2
