@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from timebot.state.away import clear_absence, record_absence
+from timebot.state.away import absences, clear_absence, record_absence
 
 if TYPE_CHECKING:
     from timebot.process.runtime import Runtime
@@ -29,6 +29,11 @@ async def note_away(runtime: Runtime, *, organisation_id: str, person_id: str, a
     """Record (away, seen at `seen_ms`) or clear (not away) the person's absence from
     `source`; what became of it, in words for the log."""
     if not away:
+        # Read first: most statuses seen say "not away" of someone never recorded, and a read
+        # takes no write lock (a fan-out asks about 1,000 approvers at once).
+        known = await absences(runtime.state_sessions, organisation_id, [person_id])
+        if not any(absence.source == source for absence in known.get(person_id, [])):
+            return "not away"
         cleared = await clear_absence(runtime.state_sessions, organisation_id=organisation_id,
                                       approver_id=person_id, source=source)
         return "cleared" if cleared else "not away"

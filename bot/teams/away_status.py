@@ -1,9 +1,9 @@
 """Away approvers noticed where Teams tells it (#42), as a Slack status is (bot.slack.away_status):
-a Teams approver's automatic replies and presence, read from Microsoft Graph
-(bot.teams.graph), are mapped by bot.teams.graph_away (pure) and recorded or cleared by
-bot.chat.away under the source "teams-status"; the review dispatch and the escalation pass
-then read it with every other fact of absence (timebot.notify.away_facts): the other approvers
-are asked with the reason, or the administrators after the delay.
+a Teams approver's automatic replies (or, when those cannot be read, their presence), read
+from Microsoft Graph (bot.teams.graph), are mapped by bot.teams.graph_away (pure) and
+recorded or cleared by bot.chat.away under the source "teams-status"; the review dispatch and
+the escalation pass then read it with every other fact of absence (timebot.notify.away_facts):
+the other approvers are asked with the reason, or the administrators after the delay.
 
 Teams pushes nothing here, so the bot asks: `watch(user)` when a review card is queued for an
 approver (bot.teams.reviews) and while their cards wait undecided (bot.teams.nudges' tick).
@@ -90,9 +90,9 @@ class TeamsAwayStatus:
         """Read the user's status now and record or clear their absence; what became of it."""
         async with self._slots:
             replies = await self._read(user, REPLIES_PATH)
-            said = graph_away(replies, None, self.runtime.clock.now_ms(), time_zone)
-            presence = None if said is not None and said[0] else await self._read(
-                user, PRESENCE_PATH)
+            # The replies are the record of "out of office" (Teams' own "Schedule out of
+            # office" sets them) and state the return; the presence only when they are unread.
+            presence = None if replies is not None else await self._read(user, PRESENCE_PATH)
         now_ms = self.runtime.clock.now_ms()
         said = graph_away(replies, presence, now_ms, time_zone)
         if said is None:
