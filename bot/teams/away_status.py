@@ -50,7 +50,6 @@ class TeamsAwayStatus:
         self._probes: dict[tuple[str, str], asyncio.Lock] = {}
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[str]] = set()
-        self.graph_calls = 0
 
     def watch(self, user: LinkedUser, time_zone: str | None = None) -> bool:
         """Check the user's status in the background unless asked within `cache_seconds`;
@@ -118,14 +117,17 @@ class TeamsAwayStatus:
         quiet_key = (user.tenant_id, endpoint)
         if self._quiet.get(quiet_key, 0.0) > time.monotonic():
             return None
-        self.graph_calls += 1
         try:
             answer = await self.graph.user_get(user.tenant_id, user.aad_object_id, endpoint)
             self._answered.add(quiet_key)
             self._probes.pop(quiet_key, None)
             return answer
         except GraphError as error:
-            if error.status == 403:
+            if error.status == 403 and quiet_key in self._answered:
+                # This user's refusal (an access policy), or the consent withdrawn: probe
+                # again, one at a time; a second refusal in a row quiets the tenant.
+                self._answered.discard(quiet_key)
+            elif error.status == 403:
                 self._quiet[quiet_key] = time.monotonic() + self.cache_seconds
             elif error.status == 429:
                 self._quiet[quiet_key] = time.monotonic() + (

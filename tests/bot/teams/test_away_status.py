@@ -73,6 +73,17 @@ def graph_calls(world: TeamsWorld, member: TeamsMember, kind: str) -> int:
     return len(world.fake.calls_to(kind, member.teams.aad_object_id))
 
 
+def tenant_users(world: TeamsWorld, count: int) -> list[LinkedUser]:
+    """Users of the tenant as Graph knows them, linked to people of no record (their absence
+    is only ever cleared: nothing is written for them)."""
+    fake = world.fake
+    return [LinkedUser(world.tenant_id, member.aad_object_id, world.org.id,
+                       uuid.uuid4().hex[:24], member.user_id, member.conversation_id,
+                       fake.service_url)
+            for member in (fake.add_member(world.tenant_id, f"{uuid.uuid4().hex[:8]}@example.com")
+                           for _ in range(count))]
+
+
 def today_utc(world: TeamsWorld) -> date:
     return datetime.fromtimestamp(world.live.clock.now_ms() / 1000, UTC).date()
 
@@ -231,11 +242,7 @@ async def test_a_fan_out_asks_graph_once_per_approver_and_a_refusing_tenant_once
     front = teams_of(runtime)
     assert front is not None
     fake, count = world.fake, 300
-    users = [LinkedUser(world.tenant_id, member.aad_object_id, world.org.id,
-                        uuid.uuid4().hex[:24], member.user_id, member.conversation_id,
-                        fake.service_url)
-             for member in (fake.add_member(world.tenant_id, f"fan{n}@example.com")
-                            for n in range(count))]
+    users = tenant_users(world, count)
     checker = TeamsAwayStatus(runtime, front.graph)
     before = len(fake.calls_to("replies")) + len(fake.calls_to("presence"))
     assert sum(checker.watch(user) for user in users) == count
@@ -255,3 +262,24 @@ async def test_a_fan_out_asks_graph_once_per_approver_and_a_refusing_tenant_once
         await refused.settled()
     assert len(fake.calls_to("replies")) + len(fake.calls_to("presence")) - before == 2
     assert len([e for e in logs if e["event"] == "teams_away_not_known"]) == 2
+
+
+async def test_one_users_refusal_does_not_quiet_the_tenant(world: TeamsWorld) -> None:
+    """Once the tenant's replies answered, a 403 is that user's (an access policy): the
+    others are still read; two refusals in a row (the consent withdrawn) quiet the tenant."""
+    front = teams_of(runtime_of(world))
+    assert front is not None
+    fake = world.fake
+    checker = TeamsAwayStatus(runtime_of(world), front.graph)
+    first, barred, other, d, e, f = tenant_users(world, 6)
+    assert await checker.check(first) == "not away"
+    fake.fail("replies", 403, barred.aad_object_id)
+    assert await checker.check(barred) == "not away"  # from the presence
+    assert await checker.check(other) == "not away"
+    assert len(fake.calls_to("replies", other.aad_object_id)) == 1
+    fake.fail("replies", 403, times=2)
+    fake.fail("presence", 403, times=2)
+    assert await checker.check(d) == "not known"
+    assert await checker.check(e) == "not known"
+    assert await checker.check(f) == "not known"
+    assert fake.calls_to("replies", f.aad_object_id) == []
