@@ -9,7 +9,8 @@ when not stated), as timebot.notify.away_facts.slack_status_away is for a Slack 
   midnight; before the start or from the end, not away; `disabled`, not away.
 - Presence: `outOfOfficeSettings.isOutOfOffice` or the activity `OutOfOffice` (Teams shows it
   while automatic replies are on, or an event "Show as Out of Office" is on the calendar) is
-  away, return unknown — read only for what the replies do not say (a stated return wins).
+  away, return unknown (bot.teams.away_status reads it only when the replies could not be
+  read; given both, away by either, and a return the replies state wins).
 - Neither known (both unread): None, "not known away" (nothing recorded, nothing cleared)."""
 
 from __future__ import annotations
