@@ -3,8 +3,10 @@
 - teams_fanout: seconds from a submission whose stage names 1,000 (BENCH_TEAMS_APPROVERS)
   approvers, each linked in Teams, to the last of their review cards reaching the fake Bot
   Connector — the review dispatch (the e-mail too, as in production), the cards rendered in
-  each approver's language and queued once each, the sender draining them. Baseline: the
-  goal, 60 s (ratio <= 1 meets it).
+  each approver's language and queued once each, the sender draining them, while each
+  approver's away status is read from the fake Microsoft Graph in the background (noted:
+  how many reads, how many before the last card). Baseline: the goal, 60 s (ratio <= 1
+  meets it).
 
 A running timebot (embedded service on SQLite, in this process) with the Teams front on,
 pointed at the fake Teams of shell/demo_teams.py on loopback (tests/bot/teams/harness.py);
@@ -25,6 +27,7 @@ from sqlalchemy import func, select
 
 from bench.busy import busy_machine
 from bench.common import Figure, note
+from bot.teams.cards_component import cards_of
 from tests.bot.teams.harness import start_teams_world
 from tests.service.test_approvals_support import add_record, submit
 from timebot.state.db import unit_of_work
@@ -72,6 +75,14 @@ async def measure(approvers: int, data_dir: Path) -> float:
         note(f"cards queued from {queued[0] / 1000 - started:.1f} s to "
              f"{queued[1] / 1000 - started:.1f} s; sent from "
              f"{min(call.at for call in sent) - started:.1f} s to {elapsed:.1f} s")
+        parts = cards_of(runtime)
+        if parts is not None:  # each approver's away status, read from Graph meanwhile
+            await parts.away.settled()
+            reads = [c for c in world.fake.calls if c.kind in ("replies", "presence")]
+            note(f"Graph: {len(reads)} reads for {approvers} approvers, "
+                 f"{sum(c.at <= started + elapsed for c in reads)} before the last card; "
+                 f"the last {max((c.at for c in reads), default=started) - started:.1f} s "
+                 f"after the submission")
         cards = {call.conversation_id for call in world.fake.calls_to("send")}
         missing = conversations - cards
         if missing or len(world.fake.calls_to("send")) != approvers:

@@ -1,5 +1,6 @@
-"""A fake Microsoft Teams on loopback, for tests and the demo: the token issuer and the Bot
-Connector under one base URL (what TIMEBOT_TEAMS_API_URL names), the same paths as Microsoft's.
+"""A fake Microsoft Teams on loopback, for tests and the demo: the token issuer, the Bot
+Connector and Microsoft Graph under one base URL (what TIMEBOT_TEAMS_API_URL names), the same
+paths as Microsoft's.
 
 - The issuer: OpenID metadata (`/v1/.well-known/openidconfiguration`) and its JWKS with an RSA
   key generated here; `sign(activity)` makes the JWT the Bot Framework sends with an activity
@@ -11,6 +12,12 @@ Connector under one base URL (what TIMEBOT_TEAMS_API_URL names), the same paths 
   created, a member looked up (id, aadObjectId, email, userPrincipalName, tenantId); every
   call needs a token the issuer gave; each is recorded (`calls`), and `fail(kind, status)`
   answers 429/403/404 on demand.
+- Microsoft Graph (`/v1.0/users/{id}/mailboxSettings/automaticRepliesSetting` and
+  `/v1.0/users/{id}/presence`, kinds "replies" and "presence"), with a token of the user's own
+  tenant (`/{tenant}/oauth2/v2.0/token`, scope Graph's): a member's automatic replies
+  (`auto_replies`, disabled unless set) and presence (`presences`, Available unless set);
+  another tenant's user is 404, as Graph answers; while `graph_open` is clear, Graph's answers
+  wait for it (a slow Graph, a timeout).
 
 Loopback only: it binds 127.0.0.1, and refuses any other peer.
 
@@ -90,10 +97,15 @@ class FakeTeams:
     token_requests: int = 0
     failures: list[tuple[str, int, str | None]] = field(default_factory=list)
     certificate: Any = None  # an x509.Certificate: client assertions signed by its key pass
+    graph_tokens: dict[str, str] = field(default_factory=dict)  # token -> its tenant
+    auto_replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # by aadObjectId
+    presences: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.changed = asyncio.Event()
+        self.graph_open = asyncio.Event()
+        self.graph_open.set()
 
     # --- the issuer ---------------------------------------------------------------------------
 
@@ -138,6 +150,18 @@ class FakeTeams:
                                  "tenantId": member.tenant_id},
                 "channelData": {"tenant": {"id": member.tenant_id}}, **extra}
 
+    def out_of_office(self, member: FakeMember, status: str, start: str | None = None,
+                      end: str | None = None, time_zone: str = "UTC") -> None:
+        """The member's automatic replies as Graph gives them (`start`/`end`: local times of
+        `time_zone`, "2026-12-10T08:00:00")."""
+        self.auto_replies[member.aad_object_id] = {
+            "status": status, "externalAudience": "all",
+            "internalReplyMessage": "I am out of office.", "externalReplyMessage": "",
+            "scheduledStartDateTime": {"dateTime": (start or "2026-01-01T00:00:00") + ".0000000",
+                                       "timeZone": time_zone},
+            "scheduledEndDateTime": {"dateTime": (end or "2026-01-02T00:00:00") + ".0000000",
+                                     "timeZone": time_zone}}
+
     def fail(self, kind: str, status: int, conversation_id: str | None = None,
              times: int = 1) -> None:
         self.failures.extend([(kind, status, conversation_id)] * times)
@@ -168,6 +192,10 @@ class FakeTeams:
             Route("/v1/.well-known/openidconfiguration", self._metadata, methods=["GET"]),
             Route("/v1/.well-known/keys", self._keys, methods=["GET"]),
             Route("/botframework.com/oauth2/v2.0/token", self._token, methods=["POST"]),
+            Route("/{tenant}/oauth2/v2.0/token", self._tenant_token, methods=["POST"]),
+            Route("/v1.0/users/{user}/mailboxSettings/automaticRepliesSetting", self._graph,
+                  methods=["GET"]),
+            Route("/v1.0/users/{user}/presence", self._graph, methods=["GET"]),
             Route("/common/adminconsent", self._consent, methods=["GET"]),
             Route("/v3/conversations", self._create, methods=["POST"]),
             Route("/v3/conversations/{conversation}/activities", self._send, methods=["POST"]),
@@ -190,16 +218,57 @@ class FakeTeams:
         assertion = str(form.get("client_assertion") or "")
         if form.get("client_id") != self.app_id or not (
                 (self.password and form.get("client_secret") == self.password)
-                or (assertion and self._asserted(assertion))):
+                or (assertion and self._asserted(assertion, self.base_url + request.url.path))):
             return JSONResponse({"error": "invalid_client"}, status_code=401)
         token = "fake-app-token-" + secrets.token_urlsafe(16)
         self.tokens.add(token)
         return JSONResponse({"token_type": "Bearer", "expires_in": 3600,
                              "access_token": token})
 
-    def _asserted(self, assertion: str) -> bool:
+    async def _tenant_token(self, request: Request) -> Response:
+        """A tenant's token service: Graph's scope only; the token is that tenant's."""
+        form = await request.form()
+        if form.get("scope") != "https://graph.microsoft.com/.default":
+            return JSONResponse({"error": "invalid_scope"}, status_code=400)
+        answer = await self._token(request)
+        if answer.status_code == 200:
+            token = str(json.loads(bytes(answer.body))["access_token"])
+            self.tokens.discard(token)  # not the connector's
+            self.graph_tokens[token] = request.path_params["tenant"]
+        return answer
+
+    async def _graph(self, request: Request) -> Response:
+        user = request.path_params["user"]
+        kind = "presence" if request.url.path.endswith("/presence") else "replies"
+        scheme, _space, token = request.headers.get("authorization", "").partition(" ")
+        tenant = self.graph_tokens.get(token) if scheme.lower() == "bearer" else None
+        if tenant is None:
+            return JSONResponse({"error": {"code": "InvalidAuthenticationToken"}},
+                                status_code=401)
+        self.calls.append(ConnectorCall(kind, user, {}, token, time.time()))
+        self.changed.set()
+        await self.graph_open.wait()
+        for index, (failing, status, where) in enumerate(self.failures):
+            if failing == kind and where in (None, user):
+                del self.failures[index]
+                return JSONResponse({"error": {"code": str(status)}}, status_code=status,
+                                    headers={"Retry-After": "60"} if status == 429 else None)
+        member = next((m for m in self.members.values() if m.aad_object_id == user), None)
+        if member is None or member.tenant_id != tenant:
+            return JSONResponse({"error": {"code": "ResourceNotFound"}}, status_code=404)
+        if kind == "presence":
+            return JSONResponse({"id": user, "availability": "Available",
+                                 "activity": "Available", "outOfOfficeSettings": {
+                                     "message": None, "isOutOfOffice": False},
+                                 **self.presences.get(user, {})})
+        return JSONResponse({
+            "@odata.context": f"{self.base_url}/v1.0/$metadata#users('{user}')/mailboxSettings"
+                              "/automaticRepliesSetting",
+            **self.auto_replies.get(user, {"status": "disabled", "externalAudience": "all"})})
+
+    def _asserted(self, assertion: str, audience: str) -> bool:
         """A client assertion signed by the registered certificate's key, naming the app, for
-        this token endpoint, with the certificate's thumbprint (x5t)."""
+        the token endpoint asked (`audience`), with the certificate's thumbprint (x5t)."""
         if self.certificate is None:
             return False
         from cryptography.hazmat.primitives.serialization import Encoding
@@ -210,7 +279,7 @@ class FakeTeams:
             if jwt.get_unverified_header(assertion).get("x5t") != thumbprint:
                 return False
             claims = jwt.decode(assertion, self.certificate.public_key(), algorithms=["RS256"],
-                                audience=self.base_url + "/botframework.com/oauth2/v2.0/token",
+                                audience=audience,
                                 issuer=self.app_id)
         except jwt.PyJWTError:
             return False

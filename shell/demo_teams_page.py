@@ -1,7 +1,8 @@
 """`timebot serve --demo` (no Teams configured, one worker): the fake Teams of
 shell/demo_teams.py beside the fake Slack, the demo organisation's tenant connected and its
 people members of it. The fake's page (`GET /`) writes to the bot as one of them (a signed
-activity to /teams/messages) and shows what timebot sent to Teams. Loopback only."""
+activity to /teams/messages), sets their automatic replies (what Microsoft Graph tells of an
+away approver) and shows what timebot sent to Teams. Loopback only."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import socket
 import threading
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
@@ -41,13 +43,29 @@ class DemoTeams:
             "<!doctype html><title>Fake Teams (demo)</title><h1>Fake Microsoft Teams</h1>"
             f'<form method="post" action="/say"><select name="user">{options}</select> '
             '<input name="text" size="50" value="2h @ help"> <button>Send to the bot</button>'
-            f"</form><h2>What timebot sent</h2><ul>{sent or '<li>nothing yet</li>'}</ul>")
+            f'</form><form method="post" action="/away"><select name="user">{options}</select> '
+            '<button name="away" value="on">Out of office for a week</button> '
+            '<button name="away" value="off">Back</button> (their automatic replies, as '
+            "Microsoft Graph tells timebot when it sends them a review card)</form>"
+            f"<h2>What timebot sent</h2><ul>{sent or '<li>nothing yet</li>'}</ul>")
 
     def _who(self, conversation_id: str) -> str:
         for member in self.people:
-            if member.conversation_id == conversation_id:
+            if conversation_id in (member.conversation_id, member.aad_object_id):
                 return member.name
         return conversation_id
+
+    async def away(self, request: Request) -> Response:
+        """The person's automatic replies: scheduled from now for a week, or off."""
+        form = await request.form()
+        member = self.fake.members.get(str(form.get("user") or ""))
+        if member is not None and form.get("away") == "on":
+            now = datetime.now(UTC).replace(microsecond=0, tzinfo=None)
+            self.fake.out_of_office(member, "scheduled", now.isoformat(),
+                                    (now + timedelta(days=7)).isoformat())
+        elif member is not None:
+            self.fake.out_of_office(member, "disabled")
+        return RedirectResponse("/", status_code=303)
 
     async def say(self, request: Request) -> Response:
         form = await request.form()
@@ -61,6 +79,12 @@ class DemoTeams:
                                   headers={"authorization": f"Bearer {self.fake.sign(activity)}"})
         return RedirectResponse("/", status_code=303)
 
+    def app(self) -> Any:
+        """The fake Teams with the page's routes."""
+        return self.fake.app([Route("/", self.page, methods=["GET"]),
+                              Route("/say", self.say, methods=["POST"]),
+                              Route("/away", self.away, methods=["POST"])])
+
     def start(self) -> str:
         """Serve on 127.0.0.1 in a daemon thread; its base URL."""
         import uvicorn
@@ -69,10 +93,8 @@ class DemoTeams:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", 0))
         self.fake.base_url = f"http://127.0.0.1:{listener.getsockname()[1]}"
-        app = self.fake.app([Route("/", self.page, methods=["GET"]),
-                             Route("/say", self.say, methods=["POST"])])
         server = uvicorn.Server(uvicorn.Config(
-            app, log_level="warning", access_log=False, log_config=None, lifespan="off",
+            self.app(), log_level="warning", access_log=False, log_config=None, lifespan="off",
             server_header=False))
         threading.Thread(target=server.run, kwargs={"sockets": [listener]},
                          name="demo-teams", daemon=True).start()

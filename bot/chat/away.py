@@ -4,10 +4,10 @@ says so clears it. Nothing is answered, nothing decided: the record only lets so
 decide be asked (timebot.notify.escalation_tick).
 
 Whether a status says "away", and until when, is the platform's rule (Slack's status text and
-emoji: timebot.notify.away_facts.slack_status_away; a Teams presence or automatic reply would
-be its own); `note_away` records what it decided, under the platform's `source` (one record per
-person and source), `message_key` naming the status seen (the same status seen again changes
-nothing)."""
+emoji: timebot.notify.away_facts.slack_status_away; a Teams user's automatic replies and
+presence from Microsoft Graph: bot.teams.graph_away); `note_away` records what it decided,
+under the platform's `source` (one record per person and source), `message_key` naming the
+status seen (the same status seen again changes nothing)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from timebot.state.away import clear_absence, record_absence
+from timebot.state.away import absences, clear_absence, record_absence
 
 if TYPE_CHECKING:
     from timebot.process.runtime import Runtime
@@ -29,6 +29,11 @@ async def note_away(runtime: Runtime, *, organisation_id: str, person_id: str, a
     """Record (away, seen at `seen_ms`) or clear (not away) the person's absence from
     `source`; what became of it, in words for the log."""
     if not away:
+        # Read first: most statuses seen say "not away" of someone never recorded, and a read
+        # takes no write lock (a fan-out asks about 1,000 approvers at once).
+        known = await absences(runtime.state_sessions, organisation_id, [person_id])
+        if not any(absence.source == source for absence in known.get(person_id, [])):
+            return "not away"
         cleared = await clear_absence(runtime.state_sessions, organisation_id=organisation_id,
                                       approver_id=person_id, source=source)
         return "cleared" if cleared else "not away"

@@ -1,14 +1,16 @@
 """Installs the Teams cards when the Teams front is on (bot.teams.component): the proactive
 sender (its queue and worker), the review cards and climbing reminders as channels of the
 review dispatch, their settling on the service's approval events, the `adaptiveCard/action`
-invoke handler, the Journal of the cards (bot.teams.journal), and the loop of the approver
-nudges and digests."""
+invoke handler, the Journal of the cards (bot.teams.journal), the loop of the approver
+nudges and digests, and the approvers' away status read from Microsoft Graph
+(bot.teams.away_status)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from bot.teams.actions import CardActions
+from bot.teams.away_status import TeamsAwayStatus
 from bot.teams.climb_cards import TeamsClimbs
 from bot.teams.component import teams_of
 from bot.teams.journal import TeamsJournal
@@ -31,6 +33,7 @@ class TeamsCards:
     reviews: TeamsReviews
     actions: CardActions
     nudges: TeamsNudges
+    away: TeamsAwayStatus
 
 
 _INSTALLED: dict[int, TeamsCards] = {}
@@ -47,7 +50,8 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     worker = TeamsSenderWorker(runtime.state_sessions, runtime.read_sessions, front.connector)
     outbox = TeamsOutbox(runtime.state_sessions, runtime.read_sessions, runtime.clock,
                          wake=worker.wake)
-    channel = TeamsReviews(runtime, front.tenants, outbox)
+    away = TeamsAwayStatus(runtime, front.graph)
+    channel = TeamsReviews(runtime, front.tenants, outbox, away)
     reviews.add_channel(channel)
     reviews.add_climb_channel(TeamsClimbs(runtime, front.tenants, outbox))
     runtime.bus.subscribe("teams-approvals", channel.on_event)
@@ -59,8 +63,8 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
         jobs.scheduler.add_channel(TeamsReminders(runtime, front.tenants, outbox))
     actions = CardActions(runtime, front.tenants, front.identity, outbox)
     front.invokes.add(ACTION_INVOKE, actions)
-    nudges = TeamsNudges(runtime, front.tenants, outbox)
-    _INSTALLED[id(runtime)] = TeamsCards(outbox, worker, channel, actions, nudges)
+    nudges = TeamsNudges(runtime, front.tenants, outbox, away=away)
+    _INSTALLED[id(runtime)] = TeamsCards(outbox, worker, channel, actions, nudges, away)
 
     async def start(_runtime: Runtime) -> None:
         worker.start()
@@ -68,6 +72,7 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
 
     async def stop(_runtime: Runtime) -> None:
         await nudges.stop()
+        await away.stop()
         await worker.stop()
         _INSTALLED.pop(id(runtime), None)
 

@@ -19,6 +19,7 @@ from bot.teams.connector import AppTokens, Connector, Credentials
 from bot.teams.consent import WhoIs, consent_routes
 from bot.teams.endpoint import InvokeHandlers, messages_endpoint
 from bot.teams.endpoints import TeamsEndpoints, UntrustedUrl
+from bot.teams.graph import GraphClient
 from bot.teams.identity import TeamsIdentity
 from bot.teams.tenants import TeamsTenants
 from timebot.errors import ConfigError
@@ -40,6 +41,7 @@ class TeamsFront:
     identity: TeamsIdentity
     invokes: InvokeHandlers
     work: ActivityWork
+    graph: GraphClient  # Microsoft Graph as the app, in each tenant (away status)
 
 
 _FRONTS: dict[int, TeamsFront] = {}
@@ -66,7 +68,7 @@ def build_front(runtime: Runtime, http: httpx.AsyncClient) -> TeamsFront:
     identity = TeamsIdentity(tenants, runtime.directory, connector, settings.public_url)
     work = ActivityWork(tenants, identity, connector, endpoints, QuickChat(runtime))
     return TeamsFront(settings.teams_app_id, endpoints, connector, tenants, identity,
-                      InvokeHandlers(), work)
+                      InvokeHandlers(), work, GraphClient(http, endpoints, credentials))
 
 
 def install_teams(runtime: Runtime, routes: list[BaseRoute], who_is: WhoIs | None) -> None:

@@ -59,10 +59,10 @@ class Credentials:
             return cls(app_id, certificate_pem=Path(certificate_path).read_bytes())
         return cls(app_id, password=password)
 
-    def form(self, token_url: str) -> dict[str, str]:
+    def form(self, token_url: str, scope: str = SCOPE) -> dict[str, str]:
         """The client-credentials request's fields."""
         fields = {"grant_type": "client_credentials", "client_id": self.app_id,
-                  "scope": SCOPE}
+                  "scope": scope}
         if self.certificate_pem is None:
             fields["client_secret"] = self.password or ""
             return fields
@@ -82,11 +82,15 @@ class Credentials:
 
 
 class AppTokens:
-    """The app's own token for the connector, fetched once and shared until it expires."""
+    """The app's own token for the connector (or, with `token_url` and `scope`, for another
+    resource at another authority: a tenant's Graph), fetched once and shared until it
+    expires."""
 
     def __init__(self, http: httpx.AsyncClient, endpoints: TeamsEndpoints,
-                 credentials: Credentials) -> None:
+                 credentials: Credentials, *, token_url: str | None = None,
+                 scope: str = SCOPE) -> None:
         self.http, self.endpoints, self.credentials = http, endpoints, credentials
+        self.token_url, self.scope = token_url or endpoints.token, scope
         self._token: tuple[float, str] | None = None
         self._lock = asyncio.Lock()
 
@@ -99,8 +103,9 @@ class AppTokens:
             if cached is not None and cached[0] > time.monotonic():
                 return cached[1]
             try:
-                answer = await self.http.post(self.endpoints.token,
-                                              data=self.credentials.form(self.endpoints.token))
+                answer = await self.http.post(
+                    self.token_url, data=self.credentials.form(self.token_url, self.scope),
+                    timeout=TIMEOUT)
             except httpx.HTTPError as error:
                 raise ConnectorError(0, f"token service unreachable: {error}") from error
             if answer.status_code != 200:

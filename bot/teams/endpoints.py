@@ -1,8 +1,9 @@
 """Where Microsoft's services are, and where the bot may send.
 
-Unset TIMEBOT_TEAMS_API_URL: Microsoft's token service, the Bot Framework's OpenID metadata
-and the admin-consent page. Set (tests, the demo): every one of them under that base URL, the
-same paths as Microsoft's, and the Bot Connector there too.
+Unset TIMEBOT_TEAMS_API_URL: Microsoft's token service, the Bot Framework's OpenID metadata,
+the admin-consent page and Microsoft Graph. Set (tests, the demo): every one of them under that
+base URL, the same paths as Microsoft's (Graph's `/v1.0/…`, a tenant's token service
+`/<tenant>/oauth2/v2.0/token`), and the Bot Connector there too.
 
 A service URL is only ever one a verified activity named (its token's `serviceurl` claim); it
 must also be https on one of Microsoft's connector hosts, or under TIMEBOT_TEAMS_API_URL (plain
@@ -10,6 +11,7 @@ http only when that is loopback)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -21,6 +23,11 @@ OPENID_PATH = "/v1/.well-known/openidconfiguration"
 TOKEN_PATH = "/botframework.com/oauth2/v2.0/token"
 CONSENT_PATH = "/common/adminconsent"
 SCOPE = "https://api.botframework.com/.default"
+GRAPH = "https://graph.microsoft.com"
+GRAPH_VERSION = "/v1.0"
+GRAPH_SCOPE = "https://graph.microsoft.com/.default"
+_TENANT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+                        re.IGNORECASE)
 # The Bot Connector's hosts (Teams names e.g. https://smba.trafficmanager.net/emea/).
 CONNECTOR_HOSTS = ("smba.trafficmanager.net", ".botframework.com", ".botframework.azure.us",
                    ".teams.microsoft.com", ".trafficmanager.net")
@@ -36,6 +43,18 @@ class TeamsEndpoints:
     token: str
     consent: str
     base: str | None  # TIMEBOT_TEAMS_API_URL, without a trailing slash
+
+    @property
+    def graph(self) -> str:
+        """Microsoft Graph's v1.0 root (no trailing slash)."""
+        return (self.base or GRAPH) + GRAPH_VERSION
+
+    def tenant_token(self, tenant_id: str) -> str:
+        """The token service of one tenant (its own authority: a Graph token is the tenant's);
+        UntrustedUrl when `tenant_id` is not a tenant id (a GUID)."""
+        if not _TENANT_ID.fullmatch(tenant_id):
+            raise UntrustedUrl(f"not a tenant id: {tenant_id[:64]!r}")
+        return f"{self.base or MICROSOFT_LOGIN}/{tenant_id.lower()}/oauth2/v2.0/token"
 
     @classmethod
     def of(cls, api_url: str | None) -> TeamsEndpoints:

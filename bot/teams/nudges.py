@@ -11,7 +11,8 @@ goes then); off, nothing until `timesheet nudges on`.
 The nudge carries the request's ref, so the service's decision settles it in place like the
 card it reminds of (bot.teams.reviews). Each goes once: its key names the request and the
 nudge's number, the digest's the approver and the day (two processes ticking at once queue it
-once). `tick()` runs every `interval` seconds."""
+once). `tick()` runs every `interval` seconds, and asks again whether each approver it waits
+for is away (bot.teams.away_status: Teams pushes no status change)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from bot.chat.nudge_schedule import (
 )
 from bot.chat.nudges import approver_nudge, digest
 from bot.teams import cards, render
+from bot.teams.away_status import TeamsAwayStatus
 from bot.teams.nudge_controls import with_controls
 from bot.teams.nudge_settings import TeamsNudgeSettings
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
@@ -63,8 +65,8 @@ def waiting_of(row: TeamsOutgoing) -> tuple[Request, str, int]:
 
 class TeamsNudges:
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
-                 interval_seconds: float = 60.0) -> None:
-        self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+                 interval_seconds: float = 60.0, away: TeamsAwayStatus | None = None) -> None:
+        self.runtime, self.tenants, self.outbox, self.away = runtime, tenants, outbox, away
         self.interval_seconds = interval_seconds
         self._task: asyncio.Task[None] | None = None
         self.settings = TeamsNudgeSettings(runtime)  # snoozed or off: bot.teams.nudge_controls
@@ -122,6 +124,8 @@ class TeamsNudges:
             key = await self.runtime.directory.integration_key(organisation_id)
             reader = await approver_settings(self.runtime, key, approver_id,
                                              "approvalReminder")
+            if self.away is not None:  # still waiting on them: still away? (cached a while)
+                self.away.watch(user, reader.time_zone if reader is not None else None)
             if reader is None:
                 continue
             to = Recipient(user.tenant_id, organisation_id, user.conversation_id,

@@ -6,7 +6,8 @@ An approver linked in Teams (bot.teams.tenants: they wrote to the bot, in the te
 their organisation) gets the review card (bot.teams.cards), queued under a key derived from
 the request's dedupe key, so it goes out once whichever delivery brought the event. The row's
 ref and context are what the settling and the card's actions (bot.teams.actions) read. Push
-off in the approver's notification settings (or approval updates off): no card.
+off in the approver's notification settings (or approval updates off): no card. Whether the
+approver is away is asked of Microsoft Graph meanwhile (bot.teams.away_status).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from bot.chat.approvals import (
 )
 from bot.chat.message import Block, Message
 from bot.teams import cards, render
+from bot.teams.away_status import TeamsAwayStatus
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.tenants import TeamsTenants
@@ -118,8 +120,9 @@ class TeamsReviews:
     """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
     of its cards."""
 
-    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
-        self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
+                 away: TeamsAwayStatus | None = None) -> None:
+        self.runtime, self.tenants, self.outbox, self.away = runtime, tenants, outbox, away
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(card_key(dedupe_key)) is not None
@@ -133,6 +136,8 @@ class TeamsReviews:
         runtime = self.runtime
         key = await runtime.directory.integration_key(request.organisation_id)
         reader = await approver_settings(runtime, key, request.approver_id)
+        if self.away is not None:  # in the background: the card does not wait for Graph
+            self.away.watch(user, reader.time_zone if reader is not None else None)
         if reader is None:
             return False
         summary = request.summary

@@ -4,6 +4,8 @@
 - "auto-reply": an out-of-office reply to a review e-mail (mail.replies.away_notice records it);
 - "slack-status": a Slack status that says so (bot.slack.away_status records it; read here by
   `slack_status_away`, pure);
+- "teams-status": a Teams user's automatic replies or presence, read from Microsoft Graph
+  (bot.teams.away_status records it; bot.teams.graph_away reads it, pure);
 - "time-off": an absence recorded in the service that covers today (getTimeRecords with
   `absence: true`, over GraphQL), until the last day of that run of days off;
 - "schedule": today is a holiday or a non-working day of the approver's schedule (the
@@ -33,6 +35,7 @@ from timebot.notify.periods import local_date, working_days, zone
 from timebot.state.away import Absence, absences, is_away
 
 SLACK_STATUS = "slack-status"
+TEAMS_STATUS = "teams-status"
 TIME_OFF = "time-off"
 SCHEDULE = "schedule"
 LOOK_AHEAD_DAYS = 31

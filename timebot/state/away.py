@@ -1,6 +1,7 @@
 """Approvers known to be away (`approver_absences`): one row per approver and source
 ("auto-reply": an out-of-office reply to a review e-mail, read by mail.replies.away_reply;
-"slack-status": a Slack status that says so, bot.slack.away_status; the service's own facts, time
+"slack-status": a Slack status that says so, bot.slack.away_status; "teams-status": a Teams
+user's automatic replies or presence, bot.teams.away_status; the service's own facts, time
 off and schedules, are read, not stored: timebot.notify.away_facts), with
 the return date the source stated (None: not stated) and when it was seen.
 

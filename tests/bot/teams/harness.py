@@ -1,11 +1,13 @@
 """A running timebot with the Teams front on, pointed at the fake Teams of shell/demo_teams.py
-(token issuer + Bot Connector, served on loopback here), and one organisation whose tenant is
-connected through the admin-consent flow as an administrator's browser does it.
+(token issuer + Bot Connector + Microsoft Graph's automatic replies and presence, served on
+loopback here), and one organisation whose tenant is connected through the admin-consent flow
+as an administrator's browser does it.
 
     world = await start_teams_world("sqlite", tmp_path)
     member = await world.member("Ann")                  # a person + a Teams user of the tenant
     response = await world.send(world.fake.message(member.teams, "3h @acme"))
     await world.fake.wait_for("send", conversation_id=member.teams.conversation_id)
+    world.fake.out_of_office(member.teams, "alwaysEnabled")  # what Graph then answers
 """
 
 from __future__ import annotations

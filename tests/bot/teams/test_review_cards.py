@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -51,10 +51,15 @@ async def linked(world: TeamsWorld, name: str) -> TeamsMember:
     return member
 
 
-async def submitted(world: TeamsWorld, approvers: int = 2) -> tuple[
+async def submitted(world: TeamsWorld, approvers: int = 2,
+                    before: Callable[[list[TeamsMember]], None] | None = None) -> tuple[
         TeamsMember, list[TeamsMember], list[ConnectorCall]]:
+    """Sam's timesheet submitted to `approvers` approvers linked in Teams (quorum "any"), the
+    card each got; `before(approvers)` runs before the submission."""
     owner = await world.member("Sam")
     deciders = [await linked(world, f"Appr{n}") for n in range(approvers)]
+    if before is not None:
+        before(deciders)
     await world.org.admin.gql(
         "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { editPersonApprovalStages("
         "id: $id, stages: $s) { id } }",
