@@ -4,6 +4,7 @@ beside an embedded service), the people directory, events, and mail's queues."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -59,8 +60,9 @@ class EmbeddedWebhooks:
     sessions: async_sessionmaker[AsyncSession]
     url: str = LOCAL_URL
 
-    async def ensure(self, organisation_id: str, now_ms: int) -> tuple[str, str]:
-        return await ensure_local_webhook(self.sessions, organisation_id, now_ms)
+    async def ensure(self, organisation_id: str, now_ms: int,
+                     events: Sequence[str] | None) -> tuple[str, str]:
+        return await ensure_local_webhook(self.sessions, organisation_id, now_ms, events)
 
 
 class ServiceApp:
@@ -115,7 +117,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     subscriptions = WebhookSubscriptions(
         state_sessions, client, box, directory, settings.public_url, clock,
         EmbeddedWebhooks(service.sessions) if in_process_events and service is not None
-        else None,
+        else None, events=bus.events,
     )
     outbox = Outbox(state_sessions, clock)
     event_worker = EventWorker(events, bus)

@@ -118,6 +118,8 @@ class TeamsReviews:
     """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
     of its cards."""
 
+    handles = (APPROVAL_UPDATE,)  # the events on_event reads
+
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
 

@@ -97,7 +97,7 @@ async def test_event_store_batch_and_dispatch(
         seen.append(service_event)
 
     bus = EventBus()
-    bus.subscribe("test", subscriber)
+    bus.subscribe("test", subscriber, ("approvalEventUpdate",))
     dispatched = await count(EventWorker(store, bus).run_once())
     assert (len(dispatched.lines(60)), dispatched.commits) == (2, 2), dispatched.lines(60)
     assert sorted(item.data["n"] for item in seen) == list(range(BATCH))

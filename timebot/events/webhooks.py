@@ -4,12 +4,18 @@ When the embedded service runs in the same process (role all), timebot's webhook
 in-process one (`InProcessWebhooks`, wired by the shell): the same deliveries, handed over
 without HTTP.
 
-timebot subscribes itself: for each organisation it serves it registers a webhook (events
-"*") with the organisation's integration key and keeps the secret the service issued
-(encrypted). Whoever subscribes (the running server's loop, or `timebot service init` beside
-it) calls the `on_subscribed` callbacks: the reconciler then sends what the webhooks did not
-bring. When an admin rotates the secret, the first delivery that fails to verify makes
-timebot read the current secret again (at most once a minute per organisation).
+timebot subscribes itself: for each organisation it serves it registers a webhook with the
+organisation's integration key and keeps the secret the service issued (encrypted). It
+subscribes to the events its consumers handle (`EventBus.events`: each bus subscriber declares
+its kinds), not "*" (issue #40: every event of the service was delivered, committed and
+dispatched to nobody); a webhook subscribed to other events (an older timebot's "*", a part
+added) is set to these once per process start, and again when a part registers new kinds.
+A process that runs none of the consumers (the CLI) subscribes a new webhook to "*", which the
+server's loop then narrows. Whoever subscribes (the running server's loop, or `timebot
+service init` beside it) calls the `on_subscribed` callbacks: the reconciler then sends what
+the webhooks did not bring. When an admin rotates the secret, the first delivery that fails
+to verify makes timebot read the current secret again (at most once a minute per
+organisation).
 """
 
 from __future__ import annotations
@@ -47,10 +53,11 @@ REFRESH_INTERVAL_MS = 60_000
 REFRESHES_A_MINUTE = 1_000  # organisations whose secret is read again within a minute, at most
 SUBSCRIBE_LEASE_MS = 30_000
 SUBSCRIBE_WAIT_SECONDS = 35.0
+ALL_EVENTS = "*"  # what a process that runs none of the consumers subscribes a new webhook to
 
 OUR_WEBHOOKS = operation(
     """query OurWebhooks {
-      currentOrganisation { id integrations { webhooks { id url secret active } } }
+      currentOrganisation { id integrations { webhooks { id url secret events active } } }
     }"""
 )
 SUBSCRIBE = operation(
@@ -58,6 +65,11 @@ SUBSCRIBE = operation(
       addIntegrationWebhook(name: $name, url: $url, events: $events) {
         integrations { webhooks { id url secret active } }
       }
+    }"""
+)
+SUBSCRIBE_TO = operation(
+    """mutation SubscribeTo($id: SvcId!, $events: [String]!) {
+      editIntegrationWebhookEvents(id: $id, events: $events) { id }
     }"""
 )
 UNSUBSCRIBE = operation(
@@ -72,8 +84,10 @@ class InProcessWebhooks(Protocol):
     @property
     def url(self) -> str: ...
 
-    async def ensure(self, organisation_id: str, now_ms: int) -> tuple[str, str]:
-        """The organisation's in-process webhook, registered if missing: (its id, its secret)."""
+    async def ensure(self, organisation_id: str, now_ms: int,
+                     events: Sequence[str] | None) -> tuple[str, str]:
+        """The organisation's in-process webhook, registered if missing, subscribed to
+        `events` (None: "*" if new, else as it is): (its id, its secret)."""
         ...
 
 
@@ -101,6 +115,8 @@ class WebhookSubscriptions:
         public_url: str,
         clock: Clock,
         in_process: InProcessWebhooks | None = None,
+        *,
+        events: Callable[[], Sequence[str]] = tuple,
     ) -> None:
         self.sessions = sessions
         self.client = client
@@ -113,21 +129,36 @@ class WebhookSubscriptions:
             public_url.rstrip("/") + WEBHOOK_PATH
         )
         self.clock = clock
+        # The event kinds the process's consumers handle (none: a process without them).
+        self.events = events
+        # Per organisation, the events this process set its webhook to (or found it set to).
+        self._synced: dict[str, tuple[str, ...]] = {}
         self._refreshed_ms: dict[str, int] = {}
         self.refresh_tracked = REFRESHES_A_MINUTE
         # Called with the organisation id when a registration was made or renewed.
         self.on_subscribed: list[Callable[[str], None]] = []
 
+    def wanted(self) -> tuple[str, ...] | None:
+        """The events to subscribe to; None when this process runs no consumer of them."""
+        return tuple(sorted(self.events())) or None
+
+    def _events_to_create(self) -> list[str]:
+        wanted = self.wanted()
+        return list(wanted) if wanted is not None else [ALL_EVENTS]
+
     async def ensure(self, organisation_id: str, *, refresh: bool = False) -> str:
-        """Our webhook on that organisation exists; returns its secret."""
+        """Our webhook on that organisation exists, subscribed to what the consumers handle;
+        returns its secret."""
         if not refresh:
             secret = await self.secret_for(organisation_id)
             if secret is not None:
                 return secret
         if self.in_process is not None:
+            wanted = self.wanted()
             webhook_id, secret = await self.in_process.ensure(
-                organisation_id, self.clock.now_ms()
+                organisation_id, self.clock.now_ms(), wanted
             )
+            self._note_synced(organisation_id, wanted)
             await self._store(organisation_id, webhook_id, secret)
             for callback in self.on_subscribed:
                 callback(organisation_id)
@@ -151,6 +182,39 @@ class WebhookSubscriptions:
             callback(organisation_id)
         return secret
 
+    async def sync_events(self, organisation_id: str) -> None:
+        """The organisation's registered webhook set to the events the consumers handle, if it
+        subscribes to others (an older timebot's "*", a part registered since): the same
+        edit whoever makes it, so two processes at once do no harm; no webhook is created
+        unless ours is gone from the service (then as `ensure` does, under its lease)."""
+        wanted = self.wanted()
+        if wanted is None:
+            return
+        if self.in_process is not None:
+            await self.in_process.ensure(organisation_id, self.clock.now_ms(), wanted)
+            self._note_synced(organisation_id, wanted)
+            return
+        key, webhooks = await self._our_webhooks(organisation_id)
+        if not webhooks:
+            await self.ensure(organisation_id, refresh=True)
+            return
+        for hook in webhooks:
+            await self._subscribe_to(organisation_id, hook, wanted, key)
+        self._note_synced(organisation_id, wanted)
+
+    def _note_synced(self, organisation_id: str, wanted: tuple[str, ...] | None) -> None:
+        if wanted is not None:
+            self._synced[organisation_id] = wanted
+
+    async def _subscribe_to(self, organisation_id: str, hook: Mapping[str, Any],
+                            wanted: tuple[str, ...], key: str) -> None:
+        if tuple(sorted(hook.get("events") or [])) == wanted:
+            return
+        await self.client.execute(SUBSCRIBE_TO, {"id": hook["id"], "events": list(wanted)},
+                                  apikey=key)
+        log.info("webhook_events_set", organisation=organisation_id, webhook=hook["id"],
+                 events=list(wanted), were=hook.get("events"))
+
     async def _wait_for_lease(self, lease: str, owner: str) -> bool:
         """The per-organisation subscription lease, waited for up to SUBSCRIBE_WAIT_SECONDS
         (a holder that died keeps it only until it expires); False when it stayed taken,
@@ -163,7 +227,8 @@ class WebhookSubscriptions:
                 return False
             await asyncio.sleep(0.05)
 
-    async def _subscribe(self, organisation_id: str) -> str:
+    async def _our_webhooks(self, organisation_id: str) -> tuple[str, list[dict[str, Any]]]:
+        """The organisation's key, and our webhooks on it (the smallest id first)."""
         key = await self.directory.integration_key(organisation_id)
         data = await self.client.execute(OUR_WEBHOOKS, apikey=key)
         if str(data["currentOrganisation"]["id"]) != organisation_id:
@@ -171,15 +236,25 @@ class WebhookSubscriptions:
             # TIMEBOT_INTEGRATION_KEY's): never store another organisation's secret for it.
             raise NotLinked(f"timebot holds no integration key of organisation "
                             f"{organisation_id}")
-        webhooks = data["currentOrganisation"]["integrations"]["webhooks"] or []
-        if not any(hook["url"] == self.url for hook in webhooks):
-            created = await self.client.execute(
-                SUBSCRIBE, {"name": WEBHOOK_NAME, "url": self.url, "events": ["*"]}, apikey=key
-            )
-            webhooks = created["addIntegrationWebhook"]["integrations"]["webhooks"] or []
-            log.info("webhook_subscribed", organisation=organisation_id, url=self.url)
-        ours = sorted((hook for hook in webhooks if hook["url"] == self.url),
+        return key, self._ours(data["currentOrganisation"]["integrations"]["webhooks"])
+
+    def _ours(self, webhooks: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+        return sorted((hook for hook in webhooks or [] if hook["url"] == self.url),
                       key=lambda hook: str(hook["id"]))
+
+    async def _subscribe(self, organisation_id: str) -> str:
+        key, ours = await self._our_webhooks(organisation_id)
+        wanted = self.wanted()
+        if not ours:
+            created = await self.client.execute(SUBSCRIBE, {
+                "name": WEBHOOK_NAME, "url": self.url, "events": self._events_to_create(),
+            }, apikey=key)
+            ours = self._ours(created["addIntegrationWebhook"]["integrations"]["webhooks"])
+            log.info("webhook_subscribed", organisation=organisation_id, url=self.url,
+                     events=self._events_to_create())
+        elif wanted is not None:
+            await self._subscribe_to(organisation_id, ours[0], wanted, key)
+        self._note_synced(organisation_id, wanted)
         # Keep one, the same one whoever looks (the smallest id): any other of ours (a race
         # without the lease, an older timebot) would deliver every event twice.
         for extra in ours[1:]:
@@ -195,13 +270,18 @@ class WebhookSubscriptions:
         """Subscribe to every organisation timebot serves; returns how many are subscribed.
         One read of the registrations for all of them (run every 30 s: with 100
         organisations, a read each queued 100 transactions for SQLite's write lock ahead of
-        the Slack acks, #27); only those without one are subscribed."""
+        the Slack acks, #27); only those without one are subscribed, and those whose events
+        this process has not set yet (once after start, once after a part registered new
+        kinds) are set."""
         async with self.sessions() as session:
             registered = set(await session.scalars(select(WebhookRegistration.organisation_id)))
         count = 0
+        wanted = self.wanted()
         for organisation_id in await self.directory.organisation_ids():
             if organisation_id not in registered:
                 await self.ensure(organisation_id)
+            elif wanted is not None and self._synced.get(organisation_id) != wanted:
+                await self.sync_events(organisation_id)
             count += 1
         return count
 

@@ -29,7 +29,7 @@ async def test_service_events_reach_the_bus_once(org: Org) -> None:
         if event.organisation_id == org.id:
             seen.append(event)
 
-    runtime.bus.subscribe("test-probe", probe)
+    runtime.bus.subscribe("test-probe", probe, ("approvalEventUpdate",))
     try:
         await runtime.subscriptions.ensure(org.id)
         # Subscribing twice registers one webhook.
@@ -58,7 +58,7 @@ async def test_service_events_reach_the_bus_once(org: Org) -> None:
         assert event.data["person"]["id"] == org.admin.id
         assert event.data["status"] == "a"  # no workflow: approved at once
     finally:
-        runtime.bus.subscribers.remove(("test-probe", probe))
+        runtime.bus.subscribers.remove(("test-probe", probe, frozenset({"approvalEventUpdate"})))
 
 
 async def test_unsigned_or_forged_deliveries_are_refused_and_duplicates_ignored(org: Org) -> None:
