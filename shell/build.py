@@ -117,7 +117,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     subscriptions = WebhookSubscriptions(
         state_sessions, client, box, directory, settings.public_url, clock,
         EmbeddedWebhooks(service.sessions) if in_process_events and service is not None
-        else None, events=bus.events,
+        else None,
     )
     outbox = Outbox(state_sessions, clock)
     event_worker = EventWorker(events, bus)

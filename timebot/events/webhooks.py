@@ -129,7 +129,8 @@ class WebhookSubscriptions:
             public_url.rstrip("/") + WEBHOOK_PATH
         )
         self.clock = clock
-        # The event kinds the process's consumers handle (none: a process without them).
+        # The event kinds the process's consumers handle: the bus's, set by the server once
+        # its parts are installed (shell.app); none known (the CLI): "*" for a new webhook.
         self.events = events
         # Per organisation, the events this process set its webhook to (or found it set to).
         self._synced: dict[str, tuple[str, ...]] = {}
