@@ -33,7 +33,8 @@ from timebot.config import Settings
 from timebot.directory.organisations import OrganisationKeys
 from timebot.directory.people import PeopleDirectory
 from timebot.events.bus import EventBus, EventStore, EventWorker
-from timebot.events.webhooks import WebhookSubscriptions, local_receiver
+from timebot.events.subscriptions import WebhookSubscriptions
+from timebot.events.webhooks import local_receiver
 from timebot.process.runtime import Runtime
 from timebot.secret_key.crypto import SecretBox
 from timebot.state.db import create_engine, read_only_engine, session_factory

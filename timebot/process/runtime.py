@@ -16,7 +16,7 @@ from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.directory.people import PeopleDirectory
 from timebot.events.bus import EventBus, EventStore, EventWorker
-from timebot.events.webhooks import WebhookSubscriptions
+from timebot.events.subscriptions import WebhookSubscriptions
 from timebot.secret_key.crypto import SecretBox
 from timebot.state.db import migrate, session_factory
 from timebot.state.draining import DRAIN_SECONDS, drain_all

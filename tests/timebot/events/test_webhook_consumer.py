@@ -11,7 +11,8 @@ from sqlalchemy import select
 
 from tests.support import HOUR_MS, Org
 from timebot.events.bus import ServiceEvent
-from timebot.events.webhooks import REFRESHES_A_MINUTE, WEBHOOK_PATH, sign
+from timebot.events.subscriptions import REFRESHES_A_MINUTE
+from timebot.events.webhooks import WEBHOOK_PATH, sign
 from timebot.process.runtime import Runtime
 
 WEEK_START = 1_788_220_800_000  # Monday 2026-09-01 00:00 UTC
