@@ -47,8 +47,9 @@ def install_reviews(
     COMPONENTS[id(runtime)] = component
     notifications.reviews.add_channel(component.channel)
     notifications.reviews.add_climb_channel(ClimbMails(ctx))  # issue 28's climbing reminders
-    runtime.bus.subscribe("mail-reminders", component.reminders)
-    runtime.bus.subscribe("mail-owner-notices", OwnerNotices(ctx))
+    runtime.bus.subscribe("mail-reminders", component.reminders, component.reminders.handles)
+    owner_notices = OwnerNotices(ctx)
+    runtime.bus.subscribe("mail-owner-notices", owner_notices, owner_notices.handles)
     notifications.scheduler.add_channel(component.channel)
     notifications.scheduler.add_report_channel(component.channel)
     if not runtime.settings.smtp_relay:

@@ -3,6 +3,7 @@ unit of work, dialect-aware inserts, and migrations run under a lock."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -10,7 +11,8 @@ from typing import Any
 from sqlalchemy import event, make_url
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -28,6 +30,20 @@ from plumbing.schema_versions import (
 )
 from plumbing.sqlite_inloop import connector
 
+LOCK_TIMEOUT_S = 30.0
+
+
+def is_busy(error: BaseException) -> bool:
+    """The database could not be had in time, through no fault of the request: no pooled
+    connection within the pool's timeout, or SQLite's write lock held by another writer for
+    longer than the lock timeout ("database is locked"). Busy, not broken: try again."""
+    if isinstance(error, PoolTimeout):
+        return True
+    if isinstance(error, OperationalError | sqlite3.OperationalError):
+        text = str(getattr(error, "orig", None) or error).lower()
+        return "database is locked" in text or "database is busy" in text
+    return False
+
 
 def is_sqlite(url: str) -> bool:
     return url.startswith("sqlite")
@@ -44,12 +60,17 @@ def create_engine(url: str, *, read_only: bool = False, **kwargs: Any) -> AsyncE
         # (plumbing.sqlite_inloop). Connections come in autocommit mode: pysqlite's own
         # transaction handling breaks SAVEPOINT, so transactions are begun below.
         path = make_url(url).database or ":memory:"
+        # How long a transaction waits for the write lock before "database is locked" (the
+        # URL's `timeout`, as pysqlite reads it; 30 s unless told): answered 503 by the HTTP
+        # app (shell.busy), retried by the queues.
+        lock_timeout = float(str(make_url(url).query.get("timeout", LOCK_TIMEOUT_S)))
         # As on PostgreSQL, 20 connections are kept: a burst of mail replies holds more than
         # SQLAlchemy's default 5, and each connection made again for the next burst opens the
         # file, sets its pragmas and parses the schema anew.
         kwargs.setdefault("pool_size", 20)
         kwargs.setdefault("max_overflow", 10)
-        engine = create_async_engine(url, async_creator=connector(path, timeout=30.0), **kwargs)
+        engine = create_async_engine(url, async_creator=connector(path, timeout=lock_timeout),
+                                     **kwargs)
 
         @event.listens_for(engine.sync_engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -45,6 +45,9 @@ def create_app(
             webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
         )
     install_components(runtime, service, built.mail, routes)
+    # The fronts' consumers are on the bus: the webhooks subscribe to what they handle (a
+    # process without them, the CLI, does not know it: "*" for a webhook it creates).
+    runtime.subscriptions.events = runtime.bus.events
     build = build_info(settings)
     routes.append(Route("/healthz", liveness(build)))
     routes.append(Route("/readyz", readiness(runtime, service)))

@@ -4,6 +4,7 @@ beside an embedded service), the people directory, events, and mail's queues."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import httpx
@@ -32,7 +33,8 @@ from timebot.config import Settings
 from timebot.directory.organisations import OrganisationKeys
 from timebot.directory.people import PeopleDirectory
 from timebot.events.bus import EventBus, EventStore, EventWorker
-from timebot.events.webhooks import WebhookSubscriptions, local_receiver
+from timebot.events.subscriptions import WebhookSubscriptions
+from timebot.events.webhooks import local_receiver
 from timebot.process.runtime import Runtime
 from timebot.secret_key.crypto import SecretBox
 from timebot.state.db import create_engine, read_only_engine, session_factory
@@ -59,8 +61,9 @@ class EmbeddedWebhooks:
     sessions: async_sessionmaker[AsyncSession]
     url: str = LOCAL_URL
 
-    async def ensure(self, organisation_id: str, now_ms: int) -> tuple[str, str]:
-        return await ensure_local_webhook(self.sessions, organisation_id, now_ms)
+    async def ensure(self, organisation_id: str, now_ms: int,
+                     events: Sequence[str] | None) -> tuple[str, str]:
+        return await ensure_local_webhook(self.sessions, organisation_id, now_ms, events)
 
 
 class ServiceApp:

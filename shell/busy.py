@@ -1,5 +1,7 @@
 """Busy, not broken: a request that could not get a database connection in time (the pool of
-its engine exhausted under load: SQLAlchemy's pool timeout), or whose front could not reach
+its engine exhausted under load: SQLAlchemy's pool timeout), nor SQLite's write lock (another
+writer held it past the lock timeout: "database is locked", plumbing.db.is_busy), or whose
+front could not reach
 the time tracking service (timebot.errors.ServiceUnavailable), is answered 503 with a
 Retry-After header — what clients, proxies and Slack take for "try again shortly" — and never
 500, which says the request itself broke the server. The GraphQL endpoint answers in its own
@@ -15,6 +17,7 @@ from sqlalchemy import exc as sql_errors
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
+from plumbing.db import is_busy
 from timebot.errors import ServiceUnavailable
 
 log = structlog.get_logger("shell.busy")
@@ -22,6 +25,8 @@ log = structlog.get_logger("shell.busy")
 RETRY_AFTER_S = 5
 MESSAGE = "The server is busy; try again in a few seconds."
 BUSY_ERRORS: tuple[type[Exception], ...] = (sql_errors.TimeoutError, ServiceUnavailable)
+# Busy only for some messages (plumbing.db.is_busy); any other is the server's 500.
+MAYBE_BUSY: tuple[type[Exception], ...] = (sql_errors.OperationalError,)
 _JSON_PATHS = ("/graphql", "/api/")
 
 
@@ -39,6 +44,13 @@ async def busy_response(request: Request, error: Exception) -> Response:
     return PlainTextResponse(MESSAGE, status_code=503, headers=headers)
 
 
+async def maybe_busy_response(request: Request, error: Exception) -> Response:
+    if is_busy(error):
+        return await busy_response(request, error)
+    raise error  # the server's 500, logged as any other
+
+
 def busy_handlers() -> dict[Any, Any]:
     """Starlette's `exception_handlers` for the errors that mean busy."""
-    return dict.fromkeys(BUSY_ERRORS, busy_response)
+    return {**dict.fromkeys(BUSY_ERRORS, busy_response),
+            **dict.fromkeys(MAYBE_BUSY, maybe_busy_response)}

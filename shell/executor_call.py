@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 import structlog
-from sqlalchemy import exc as sql_errors
 
+from plumbing.db import is_busy
 from service.graphql.execution import Executor
 from shell.busy import busy_body
 
@@ -32,10 +32,11 @@ class ExecutorCall:
             # copy that shares nothing with the service (its JSON scalars hand out their
             # dicts), and an answer that could not be written is the endpoint's HTTP 500.
             body = json.loads(json.dumps(result.body, allow_nan=False, separators=(",", ":")))
-        except sql_errors.TimeoutError:  # over HTTP, 503 (shell.busy): try again shortly
-            log.warning("graphql_busy_in_process")
-            return 503, busy_body()
-        except Exception:  # over HTTP, the server's 500: the client reports it the same way
+        except Exception as error:
+            if is_busy(error):  # over HTTP, 503 (shell.busy): try again shortly
+                log.warning("graphql_busy_in_process", error=type(error).__name__)
+                return 503, busy_body()
+            # over HTTP, the server's 500: the client reports it the same way
             log.exception("graphql_failed_in_process")
             return 500, None
         return result.status, body

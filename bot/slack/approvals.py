@@ -56,6 +56,8 @@ def refusal_reason(state: dict[str, Any] | None, request: Request, person_id: st
 
 
 class ApprovalsPart:
+    handles = (APPROVAL_UPDATE,)  # the events on_event reads
+
     def __init__(self, deps: SlackDeps, refresh_home: RefreshHome) -> None:
         self.deps = deps
         self.refresh_home = refresh_home
@@ -197,5 +199,5 @@ def register(app: AsyncApp, deps: SlackDeps, *, refresh_home: RefreshHome) -> Ap
     for decision in (APPROVE, REJECT):
         app.action(decision)(part.on_click)
     app.view(REJECT_CALLBACK)(part.on_reject_submit)
-    deps.hub.subscribe("slack-approvals", part.on_event)
+    deps.hub.subscribe("slack-approvals", part.on_event, part.handles)
     return part

@@ -40,6 +40,8 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.db import is_busy
+from timebot.errors import ServiceUnavailable
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import SlackReceived
 
@@ -85,10 +87,25 @@ class Duplicate(Exception):
     ack (bot.slack.component's error handler lets it pass without a word)."""
 
 
-async def on_listener_error(error: Exception, logger: logging.Logger) -> None:
-    """bolt's error handler: a Duplicate is no error; anything else is logged as bolt does."""
-    if not isinstance(error, Duplicate):
-        logger.error("Failed to run listener function (error: %s)", error, exc_info=error)
+RETRY_AFTER_S = 5
+
+
+async def on_listener_error(error: Exception, logger: logging.Logger,
+                            response: BoltResponse | None) -> BoltResponse | None:
+    """bolt's error handler (of its middleware and its listeners): a Duplicate is no error; a
+    database that could not be had in time (a pool timeout, SQLite's lock: issue #40) before
+    the request was acknowledged is answered 503 with Retry-After, not bolt's 500: busy, not
+    broken (Slack retries an event, its copy then finds the request not taken); anything
+    else is logged as bolt does. (`response` is None once acknowledged: nothing to answer.)"""
+    if isinstance(error, Duplicate):
+        return None
+    if is_busy(error) or isinstance(error, ServiceUnavailable):
+        log.warning("slack_busy_503", error=type(error).__name__, acknowledged=response is None)
+        if response is None:
+            return None
+        return BoltResponse(status=503, body="", headers={"Retry-After": str(RETRY_AFTER_S)})
+    logger.error("Failed to run listener function (error: %s)", error, exc_info=error)
+    return None
 
 
 class ClaimedAck(AsyncAck):
@@ -116,9 +133,17 @@ class SlackDeduplication(AsyncMiddleware):
         self._under_way: set[asyncio.Future[Any]] = set()  # kept until done
 
     async def seen(self, key: str) -> bool:
-        """Recorded before (a retry or a duplicate): from a read, which waits for no writer."""
-        async with self.reads() as session:
-            return await session.get(SlackReceived, key[:MAX_KEY]) is not None
+        """Recorded before (a retry or a duplicate): from a read, which waits for no writer.
+        A read that could not be made in time (no pooled connection: issue #40) says no: the
+        insert after the ack decides, as for two copies at once."""
+        try:
+            async with self.reads() as session:
+                return await session.get(SlackReceived, key[:MAX_KEY]) is not None
+        except Exception as error:
+            if not is_busy(error):
+                raise
+            log.warning("slack_request_key_unread", key=key, error=type(error).__name__)
+            return False
 
     async def first_time(self, key: str) -> bool:
         """Record the key; False when it was recorded before (the insert decides, also for

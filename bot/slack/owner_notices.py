@@ -17,6 +17,8 @@ from timebot.owner_notice import load_owner, owner_notice, owner_notice_key
 
 
 class OwnerNoticesPart:
+    handles = (APPROVAL_UPDATE,)
+
     def __init__(self, deps: SlackDeps) -> None:
         self.deps = deps
 
@@ -46,5 +48,5 @@ class OwnerNoticesPart:
 def register(deps: SlackDeps) -> OwnerNoticesPart:
     """A bus subscriber only: it adds no listener to the Slack app."""
     part = OwnerNoticesPart(deps)
-    deps.hub.subscribe("slack-owner-notices", part.on_event)
+    deps.hub.subscribe("slack-owner-notices", part.on_event, part.handles)
     return part

@@ -20,6 +20,7 @@ which organisation it serves.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Protocol, TypeVar
 
 from timebot.events.bus import EventBus, ServiceEvent, Subscriber
@@ -44,7 +45,7 @@ class Hub(Protocol):
     """What a bot's parts register with: bus subscribers, review and climb channels, report
     channels (bot.slack.deps.SlackDeps.hub)."""
 
-    def subscribe(self, name: str, subscriber: Subscriber) -> None: ...
+    def subscribe(self, name: str, subscriber: Subscriber, events: Iterable[str]) -> None: ...
 
     def add_channel(self, channel: ReviewChannel) -> None: ...
 
@@ -61,8 +62,8 @@ class DirectHub:
                  reports: ReportChannels | None) -> None:
         self.bus, self.reviews, self.reports = bus, reviews, reports
 
-    def subscribe(self, name: str, subscriber: Subscriber) -> None:
-        self.bus.subscribe(name, subscriber)
+    def subscribe(self, name: str, subscriber: Subscriber, events: Iterable[str]) -> None:
+        self.bus.subscribe(name, subscriber, events)
 
     def add_channel(self, channel: ReviewChannel) -> None:
         self.reviews.add_channel(channel)
@@ -93,11 +94,12 @@ class OrganisationRoutes:
         """Where the parts of a bot serving `organisation_id` register."""
         return OrganisationHub(self, organisation_id)
 
-    def subscribe(self, organisation_id: str, name: str, subscriber: Subscriber) -> None:
+    def subscribe(self, organisation_id: str, name: str, subscriber: Subscriber,
+                  events: Iterable[str]) -> None:
         by_organisation = self.subscribers.get(name)
         if by_organisation is None:  # the part's one subscriber on the bus
             by_organisation = self.subscribers[name] = defaultdict(list)
-            self.bus.subscribe(name, _routed_subscriber(by_organisation))
+            self.bus.subscribe(name, _routed_subscriber(by_organisation), events)
         by_organisation[organisation_id].append(subscriber)
 
     def add_report_channel(self, organisation_id: str, channel: ReportChannel) -> None:
@@ -122,8 +124,8 @@ class OrganisationHub:
     def __init__(self, routes: OrganisationRoutes, organisation_id: str) -> None:
         self.routes, self.organisation_id = routes, organisation_id
 
-    def subscribe(self, name: str, subscriber: Subscriber) -> None:
-        self.routes.subscribe(self.organisation_id, name, subscriber)
+    def subscribe(self, name: str, subscriber: Subscriber, events: Iterable[str]) -> None:
+        self.routes.subscribe(self.organisation_id, name, subscriber, events)
 
     def add_channel(self, channel: ReviewChannel) -> None:
         self.routes.reviews[self.organisation_id].append(channel)

@@ -37,6 +37,8 @@ def journal_text(author: str | None, content: str) -> str:
 
 
 class ThreadsPart:
+    handles = (JOURNAL_MESSAGE, JOURNAL_EDITED, JOURNAL_DELETED)  # the events on_event reads
+
     def __init__(self, deps: SlackDeps) -> None:
         self.deps = deps
 
@@ -127,5 +129,5 @@ class ThreadsPart:
 def register(app: AsyncApp, deps: SlackDeps) -> ThreadsPart:
     part = ThreadsPart(deps)
     app.event("message")(part.on_message)
-    deps.hub.subscribe("slack-threads", part.on_event)
+    deps.hub.subscribe("slack-threads", part.on_event, part.handles)
     return part

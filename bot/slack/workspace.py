@@ -37,6 +37,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.db import is_busy
 from plumbing.tasks import stop_task
 from timebot.directory.people import PeopleDirectory
 from timebot.errors import TimebotError
@@ -109,9 +110,17 @@ class Workspace:
         if self._read_at is not None and now - self._read_at < CACHE_SECONDS:
             return self._record
         changes = self._changes
-        async with self.reads() as session:
-            row = (await session.scalars(select(SlackWorkspace).where(
-                SlackWorkspace.token_hash == self.token_hash))).first()
+        try:
+            async with self.reads() as session:
+                row = (await session.scalars(select(SlackWorkspace).where(
+                    SlackWorkspace.token_hash == self.token_hash))).first()
+        except Exception as error:
+            # No connection in time (a Monday's load, issue #40): the state last read serves
+            # this request (it goes on to its ack) rather than bolt's 500; never read: raised.
+            if self._read_at is None or not is_busy(error):
+                raise
+            log.warning("slack_workspace_unread", error=type(error).__name__)
+            return self._record
         record = record_of(row) if row else None
         if changes == self._changes:  # not a read begun before this process's own change
             self._record, self._read_at = record, now

@@ -54,10 +54,10 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     channel = TeamsReviews(runtime, front.tenants, outbox, away)
     reviews.add_channel(channel)
     reviews.add_climb_channel(TeamsClimbs(runtime, front.tenants, outbox))
-    runtime.bus.subscribe("teams-approvals", channel.on_event)
+    runtime.bus.subscribe("teams-approvals", channel.on_event, channel.handles)
     journal = TeamsJournal(runtime, front.tenants, outbox)
     front.work.replies = journal.reply
-    runtime.bus.subscribe("teams-journal", journal.on_event)
+    runtime.bus.subscribe("teams-journal", journal.on_event, journal.handles)
     jobs = INSTALLED.get(id(runtime))
     if jobs is not None:  # staff reminders: the scheduler decides, as for mail
         jobs.scheduler.add_channel(TeamsReminders(runtime, front.tenants, outbox))

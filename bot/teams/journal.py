@@ -38,6 +38,8 @@ def journal_text(author: str | None, content: str) -> str:
 
 
 class TeamsJournal:
+    handles = (JOURNAL_MESSAGE,)  # the events on_event reads
+
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
 

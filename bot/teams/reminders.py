@@ -7,6 +7,9 @@ push off in their notification settings: none. Queued once under
 
 from __future__ import annotations
 
+import contextlib
+from contextlib import AbstractAsyncContextManager
+
 from bot.chat.approvals import status_word
 from bot.chat.nudges import staff_nudge_text, submit_now_message
 from bot.teams import cards, render
@@ -30,6 +33,9 @@ class TeamsReminders:
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(reminder_key(dedupe_key)) is not None
+
+    def bulk(self) -> AbstractAsyncContextManager[object]:
+        return contextlib.nullcontext()  # each reminder's card is queued as it comes
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         person_id = str(reminder.person.get("id") or "")

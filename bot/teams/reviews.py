@@ -120,6 +120,8 @@ class TeamsReviews:
     """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
     of its cards."""
 
+    handles = (APPROVAL_UPDATE,)  # the events on_event reads
+
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
                  away: TeamsAwayStatus | None = None) -> None:
         self.runtime, self.tenants, self.outbox, self.away = runtime, tenants, outbox, away

@@ -5,6 +5,8 @@ what was sent is what the outbox holds under the notification's dedupe key."""
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
+
 from mail.outbound.digest import send_digests
 from mail.outbound.reminders import send_timesheet_reminder
 from mail.outbound.report_mail import send_due_report
@@ -41,6 +43,10 @@ class MailChannel:
 
     async def due_report(self, due: DueReport) -> int:
         return await send_due_report(self.ctx, due)
+
+    def bulk(self) -> AbstractAsyncContextManager[object]:
+        """The run's reminder mails written BATCH_ROWS a transaction (Outbox.batched)."""
+        return self.ctx.mail.outbox.batched(self.ctx.mail.outbox_worker.wake)
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         return await send_timesheet_reminder(

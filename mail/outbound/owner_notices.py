@@ -28,6 +28,8 @@ KIND = "owner-notice"
 class OwnerNotices:
     """The bus subscriber for the owner's notices by e-mail."""
 
+    handles = (APPROVAL_UPDATE,)
+
     def __init__(self, ctx: MailContext) -> None:
         self.ctx = ctx
         self.runtime = ctx.runtime

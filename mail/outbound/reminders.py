@@ -231,6 +231,8 @@ async def on_timesheet_reminder(ctx: MailContext, event: ServiceEvent) -> int:
 class Reminders:
     """The bus subscriber for approvalReminder and timesheetReminder."""
 
+    handles = (APPROVAL_REMINDER, TIMESHEET_REMINDER)
+
     def __init__(self, ctx: MailContext) -> None:
         self.ctx = ctx
 

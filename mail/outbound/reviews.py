@@ -114,7 +114,10 @@ class MailContext:
 
 
 async def already_queued(runtime: Runtime, dedupe_key: str) -> bool:
-    async with runtime.state_sessions() as session:
+    """Whether a mail with that key was queued: a read, beside the writers (SQLite: not a
+    BEGIN IMMEDIATE behind them, for every reminder and review of a fan-out, issue #40). The
+    insert with the key decides all the same (ON CONFLICT DO NOTHING)."""
+    async with runtime.read_sessions() as session:
         found = await session.scalar(
             select(OutboxMessage.id).where(OutboxMessage.dedupe_key == dedupe_key)
         )

@@ -23,6 +23,8 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from pathlib import Path
@@ -33,6 +35,7 @@ from sqlalchemy import Row, bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mail.queues.mime_writer import outgoing_message
+from mail.queues.outbox_batch import BATCH_ROWS, RowBatch, closed, current_batch, opened
 from mail.queues.relay import DeliveryError, RelaySettings, SmtpRelay, relay_failure
 from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
@@ -199,8 +202,26 @@ class Outbox:
         }
         if session is not None:
             return await _insert(session, values)
+        batch = current_batch(self)
+        if batch is not None:  # held back, written with the batch (True: its key decides then)
+            await batch.add(values)
+            return True
         async with unit_of_work(self.sessions) as own_session:
             return await _insert(own_session, values)
+
+    @asynccontextmanager
+    async def batched(self, written: Callable[[], None] | None = None,
+                      rows: int = BATCH_ROWS) -> AsyncIterator[RowBatch]:
+        """Within it, this task's `enqueue` without a session holds its mail back and writes
+        it with the next ones, `rows` a transaction (mail.queues.outbox_batch); the rest at
+        its end. `written`: called after each batch (the worker woken)."""
+        batch = RowBatch(self, self.sessions, _insert, rows, written)
+        token = opened(batch)
+        try:
+            yield batch
+        finally:
+            closed(token)
+            await batch.flush()
 
     async def messages(self, kind: str | None = None) -> list[OutboxMessage]:
         async with self.sessions() as session:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.db import insert_ignoring, unit_of_work
@@ -52,17 +52,32 @@ def local_webhook_id(organisation_id: str) -> str:
 
 
 async def ensure_local_webhook(
-    sessions: async_sessionmaker[AsyncSession], organisation_id: str, now_ms: int
+    sessions: async_sessionmaker[AsyncSession], organisation_id: str, now_ms: int,
+    events: Sequence[str] | None = None,
 ) -> tuple[str, str]:
-    """The organisation's in-process webhook, registered if missing: (its id, its secret)."""
+    """The organisation's in-process webhook, registered if missing: (its id, its secret).
+    `events`: what it subscribes to, set on it if it subscribed to other events (a webhook
+    registered with "*" before, issue #40); None: "*" for a new one, an existing one's kept (a
+    process that runs none of the fronts' consumers does not know what they handle)."""
     webhook_id = local_webhook_id(organisation_id)
+    wanted = sorted(events) if events is not None else None
     async with unit_of_work(sessions) as session:
-        await session.execute(insert_ignoring(session, IntegrationWebhook, ("id",)), {
-            "id": webhook_id, "organisation_id": organisation_id, "name": LOCAL_NAME,
-            "url": LOCAL_URL, "secret": new_secret(), "events": [ALL_EVENTS], "active": True,
-            "created_ms": now_ms,
-        })
-        secret = await session.scalar(
-            select(IntegrationWebhook.secret).where(IntegrationWebhook.id == webhook_id)
-        )
+        found = (await session.execute(_LOCAL_WEBHOOK, {"webhook": webhook_id})).first()
+        if found is None:
+            await session.execute(insert_ignoring(session, IntegrationWebhook, ("id",)), {
+                "id": webhook_id, "organisation_id": organisation_id, "name": LOCAL_NAME,
+                "url": LOCAL_URL, "secret": new_secret(),
+                "events": wanted if wanted is not None else [ALL_EVENTS], "active": True,
+                "created_ms": now_ms,
+            })
+            found = (await session.execute(_LOCAL_WEBHOOK, {"webhook": webhook_id})).one()
+        secret, subscribed = found
+        if wanted is not None and sorted(subscribed or []) != wanted:
+            await session.execute(
+                update(IntegrationWebhook).where(IntegrationWebhook.id == webhook_id)
+                .values(events=wanted))
     return webhook_id, str(secret)
+
+
+_LOCAL_WEBHOOK = select(IntegrationWebhook.secret, IntegrationWebhook.events).where(
+    IntegrationWebhook.id == bindparam("webhook"))

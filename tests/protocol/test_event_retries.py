@@ -40,7 +40,7 @@ async def test_failing_events_do_not_hold_up_the_others(state_db: StateDB) -> No
         seen.append(event.event)
 
     bus = EventBus()
-    bus.subscribe("test", subscriber)
+    bus.subscribe("test", subscriber, ("outage", "poison", "fine"))
     worker = EventWorker(store, bus, max_attempts=3)
     await worker.run_once()
     assert seen == ["fine"]
@@ -71,9 +71,13 @@ async def fresh_store(state_db: StateDB, events: list[tuple[str, str]]) -> Event
     return store
 
 
+# The kinds the tests below make up: each organisation's events named apart.
+KINDS = ("a1", "a2", "a3", "b1", "b2", "c1", "d1", "poison", "stuck")
+
+
 def recording_bus(subscriber: Callable[[ServiceEvent], Awaitable[None]]) -> EventBus:
     bus = EventBus()
-    bus.subscribe("test", subscriber)
+    bus.subscribe("test", subscriber, KINDS)
     return bus
 
 

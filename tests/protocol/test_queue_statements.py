@@ -5,6 +5,7 @@ write of the outcomes)."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -97,8 +98,46 @@ async def test_event_store_batch_and_dispatch(
         seen.append(service_event)
 
     bus = EventBus()
-    bus.subscribe("test", subscriber)
+    bus.subscribe("test", subscriber, ("approvalEventUpdate",))
     dispatched = await count(EventWorker(store, bus).run_once())
     assert (len(dispatched.lines(60)), dispatched.commits) == (2, 2), dispatched.lines(60)
     assert sorted(item.data["n"] for item in seen) == list(range(BATCH))
     assert {row.status for row in await store.all()} == {"done"}
+
+
+async def test_a_bulk_run_writes_its_mail_in_batches_and_lets_a_writer_in_between(
+    state_db: StateDB, count: Callable[[Awaitable[Any]], Awaitable[Statements]]
+) -> None:
+    """Issue #40: within `Outbox.batched`, 45 reminders are written in 3 transactions (20, 20,
+    5) instead of 45; a receipt queued while the run goes on is written between two batches,
+    not after the run; a key queued before is refused at the write, as without a batch."""
+    outbox = Outbox(state_db.sessions, Clock())
+    message = new_message(mail_from="a@example.com", to="b@example.com", subject="s",
+                          text="t", mail_domain="example.com")
+    await outbox.enqueue(message, kind="timesheet-reminder", envelope_from="", dedupe_key="r3")
+    order: list[str] = []
+    receipts: list[asyncio.Task[bool]] = []
+
+    def written() -> None:
+        order.append("batch")
+        if not receipts:  # a person acts while the run goes on
+            receipts.append(asyncio.create_task(receipt()))
+
+    async def receipt() -> bool:
+        queued = await outbox.enqueue(message, kind="receipt", envelope_from="",
+                                      dedupe_key="receipt")
+        order.append("receipt")
+        return queued
+
+    async def run() -> None:
+        async with outbox.batched(written, rows=20):
+            for number in range(45):
+                await outbox.enqueue(message, kind="timesheet-reminder", envelope_from="",
+                                     dedupe_key=f"r{number}")
+
+    done = await count(run())
+    assert done.commits == 3, done.lines(60)
+    assert await receipts[0]
+    assert order == ["batch", "receipt", "batch", "batch"]
+    keys = [row.dedupe_key for row in await outbox.messages("timesheet-reminder")]
+    assert sorted(keys) == sorted(f"r{number}" for number in range(45))  # r3 once

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +41,7 @@ log = structlog.get_logger("timebot.events")
 APPROVAL_UPDATE = "approvalEventUpdate"
 APPROVAL_REMINDER = "approvalReminder"
 TIMESHEET_REMINDER = "timesheetReminder"
+SETTINGS_UPDATE = "settingsUpdate"
 
 FLUSH_SECONDS = 0.5  # a dispatched event is marked done within about this (EventWorker)
 BACKOFF = Backoff(2_000, 300_000)  # a failed event is dispatched again after 2 s, 4 s … 5 min
@@ -86,15 +87,35 @@ Subscriber = Callable[[ServiceEvent], Awaitable[None]]
 
 @dataclass
 class EventBus:
-    subscribers: list[tuple[str, Subscriber]] = field(default_factory=list)
+    """Each subscriber registers with the event kinds it handles, and is handed only those.
+    Their union is what timebot's webhooks subscribe to (`events`): a part that handles a kind
+    declares it once, here, and the subscription follows (issue #40: subscribed to "*", every
+    event of the service was delivered, committed and dispatched to nobody)."""
 
-    def subscribe(self, name: str, subscriber: Subscriber) -> None:
-        self.subscribers.append((name, subscriber))
+    subscribers: list[tuple[str, Subscriber, frozenset[str]]] = field(default_factory=list)
+    # Called when the union of the kinds grew (a Slack installation's parts registered
+    # while running): the subscriptions are brought up to date.
+    on_change: list[Callable[[], None]] = field(default_factory=list)
+
+    def subscribe(self, name: str, subscriber: Subscriber, events: Iterable[str]) -> None:
+        kinds = frozenset(events)
+        if not kinds:
+            raise ValueError(f"subscriber {name} handles no event kind")
+        before = self.events()
+        self.subscribers.append((name, subscriber, kinds))
+        if self.events() != before:
+            for callback in self.on_change:
+                callback()
+
+    def events(self) -> list[str]:
+        """The event kinds some subscriber handles, sorted."""
+        return sorted(set().union(*(kinds for _, _, kinds in self.subscribers)))
 
     async def dispatch(self, event: ServiceEvent) -> None:
-        for name, subscriber in self.subscribers:
-            log.debug("event_dispatch", subscriber=name, kind=event.event)
-            await subscriber(event)
+        for name, subscriber, kinds in self.subscribers:
+            if event.event in kinds:
+                log.debug("event_dispatch", subscriber=name, kind=event.event)
+                await subscriber(event)
 
 
 class EventStore:

@@ -8,6 +8,7 @@ that it goes out once."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -70,6 +71,12 @@ class Channel(Protocol):
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         """Render and queue the reminder; False when it was queued before."""
+        ...
+
+    def bulk(self) -> AbstractAsyncContextManager[object]:
+        """Around a run of reminders: what they queue may be written in short batches, at its
+        end at the latest (a bulk run takes the write lock once a batch, not once a
+        reminder: issue #40)."""
         ...
 
     async def daily_digests(self) -> int:

@@ -15,7 +15,7 @@ from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.directory.people import PeopleDirectory
 from timebot.events.bus import EventStore, EventWorker
-from timebot.events.webhooks import WebhookSubscriptions
+from timebot.events.subscriptions import WebhookSubscriptions
 
 
 class Ground(Protocol):

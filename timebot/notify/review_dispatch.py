@@ -35,6 +35,8 @@ class ReviewChannelFailed(TimebotError):
 
 
 class ReviewDispatch:
+    handles = (APPROVAL_UPDATE,)  # the events __call__ reads
+
     def __init__(self, runtime: Ground) -> None:
         self.runtime = runtime
         self.channels: list[ReviewChannel] = []

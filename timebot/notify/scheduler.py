@@ -66,7 +66,7 @@ class Scheduler(PollingWorker):
         for channel in self.channels:
             reminders = due_period_reminders(self.runtime, organisation_id, channel.already_sent,
                                              quiet)
-            async with contextlib.aclosing(reminders):
+            async with contextlib.aclosing(reminders), channel.bulk():
                 async for reminder in reminders:
                     sent += await channel.period_reminder(reminder)
         self._quiet[organisation_id] = (now, quiet.until_ms)

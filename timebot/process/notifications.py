@@ -45,7 +45,7 @@ def install_notifications(runtime: Runtime) -> NotificationJobs:
                             Reconciler(runtime), Escalator(runtime, reviews))
     jobs.scheduler.passes.append(jobs.escalator.tick)
     INSTALLED[id(runtime)] = jobs
-    runtime.bus.subscribe("review-requests", jobs.reviews)
+    runtime.bus.subscribe("review-requests", jobs.reviews, jobs.reviews.handles)
 
     async def start(rt: Runtime) -> None:
         if not rt.auto_subscribe:

@@ -17,7 +17,7 @@ from timebot.client import ServiceClient
 from timebot.config import Settings
 from timebot.directory.people import PeopleDirectory
 from timebot.events.bus import EventBus, EventStore, EventWorker
-from timebot.events.webhooks import WebhookSubscriptions
+from timebot.events.subscriptions import WebhookSubscriptions
 from timebot.secret_key.crypto import SecretBox
 from timebot.state.db import migrate, session_factory
 from timebot.state.draining import DRAIN_SECONDS, drain_all
@@ -70,6 +70,8 @@ class Runtime:
     # Each person's rules of time entry, as the fronts refuse early (timebot/timeentry/rules.py).
     entry_rules: RulesCache = field(init=False)
     _subscriber: asyncio.Task[None] | None = None
+    # Set when the bus's event kinds grew: the subscription loop runs at once.
+    _resubscribe: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
         self.read_sessions = (session_factory(self.read_engine) if self.read_engine is not None
@@ -80,7 +82,8 @@ class Runtime:
             self.state_sessions, name=f"singleton-jobs:{self.settings.role}"
         )
         self.entry_rules = RulesCache(self.client, self.clock.now_ms)
-        self.bus.subscribe("entry-rules", self.entry_rules.on_event)
+        self.bus.subscribe("entry-rules", self.entry_rules.on_event, self.entry_rules.handles)
+        self.bus.on_change.append(self._resubscribe.set)
 
     async def start(self, *, background: bool = True) -> None:
         """Migrate and start; `background=False` (the CLI) starts no workers."""
@@ -120,7 +123,11 @@ class Runtime:
                 await self.subscriptions.ensure_all()
             except Exception as error:  # not reachable yet, or a hosted service is down
                 log.warning("webhook_subscription_pending", error=str(error))
-            await asyncio.sleep(self.subscribe_every_seconds)
+            self._resubscribe.clear()
+            try:
+                await asyncio.wait_for(self._resubscribe.wait(), self.subscribe_every_seconds)
+            except TimeoutError:
+                pass
 
     async def drain(self) -> None:
         """The first half of a graceful stop, while the HTTP app still serves (the embedded

@@ -1,8 +1,8 @@
 """The rules of time entry that apply to a person, as the fronts know them: read once over
 GraphQL (the person's `timeSettings` and `localisation`, and the projects' own values, which
 beat the person's for entries on them), kept per person, and forgotten when the service tells
-of a change in the organisation (any of its webhook events: the embedded service sends
-`settingsUpdate` when a setting is edited) or after `TTL_MS` (a service that sends no such
+of a change in the organisation (its `settingsUpdate` event, sent by the embedded service when
+a setting is edited) or after `TTL_MS` (a service that sends no such
 event; a stale rule costs one refused call, whose message the front then relays).
 
 `refusal` is pure: the words a front answers a refused entry with, naming the setting and what
@@ -25,7 +25,7 @@ from plumbing import periods
 from timebot import l10n
 from timebot.client import ServiceClient, operation
 from timebot.errors import ServiceClientError
-from timebot.events.bus import ServiceEvent
+from timebot.events.bus import SETTINGS_UPDATE, ServiceEvent
 from timebot.l10n import N_
 
 log = structlog.get_logger("timebot.entry_rules")
@@ -213,6 +213,8 @@ class RulesCache:
         for key in [k for k in self._kept if k[0] == organisation_id]:
             del self._kept[key]
 
+    handles = (SETTINGS_UPDATE,)  # the events on_event reads
+
     async def on_event(self, event: ServiceEvent) -> None:
-        """A service event of the organisation: its people's rules are read again."""
+        """A setting of the organisation edited: its people's rules are read again."""
         self.forget(event.organisation_id)

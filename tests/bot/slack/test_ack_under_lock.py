@@ -89,3 +89,51 @@ async def test_an_event_is_acknowledged_while_the_database_is_locked_and_acted_o
     assert (await h.slack.post(later.encode(), "application/json")).status_code == 200
     await h.fake.wait_for("views.publish", user_id=other.slack_id)
     assert len(h.fake.calls_to("views.publish")) == 2
+
+
+@asynccontextmanager
+async def reads_held(h: SlackHarness) -> AsyncIterator[None]:
+    """The bot database's pool for reads made one connection, taken, with a short wait for it:
+    a read before the ack finds none (SQLAlchemy's pool timeout, as under a Monday's load)."""
+    runtime = h.live.app.state.runtime
+    engine = (runtime.read_engine or runtime.state_engine).sync_engine
+    old = engine.pool
+    engine.pool = type(old)(  # type: ignore[call-arg]
+        old._creator, pool_size=1, max_overflow=0, timeout=0.3,
+        _dispatch=old.dispatch, dialect=old._dialect)
+    try:
+        async with (runtime.read_engine or runtime.state_engine).connect():
+            yield
+    finally:
+        engine.pool.dispose()
+        engine.pool = old
+
+
+async def test_an_event_whose_read_finds_no_connection_is_acknowledged_and_acted_on_once(
+    h: SlackHarness,
+) -> None:
+    """Issue #40: the reads before the ack (the workspace's state, the request's key) found no
+    connection in time; bolt answered its 500 (Slack retries it, and counts the failure). Now
+    the ack goes out (the state as last read; the insert after the ack decides on the key),
+    the work is done once, and Slack's retry changes nothing."""
+    first = await h.slack_member("Patfirst")  # the workspace's state read once, as by now
+    earlier = json.dumps(event_body({"type": "app_home_opened", "user": first.slack_id,
+                                     "channel": "D" + first.slack_id[1:], "tab": "home"}))
+    assert (await h.slack.post(earlier.encode(), "application/json")).status_code == 200
+    await h.fake.wait_for("views.publish", user_id=first.slack_id)
+    pat = await h.slack_member("Patpool")
+    body = json.dumps(event_body({"type": "app_home_opened", "user": pat.slack_id,
+                                  "channel": "D" + pat.slack_id[1:], "tab": "home"})).encode()
+    async with reads_held(h):
+        response = await asyncio.wait_for(h.slack.post(body, "application/json"),
+                                          ACK_WITHIN_SECONDS)
+        assert response.status_code == 200
+    await h.fake.wait_for("views.publish", user_id=pat.slack_id)
+    retried = await h.slack.post(body, "application/json", headers={"X-Slack-Retry-Num": "1"})
+    assert retried.status_code == 200
+    other = await h.slack_member("Patlater")
+    later = json.dumps(event_body({"type": "app_home_opened", "user": other.slack_id,
+                                   "channel": "D" + other.slack_id[1:], "tab": "home"}))
+    assert (await h.slack.post(later.encode(), "application/json")).status_code == 200
+    await h.fake.wait_for("views.publish", user_id=other.slack_id)
+    assert len(h.fake.calls_to("views.publish")) == 3

@@ -27,10 +27,15 @@ from tests.support import DAY_MS, LiveServer, new_org
 # row lock on the submission (SQLite's BEGIN IMMEDIATE does both). A reply as mail clients
 # write it (bench.reply_mail: a comment under "Approved", a signature, the review quoted)
 # adds its Journal message to the approval's request: the message and its audit row, each
-# field in a savepoint (the approval's event, timesheet and webhooks not read again).
+# field in a savepoint (the approval's event, timesheet and webhooks not read again). The
+# organisation is subscribed, as a server subscribes each it serves: the approval's event is
+# queued for timebot's webhook (one INSERT); the comment's journalMessage is not, in a
+# deployment that does not mirror the Journal in a chat (#40: subscribed to "*", a GMAIL reply
+# took one statement more in its own task, and a second delivery, stored and dispatched to
+# nobody, after it).
 REPLY_STATEMENTS = {
-    ONE_LINE: {"sqlite": 21, "postgresql": 23},
-    GMAIL: {"sqlite": 27, "postgresql": 29},
+    ONE_LINE: {"sqlite": 22, "postgresql": 24},
+    GMAIL: {"sqlite": 28, "postgresql": 30},
 }
 REPLIES = 4
 
@@ -51,7 +56,11 @@ async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history
         cache.ttl_s = 3600.0
     try:
         async with httpx.AsyncClient(timeout=30) as http:
-            first, _ = await submitted_sheet(await new_org(live, http))
+            org = await new_org(live, http)
+            # Subscribed as a running server subscribes every organisation it serves: the
+            # reply's events are queued for timebot's webhook, those it handles only (#40).
+            await live.app.state.runtime.subscriptions.ensure(org.id)
+            first, _ = await submitted_sheet(org)
             # warms the caches and prepared documents
             await _one_reply(live, worker, first, style=style)
             owner = first.owner
@@ -78,5 +87,7 @@ async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history
     assert sizes[0] <= REPLY_STATEMENTS[style][live.backend], "\n".join(counted[0])
     assert any(s.startswith("UPDATE timesheets") for s in counted[0])  # the approval counted
     assert any(s.startswith("INSERT INTO outbox_messages") for s in counted[0])  # the receipt
+    deliveries = sum(s.startswith("INSERT INTO webhook_deliveries") for s in counted[0])
+    assert deliveries == 1  # the approval's event; not the comment's (#40)
     messages = sum(s.startswith("INSERT INTO journal_messages") for s in counted[0])
     assert messages == (2 if style == GMAIL else 1)  # the approval's entry, and the comment

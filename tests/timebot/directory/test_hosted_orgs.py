@@ -238,3 +238,30 @@ async def test_one_webhook_when_subscriptions_race_and_duplicates_are_removed(
     assert row is not None and row.webhook_id == hooks[0]["id"]
     removed = await two.cli("orgs", "remove", "--org", c.id)
     assert removed.code == 0, removed
+
+
+async def test_a_webhook_subscribed_to_every_event_is_narrowed_by_the_server(
+        two: Hosted) -> None:
+    """`timebot orgs add` runs none of the fronts' consumers: it subscribes a new webhook to
+    "*" (issue #40). The running server's loop, which finds an organisation it has not set the
+    events of (as it does once for each at its start), sets them to what its consumers handle;
+    two loops at once (two processes) leave one webhook, its secret unchanged."""
+    d = await new_org(two.hosted, two.http, "D")
+    added = await two.cli("orgs", "add", "--integration-key", d.admin.apikey)
+    assert added.code == 0, added
+    runtime = two.fronts.app.state.runtime
+    query = "{ currentOrganisation { integrations { webhooks { id url secret events } } } }"
+
+    async def hooks() -> list[dict[str, Any]]:
+        data = await d.admin.gql(query)
+        return list(data["currentOrganisation"]["integrations"]["webhooks"])
+
+    [before] = await hooks()
+    assert before["events"] == ["*"]
+    await asyncio.gather(runtime.subscriptions.ensure_all(), runtime.subscriptions.ensure_all())
+    wanted = runtime.bus.events()
+    assert "*" not in wanted and "approvalEventUpdate" in wanted
+    assert await hooks() == [{**before, "events": wanted}]
+    assert await runtime.subscriptions.secret_for(d.id) == before["secret"]
+    removed = await two.cli("orgs", "remove", "--org", d.id)
+    assert removed.code == 0, removed

@@ -11,7 +11,8 @@ from sqlalchemy import select
 
 from tests.support import HOUR_MS, Org
 from timebot.events.bus import ServiceEvent
-from timebot.events.webhooks import REFRESHES_A_MINUTE, WEBHOOK_PATH, sign
+from timebot.events.subscriptions import REFRESHES_A_MINUTE
+from timebot.events.webhooks import WEBHOOK_PATH, sign
 from timebot.process.runtime import Runtime
 
 WEEK_START = 1_788_220_800_000  # Monday 2026-09-01 00:00 UTC
@@ -29,7 +30,7 @@ async def test_service_events_reach_the_bus_once(org: Org) -> None:
         if event.organisation_id == org.id:
             seen.append(event)
 
-    runtime.bus.subscribe("test-probe", probe)
+    runtime.bus.subscribe("test-probe", probe, ("approvalEventUpdate",))
     try:
         await runtime.subscriptions.ensure(org.id)
         # Subscribing twice registers one webhook.
@@ -58,7 +59,7 @@ async def test_service_events_reach_the_bus_once(org: Org) -> None:
         assert event.data["person"]["id"] == org.admin.id
         assert event.data["status"] == "a"  # no workflow: approved at once
     finally:
-        runtime.bus.subscribers.remove(("test-probe", probe))
+        runtime.bus.subscribers.remove(("test-probe", probe, frozenset({"approvalEventUpdate"})))
 
 
 async def test_unsigned_or_forged_deliveries_are_refused_and_duplicates_ignored(org: Org) -> None:
@@ -206,3 +207,62 @@ async def test_an_in_process_delivery_handed_over_again_is_received_once(org: Or
         await asyncio.sleep(0.05)
     assert await statuses() == [DELIVERY_DELIVERED]
     assert await received() == first
+
+
+WEBHOOKS = "{ currentOrganisation { integrations { webhooks { id url events } } } }"
+
+
+async def test_the_webhook_subscribes_to_the_events_the_fronts_handle(org: Org) -> None:
+    """Issue #40: timebot's webhook subscribes to what its bus subscribers declared they
+    handle, not "*". One registered with "*" (an older timebot) is set to that list, by two
+    processes at once as by one: one webhook, the same events; and an event nobody handles
+    (a Journal comment in a deployment without chat) is no longer queued for timebot."""
+    from service.models import WebhookDelivery
+    from tests.protocol.reply_helpers import submitted_sheet
+    from tests.service.timesheets.test_journal import ADD_MESSAGE
+
+    runtime = runtime_of(org)
+    wanted = runtime.bus.events()
+    assert "*" not in wanted and {"approvalEventUpdate", "approvalReminder",
+                                  "timesheetReminder", "settingsUpdate"} <= set(wanted)
+    assert "journalMessage" not in wanted  # no chat front in this server: nobody mirrors it
+    await runtime.subscriptions.ensure(org.id)
+
+    async def ours() -> list[dict[str, object]]:
+        data = await org.admin.gql(WEBHOOKS)
+        return [hook for hook in data["currentOrganisation"]["integrations"]["webhooks"]
+                if hook["url"] == runtime.subscriptions.url]
+
+    [hook] = await ours()
+    assert hook["events"] == wanted
+    await org.admin.gql(
+        "mutation($id: SvcId!) { editIntegrationWebhookEvents(id: $id, events: [\"*\"]) { id } }",
+        {"id": hook["id"]})
+    await asyncio.gather(*(runtime.subscriptions.sync_events(org.id) for _ in range(2)))
+    assert await ours() == [{**hook, "events": wanted}]
+
+    sheet, _ = await submitted_sheet(org)
+    await sheet.approver.gql(ADD_MESSAGE, {"c": "Friday looks short",
+                                           "r": {"id": sheet.event_id, "type": "approvalEvent"}})
+    async with org.live.service.sessions() as session:
+        queued = set(await session.scalars(select(WebhookDelivery.event).where(
+            WebhookDelivery.organisation_id == org.id)))
+    assert queued == {"approvalEventUpdate"}, queued
+
+
+async def test_a_subscriber_is_handed_only_the_events_it_declared() -> None:
+    from timebot.events.bus import EventBus
+
+    bus, seen, changes = EventBus(), [], []
+    bus.on_change.append(lambda: changes.append(bus.events()))
+
+    async def record(event: ServiceEvent) -> None:
+        seen.append(event.event)
+
+    bus.subscribe("settings", record, ("settingsUpdate",))
+    bus.subscribe("again", record, ("settingsUpdate",))  # no new kind: no change
+    bus.subscribe("journal", record, ("journalMessage", "settingsUpdate"))
+    for kind in ("settingsUpdate", "journalMessage", "approvalEventUpdate"):
+        await bus.dispatch(ServiceEvent("d", kind, "o", 1, {}))
+    assert seen == ["settingsUpdate"] * 3 + ["journalMessage"]
+    assert changes == [["settingsUpdate"], ["journalMessage", "settingsUpdate"]]

@@ -1,0 +1,59 @@
+"""A reminder run writes in short batches and holds the write lock only to write (issue #40:
+the Monday reminder run beside interactive writers). Counted, not timed: the transactions of
+the bot's write engine (on SQLite each one a BEGIN IMMEDIATE: the database's write lock)
+during one run for PEOPLE people due a reminder; every one reminded once; a second run writes
+no mail. (Between two batches the run yields: mail.queues.outbox_batch.)"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mail.queues.outbox_batch import BATCH_ROWS
+from tests.mail.reviews_support import WEEK_END, jobs, mails, runtime_of
+from tests.support import Org
+
+PEOPLE = 6
+
+
+@contextmanager
+def write_transactions(engine: AsyncEngine) -> Iterator[list[int]]:
+    """The transactions the calling task begins on `engine`, counted."""
+    begun: list[int] = []
+    run = asyncio.current_task()
+
+    def begin(_connection: Any) -> None:
+        if asyncio.current_task() is run:  # the run's, not the outbox worker's beside it
+            begun.append(1)
+
+    event.listen(engine.sync_engine, "begin", begin)
+    try:
+        yield begun
+    finally:
+        event.remove(engine.sync_engine, "begin", begin)
+
+
+async def test_a_reminder_run_takes_the_write_lock_once_a_batch(org: Org) -> None:
+    runtime = runtime_of(org)
+    scheduler = jobs(org).scheduler
+    people = [await org.add_member(f"Rita Run{index}") for index in range(PEOPLE)]
+    runtime.clock.set(WEEK_END)  # Monday 00:00 UTC: everyone's empty week is due
+    with write_transactions(runtime.state_engine) as begun:
+        assert await scheduler.period_reminders(org.id) == PEOPLE + 1  # and the admin
+    for person in people:
+        assert len(await mails(runtime, person, "timesheet-reminder")) == 1
+    # The organisation's epoch once, and the reminders' mails BATCH_ROWS a transaction; each
+    # one's "queued before?" look-up is a read, beside the writers (SQLite: the read engine's
+    # deferred BEGIN), not a BEGIN IMMEDIATE behind them (before #40: 2 a reminder, 2N + 1).
+    batches = -(-(PEOPLE + 1) // BATCH_ROWS)
+    if org.live.backend == "sqlite":
+        assert len(begun) == 1 + batches, len(begun)
+    with write_transactions(runtime.state_engine) as again:
+        assert await scheduler.period_reminders(org.id) == 0
+    if org.live.backend == "sqlite":
+        assert len(again) == 1, len(again)  # the epoch's
