@@ -33,6 +33,8 @@ proactive messages. The core imports no adapter, and no adapter another
 - `home`: `read_home(runtime, person)` (`HomeFacts`, as the person) and
   `home_content(facts, markup)` (`HomeContent`: title, hours, status, time off, waiting).
 - `away`: `note_away` records or clears an absence a chat status says (issue 28).
+- `reach`: `reach(client, key, person, what)`: the person's localisation, or None when their
+  settings say `what` is not sent to them in chat (push switch and language, one read).
 - `linking`: `link_prompt` (what an unlinked user sees, "Link my account"), the form's words,
   `link_refusal`, `linked_text`.
 - `values`: the guards reading what a click carries back (`BadValue`).

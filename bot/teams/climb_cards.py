@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from bot.chat.approvals import Request, ref_of
 from bot.chat.nudges import climb_message
+from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
-from bot.teams.reviews import PUSH, context_of
+from bot.teams.reviews import context_of
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
-from timebot.l10n.loading import load_localisation
 from timebot.notify.escalations import ClimbRequest
-from timebot.notify.person_notify import gets, person_notify
 from timebot.process.runtime import Runtime
 
 
@@ -41,13 +40,13 @@ class TeamsClimbs:
             return False
         runtime = self.runtime
         key = await runtime.directory.integration_key(request.organisation_id)
-        notify = await person_notify(runtime.client, key, request.recipient_id)
-        if not gets(notify.settings, "review", PUSH):
+        reader = await reach(runtime.client, key, request.recipient_id)
+        if reader is None:
             return False
         summary = request.summary
         shown = Request(request.submit_id, request.stage, "", summary.person_id,
                         summary.start_ms, summary.end_ms)
-        with l10n.using(await load_localisation(runtime.client, key, request.recipient_id)):
+        with l10n.using(reader):
             said = climb_message(request, TEAMS)
         refresh = (render.refresh_block(shown.encode(), [user.teams_user_id])
                    if request.may_decide else None)

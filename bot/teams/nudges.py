@@ -21,10 +21,10 @@ from sqlalchemy import select
 from bot.chat.approvals import Request, parse_ref
 from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due
 from bot.chat.nudges import approver_nudge, digest
+from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
-from bot.teams.reviews import approver_settings
 from bot.teams.tenants import TeamsTenants
 from plumbing.tasks import stop_task
 from timebot import l10n
@@ -107,8 +107,7 @@ class TeamsNudges:
             if user is None or not user.conversation_id or not user.service_url:
                 continue
             key = await self.runtime.directory.integration_key(organisation_id)
-            reader = await approver_settings(self.runtime, key, approver_id,
-                                             "approvalReminder")
+            reader = await reach(self.runtime.client, key, approver_id, "approvalReminder")
             if reader is None:
                 continue
             to = Recipient(user.tenant_id, organisation_id, user.conversation_id,

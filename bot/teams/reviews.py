@@ -25,18 +25,16 @@ from bot.chat.approvals import (
     summary_text,
 )
 from bot.chat.message import Block, Message
+from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
-from timebot.client import operation
-from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
-from timebot.notify.person_notify import NOTIFY_FIELDS, SLACK, gets, notify_of
 from timebot.notify.reviews import round_mark
 from timebot.process.runtime import Runtime
 from timebot.stages import stage_label
@@ -44,10 +42,6 @@ from timebot.state.teams_models import TeamsOutgoing
 from timebot.summary import TimesheetSummary
 
 log = structlog.get_logger("timebot.teams.reviews")
-
-APPROVER_SETTINGS = operation(f"""query TeamsApprover($id: SvcId!) {{ getPerson(id: $id) {{
-      id {NOTIFY_FIELDS} {l10n.LOCALISATION_FIELDS} }} }}""")
-PUSH = SLACK  # the chat fronts share the service's "push" switch (person_notify)
 
 
 def card_key(dedupe_key: str) -> str:
@@ -97,23 +91,6 @@ def card_of(row: TeamsOutgoing) -> dict[str, Any] | None:
     return None
 
 
-async def approver_settings(runtime: Runtime, key: str, person_id: str,
-                            what: str = "review") -> l10n.Localisation | None:
-    """The approver's language and formats, or None when they turned push (or approval
-    updates) off; one read of the service for both (a fan-out makes it per approver)."""
-    if not await runtime.client.offers("SvcPerson", "notificationSettings", apikey=key):
-        return await load_localisation(runtime.client, key, person_id)
-    try:
-        found = (await runtime.client.execute(APPROVER_SETTINGS, {"id": person_id},
-                                              apikey=key, allow_partial=True)
-                 ).get("getPerson") or {}
-    except (PermissionRefused, ServiceRequestError):
-        return None
-    if not gets(notify_of(found).settings, what, PUSH):
-        return None
-    return l10n.localisation_of(found)
-
-
 class TeamsReviews:
     """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
     of its cards."""
@@ -132,7 +109,7 @@ class TeamsReviews:
             return False
         runtime = self.runtime
         key = await runtime.directory.integration_key(request.organisation_id)
-        reader = await approver_settings(runtime, key, request.approver_id)
+        reader = await reach(runtime.client, key, request.approver_id)
         if reader is None:
             return False
         summary = request.summary
