@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
-from typing import Any
+from typing import Any, Protocol
 
 from bot.chat.markup import Markup
 from bot.chat.message import Action, Block, Fact, Message
@@ -60,6 +60,26 @@ class Request:
         if end <= start:
             raise BadValue("the period ends before it starts")
         return cls(ident(s), whole(g), ident(t, empty=True), ident(p), start, end)
+
+
+class Asking(Protocol):
+    """What asks an approver (notify's ReviewRequest, a climbing reminder's ClimbRequest)."""
+
+    @property
+    def submit_id(self) -> str: ...
+
+    @property
+    def stage(self) -> int: ...
+
+    @property
+    def summary(self) -> TimesheetSummary: ...
+
+
+def request_of(asking: Asking, timesheet_id: str = "") -> Request:
+    """What the buttons of a review request (or of a climbing reminder: no timesheet) name."""
+    summary = asking.summary
+    return Request(asking.submit_id, asking.stage, timesheet_id, summary.person_id,
+                   summary.start_ms, summary.end_ms)
 
 
 def decision_actions(request: Request) -> tuple[Action, ...]:

@@ -5,22 +5,25 @@ localisation, read in one request (a review fan-out makes it one per approver)."
 
 from __future__ import annotations
 
-from timebot.client import ServiceClient, operation
+from timebot.client import operation
 from timebot.errors import AccountInactive, ServiceRequestError
 from timebot.l10n import LOCALISATION_FIELDS, Localisation, localisation_of
 from timebot.l10n.loading import load_localisation
 from timebot.notify.person_notify import NOTIFY_FIELDS, SLACK, gets, notify_of, person_notify
+from timebot.process.runtime import Runtime
 
 CHAT_REACH = operation(f"""query ChatReach($id: SvcId!) {{ getPerson(id: $id) {{
       id {NOTIFY_FIELDS} {LOCALISATION_FIELDS} }} }}""")
 
 
-async def reach(client: ServiceClient, key: str, person_id: str,
+async def reach(runtime: Runtime, organisation_id: str, person_id: str,
                 what: str = "review") -> Localisation | None:
     """The person's localisation, or None when their settings say that `what` (a category of
-    person_notify.GOVERNED_BY) is not sent to them in chat. Where the service answers the
-    read with an error, each half is read as it is alone: the settings raise, the language
-    falls back to English."""
+    person_notify.GOVERNED_BY) is not sent to them in chat; read with their organisation's
+    integration key. Where the service answers the read with an error, each half is read as
+    it is alone: the settings raise, the language falls back to English."""
+    client = runtime.client
+    key = await runtime.directory.integration_key(organisation_id)
     if not await client.offers("SvcPerson", "notificationSettings", apikey=key):
         return await load_localisation(client, key, person_id)
     try:

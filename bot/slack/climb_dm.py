@@ -7,7 +7,7 @@ reader can do; only an administrator, who may decide, gets the Approve / Reject 
 
 from __future__ import annotations
 
-from bot.chat.approvals import Request, ref_of
+from bot.chat.approvals import ref_of, request_of
 from bot.chat.nudges import climb_message
 from bot.chat.reach import reach
 from bot.slack.deps import SlackDeps
@@ -36,14 +36,11 @@ class ClimbDMs:
         user = await self.deps.identity.slack_user_for(request.recipient_id)
         if user is None:
             return False
-        runtime = self.deps.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        reader = await reach(runtime.client, key, request.recipient_id)
+        reader = await reach(self.deps.runtime, request.organisation_id, request.recipient_id)
         if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, "", summary.person_id,
-                        summary.start_ms, summary.end_ms)
+        shown = request_of(request)
         with l10n.using(reader):
             message = climb_message(request, SLACK_MARKUP)
             text, blocks = message.text, blocks_of(message)

@@ -11,7 +11,7 @@ unless the approver turned Slack (push) or approval updates off (`notificationSe
 
 from __future__ import annotations
 
-from bot.chat.approvals import Request, ref_of
+from bot.chat.approvals import ref_of, request_of
 from bot.chat.reach import reach
 from bot.slack.approval_blocks import request_blocks, summary_text
 from bot.slack.deps import SlackDeps
@@ -44,14 +44,11 @@ class ReviewDMs:
         user = await self.deps.identity.slack_user_for(request.approver_id)
         if user is None:
             return False
-        runtime = self.deps.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        reader = await reach(runtime.client, key, request.approver_id)
+        reader = await reach(self.deps.runtime, request.organisation_id, request.approver_id)
         if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, request.timesheet_id,
-                        summary.person_id, summary.start_ms, summary.end_ms)
+        shown = request_of(request, request.timesheet_id)
         with l10n.using(reader):
             label = (stage_label(request.stage, request.stage_count) if request.stage_count > 1
                      else _("approval"))

@@ -8,7 +8,7 @@ only an administrator, who may decide, gets the review card's Approve / Reject b
 
 from __future__ import annotations
 
-from bot.chat.approvals import Request, ref_of
+from bot.chat.approvals import ref_of, request_of
 from bot.chat.nudges import climb_message
 from bot.chat.reach import reach
 from bot.teams import cards, render
@@ -38,14 +38,11 @@ class TeamsClimbs:
         user = await self.tenants.user_of_person(request.organisation_id, request.recipient_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
-        runtime = self.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        reader = await reach(runtime.client, key, request.recipient_id)
+        reader = await reach(self.runtime, request.organisation_id, request.recipient_id)
         if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, "", summary.person_id,
-                        summary.start_ms, summary.end_ms)
+        shown = request_of(request)
         with l10n.using(reader):
             said = climb_message(request, TEAMS)
         refresh = (render.refresh_block(shown.encode(), [user.teams_user_id])

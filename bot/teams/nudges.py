@@ -106,8 +106,7 @@ class TeamsNudges:
             user = await self.tenants.user_of_person(organisation_id, approver_id)
             if user is None or not user.conversation_id or not user.service_url:
                 continue
-            key = await self.runtime.directory.integration_key(organisation_id)
-            reader = await reach(self.runtime.client, key, approver_id, "approvalReminder")
+            reader = await reach(self.runtime, organisation_id, approver_id, "approvalReminder")
             if reader is None:
                 continue
             to = Recipient(user.tenant_id, organisation_id, user.conversation_id,

@@ -36,8 +36,7 @@ class TeamsReminders:
         user = await self.tenants.user_of_person(reminder.organisation_id, person_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
-        key = await self.runtime.directory.integration_key(reminder.organisation_id)
-        reader = await reach(self.runtime.client, key, person_id, "reminder")
+        reader = await reach(self.runtime, reminder.organisation_id, person_id, "reminder")
         if reader is None:
             return False
         period = reminder.period

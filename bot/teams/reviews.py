@@ -22,6 +22,7 @@ from bot.chat.approvals import (
     parse_ref,
     ref_of,
     request_message,
+    request_of,
     summary_text,
 )
 from bot.chat.message import Block, Message
@@ -107,14 +108,11 @@ class TeamsReviews:
         user = await self.tenants.user_of_person(request.organisation_id, request.approver_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
-        runtime = self.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        reader = await reach(runtime.client, key, request.approver_id)
+        reader = await reach(self.runtime, request.organisation_id, request.approver_id)
         if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, request.timesheet_id,
-                        summary.person_id, summary.start_ms, summary.end_ms)
+        shown = request_of(request, request.timesheet_id)
         with l10n.using(reader):
             label = (stage_label(request.stage, request.stage_count)
                      if request.stage_count > 1 else _("approval"))
