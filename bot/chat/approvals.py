@@ -23,13 +23,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
-from typing import Any, Protocol
+from typing import Any
 
 from bot.chat.markup import Markup
 from bot.chat.message import Action, Block, Fact, Message
 from bot.chat.values import BadValue, ident, json_list, whole
 from timebot import l10n
 from timebot.l10n import N_, _
+from timebot.notify.decisions import ReviewRequest
+from timebot.notify.escalations import ClimbRequest
 from timebot.summary import TimesheetSummary
 
 APPROVE = "timebot_approve"
@@ -62,20 +64,7 @@ class Request:
         return cls(ident(s), whole(g), ident(t, empty=True), ident(p), start, end)
 
 
-class Asking(Protocol):
-    """What asks an approver (notify's ReviewRequest, a climbing reminder's ClimbRequest)."""
-
-    @property
-    def submit_id(self) -> str: ...
-
-    @property
-    def stage(self) -> int: ...
-
-    @property
-    def summary(self) -> TimesheetSummary: ...
-
-
-def request_of(asking: Asking, timesheet_id: str = "") -> Request:
+def request_of(asking: ReviewRequest | ClimbRequest, timesheet_id: str = "") -> Request:
     """What the buttons of a review request (or of a climbing reminder: no timesheet) name."""
     summary = asking.summary
     return Request(asking.submit_id, asking.stage, timesheet_id, summary.person_id,
