@@ -6,7 +6,6 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.routing import BaseRoute
 
-from bot.slack.oauth import Installer, WhoIs
 from service.embedded import EmbeddedService
 from service.models import Person
 from service.pages import page_routes
@@ -14,6 +13,7 @@ from service.pages.common import PageContext
 from service.pages.config import PagesConfig
 from service.pages.favicon import favicon_route
 from service.people.models import ROLE_ADMIN
+from timebot.connect_pages import SignedIn, WhoIs
 from timebot.process.runtime import Runtime
 from web.preferences import PreferencesSection
 
@@ -32,13 +32,13 @@ def install_pages(
     )
     pages = PageContext(service, config)
 
-    async def who_is(request: Request) -> Installer | None:
+    async def who_is(request: Request) -> SignedIn | None:
         signed_in = await pages.signed_in(request)
         if signed_in is None:
             return None
         # The one who signed in (an administrator acting as someone installs nothing).
         acting = signed_in.person if signed_in.took_over_by is None else None
-        return Installer(signed_in.organisation.id, signed_in.person.id,
+        return SignedIn(signed_in.organisation.id, signed_in.person.id,
                          acting is not None and acting.role.kind == ROLE_ADMIN)
 
     async def is_admin(organisation_id: str, person_id: str) -> bool:

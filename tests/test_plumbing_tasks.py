@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from structlog.testing import capture_logs
 
 from plumbing.tasks import stop_task
@@ -47,3 +48,29 @@ async def test_a_task_that_failed_is_logged_not_raised() -> None:
         await stop_task(task)
     assert [(entry["event"], entry["task"]) for entry in logs] == [
         ("background_task_failed", "the-loop")]
+
+
+async def test_a_stop_that_is_cancelled_itself_is_cancelled_not_carried_on() -> None:
+    """The task cancelled is slow to end; the shutdown waiting for it is cancelled meanwhile:
+    that cancellation is the shutdown's own, so the shutdown ends there."""
+    async def slow_to_end() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            for _ in range(3):  # its own clean-up, a few turns of the loop
+                await asyncio.sleep(0)
+
+    background = asyncio.create_task(slow_to_end())
+    await asyncio.sleep(0)
+    carried_on: list[str] = []
+
+    async def shutdown() -> None:
+        await stop_task(background)
+        carried_on.append("after the stop")
+
+    stopping = asyncio.create_task(shutdown())
+    await asyncio.sleep(0)
+    stopping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stopping
+    assert carried_on == [] and background.cancelled()

@@ -19,7 +19,8 @@ proactive messages. The core imports no adapter, and no adapter another
   table; `conversation()` the table of the runs themselves; `log_message(result)`.
 - `approvals`: `Request` (what a decision button names; `encode`/`decode`), `APPROVE` /
   `REJECT`, `request_message`, `outcome_message`, `waiting_blocks`, `summary_text`,
-  `period_text`, and the rules `outcome_for` (what a request message becomes after the
+  `period_text`, `request_of` (what a review request's or climbing reminder's buttons name),
+  and the rules `outcome_for` (what a request message becomes after the
   service's approval event, whatever decided), `refusal_reason`, `may_try`; `ref_of` /
   `parse_ref` (the ref a sent request message is found by).
 - `deciding`: `decide(runtime, claims, person, request, comment, who=, markup=)` as the
@@ -37,6 +38,9 @@ proactive messages. The core imports no adapter, and no adapter another
 - `home`: `read_home(runtime, person)` (`HomeFacts`, as the person) and
   `home_content(facts, markup)` (`HomeContent`: title, hours, status, time off, waiting).
 - `away`: `note_away` records or clears an absence a chat status says (issue 28).
+- `reach`: `reach(runtime, organisation, person, what)`: the person's localisation, or None
+  when their settings say `what` is not sent to them in chat (push switch and language, one
+  read).
 - `linking`: `link_prompt` (what an unlinked user sees, "Link my account"), the form's words,
   `link_refusal`, `linked_text`.
 - `values`: the guards reading what a click carries back (`BadValue`).

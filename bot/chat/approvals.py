@@ -30,6 +30,8 @@ from bot.chat.message import Action, Block, Fact, Message
 from bot.chat.values import BadValue, ident, json_list, whole
 from timebot import l10n
 from timebot.l10n import N_, _
+from timebot.notify.decisions import ReviewRequest
+from timebot.notify.escalations import ClimbRequest
 from timebot.summary import TimesheetSummary
 
 APPROVE = "timebot_approve"
@@ -60,6 +62,13 @@ class Request:
         if end <= start:
             raise BadValue("the period ends before it starts")
         return cls(ident(s), whole(g), ident(t, empty=True), ident(p), start, end)
+
+
+def request_of(asking: ReviewRequest | ClimbRequest, timesheet_id: str = "") -> Request:
+    """What the buttons of a review request (or of a climbing reminder: no timesheet) name."""
+    summary = asking.summary
+    return Request(asking.submit_id, asking.stage, timesheet_id, summary.person_id,
+                   summary.start_ms, summary.end_ms)
 
 
 def decision_actions(request: Request) -> tuple[Action, ...]:

@@ -7,15 +7,14 @@ reader can do; only an administrator, who may decide, gets the Approve / Reject 
 
 from __future__ import annotations
 
-from bot.chat.approvals import Request, ref_of
+from bot.chat.approvals import ref_of, request_of
 from bot.chat.nudges import climb_message
+from bot.chat.reach import reach
 from bot.slack.deps import SlackDeps
 from bot.slack.render import SLACK as SLACK_MARKUP
 from bot.slack.render import blocks_of
 from timebot import l10n
-from timebot.l10n.loading import load_localisation
 from timebot.notify.escalations import ClimbRequest
-from timebot.notify.person_notify import SLACK, gets, person_notify
 
 
 def climb_dm_key(dedupe_key: str) -> str:
@@ -37,15 +36,12 @@ class ClimbDMs:
         user = await self.deps.identity.slack_user_for(request.recipient_id)
         if user is None:
             return False
-        runtime = self.deps.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        notify = await person_notify(runtime.client, key, request.recipient_id)
-        if not gets(notify.settings, "review", SLACK):
+        reader = await reach(self.deps.runtime, request.organisation_id, request.recipient_id)
+        if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, "", summary.person_id,
-                        summary.start_ms, summary.end_ms)
-        with l10n.using(await load_localisation(runtime.client, key, request.recipient_id)):
+        shown = request_of(request)
+        with l10n.using(reader):
             message = climb_message(request, SLACK_MARKUP)
             text, blocks = message.text, blocks_of(message)
         if not request.may_decide:

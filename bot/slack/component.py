@@ -46,13 +46,14 @@ from bot.slack.http_events import events_endpoint
 from bot.slack.identity import Identity
 from bot.slack.installations import InstallationAuthorize, Installations
 from bot.slack.nudges import NudgesPart
-from bot.slack.oauth import WhoIs, oauth_flow, oauth_routes
+from bot.slack.oauth import oauth_flow, oauth_routes
 from bot.slack.oauth_store import InstallationStore, InstalledBot, StateStore
 from bot.slack.routes import DirectHub, Hub, OrganisationRoutes
 from bot.slack.sender import SlackSender
 from bot.slack.sender_worker import due_teams
 from bot.slack.socket_mode import SocketMode
 from bot.slack.workspace import Workspace
+from timebot.connect_pages import WhoIs
 from timebot.errors import ConfigError
 from timebot.notify.review_dispatch import ReviewDispatch
 from timebot.process.notifications import INSTALLED

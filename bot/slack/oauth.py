@@ -2,9 +2,10 @@
 SLACK_CLIENT_ID and SLACK_CLIENT_SECRET are set:
 
 - GET /slack/install?organisation=<id>: an administrator of that organisation, signed in
-  (the shell hands `Installer`, who a browser's session is), gets a fresh state (bound to the
-  organisation and to them, single-use, `STATE_SECONDS`), a cookie holding it (the browser
-  that started is the one that finishes) and a redirect to Slack's authorize page.
+  (the shell hands `timebot.connect_pages.SignedIn`, who a browser's session is), gets a
+  fresh state (bound to the organisation and to them, single-use, `STATE_SECONDS`), a cookie
+  holding it (the browser that started is the one that finishes) and a redirect to Slack's
+  authorize page.
 - GET /slack/oauth_redirect?code=…&state=…: the state checked against the cookie and consumed,
   `oauth.v2.access` called (on TIMEBOT_SLACK_API_URL when set), the installation stored for
   the organisation (bot.slack.oauth_store; a team connected to another organisation is refused),
@@ -17,8 +18,6 @@ own environment lookups (SLACK_SCOPES, SLACK_REDIRECT_URI, its file stores in $H
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from html import escape
 from typing import Any
 
 import structlog
@@ -36,10 +35,11 @@ from slack_sdk.oauth import OAuthStateUtils
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from bot.slack.oauth_store import STATE_SECONDS, InstallationStore, StateStore, TakenOver
+from timebot.connect_pages import SignedIn, WhoIs, administrator, page
 
 log = structlog.get_logger("timebot.slack.oauth")
 
@@ -63,17 +63,6 @@ REASONS = {
 }
 
 
-@dataclass(frozen=True)
-class Installer:
-    """Who a browser's session is (the shell resolves it): their organisation, themselves,
-    and whether they administer it."""
-
-    organisation_id: str
-    person_id: str
-    is_admin: bool
-
-
-WhoIs = Callable[[Request], Awaitable[Installer | None]]
 OnInstalled = Callable[[str, str], Awaitable[None]]
 
 
@@ -82,13 +71,6 @@ def authorize_url(api_url: str | None) -> str:
     https://slack.com/oauth/v2/authorize; a test's fake the same way)."""
     base = (api_url or "https://slack.com/api/").rstrip("/").removesuffix("/api")
     return f"{base}/oauth/v2/authorize"
-
-
-def page(status: int, title: str, text: str) -> HTMLResponse:
-    return HTMLResponse(
-        f"<!doctype html><html><head><meta charset=utf-8><title>{escape(title)}</title></head>"
-        f"<body><h1>{escape(title)}</h1><p>{escape(text)}</p>"
-        f'<p><a href="/account">Back to your account</a></p></body></html>', status_code=status)
 
 
 async def _success(args: AsyncSuccessArgs) -> BoltResponse:
@@ -138,7 +120,7 @@ class TimebotOAuthFlow(AsyncOAuthFlow):
 
     async def issue_new_state(self, request: AsyncBoltRequest) -> str:
         installer = request.context.get("installer")
-        assert isinstance(installer, Installer)
+        assert isinstance(installer, SignedIn)
         return await self.states.issue_for(installer.organisation_id, installer.person_id)
 
     async def store_installation(self, request: AsyncBoltRequest,
@@ -193,15 +175,11 @@ def _response(answer: BoltResponse) -> Response:
 
 def oauth_routes(flow: TimebotOAuthFlow, who_is: WhoIs) -> list[BaseRoute]:
     async def install(request: Request) -> Response:
-        installer = await who_is(request)
-        if installer is None:
-            return RedirectResponse("/signin", status_code=303)
-        organisation = request.query_params.get("organisation", "")
-        if not installer.is_admin or organisation != installer.organisation_id:
-            log.warning("slack_install_refused", reason="not an administrator of it",
-                        person=installer.person_id, organisation=organisation[:64])
-            return page(403, "Slack not connected", "Only an administrator of the "
-                        "organisation can connect a Slack workspace to it.")
+        installer = await administrator(
+            request, who_is, "Slack not connected", "Only an administrator of the "
+            "organisation can connect a Slack workspace to it.", "slack_install_refused")
+        if isinstance(installer, Response):
+            return installer
         return _response(await flow.handle_installation(
             _bolt_request(request, installer=installer)))
 

@@ -11,15 +11,14 @@ unless the approver turned Slack (push) or approval updates off (`notificationSe
 
 from __future__ import annotations
 
-from bot.chat.approvals import Request, ref_of
+from bot.chat.approvals import ref_of, request_of
+from bot.chat.reach import reach
 from bot.slack.approval_blocks import request_blocks, summary_text
 from bot.slack.deps import SlackDeps
 from bot.slack.mrkdwn import escape
 from timebot import l10n
 from timebot.l10n import _
-from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
-from timebot.notify.person_notify import SLACK, gets, person_notify
 from timebot.stages import stage_label
 
 
@@ -45,17 +44,12 @@ class ReviewDMs:
         user = await self.deps.identity.slack_user_for(request.approver_id)
         if user is None:
             return False
-        runtime = self.deps.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        notify = await person_notify(runtime.client, key, request.approver_id)
-        if not gets(notify.settings, "review", SLACK):
+        reader = await reach(self.deps.runtime, request.organisation_id, request.approver_id)
+        if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, request.timesheet_id,
-                        summary.person_id, summary.start_ms, summary.end_ms)
-        key = await self.deps.runtime.directory.integration_key(request.organisation_id)
-        with l10n.using(await load_localisation(self.deps.runtime.client, key,
-                                                request.approver_id)):  # the approver's
+        shown = request_of(request, request.timesheet_id)
+        with l10n.using(reader):
             label = (stage_label(request.stage, request.stage_count) if request.stage_count > 1
                      else _("approval"))
             text, blocks = request_blocks(shown, summary.person_name, label,

@@ -8,17 +8,16 @@ only an administrator, who may decide, gets the review card's Approve / Reject b
 
 from __future__ import annotations
 
-from bot.chat.approvals import Request, ref_of
+from bot.chat.approvals import ref_of, request_of
 from bot.chat.nudges import climb_message
+from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
-from bot.teams.reviews import PUSH, context_of
+from bot.teams.reviews import context_of
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
-from timebot.l10n.loading import load_localisation
 from timebot.notify.escalations import ClimbRequest
-from timebot.notify.person_notify import gets, person_notify
 from timebot.process.runtime import Runtime
 
 
@@ -39,15 +38,12 @@ class TeamsClimbs:
         user = await self.tenants.user_of_person(request.organisation_id, request.recipient_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
-        runtime = self.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        notify = await person_notify(runtime.client, key, request.recipient_id)
-        if not gets(notify.settings, "review", PUSH):
+        reader = await reach(self.runtime, request.organisation_id, request.recipient_id)
+        if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, "", summary.person_id,
-                        summary.start_ms, summary.end_ms)
-        with l10n.using(await load_localisation(runtime.client, key, request.recipient_id)):
+        shown = request_of(request)
+        with l10n.using(reader):
             said = climb_message(request, TEAMS)
         refresh = (render.refresh_block(shown.encode(), [user.teams_user_id])
                    if request.may_decide else None)

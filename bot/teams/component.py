@@ -16,12 +16,13 @@ from bot.teams.activities import ActivityWork
 from bot.teams.auth import ActivityVerifier
 from bot.teams.chat import QuickChat
 from bot.teams.connector import AppTokens, Connector, Credentials
-from bot.teams.consent import WhoIs, consent_routes
+from bot.teams.consent import consent_routes
 from bot.teams.endpoint import InvokeHandlers, messages_endpoint
 from bot.teams.endpoints import TeamsEndpoints, UntrustedUrl
 from bot.teams.graph import GraphClient
 from bot.teams.identity import TeamsIdentity
 from bot.teams.tenants import TeamsTenants
+from timebot.connect_pages import WhoIs
 from timebot.errors import ConfigError
 from timebot.process.runtime import Runtime
 

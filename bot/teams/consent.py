@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Awaitable, Callable
-from html import escape
-from typing import Protocol
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 import structlog
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from bot.teams.endpoints import TeamsEndpoints
 from bot.teams.tenants import TakenOver, TeamsTenants
+from timebot.connect_pages import WhoIs, administrator, page
 from timebot.secret_key.signed_state import SignedState
 
 log = structlog.get_logger("timebot.teams.consent")
@@ -34,20 +33,6 @@ CALLBACK_PATH = "/teams/consent"
 DONE = "/account?done=teams"
 STATE_SECONDS = 600
 TENANT_ID = re.compile(r"[0-9A-Za-z-]{1,64}")  # Entra ID tenant ids are GUIDs
-
-
-class SignedIn(Protocol):
-    @property
-    def organisation_id(self) -> str: ...
-
-    @property
-    def person_id(self) -> str: ...
-
-    @property
-    def is_admin(self) -> bool: ...
-
-
-WhoIs = Callable[[Request], Awaitable[SignedIn | None]]
 
 
 def connect_url(organisation_id: str) -> str:
@@ -72,29 +57,20 @@ class ConsentState:
         return str(data.get("o") or ""), str(data.get("p") or "")
 
 
-def page(status: int, title: str, text: str) -> HTMLResponse:
-    return HTMLResponse(f"<!doctype html><title>{escape(title)}</title><h1>{escape(title)}</h1>"
-                        f"<p>{escape(text)}</p><p><a href=\"/account\">Back to your account"
-                        "</a></p>", status_code=status)
-
-
 def consent_routes(tenants: TeamsTenants, endpoints: TeamsEndpoints, app_id: str,
                    public_url: str, secret_key: str, who_is: WhoIs,
                    now_s: Callable[[], float] = time.time) -> list[BaseRoute]:
     states = ConsentState(secret_key)
 
     async def connect(request: Request) -> Response:
-        who = await who_is(request)
-        if who is None:
-            return RedirectResponse("/signin", status_code=303)
-        organisation = request.query_params.get("organisation", "")
-        if not who.is_admin or organisation != who.organisation_id:
-            log.warning("teams_connect_refused", reason="not an administrator of it",
-                        person=who.person_id, organisation=organisation[:64])
-            return page(403, "Teams not connected", "Only an administrator of the "
-                        "organisation can connect its Microsoft 365 tenant.")
+        who = await administrator(request, who_is, "Teams not connected", "Only an "
+                                  "administrator of the organisation can connect its "
+                                  "Microsoft 365 tenant.", "teams_connect_refused")
+        if isinstance(who, Response):
+            return who
         query = urlencode({"client_id": app_id, "redirect_uri": public_url + CALLBACK_PATH,
-                           "state": states.issue(organisation, who.person_id, now_s())})
+                           "state": states.issue(who.organisation_id, who.person_id,
+                                                 now_s())})
         return RedirectResponse(endpoints.consent + "?" + query, status_code=303)
 
     async def callback(request: Request) -> Response:

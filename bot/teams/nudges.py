@@ -30,13 +30,13 @@ from bot.chat.nudge_schedule import (
     snoozed,
 )
 from bot.chat.nudges import approver_nudge, digest
+from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.away_status import TeamsAwayStatus
 from bot.teams.nudge_controls import with_controls
 from bot.teams.nudge_settings import TeamsNudgeSettings
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
-from bot.teams.reviews import approver_settings
 from bot.teams.tenants import TeamsTenants
 from plumbing.tasks import stop_task
 from timebot import l10n
@@ -121,9 +121,7 @@ class TeamsNudges:
                 continue
             if snoozed(await self.settings.get(organisation_id, approver_id), now):
                 continue
-            key = await self.runtime.directory.integration_key(organisation_id)
-            reader = await approver_settings(self.runtime, key, approver_id,
-                                             "approvalReminder")
+            reader = await reach(self.runtime, organisation_id, approver_id, "approvalReminder")
             if self.away is not None:  # still waiting on them: still away? (cached a while)
                 self.away.watch(user, reader.time_zone if reader is not None else None)
             if reader is None:

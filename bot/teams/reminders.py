@@ -12,9 +12,9 @@ from contextlib import AbstractAsyncContextManager
 
 from bot.chat.approvals import status_word
 from bot.chat.nudges import staff_nudge_text, submit_now_message
+from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.outgoing import Recipient, TeamsOutbox
-from bot.teams.reviews import approver_settings
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
 from timebot.notify.decisions import PeriodReminder
@@ -42,8 +42,7 @@ class TeamsReminders:
         user = await self.tenants.user_of_person(reminder.organisation_id, person_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
-        key = await self.runtime.directory.integration_key(reminder.organisation_id)
-        reader = await approver_settings(self.runtime, key, person_id, "reminder")
+        reader = await reach(self.runtime, reminder.organisation_id, person_id, "reminder")
         if reader is None:
             return False
         period = reminder.period

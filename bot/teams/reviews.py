@@ -23,22 +23,21 @@ from bot.chat.approvals import (
     parse_ref,
     ref_of,
     request_message,
+    request_of,
     summary_text,
 )
 from bot.chat.message import Block, Message
+from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.away_status import TeamsAwayStatus
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
-from timebot.client import operation
-from timebot.errors import PermissionRefused, ServiceRequestError
 from timebot.events.bus import APPROVAL_UPDATE, ServiceEvent
 from timebot.l10n import _
 from timebot.l10n.loading import load_localisation
 from timebot.notify.decisions import ReviewRequest
-from timebot.notify.person_notify import NOTIFY_FIELDS, SLACK, gets, notify_of
 from timebot.notify.reviews import round_mark
 from timebot.process.runtime import Runtime
 from timebot.stages import stage_label
@@ -46,10 +45,6 @@ from timebot.state.teams_models import TeamsOutgoing
 from timebot.summary import TimesheetSummary
 
 log = structlog.get_logger("timebot.teams.reviews")
-
-APPROVER_SETTINGS = operation(f"""query TeamsApprover($id: SvcId!) {{ getPerson(id: $id) {{
-      id {NOTIFY_FIELDS} {l10n.LOCALISATION_FIELDS} }} }}""")
-PUSH = SLACK  # the chat fronts share the service's "push" switch (person_notify)
 
 
 def card_key(dedupe_key: str) -> str:
@@ -99,23 +94,6 @@ def card_of(row: TeamsOutgoing) -> dict[str, Any] | None:
     return None
 
 
-async def approver_settings(runtime: Runtime, key: str, person_id: str,
-                            what: str = "review") -> l10n.Localisation | None:
-    """The approver's language and formats, or None when they turned push (or approval
-    updates) off; one read of the service for both (a fan-out makes it per approver)."""
-    if not await runtime.client.offers("SvcPerson", "notificationSettings", apikey=key):
-        return await load_localisation(runtime.client, key, person_id)
-    try:
-        found = (await runtime.client.execute(APPROVER_SETTINGS, {"id": person_id},
-                                              apikey=key, allow_partial=True)
-                 ).get("getPerson") or {}
-    except (PermissionRefused, ServiceRequestError):
-        return None
-    if not gets(notify_of(found).settings, what, PUSH):
-        return None
-    return l10n.localisation_of(found)
-
-
 class TeamsReviews:
     """The Teams review channel (`timebot.notify.decisions.ReviewChannel`) and the settling
     of its cards."""
@@ -135,16 +113,13 @@ class TeamsReviews:
         user = await self.tenants.user_of_person(request.organisation_id, request.approver_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
-        runtime = self.runtime
-        key = await runtime.directory.integration_key(request.organisation_id)
-        reader = await approver_settings(runtime, key, request.approver_id)
+        reader = await reach(self.runtime, request.organisation_id, request.approver_id)
         if self.away is not None:  # in the background: the card does not wait for Graph
             self.away.watch(user, reader.time_zone if reader is not None else None)
         if reader is None:
             return False
         summary = request.summary
-        shown = Request(request.submit_id, request.stage, request.timesheet_id,
-                        summary.person_id, summary.start_ms, summary.end_ms)
+        shown = request_of(request, request.timesheet_id)
         with l10n.using(reader):
             label = (stage_label(request.stage, request.stage_count)
                      if request.stage_count > 1 else _("approval"))

@@ -9,6 +9,7 @@ import uuid
 
 import structlog
 
+from plumbing.tasks import stop_task
 from plumbing.waiting import wait_for_event
 
 log = structlog.get_logger("timebot.worker")
@@ -48,12 +49,4 @@ class PollingWorker:
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is None:
-            return
-        task.cancel()
-        try:
-            await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if current is not None and current.cancelling():
-                raise  # whoever is stopping us was cancelled too: theirs is not ours to keep
+        await stop_task(task)
