@@ -20,7 +20,7 @@ from service.organisation.provisioning import add_person, create_organisation
 from shell.app import create_app
 from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
 from tests.net import free_port, started
-from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.pg import create_pg_database, drop_pg_database_soon, pg_url
 from timebot.config import Settings, load_settings
 from timebot.process.runtime import Runtime
 
@@ -115,7 +115,7 @@ async def stop_live_server(live: LiveServer) -> None:
     live.server.should_exit = True
     await live.task
     for name in live.databases:
-        await drop_pg_database(name)
+        drop_pg_database_soon(name)
 
 
 class GraphQLError(AssertionError):

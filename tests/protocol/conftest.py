@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from mail.queues.outbox import Outbox
 from plumbing.clock import Clock
 from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
-from tests.pg import drop_pg_database, pg_url
+from tests.pg import drop_pg_database_soon, pg_url
 from timebot.state.db import create_engine, migrate, session_factory
 from timebot.state.models import OutboxMessage
 
@@ -45,7 +45,7 @@ async def state_db(
     finally:
         await engine.dispose()
         if database is not None:
-            await drop_pg_database(database)
+            drop_pg_database_soon(database)
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from sqlalchemy import select
 from plumbing.db import create_engine
 from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
 from tests.net import free_port
-from tests.pg import drop_pg_database, pg_url
+from tests.pg import drop_pg_database_soon, pg_url
 from tests.sheets_over_http import submitted_to_max
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 from timebot.config import load_settings
@@ -138,7 +138,7 @@ async def databases(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, s
                "TIMEBOT_DATABASE_URL": pg_url(names[1])}
     finally:
         for name in names:
-            await drop_pg_database(name)
+            drop_pg_database_soon(name)
 
 
 def outbox(data_dir: Path) -> list[EmailMessage]:

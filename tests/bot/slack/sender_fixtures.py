@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.bot.slack.fake_slack import FakeSlack
 from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
-from tests.pg import drop_pg_database, pg_url
+from tests.pg import drop_pg_database_soon, pg_url
 from timebot.state.db import create_engine, migrate, session_factory
 
 
@@ -31,7 +31,7 @@ async def state_sessions(
     finally:
         await engine.dispose()
         if database:
-            await drop_pg_database(database)
+            drop_pg_database_soon(database)
 
 
 @pytest.fixture(name="fake")
