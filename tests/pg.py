@@ -45,17 +45,19 @@ _dropper: list[threading.Thread] = []
 def drop_pg_database_soon(name: str) -> None:
     """Drops `name` (which nobody uses any more) in the background; `dropped_all` waits."""
     if not _dropper:
-        _dropper.append(threading.Thread(target=asyncio.run, args=(_drop_queued(),),
-                                         name="drop-pg-databases", daemon=True))
+        _dropper.append(threading.Thread(target=_drop_queued, name="drop-pg-databases",
+                                         daemon=True))
         _dropper[0].start()
     _to_drop.put(name)
 
 
-async def _drop_queued() -> None:
+def _drop_queued() -> None:
+    # Waits in the daemon thread itself: a thread of an executor (asyncio.to_thread) waiting
+    # on the queue would be joined at the interpreter's exit, forever.
     while True:
-        name = await asyncio.to_thread(_to_drop.get)
+        name = _to_drop.get()
         try:
-            await drop_pg_database(name)
+            asyncio.run(drop_pg_database(name))
         except Exception as error:  # a leftover database, not a failed test: said
             print(f"could not drop the test database {name}: {error!r}", file=sys.stderr)
         finally:
