@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 
+from tests.pg import dropped_all
 from tests.support import LiveServer, Org, new_org, start_live_server, stop_live_server
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -19,6 +20,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # build, `timebot serve --workers 2`) for the end, where one of them is the whole tail.
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    dropped_all()  # the stopped servers' databases (tests.pg.drop_pg_database_soon)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

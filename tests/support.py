@@ -18,8 +18,9 @@ from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.organisation.provisioning import add_person, create_organisation
 from shell.app import create_app
+from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
 from tests.net import free_port, started
-from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.pg import create_pg_database, drop_pg_database_soon, pg_url
 from timebot.config import Settings, load_settings
 from timebot.process.runtime import Runtime
 
@@ -62,9 +63,12 @@ async def start_live_server(
     extra_env: dict[str, str] | None = None,
     reuse_databases: list[str] | None = None,
     auto_subscribe: bool = False,
+    migrated: bool = True,
 ) -> LiveServer:
     """`reuse_databases` (PostgreSQL: the `databases` of a stopped server; SQLite: pass the same
-    data_dir) restarts on existing data instead of fresh databases."""
+    data_dir) restarts on existing data instead of fresh databases. Fresh databases are copies
+    of migrated templates (tests.migrated), so that the start's migration finds nothing to do;
+    `migrated=False` starts on empty ones, for a test of what the start's migration does."""
     databases: list[str] = []
     env = {
         "TIMEBOT_DATA_DIR": str(data_dir),
@@ -76,6 +80,9 @@ async def start_live_server(
     if backend == "postgresql":
         if reuse_databases:
             service_db, bot_db = reuse_databases
+        elif migrated:
+            service_db = await create_migrated_pg_database("service")
+            bot_db = await create_migrated_pg_database("timebot")
         else:
             service_db = await create_pg_database()
             bot_db = await create_pg_database()
@@ -86,6 +93,9 @@ async def start_live_server(
     env["TIMEBOT_HTTP_PORT"] = str(port)
     env.update(extra_env or {})
     settings = load_settings(env)
+    if migrated:
+        await place_migrated_sqlite(settings.service_database_url, "service")
+        await place_migrated_sqlite(settings.database_url, "timebot")
     clock = Clock()
     app = create_app(settings, clock, auto_subscribe=auto_subscribe)
     # The server keeps an idle connection longer than the clients' pools do (httpx: 5 s), so
@@ -105,7 +115,7 @@ async def stop_live_server(live: LiveServer) -> None:
     live.server.should_exit = True
     await live.task
     for name in live.databases:
-        await drop_pg_database(name)
+        drop_pg_database_soon(name)
 
 
 class GraphQLError(AssertionError):

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from mail.queues.outbox import Outbox
 from plumbing.clock import Clock
-from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
+from tests.pg import drop_pg_database_soon, pg_url
 from timebot.state.db import create_engine, migrate, session_factory
 from timebot.state.models import OutboxMessage
 
@@ -32,18 +33,19 @@ async def state_db(
     backend: str = request.param
     database = None
     if backend == "postgresql":
-        database = await create_pg_database()
+        database = await create_migrated_pg_database("timebot")
         url = pg_url(database)
     else:
         url = f"sqlite+aiosqlite:///{tmp_path_factory.mktemp('state') / 'bot.db'}"
+        await place_migrated_sqlite(url, "timebot")
     engine = create_engine(url)
-    await migrate(engine)
+    await migrate(engine)  # (finds nothing to do, as the app's start)
     try:
         yield StateDB(backend, url, engine, session_factory(engine))
     finally:
         await engine.dispose()
         if database is not None:
-            await drop_pg_database(database)
+            drop_pg_database_soon(database)
 
 
 @pytest.fixture

@@ -19,15 +19,9 @@ import httpx
 import pytest
 
 from shell.cli import main as cli_main
-from tests.support import (
-    LOOPBACK_ALLOWED,
-    create_pg_database,
-    drop_pg_database,
-    free_port,
-    pg_url,
-    start_live_server,
-    stop_live_server,
-)
+from tests.net import free_port
+from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.support import LOOPBACK_ALLOWED, start_live_server, stop_live_server
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
 pytestmark = pytest.mark.slow

@@ -24,8 +24,9 @@ import pytest
 from sqlalchemy import select
 
 from plumbing.db import create_engine
+from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
 from tests.net import free_port
-from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.pg import drop_pg_database_soon, pg_url
 from tests.sheets_over_http import submitted_to_max
 from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
 from timebot.config import load_settings
@@ -130,13 +131,14 @@ async def databases(request: pytest.FixtureRequest) -> AsyncIterator[dict[str, s
     if request.param == "sqlite":
         yield {}
         return
-    names = [await create_pg_database(), await create_pg_database()]
+    names = [await create_migrated_pg_database("service"),
+             await create_migrated_pg_database("timebot")]
     try:
         yield {"TIMEBOT_SERVICE_DATABASE_URL": pg_url(names[0]),
                "TIMEBOT_DATABASE_URL": pg_url(names[1])}
     finally:
         for name in names:
-            await drop_pg_database(name)
+            drop_pg_database_soon(name)
 
 
 def outbox(data_dir: Path) -> list[EmailMessage]:
@@ -218,6 +220,8 @@ async def test_two_workers_share_the_mail_and_survive_kill_and_sigterm(
         "TIMEBOT_LOG_LEVEL": "DEBUG", **databases,
     }
     settings = load_settings(env)
+    await place_migrated_sqlite(settings.service_database_url, "service")
+    await place_migrated_sqlite(settings.database_url, "timebot")
     created = (await timebot(env, "service", "init", "--org", "Workers",
                              "--admin-name", "Ada", "--admin-email", f"ada@{DOMAIN}")).json()
     admin = created["admin"]["apikey"]

@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from tests.bot.slack.fake_slack import FakeSlack
-from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
+from tests.pg import drop_pg_database_soon, pg_url
 from timebot.state.db import create_engine, migrate, session_factory
 
 
@@ -19,16 +20,18 @@ from timebot.state.db import create_engine, migrate, session_factory
 async def state_sessions(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    database = await create_pg_database() if request.param == "postgresql" else None
+    database = (await create_migrated_pg_database("timebot") if request.param == "postgresql"
+                else None)
     url = pg_url(database) if database else f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}"
+    await place_migrated_sqlite(url, "timebot")
     engine = create_engine(url)
-    await migrate(engine)
+    await migrate(engine)  # (finds nothing to do, as the app's start)
     try:
         yield session_factory(engine)
     finally:
         await engine.dispose()
         if database:
-            await drop_pg_database(database)
+            drop_pg_database_soon(database)
 
 
 @pytest.fixture(name="fake")
