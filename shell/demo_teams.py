@@ -18,6 +18,13 @@ paths as Microsoft's.
   (`auto_replies`, disabled unless set) and presence (`presences`, Available unless set);
   another tenant's user is 404, as Graph answers; while `graph_open` is clear, Graph's answers
   wait for it (a slow Graph, a timeout).
+- Proactive installation through Graph (kinds "user", "catalog", "install", "installed",
+  "chat"): a user read by object id or e-mail (`/v1.0/users/{id or mail}`), the app found in
+  the tenant's catalog by its manifest id (`/v1.0/appCatalogs/teamsApps?$filter=externalId eq
+  '…'`, the catalog id `catalog_id`), installed for a user (`POST
+  /v1.0/users/{id}/teamwork/installedApps`, 201; 409 when it is there already: `installed`),
+  the user's installation of it listed, and its chat with the user (the member's personal
+  conversation).
 
 Loopback only: it binds 127.0.0.1, and refuses any other peer.
 
@@ -100,6 +107,8 @@ class FakeTeams:
     graph_tokens: dict[str, str] = field(default_factory=dict)  # token -> its tenant
     auto_replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # by aadObjectId
     presences: dict[str, dict[str, Any]] = field(default_factory=dict)
+    catalog_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    installed: set[str] = field(default_factory=set)  # aadObjectIds the app is installed for
 
     def __post_init__(self) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -196,6 +205,14 @@ class FakeTeams:
             Route("/v1.0/users/{user}/mailboxSettings/automaticRepliesSetting", self._graph,
                   methods=["GET"]),
             Route("/v1.0/users/{user}/presence", self._graph, methods=["GET"]),
+            Route("/v1.0/users/{user}", self._graph_user, methods=["GET"]),
+            Route("/v1.0/appCatalogs/teamsApps", self._catalog, methods=["GET"]),
+            Route("/v1.0/users/{user}/teamwork/installedApps", self._install,
+                  methods=["POST"]),
+            Route("/v1.0/users/{user}/teamwork/installedApps", self._installations,
+                  methods=["GET"]),
+            Route("/v1.0/users/{user}/teamwork/installedApps/{installation}/chat",
+                  self._installed_chat, methods=["GET"]),
             Route("/common/adminconsent", self._consent, methods=["GET"]),
             Route("/v3/conversations", self._create, methods=["POST"]),
             Route("/v3/conversations/{conversation}/activities", self._send, methods=["POST"]),
@@ -265,6 +282,86 @@ class FakeTeams:
             "@odata.context": f"{self.base_url}/v1.0/$metadata#users('{user}')/mailboxSettings"
                               "/automaticRepliesSetting",
             **self.auto_replies.get(user, {"status": "disabled", "externalAudience": "all"})})
+
+    async def _graph_call(self, request: Request, kind: str, user: str
+                          ) -> tuple[FakeMember | None, Response | None]:
+        """A Graph call of `kind` for `user` (object id or e-mail) with a tenant's token,
+        recorded: the member it names in that tenant (None: another tenant's, or nobody), or
+        the error answered (no token, a failure asked for)."""
+        scheme, _space, token = request.headers.get("authorization", "").partition(" ")
+        tenant = self.graph_tokens.get(token) if scheme.lower() == "bearer" else None
+        if tenant is None:
+            return None, JSONResponse({"error": {"code": "InvalidAuthenticationToken"}},
+                                      status_code=401)
+        body = await request.json() if request.method == "POST" else {}
+        self.calls.append(ConnectorCall(kind, user, body, token, time.time()))
+        self.changed.set()
+        for index, (failing, status, where) in enumerate(self.failures):
+            if failing == kind and where in (None, user):
+                del self.failures[index]
+                return None, JSONResponse({"error": {"code": str(status)}}, status_code=status)
+        member = next((m for m in self.members.values()
+                       if user in (m.aad_object_id, m.email.lower())), None)
+        return (member if member is not None and member.tenant_id == tenant else None), None
+
+    @staticmethod
+    def _not_found() -> Response:
+        return JSONResponse({"error": {"code": "ResourceNotFound"}}, status_code=404)
+
+    async def _graph_user(self, request: Request) -> Response:
+        member, refused = await self._graph_call(request, "user",
+                                                 request.path_params["user"].lower())
+        if refused is not None or member is None:
+            return refused or self._not_found()
+        return JSONResponse({"id": member.aad_object_id, "mail": member.email,
+                             "userPrincipalName": member.email, "displayName": member.name})
+
+    async def _catalog(self, request: Request) -> Response:
+        _member, refused = await self._graph_call(request, "catalog", "")
+        if refused is not None:
+            return refused
+        wanted = f"externalId eq '{self.app_id}'"
+        found = request.query_params.get("$filter") == wanted
+        return JSONResponse({"value": [{"id": self.catalog_id, "externalId": self.app_id,
+                                        "displayName": "timebot",
+                                        "distributionMethod": "organization"}]
+                             if found else []})
+
+    async def _install(self, request: Request) -> Response:
+        member, refused = await self._graph_call(request, "install",
+                                                 request.path_params["user"])
+        if refused is not None or member is None:
+            return refused or self._not_found()
+        bound = str(self.calls[-1].body.get("teamsApp@odata.bind") or "")
+        if bound != f"{self.base_url}/v1.0/appCatalogs/teamsApps/{self.catalog_id}":
+            return JSONResponse({"error": {"code": "BadRequest"}}, status_code=400)
+        if member.aad_object_id in self.installed:
+            return JSONResponse({"error": {"code": "Conflict"}}, status_code=409)
+        self.installed.add(member.aad_object_id)
+        return Response(status_code=201)
+
+    def _installation_id(self, member: FakeMember) -> str:
+        return f"{member.aad_object_id}##{self.catalog_id}"
+
+    async def _installations(self, request: Request) -> Response:
+        member, refused = await self._graph_call(request, "installed",
+                                                 request.path_params["user"])
+        if refused is not None or member is None:
+            return refused or self._not_found()
+        wanted = f"teamsApp/externalId eq '{self.app_id}'"
+        mine = member.aad_object_id in self.installed and (
+            request.query_params.get("$filter") == wanted)
+        return JSONResponse({"value": [{"id": self._installation_id(member), "teamsApp": {
+            "id": self.catalog_id, "externalId": self.app_id}}] if mine else []})
+
+    async def _installed_chat(self, request: Request) -> Response:
+        member, refused = await self._graph_call(request, "chat", request.path_params["user"])
+        if refused is not None or member is None:
+            return refused or self._not_found()
+        if (member.aad_object_id not in self.installed
+                or request.path_params["installation"] != self._installation_id(member)):
+            return self._not_found()
+        return JSONResponse({"id": member.conversation_id, "chatType": "oneOnOne"})
 
     def _asserted(self, assertion: str, audience: str) -> bool:
         """A client assertion signed by the registered certificate's key, naming the app, for
@@ -351,7 +448,9 @@ class FakeTeams:
         if call is None:
             assert refused is not None
             return refused
-        member = self.members.get(request.path_params["user"])
+        user = request.path_params["user"]  # the Teams user id, or their Entra object id
+        member = self.members.get(user) or next(
+            (m for m in self.members.values() if m.aad_object_id == user), None)
         if member is None or member.conversation_id != conversation:
             return JSONResponse({"error": {"code": "MemberNotFoundInConversation"}},
                                 status_code=404)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from bot.chat.approvals import Request, ref_of
 from bot.chat.nudges import climb_message
 from bot.teams import cards, render
+from bot.teams.installs import TeamsInstaller
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.reviews import PUSH, context_of
@@ -29,14 +30,17 @@ def climb_key(dedupe_key: str) -> str:
 class TeamsClimbs:
     """Teams' `timebot.notify.escalations.ClimbChannel`."""
 
-    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
+                 installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+        # a person who never wrote: the app installed for them first (bot.teams.installs)
+        self.reach = installer.reach if installer is not None else tenants.user_of_person
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(climb_key(dedupe_key)) is not None
 
     async def climb_request(self, request: ClimbRequest) -> bool:
-        user = await self.tenants.user_of_person(request.organisation_id, request.recipient_id)
+        user = await self.reach(request.organisation_id, request.recipient_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
         runtime = self.runtime

@@ -10,6 +10,7 @@ from __future__ import annotations
 from bot.chat.approvals import status_word
 from bot.chat.nudges import staff_nudge_text, submit_now_message
 from bot.teams import cards, render
+from bot.teams.installs import TeamsInstaller
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.reviews import approver_settings
 from bot.teams.tenants import TeamsTenants
@@ -25,15 +26,18 @@ def reminder_key(dedupe_key: str) -> str:
 class TeamsReminders:
     """Teams' `timebot.notify.decisions.Channel`."""
 
-    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
+                 installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+        # a person who never wrote: the app installed for them first (bot.teams.installs)
+        self.reach = installer.reach if installer is not None else tenants.user_of_person
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(reminder_key(dedupe_key)) is not None
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         person_id = str(reminder.person.get("id") or "")
-        user = await self.tenants.user_of_person(reminder.organisation_id, person_id)
+        user = await self.reach(reminder.organisation_id, person_id)
         if user is None or not user.conversation_id or not user.service_url:
             return False
         key = await self.runtime.directory.integration_key(reminder.organisation_id)

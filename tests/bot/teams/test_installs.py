@@ -1,0 +1,163 @@
+"""Approvers who never wrote to the bot get their cards (#42), end to end: a running timebot with
+the Teams front, the fake Teams (signed activities, a Bot Connector, Microsoft Graph with tenant
+tokens and proactive installation). An approver of the connected tenant with no Teams user yet
+has the app installed for them through Graph (found by their e-mail, never a display name), the
+chat it opens becomes theirs and the card goes there; recorded, so it happens once (a retry, a
+concurrent fan-out, another process's 409 included). A tenant without the permission (403):
+no card, the review mail as before, one log line, one refused call. SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import structlog
+
+from bot.teams.cards_component import cards_of
+from bot.teams.component import teams_of
+from bot.teams.graph_gate import GraphGate
+from bot.teams.installs import TeamsInstaller
+from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
+from tests.bot.teams.test_review_cards import card_of, linked
+from tests.mail.reviews_support import outbox_rows, wait_for
+from tests.service.test_approvals_support import add_record, submit
+from timebot.process.runtime import Runtime
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+                ) -> AsyncIterator[TeamsWorld]:
+    started = await start_teams_world(request.param, tmp_path_factory.mktemp("teams-installs"))
+    await started.live.app.state.runtime.subscriptions.ensure(started.org.id)
+    try:
+        yield started
+    finally:
+        await started.stop()
+
+
+def runtime_of(world: TeamsWorld) -> Runtime:
+    return world.live.app.state.runtime  # type: ignore[no-any-return]
+
+
+def installer_of(world: TeamsWorld) -> TeamsInstaller:
+    cards = cards_of(runtime_of(world))
+    assert cards is not None
+    return cards.installer
+
+
+def another_process(world: TeamsWorld) -> TeamsInstaller:
+    """An installer as another timebot process has it (nothing remembered in memory)."""
+    front = teams_of(runtime_of(world))
+    assert front is not None
+    return TeamsInstaller(front.tenants, runtime_of(world).directory, front.graph,
+                          front.connector, front.app_id)
+
+
+def calls(world: TeamsWorld, kind: str, member: TeamsMember) -> int:
+    return len(world.fake.calls_to(kind, member.teams.aad_object_id))
+
+
+async def submit_to(world: TeamsWorld, approvers: list[TeamsMember]) -> TeamsMember:
+    owner = await world.member("Sam")
+    await world.org.admin.gql(
+        "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { editPersonApprovalStages("
+        "id: $id, stages: $s) { id } }",
+        {"id": owner.member.id, "s": [{"type": "person", "personIds": [
+            a.member.id for a in approvers], "quorum": "any"}]})
+    await add_record(owner.member, owner.member, day=0, hours=3)
+    await submit(owner.member, owner.member)
+    return owner
+
+
+async def review_mail(world: TeamsWorld, member: TeamsMember) -> None:
+    async def arrived() -> bool:
+        return bool(await outbox_rows(runtime_of(world), member.member.email, "review"))
+
+    await wait_for(arrived, what=f"the review mail to {member.member.name}")
+
+
+async def test_an_approver_who_never_wrote_gets_the_card(world: TeamsWorld) -> None:
+    fake = world.fake
+    ann = await linked(world, "Ann")  # the tenant's connector is known from her
+    bob = await world.member("Bob")  # in the tenant, never wrote to the bot
+    await submit_to(world, [ann, bob])
+    [card] = await fake.wait_for("send", conversation_id=bob.teams.conversation_id)
+    assert card_of(card)["refresh"]["userIds"] == [bob.teams.user_id]
+    assert calls(world, "install", bob) == 1
+    # found by his e-mail in his own tenant, then by the object id Graph answered
+    assert [c.conversation_id for c in fake.calls_to("user")][-1] == bob.member.email.lower()
+    front = teams_of(runtime_of(world))
+    assert front is not None
+    user = await front.tenants.user_of_person(world.org.id, bob.member.id)
+    assert user is not None and user.conversation_id == bob.teams.conversation_id
+    assert user.aad_object_id == bob.teams.aad_object_id
+    await review_mail(world, bob)  # the mail goes as before
+
+    # recorded: the next card needs no Graph call
+    assert await installer_of(world).reach(world.org.id, bob.member.id) == user
+    assert await another_process(world).reach(world.org.id, bob.member.id) == user
+    assert calls(world, "install", bob) == 1
+
+
+async def test_concurrent_fan_outs_and_another_process_install_once(world: TeamsWorld) -> None:
+    fake = world.fake
+    await linked(world, "Cat")
+    dan, eve = await world.member("Dan"), await world.member("Eve")
+    # one process, two fan-outs at once: one installation
+    first, second = await asyncio.gather(*(installer_of(world).reach(world.org.id, dan.member.id)
+                                           for _ in range(2)))
+    assert first is not None and first == second
+    assert calls(world, "install", dan) == 1
+    # another process installed for Eve already: its 409 is as good, her chat found
+    fake.installed.add(eve.teams.aad_object_id)
+    user = await another_process(world).reach(world.org.id, eve.member.id)
+    assert user is not None and user.conversation_id == eve.teams.conversation_id
+    assert calls(world, "install", eve) == 1
+    assert user.teams_user_id == eve.teams.user_id
+
+
+async def test_without_the_permission_no_card_the_mail_goes_one_log_line(
+        world: TeamsWorld) -> None:
+    fake = world.fake
+    installer = installer_of(world)
+    kim = await linked(world, "Kim")
+    ian, joe = await world.member("Ian"), await world.member("Joe")
+    fake.fail("install", 403, times=5)
+    try:
+        with structlog.testing.capture_logs() as logs:
+            await submit_to(world, [kim, ian, joe])
+            await fake.wait_for("send", 2, conversation_id=kim.teams.conversation_id)
+            await review_mail(world, ian)
+            await review_mail(world, joe)
+            # a later card (a reminder, the next request): the tenant is quiet, not asked
+            assert await installer.reach(world.org.id, ian.member.id) is None
+            assert await installer.reach(world.org.id, joe.member.id) is None
+        refused = [e for e in logs if e["event"] == "teams_install_refused"]
+        assert len(refused) == 1 and refused[0]["status"] == 403
+        assert calls(world, "install", ian) + calls(world, "install", joe) == 1
+        assert fake.calls_to("send", ian.teams.conversation_id) == []
+        assert fake.calls_to("send", joe.teams.conversation_id) == []
+    finally:
+        fake.failures = [f for f in fake.failures if f[0] != "install"]
+        installer.gate = GraphGate(installer.gate.quiet_seconds)  # granted meanwhile
+
+
+async def test_only_the_tenant_serving_the_organisation_is_asked(world: TeamsWorld) -> None:
+    """A person whose e-mail is an account of another tenant only: Graph of this tenant does
+    not know them (404), nothing is installed anywhere; a person who removed the bot is never
+    installed for again."""
+    await linked(world, "Lou")
+    person = await world.org.add_member("Max")
+    elsewhere = world.fake.add_member(str(uuid.uuid4()), person.email, "Max")
+    installer = another_process(world)
+    assert await installer.reach(world.org.id, person.id) is None
+    assert world.fake.calls_to("install", elsewhere.aad_object_id) == []
+
+    ned = await linked(world, "Ned")
+    front = teams_of(runtime_of(world))
+    assert front is not None
+    await front.tenants.remove_user(world.tenant_id, ned.teams.aad_object_id)
+    assert await installer.reach(world.org.id, ned.member.id) is None
+    assert calls(world, "install", ned) == 0
