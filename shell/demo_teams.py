@@ -12,9 +12,10 @@ paths as Microsoft's.
   created, a member looked up (id, aadObjectId, email, userPrincipalName, tenantId); every
   call needs a token the issuer gave; each is recorded (`calls`), and `fail(kind, status)`
   answers 429/403/404 on demand.
-- Microsoft Graph (`/v1.0/users/{id}/mailboxSettings/automaticRepliesSetting` and
-  `/v1.0/users/{id}/presence`, kinds "replies" and "presence"), with a token of the user's own
-  tenant (`/{tenant}/oauth2/v2.0/token`, scope Graph's): a member's automatic replies
+- Microsoft Graph (its routes: shell.demo_teams_graph): a user's automatic replies
+  (`/v1.0/users/{id}/mailboxSettings/automaticRepliesSetting`, kind "replies") and presence
+  (`/v1.0/users/{id}/presence`, kind "presence"), with a token of the user's own tenant
+  (`/{tenant}/oauth2/v2.0/token`, scope Graph's): a member's automatic replies
   (`auto_replies`, disabled unless set) and presence (`presences`, Available unless set);
   another tenant's user is 404, as Graph answers; while `graph_open` is clear, Graph's answers
   wait for it (a slow Graph, a timeout).
@@ -52,6 +53,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from plumbing.peers import is_loopback_address
+from shell.demo_teams_graph import ConnectorCall, FakeGraph, FakeMember
+
+__all__ = ["BOT_ID", "ConnectorCall", "FakeMember", "FakeTeams", "LoopbackOnly"]
 
 ISSUER = "https://api.botframework.com"
 KEY_ID = "fake-teams-key"
@@ -70,26 +74,6 @@ class LoopbackOnly:
             await Response("loopback only", 403)(scope, receive, send)
             return
         await self.app(scope, receive, send)
-
-
-@dataclass
-class ConnectorCall:
-    kind: str  # "send", "update", "create", "member"
-    conversation_id: str
-    body: dict[str, Any]
-    token: str
-    at: float
-    activity_id: str = ""
-
-
-@dataclass
-class FakeMember:
-    user_id: str
-    aad_object_id: str
-    email: str
-    tenant_id: str
-    name: str
-    conversation_id: str
 
 
 @dataclass
@@ -175,6 +159,13 @@ class FakeTeams:
              times: int = 1) -> None:
         self.failures.extend([(kind, status, conversation_id)] * times)
 
+    def note(self, kind: str, target: str, body: dict[str, Any], token: str) -> ConnectorCall:
+        """Record a call (the connector's, or Graph's: shell.demo_teams_graph)."""
+        call = ConnectorCall(kind, target, body, token, time.time())
+        self.calls.append(call)
+        self.changed.set()
+        return call
+
     def calls_to(self, kind: str, conversation_id: str | None = None) -> list[ConnectorCall]:
         return [call for call in self.calls if call.kind == kind and (
             conversation_id is None or call.conversation_id == conversation_id)]
@@ -202,17 +193,7 @@ class FakeTeams:
             Route("/v1/.well-known/keys", self._keys, methods=["GET"]),
             Route("/botframework.com/oauth2/v2.0/token", self._token, methods=["POST"]),
             Route("/{tenant}/oauth2/v2.0/token", self._tenant_token, methods=["POST"]),
-            Route("/v1.0/users/{user}/mailboxSettings/automaticRepliesSetting", self._graph,
-                  methods=["GET"]),
-            Route("/v1.0/users/{user}/presence", self._graph, methods=["GET"]),
-            Route("/v1.0/users/{user}", self._graph_user, methods=["GET"]),
-            Route("/v1.0/appCatalogs/teamsApps", self._catalog, methods=["GET"]),
-            Route("/v1.0/users/{user}/teamwork/installedApps", self._install,
-                  methods=["POST"]),
-            Route("/v1.0/users/{user}/teamwork/installedApps", self._installations,
-                  methods=["GET"]),
-            Route("/v1.0/users/{user}/teamwork/installedApps/{installation}/chat",
-                  self._installed_chat, methods=["GET"]),
+            *FakeGraph(self).routes(),
             Route("/common/adminconsent", self._consent, methods=["GET"]),
             Route("/v3/conversations", self._create, methods=["POST"]),
             Route("/v3/conversations/{conversation}/activities", self._send, methods=["POST"]),
@@ -253,115 +234,6 @@ class FakeTeams:
             self.tokens.discard(token)  # not the connector's
             self.graph_tokens[token] = request.path_params["tenant"]
         return answer
-
-    async def _graph(self, request: Request) -> Response:
-        user = request.path_params["user"]
-        kind = "presence" if request.url.path.endswith("/presence") else "replies"
-        scheme, _space, token = request.headers.get("authorization", "").partition(" ")
-        tenant = self.graph_tokens.get(token) if scheme.lower() == "bearer" else None
-        if tenant is None:
-            return JSONResponse({"error": {"code": "InvalidAuthenticationToken"}},
-                                status_code=401)
-        self.calls.append(ConnectorCall(kind, user, {}, token, time.time()))
-        self.changed.set()
-        await self.graph_open.wait()
-        for index, (failing, status, where) in enumerate(self.failures):
-            if failing == kind and where in (None, user):
-                del self.failures[index]
-                return JSONResponse({"error": {"code": str(status)}}, status_code=status,
-                                    headers={"Retry-After": "60"} if status == 429 else None)
-        member = next((m for m in self.members.values() if m.aad_object_id == user), None)
-        if member is None or member.tenant_id != tenant:
-            return JSONResponse({"error": {"code": "ResourceNotFound"}}, status_code=404)
-        if kind == "presence":
-            return JSONResponse({"id": user, "availability": "Available",
-                                 "activity": "Available", "outOfOfficeSettings": {
-                                     "message": None, "isOutOfOffice": False},
-                                 **self.presences.get(user, {})})
-        return JSONResponse({
-            "@odata.context": f"{self.base_url}/v1.0/$metadata#users('{user}')/mailboxSettings"
-                              "/automaticRepliesSetting",
-            **self.auto_replies.get(user, {"status": "disabled", "externalAudience": "all"})})
-
-    async def _graph_call(self, request: Request, kind: str, user: str
-                          ) -> tuple[FakeMember | None, Response | None]:
-        """A Graph call of `kind` for `user` (object id or e-mail) with a tenant's token,
-        recorded: the member it names in that tenant (None: another tenant's, or nobody), or
-        the error answered (no token, a failure asked for)."""
-        scheme, _space, token = request.headers.get("authorization", "").partition(" ")
-        tenant = self.graph_tokens.get(token) if scheme.lower() == "bearer" else None
-        if tenant is None:
-            return None, JSONResponse({"error": {"code": "InvalidAuthenticationToken"}},
-                                      status_code=401)
-        body = await request.json() if request.method == "POST" else {}
-        self.calls.append(ConnectorCall(kind, user, body, token, time.time()))
-        self.changed.set()
-        for index, (failing, status, where) in enumerate(self.failures):
-            if failing == kind and where in (None, user):
-                del self.failures[index]
-                return None, JSONResponse({"error": {"code": str(status)}}, status_code=status)
-        member = next((m for m in self.members.values()
-                       if user in (m.aad_object_id, m.email.lower())), None)
-        return (member if member is not None and member.tenant_id == tenant else None), None
-
-    @staticmethod
-    def _not_found() -> Response:
-        return JSONResponse({"error": {"code": "ResourceNotFound"}}, status_code=404)
-
-    async def _graph_user(self, request: Request) -> Response:
-        member, refused = await self._graph_call(request, "user",
-                                                 request.path_params["user"].lower())
-        if refused is not None or member is None:
-            return refused or self._not_found()
-        return JSONResponse({"id": member.aad_object_id, "mail": member.email,
-                             "userPrincipalName": member.email, "displayName": member.name})
-
-    async def _catalog(self, request: Request) -> Response:
-        _member, refused = await self._graph_call(request, "catalog", "")
-        if refused is not None:
-            return refused
-        wanted = f"externalId eq '{self.app_id}'"
-        found = request.query_params.get("$filter") == wanted
-        return JSONResponse({"value": [{"id": self.catalog_id, "externalId": self.app_id,
-                                        "displayName": "timebot",
-                                        "distributionMethod": "organization"}]
-                             if found else []})
-
-    async def _install(self, request: Request) -> Response:
-        member, refused = await self._graph_call(request, "install",
-                                                 request.path_params["user"])
-        if refused is not None or member is None:
-            return refused or self._not_found()
-        bound = str(self.calls[-1].body.get("teamsApp@odata.bind") or "")
-        if bound != f"{self.base_url}/v1.0/appCatalogs/teamsApps/{self.catalog_id}":
-            return JSONResponse({"error": {"code": "BadRequest"}}, status_code=400)
-        if member.aad_object_id in self.installed:
-            return JSONResponse({"error": {"code": "Conflict"}}, status_code=409)
-        self.installed.add(member.aad_object_id)
-        return Response(status_code=201)
-
-    def _installation_id(self, member: FakeMember) -> str:
-        return f"{member.aad_object_id}##{self.catalog_id}"
-
-    async def _installations(self, request: Request) -> Response:
-        member, refused = await self._graph_call(request, "installed",
-                                                 request.path_params["user"])
-        if refused is not None or member is None:
-            return refused or self._not_found()
-        wanted = f"teamsApp/externalId eq '{self.app_id}'"
-        mine = member.aad_object_id in self.installed and (
-            request.query_params.get("$filter") == wanted)
-        return JSONResponse({"value": [{"id": self._installation_id(member), "teamsApp": {
-            "id": self.catalog_id, "externalId": self.app_id}}] if mine else []})
-
-    async def _installed_chat(self, request: Request) -> Response:
-        member, refused = await self._graph_call(request, "chat", request.path_params["user"])
-        if refused is not None or member is None:
-            return refused or self._not_found()
-        if (member.aad_object_id not in self.installed
-                or request.path_params["installation"] != self._installation_id(member)):
-            return self._not_found()
-        return JSONResponse({"id": member.conversation_id, "chatType": "oneOnOne"})
 
     def _asserted(self, assertion: str, audience: str) -> bool:
         """A client assertion signed by the registered certificate's key, naming the app, for
