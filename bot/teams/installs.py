@@ -1,9 +1,9 @@
 """Approvers who never wrote to the bot reached anyway (#42): when a card or a reminder is for a
 person of an organisation whose tenant is connected but who has no Teams user yet, the bot's
 app is installed for them through Microsoft Graph (proactive installation, application
-permission TeamsAppInstallation.ReadWriteForUser.All, and AppCatalog.Read.All to find the
-app in the tenant's catalog by its manifest id), and the personal chat it opens is where
-their cards go:
+permission TeamsAppInstallation.ReadWriteForUser.All, with AppCatalog.Read.All to find the
+app in the tenant's catalog by its manifest id and User.ReadBasic.All to find the user), and
+the personal chat it opens is where their cards go:
 
 1. the user in the tenant serving the organisation (its own token: never another tenant's),
    by the person's e-mail (`GET /users/{mail}`: Microsoft's account, never a display name),
