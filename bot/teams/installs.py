@@ -66,27 +66,27 @@ class TeamsInstaller:
         if user is not None:
             return user
         key = (organisation_id, person_id)
-        if self._not_before.get(key, 0.0) > time.monotonic():
+        now = time.monotonic()
+        if self._not_before.get(key, 0.0) > now:
             return None
-        lock = self._people.setdefault(key, asyncio.Lock())
-        try:
-            async with lock:  # concurrent fan-outs of this process install once
-                return await self._reach_locked(organisation_id, person_id)
-        finally:
-            if not lock.locked():
-                self._people.pop(key, None)
-
-    async def _reach_locked(self, organisation_id: str, person_id: str) -> LinkedUser | None:
-        user = await self.tenants.user_of_person(organisation_id, person_id)
-        if user is not None:
-            return user
         tenant = await self.tenants.tenant_of(organisation_id)
         if tenant is None or not tenant.active or not tenant.service_url \
-                or await self.tenants.ever_linked(organisation_id, person_id):
+                or self.gate.is_quiet((tenant.tenant_id, INSTALL)):
             return None
-        key = (organisation_id, person_id)
-        if self.gate.is_quiet((tenant.tenant_id, INSTALL)):
-            return None
+        if len(self._not_before) > 10_000:
+            self._not_before = {k: until for k, until in self._not_before.items() if until > now}
+        if len(self._people) > 10_000:
+            self._people = {k: lock for k, lock in self._people.items() if lock.locked()}
+        async with self._people.setdefault(key, asyncio.Lock()):
+            # concurrent fan-outs of this process install once: the second finds it linked
+            user = await self.tenants.user_of_person(organisation_id, person_id)
+            if user is not None or await self.tenants.ever_linked(
+                    tenant.tenant_id, organisation_id, person_id):
+                return user
+            return await self._install_logged(tenant, person_id)
+
+    async def _install_logged(self, tenant: Tenant, person_id: str) -> LinkedUser | None:
+        key = (tenant.organisation_id, person_id)
         try:
             installed = await self.gate.call((tenant.tenant_id, INSTALL),
                                              lambda: self._install(tenant, person_id))

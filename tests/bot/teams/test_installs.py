@@ -2,9 +2,10 @@
 the Teams front, the fake Teams (signed activities, a Bot Connector, Microsoft Graph with tenant
 tokens and proactive installation). An approver of the connected tenant with no Teams user yet
 has the app installed for them through Graph (found by their e-mail, never a display name), the
-chat it opens becomes theirs and the card goes there; recorded, so it happens once (a retry, a
-concurrent fan-out, another process's 409 included). A tenant without the permission (403):
-no card, the review mail as before, one log line, one refused call. SQLite and PostgreSQL."""
+chat it opens becomes theirs and the card (or a staff reminder) goes there; recorded, so it
+happens once (a retry, a concurrent fan-out, another process's 409 included). A tenant without
+the permission (403): no card, the review mail as before, one log line, one refused call.
+SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ import structlog
 
 from bot.teams.cards_component import cards_of
 from bot.teams.component import teams_of
-from bot.teams.graph_gate import GraphGate
 from bot.teams.installs import TeamsInstaller
 from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
-from tests.bot.teams.test_review_cards import card_of, linked
+from tests.bot.teams.test_review_cards import card_of, linked, text_of
 from tests.mail.reviews_support import outbox_rows, wait_for
 from tests.service.test_approvals_support import add_record, submit
+from tests.support import new_org
+from timebot.notify.periods import week_of
+from timebot.process.notifications import jobs_of
 from timebot.process.runtime import Runtime
 
 
@@ -120,20 +123,38 @@ async def test_concurrent_fan_outs_and_another_process_install_once(world: Teams
 
 async def test_without_the_permission_no_card_the_mail_goes_one_log_line(
         world: TeamsWorld) -> None:
+    """Another organisation whose tenant did not grant the installation permission."""
     fake = world.fake
     installer = installer_of(world)
-    kim = await linked(world, "Kim")
-    ian, joe = await world.member("Ian"), await world.member("Joe")
-    fake.fail("install", 403, times=5)
+    beta = await new_org(world.live, world.http, "Beta")
+    tenant = str(uuid.uuid4())
+    assert (await world.connect(beta, tenant)).headers["location"] == "/account?done=teams"
+    await runtime_of(world).subscriptions.ensure(beta.id)
+
+    async def in_beta(name: str) -> TeamsMember:
+        person = await beta.add_member(name)
+        return TeamsMember(person, fake.add_member(tenant, person.email, name))
+
+    kim, ian, joe = await in_beta("Kim"), await in_beta("Ian"), await in_beta("Joe")
+    assert (await world.send(fake.message(kim.teams, "help"))).status_code == 202
+    await fake.wait_for("send", conversation_id=kim.teams.conversation_id)
+    fake.fail("install", 403)
     try:
         with structlog.testing.capture_logs() as logs:
-            await submit_to(world, [kim, ian, joe])
+            owner = await in_beta("Sam")
+            await beta.admin.gql(
+                "mutation($id: SvcId!, $s: [SvcApprovalStageInput]) { "
+                "editPersonApprovalStages(id: $id, stages: $s) { id } }",
+                {"id": owner.member.id, "s": [{"type": "person", "personIds": [
+                    a.member.id for a in (kim, ian, joe)], "quorum": "any"}]})
+            await add_record(owner.member, owner.member, day=0, hours=3)
+            await submit(owner.member, owner.member)
             await fake.wait_for("send", 2, conversation_id=kim.teams.conversation_id)
             await review_mail(world, ian)
             await review_mail(world, joe)
             # a later card (a reminder, the next request): the tenant is quiet, not asked
-            assert await installer.reach(world.org.id, ian.member.id) is None
-            assert await installer.reach(world.org.id, joe.member.id) is None
+            assert await installer.reach(beta.id, ian.member.id) is None
+            assert await installer.reach(beta.id, joe.member.id) is None
         refused = [e for e in logs if e["event"] == "teams_install_refused"]
         assert len(refused) == 1 and refused[0]["status"] == 403
         assert calls(world, "install", ian) + calls(world, "install", joe) == 1
@@ -141,7 +162,6 @@ async def test_without_the_permission_no_card_the_mail_goes_one_log_line(
         assert fake.calls_to("send", joe.teams.conversation_id) == []
     finally:
         fake.failures = [f for f in fake.failures if f[0] != "install"]
-        installer.gate = GraphGate(installer.gate.quiet_seconds)  # granted meanwhile
 
 
 async def test_only_the_tenant_serving_the_organisation_is_asked(world: TeamsWorld) -> None:
@@ -161,3 +181,25 @@ async def test_only_the_tenant_serving_the_organisation_is_asked(world: TeamsWor
     await front.tenants.remove_user(world.tenant_id, ned.teams.aad_object_id)
     assert await installer.reach(world.org.id, ned.member.id) is None
     assert calls(world, "install", ned) == 0
+
+
+async def test_a_staff_reminder_reaches_someone_who_never_wrote(world: TeamsWorld) -> None:
+    scheduler = jobs_of(runtime_of(world)).scheduler
+    await scheduler.period_reminders(world.org.id)  # timebot serves the organisation from now
+    await linked(world, "Pia")
+    rita = await world.member("Rita")
+    start, end = week_of(world.live.clock.now_ms())
+    await rita.member.gql(
+        "mutation($s: SvcTimestamp!, $p: SvcId!) { addTimeRecord(startTime: $s, "
+        "duration: 7200000, personId: $p) { id } }", {"s": start + 9 * 3_600_000,
+                                                       "p": rita.member.id})
+    clock = world.live.clock
+    frozen, offset = clock.frozen_ms, clock.offset_ms
+    try:
+        clock.frozen_ms = end + 86_400_000 + 10 * 3_600_000  # the Tuesday after the week
+        await scheduler.period_reminders(world.org.id)
+        [reminded] = await world.fake.wait_for("send", 1, rita.teams.conversation_id)
+        assert "is not submitted yet" in text_of(card_of(reminded))
+        assert calls(world, "install", rita) == 1
+    finally:
+        clock.frozen_ms, clock.offset_ms = frozen, offset
