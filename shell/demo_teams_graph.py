@@ -115,6 +115,7 @@ class FakeGraph:
                                       status_code=401)
         body = await request.json() if request.method == "POST" else {}
         self.fake.note(kind, user, body, token)
+        await self.fake.graph_open.wait()
         for index, (failing, status, where) in enumerate(self.fake.failures):
             if failing == kind and where in (None, user):
                 del self.fake.failures[index]

@@ -79,6 +79,7 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     async def stop(_runtime: Runtime) -> None:
         await nudges.stop()
         await away.stop()
+        await installer.stop()
         await worker.stop()
         _INSTALLED.pop(id(runtime), None)
 

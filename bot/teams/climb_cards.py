@@ -33,14 +33,16 @@ class TeamsClimbs:
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
                  installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
-        # a person who never wrote: the app installed for them first (bot.teams.installs)
-        self.reach = installer.reach if installer is not None else tenants.user_of_person
+        self.installer = installer  # reaches who never wrote (bot.teams.installs)
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(climb_key(dedupe_key)) is not None
 
     async def climb_request(self, request: ClimbRequest) -> bool:
-        user = await self.reach(request.organisation_id, request.recipient_id)
+        user = await self.tenants.user_of_person(request.organisation_id, request.recipient_id)
+        if user is None and self.installer is not None:  # never wrote: installed, then sent
+            self.installer.later(request.organisation_id, request.recipient_id,
+                                 lambda: self.climb_request(request))
         if user is None or not user.conversation_id or not user.service_url:
             return False
         runtime = self.runtime

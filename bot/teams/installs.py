@@ -16,7 +16,9 @@ the personal chat it opens is where their cards go:
    its object id, tenant and e-mail checked again; then recorded as a linked Teams user
    (bot.teams.tenants), so it happens once.
 
-It never holds a fan-out long: a tenant refusing (403: the permission not granted) or
+A fan-out never waits for it: the card's channel asks for it (`later`) and goes on (the review
+mail goes meanwhile), the card is queued once the person is reached, at most `concurrency`
+installations at once. A tenant refusing (403: the permission not granted) or
 throttling is quiet meanwhile (bot.teams.graph_gate: one refused call per tenant per
 `quiet_seconds`, one log line), and the person is not reached in Teams — their review mail
 goes as before. A person not found, or failing otherwise, is not tried again before
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from urllib.parse import quote
 
 import structlog
@@ -41,6 +44,7 @@ log = structlog.get_logger("timebot.teams.installs")
 
 QUIET_SECONDS = 600.0
 RETRY_SECONDS = 600.0
+CONCURRENCY = 4
 INSTALL = "installedApps"  # the gate's endpoint: every call of an installation
 
 
@@ -51,13 +55,45 @@ class NotReached(Exception):
 class TeamsInstaller:
     def __init__(self, tenants: TeamsTenants, directory: PeopleDirectory, graph: GraphClient,
                  connector: Connector, app_id: str, *, quiet_seconds: float = QUIET_SECONDS,
-                 retry_seconds: float = RETRY_SECONDS) -> None:
+                 retry_seconds: float = RETRY_SECONDS, concurrency: int = CONCURRENCY) -> None:
         self.tenants, self.directory, self.graph = tenants, directory, graph
         self.connector, self.app_id, self.retry_seconds = connector, app_id, retry_seconds
         self.gate = GraphGate(quiet_seconds)
         self._catalog: dict[str, str] = {}  # tenant -> the app's catalog id there
         self._not_before: dict[tuple[str, str], float] = {}  # (organisation, person)
         self._people: dict[tuple[str, str], asyncio.Lock] = {}
+        self._slots = asyncio.Semaphore(concurrency)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def later(self, organisation_id: str, person_id: str,
+              then: Callable[[], Awaitable[object]]) -> None:
+        """Reach the person in the background (at most `concurrency` installations at once)
+        and run `then` once they are: a fan-out never waits for Graph."""
+        task = asyncio.create_task(self._later(organisation_id, person_id, then),
+                                   name="teams-install")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _later(self, organisation_id: str, person_id: str,
+                     then: Callable[[], Awaitable[object]]) -> None:
+        try:
+            async with self._slots:
+                reached = await self.reach(organisation_id, person_id)
+            if reached is not None:
+                await then()
+        except Exception:  # the database away a moment: the next delivery tries again
+            log.exception("teams_install_failed", person=person_id)
+
+    async def settled(self) -> None:
+        """Wait for the installations under way (tests; a stop that lets them finish)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def stop(self) -> None:
+        tasks, self._tasks = list(self._tasks), set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def reach(self, organisation_id: str, person_id: str) -> LinkedUser | None:
         """The person's Teams user: the linked one, else one the app was installed for now;

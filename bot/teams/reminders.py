@@ -29,15 +29,17 @@ class TeamsReminders:
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
                  installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
-        # a person who never wrote: the app installed for them first (bot.teams.installs)
-        self.reach = installer.reach if installer is not None else tenants.user_of_person
+        self.installer = installer  # reaches who never wrote (bot.teams.installs)
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(reminder_key(dedupe_key)) is not None
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         person_id = str(reminder.person.get("id") or "")
-        user = await self.reach(reminder.organisation_id, person_id)
+        user = await self.tenants.user_of_person(reminder.organisation_id, person_id)
+        if user is None and self.installer is not None:  # never wrote: installed, then sent
+            self.installer.later(reminder.organisation_id, person_id,
+                                 lambda: self.period_reminder(reminder))
         if user is None or not user.conversation_id or not user.service_url:
             return False
         key = await self.runtime.directory.integration_key(reminder.organisation_id)

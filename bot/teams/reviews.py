@@ -126,8 +126,7 @@ class TeamsReviews:
                  away: TeamsAwayStatus | None = None,
                  installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox, self.away = runtime, tenants, outbox, away
-        # an approver who never wrote: the app installed for them first (bot.teams.installs)
-        self.reach = installer.reach if installer is not None else tenants.user_of_person
+        self.installer = installer  # reaches who never wrote (bot.teams.installs)
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(card_key(dedupe_key)) is not None
@@ -135,7 +134,10 @@ class TeamsReviews:
     async def review_request(self, request: ReviewRequest) -> bool:
         """Queue the card; False when queued before, the approver is not in Teams (or their
         tenant does not serve the organisation), or they turned push off."""
-        user = await self.reach(request.organisation_id, request.approver_id)
+        user = await self.tenants.user_of_person(request.organisation_id, request.approver_id)
+        if user is None and self.installer is not None:  # never wrote: installed, then sent
+            self.installer.later(request.organisation_id, request.approver_id,
+                                 lambda: self.review_request(request))
         if user is None or not user.conversation_id or not user.service_url:
             return False
         runtime = self.runtime

@@ -104,6 +104,25 @@ async def test_an_approver_who_never_wrote_gets_the_card(world: TeamsWorld) -> N
     assert calls(world, "install", bob) == 1
 
 
+async def test_a_fan_out_never_waits_for_the_installation(world: TeamsWorld) -> None:
+    """Graph holds its answers: the linked approver's card and everyone's review mail go
+    meanwhile; the card of the one who never wrote follows once Graph answers."""
+    fake = world.fake
+    ola = await linked(world, "Ola")
+    pat = await world.member("Pat")
+    fake.graph_open.clear()
+    try:
+        await submit_to(world, [ola, pat])
+        await fake.wait_for("send", 2, conversation_id=ola.teams.conversation_id)
+        await review_mail(world, pat)
+        await fake.wait_for("user", conversation_id=pat.member.email.lower())
+        assert fake.calls_to("send", pat.teams.conversation_id) == []
+    finally:
+        fake.graph_open.set()
+    await fake.wait_for("send", conversation_id=pat.teams.conversation_id)
+    assert calls(world, "install", pat) == 1
+
+
 async def test_concurrent_fan_outs_and_another_process_install_once(world: TeamsWorld) -> None:
     fake = world.fake
     await linked(world, "Cat")
@@ -152,6 +171,7 @@ async def test_without_the_permission_no_card_the_mail_goes_one_log_line(
             await fake.wait_for("send", 2, conversation_id=kim.teams.conversation_id)
             await review_mail(world, ian)
             await review_mail(world, joe)
+            await installer.settled()
             # a later card (a reminder, the next request): the tenant is quiet, not asked
             assert await installer.reach(beta.id, ian.member.id) is None
             assert await installer.reach(beta.id, joe.member.id) is None
