@@ -22,8 +22,10 @@ GateKey = tuple[str, str]  # (tenant id, endpoint)
 
 
 class GraphGate:
-    def __init__(self, quiet_seconds: float) -> None:
-        self.quiet_seconds = quiet_seconds
+    def __init__(self, quiet_seconds: float, unreachable_seconds: float | None = None) -> None:
+        """`unreachable_seconds`: how long Graph unreachable or timing out (status 0) quiets
+        the tenant's endpoint (None: not at all, the next call tries again)."""
+        self.quiet_seconds, self.unreachable_seconds = quiet_seconds, unreachable_seconds
         self._quiet: dict[GateKey, float] = {}  # not before
         self._answered: set[GateKey] = set()
         self._probes: dict[GateKey, asyncio.Lock] = {}
@@ -49,6 +51,8 @@ class GraphGate:
                 self._answered.discard(key)
             elif error.status == 403:
                 self._quiet[key] = time.monotonic() + self.quiet_seconds
+            elif error.status == 0 and self.unreachable_seconds is not None:
+                self._quiet[key] = time.monotonic() + self.unreachable_seconds
             elif error.status == 429:
                 self._quiet[key] = time.monotonic() + (
                     error.retry_after if error.retry_after is not None else THROTTLED_SECONDS)

@@ -35,7 +35,7 @@ import structlog
 
 from bot.teams.connector import Connector, ConnectorError
 from bot.teams.graph import GraphClient, GraphError
-from bot.teams.graph_gate import GraphGate
+from bot.teams.graph_gate import THROTTLED_SECONDS, GraphGate
 from bot.teams.tenants import LinkedUser, TeamsTenants, Tenant
 from timebot.directory.people import PeopleDirectory
 from timebot.errors import DirectoryError, UnknownPerson
@@ -58,7 +58,8 @@ class TeamsInstaller:
                  retry_seconds: float = RETRY_SECONDS, concurrency: int = CONCURRENCY) -> None:
         self.tenants, self.directory, self.graph = tenants, directory, graph
         self.connector, self.app_id, self.retry_seconds = connector, app_id, retry_seconds
-        self.gate = GraphGate(quiet_seconds)
+        # Graph timing out quiets the tenant a moment too: 1,000 people are not 1,000 timeouts
+        self.gate = GraphGate(quiet_seconds, unreachable_seconds=THROTTLED_SECONDS)
         self._catalog: dict[str, str] = {}  # tenant -> the app's catalog id there
         self._not_before: dict[tuple[str, str], float] = {}  # (organisation, person)
         self._people: dict[tuple[str, str], asyncio.Lock] = {}

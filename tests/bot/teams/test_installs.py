@@ -13,13 +13,16 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 import structlog
 
 from bot.teams.cards_component import cards_of
 from bot.teams.component import teams_of
+from bot.teams.connector import Credentials
+from bot.teams.graph import GraphClient
 from bot.teams.installs import TeamsInstaller
-from tests.bot.teams.harness import TeamsMember, TeamsWorld, start_teams_world
+from tests.bot.teams.harness import APP_ID, PASSWORD, TeamsMember, TeamsWorld, start_teams_world
 from tests.bot.teams.test_review_cards import card_of, linked, text_of
 from tests.mail.reviews_support import outbox_rows, wait_for
 from tests.service.test_approvals_support import add_record, submit
@@ -223,3 +226,27 @@ async def test_a_staff_reminder_reaches_someone_who_never_wrote(world: TeamsWorl
         assert calls(world, "install", rita) == 1
     finally:
         clock.frozen_ms, clock.offset_ms = frozen, offset
+
+
+async def test_graph_timing_out_quiets_the_tenant_a_moment(world: TeamsWorld) -> None:
+    """Graph too slow: the installation gives up (one log line), and the tenant's next
+    people are not asked meanwhile (a fan-out is not one timeout per person)."""
+    fake = world.fake
+    front = teams_of(runtime_of(world))
+    assert front is not None
+    await linked(world, "Quin")
+    ray, sue = await world.member("Ray"), await world.member("Sue")
+    async with httpx.AsyncClient() as http:
+        slow = GraphClient(http, front.endpoints, Credentials(APP_ID, PASSWORD),
+                           timeout=httpx.Timeout(0.5))
+        installer = TeamsInstaller(front.tenants, runtime_of(world).directory, slow,
+                                   front.connector, front.app_id)
+        fake.graph_open.clear()
+        try:
+            with structlog.testing.capture_logs() as logs:
+                assert await installer.reach(world.org.id, ray.member.id) is None
+                assert await installer.reach(world.org.id, sue.member.id) is None
+        finally:
+            fake.graph_open.set()
+    assert [e["status"] for e in logs if e["event"] == "teams_install_failed"] == [0]
+    assert fake.calls_to("user", sue.member.email.lower()) == []
