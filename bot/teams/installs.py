@@ -18,8 +18,8 @@ the personal chat it opens is where their cards go:
 
 A fan-out never waits for it: the card's channel asks for it (`later`) and goes on (the review
 mail goes meanwhile), the card is queued once the person is reached, at most `concurrency`
-installations at once. A tenant refusing (403: the permission not granted) or
-throttling is quiet meanwhile (bot.teams.graph_gate: one refused call per tenant per
+installations at once. A tenant refusing (403: the permission not granted), throttling or
+timing out is quiet meanwhile (bot.teams.graph_gate: one refused call per tenant per
 `quiet_seconds`, one log line), and the person is not reached in Teams — their review mail
 goes as before. A person not found, or failing otherwise, is not tried again before
 `retry_seconds`. A person whose Teams user removed the bot is never installed for again."""
@@ -179,8 +179,9 @@ class TeamsInstaller:
                                                  aad_object_id)
         except ConnectorError as error:
             raise NotReached(f"the chat's member unknown ({error.status})") from error
-        if member.aad_object_id != aad_object_id or (member.tenant_id and member.tenant_id
-                                                     != tid) or not member.id:
+        if (member.aad_object_id != aad_object_id or not member.id
+                or (member.tenant_id and member.tenant_id != tid)
+                or (member.email and member.email.strip().lower() != email)):
             raise NotReached("the chat's member is someone else")
         return LinkedUser(tid, aad_object_id, tenant.organisation_id, person_id, member.id,
                           conversation_id, tenant.service_url)
