@@ -12,12 +12,20 @@ paths as Microsoft's.
   created, a member looked up (id, aadObjectId, email, userPrincipalName, tenantId); every
   call needs a token the issuer gave; each is recorded (`calls`), and `fail(kind, status)`
   answers 429/403/404 on demand.
-- Microsoft Graph (`/v1.0/users/{id}/mailboxSettings/automaticRepliesSetting` and
-  `/v1.0/users/{id}/presence`, kinds "replies" and "presence"), with a token of the user's own
-  tenant (`/{tenant}/oauth2/v2.0/token`, scope Graph's): a member's automatic replies
+- Microsoft Graph (its routes: shell.demo_teams_graph): a user's automatic replies
+  (`/v1.0/users/{id}/mailboxSettings/automaticRepliesSetting`, kind "replies") and presence
+  (`/v1.0/users/{id}/presence`, kind "presence"), with a token of the user's own tenant
+  (`/{tenant}/oauth2/v2.0/token`, scope Graph's): a member's automatic replies
   (`auto_replies`, disabled unless set) and presence (`presences`, Available unless set);
   another tenant's user is 404, as Graph answers; while `graph_open` is clear, Graph's answers
   wait for it (a slow Graph, a timeout).
+- Proactive installation through Graph (kinds "user", "catalog", "install", "installed",
+  "chat"): a user read by object id or e-mail (`/v1.0/users/{id or mail}`), the app found in
+  the tenant's catalog by its manifest id (`/v1.0/appCatalogs/teamsApps?$filter=externalId eq
+  '…'`, the catalog id `catalog_id`), installed for a user (`POST
+  /v1.0/users/{id}/teamwork/installedApps`, 201; 409 when it is there already: `installed`),
+  the user's installation of it listed, and its chat with the user (the member's personal
+  conversation).
 
 Loopback only: it binds 127.0.0.1, and refuses any other peer.
 
@@ -45,6 +53,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from plumbing.peers import is_loopback_address
+from shell.demo_teams_graph import ConnectorCall, FakeGraph, FakeMember
+
+__all__ = ["BOT_ID", "ConnectorCall", "FakeMember", "FakeTeams", "LoopbackOnly"]
 
 ISSUER = "https://api.botframework.com"
 KEY_ID = "fake-teams-key"
@@ -66,26 +77,6 @@ class LoopbackOnly:
 
 
 @dataclass
-class ConnectorCall:
-    kind: str  # "send", "update", "create", "member"
-    conversation_id: str
-    body: dict[str, Any]
-    token: str
-    at: float
-    activity_id: str = ""
-
-
-@dataclass
-class FakeMember:
-    user_id: str
-    aad_object_id: str
-    email: str
-    tenant_id: str
-    name: str
-    conversation_id: str
-
-
-@dataclass
 class FakeTeams:
     app_id: str
     password: str
@@ -100,6 +91,8 @@ class FakeTeams:
     graph_tokens: dict[str, str] = field(default_factory=dict)  # token -> its tenant
     auto_replies: dict[str, dict[str, Any]] = field(default_factory=dict)  # by aadObjectId
     presences: dict[str, dict[str, Any]] = field(default_factory=dict)
+    catalog_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    installed: set[str] = field(default_factory=set)  # aadObjectIds the app is installed for
 
     def __post_init__(self) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -166,6 +159,13 @@ class FakeTeams:
              times: int = 1) -> None:
         self.failures.extend([(kind, status, conversation_id)] * times)
 
+    def note(self, kind: str, target: str, body: dict[str, Any], token: str) -> ConnectorCall:
+        """Record a call (the connector's, or Graph's: shell.demo_teams_graph)."""
+        call = ConnectorCall(kind, target, body, token, time.time())
+        self.calls.append(call)
+        self.changed.set()
+        return call
+
     def calls_to(self, kind: str, conversation_id: str | None = None) -> list[ConnectorCall]:
         return [call for call in self.calls if call.kind == kind and (
             conversation_id is None or call.conversation_id == conversation_id)]
@@ -193,9 +193,7 @@ class FakeTeams:
             Route("/v1/.well-known/keys", self._keys, methods=["GET"]),
             Route("/botframework.com/oauth2/v2.0/token", self._token, methods=["POST"]),
             Route("/{tenant}/oauth2/v2.0/token", self._tenant_token, methods=["POST"]),
-            Route("/v1.0/users/{user}/mailboxSettings/automaticRepliesSetting", self._graph,
-                  methods=["GET"]),
-            Route("/v1.0/users/{user}/presence", self._graph, methods=["GET"]),
+            *FakeGraph(self).routes(),
             Route("/common/adminconsent", self._consent, methods=["GET"]),
             Route("/v3/conversations", self._create, methods=["POST"]),
             Route("/v3/conversations/{conversation}/activities", self._send, methods=["POST"]),
@@ -236,35 +234,6 @@ class FakeTeams:
             self.tokens.discard(token)  # not the connector's
             self.graph_tokens[token] = request.path_params["tenant"]
         return answer
-
-    async def _graph(self, request: Request) -> Response:
-        user = request.path_params["user"]
-        kind = "presence" if request.url.path.endswith("/presence") else "replies"
-        scheme, _space, token = request.headers.get("authorization", "").partition(" ")
-        tenant = self.graph_tokens.get(token) if scheme.lower() == "bearer" else None
-        if tenant is None:
-            return JSONResponse({"error": {"code": "InvalidAuthenticationToken"}},
-                                status_code=401)
-        self.calls.append(ConnectorCall(kind, user, {}, token, time.time()))
-        self.changed.set()
-        await self.graph_open.wait()
-        for index, (failing, status, where) in enumerate(self.failures):
-            if failing == kind and where in (None, user):
-                del self.failures[index]
-                return JSONResponse({"error": {"code": str(status)}}, status_code=status,
-                                    headers={"Retry-After": "60"} if status == 429 else None)
-        member = next((m for m in self.members.values() if m.aad_object_id == user), None)
-        if member is None or member.tenant_id != tenant:
-            return JSONResponse({"error": {"code": "ResourceNotFound"}}, status_code=404)
-        if kind == "presence":
-            return JSONResponse({"id": user, "availability": "Available",
-                                 "activity": "Available", "outOfOfficeSettings": {
-                                     "message": None, "isOutOfOffice": False},
-                                 **self.presences.get(user, {})})
-        return JSONResponse({
-            "@odata.context": f"{self.base_url}/v1.0/$metadata#users('{user}')/mailboxSettings"
-                              "/automaticRepliesSetting",
-            **self.auto_replies.get(user, {"status": "disabled", "externalAudience": "all"})})
 
     def _asserted(self, assertion: str, audience: str) -> bool:
         """A client assertion signed by the registered certificate's key, naming the app, for
@@ -351,7 +320,9 @@ class FakeTeams:
         if call is None:
             assert refused is not None
             return refused
-        member = self.members.get(request.path_params["user"])
+        user = request.path_params["user"]  # the Teams user id, or their Entra object id
+        member = self.members.get(user) or next(
+            (m for m in self.members.values() if m.aad_object_id == user), None)
         if member is None or member.conversation_id != conversation:
             return JSONResponse({"error": {"code": "MemberNotFoundInConversation"}},
                                 status_code=404)

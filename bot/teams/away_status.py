@@ -12,8 +12,8 @@ and a user is asked at most once per `cache_seconds` (a fan-out to 1,000 approve
 each, not one a minute). A failure is "not known away" (nothing recorded, nothing cleared) with
 one log line: 403 (the permission not granted in that tenant) and 429 (Retry-After) quiet that
 endpoint for the whole tenant meanwhile, and until an endpoint first answers in a tenant its
-calls go one at a time, so 1,000 approvers of a tenant without consent cost one refused call,
-not 1,000."""
+calls go one at a time (bot.teams.graph_gate), so 1,000 approvers of a tenant without consent
+cost one refused call, not 1,000."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ import structlog
 from bot.chat.away import note_away
 from bot.teams.graph import PRESENCE_PATH, REPLIES_PATH, GraphClient, GraphError
 from bot.teams.graph_away import graph_away, seen_of
+from bot.teams.graph_gate import GraphGate
 from bot.teams.tenants import LinkedUser
 from timebot.notify.away_facts import TEAMS_STATUS
 from timebot.notify.periods import local_date
@@ -35,7 +36,6 @@ log = structlog.get_logger("timebot.teams.away_status")
 
 CACHE_SECONDS = 600.0
 CONCURRENCY = 4
-THROTTLED_SECONDS = 30.0  # a 429 without Retry-After
 
 
 class TeamsAwayStatus:
@@ -43,11 +43,7 @@ class TeamsAwayStatus:
                  cache_seconds: float = CACHE_SECONDS, concurrency: int = CONCURRENCY) -> None:
         self.runtime, self.graph, self.cache_seconds = runtime, graph, cache_seconds
         self._asked: dict[tuple[str, str], float] = {}  # user -> not asked again before
-        self._quiet: dict[tuple[str, str], float] = {}  # (tenant, endpoint) -> not before
-        # (tenant, endpoint) answered once: until then one call at a time (a tenant without
-        # the permission refuses the first, and the others are not asked)
-        self._answered: set[tuple[str, str]] = set()
-        self._probes: dict[tuple[str, str], asyncio.Lock] = {}
+        self.gate = GraphGate(cache_seconds)  # a tenant refusing or throttling is spared
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[str]] = set()
 
@@ -106,32 +102,11 @@ class TeamsAwayStatus:
 
     async def _read(self, user: LinkedUser, endpoint: str) -> dict[str, Any] | None:
         """One Graph read; None ("not known") when it failed or the tenant's endpoint is
-        quiet (refused or throttled a moment ago)."""
-        quiet_key = (user.tenant_id, endpoint)
-        if quiet_key in self._answered:
-            return await self._call(user, endpoint)
-        async with self._probes.setdefault(quiet_key, asyncio.Lock()):
-            return await self._call(user, endpoint)
-
-    async def _call(self, user: LinkedUser, endpoint: str) -> dict[str, Any] | None:
-        quiet_key = (user.tenant_id, endpoint)
-        if self._quiet.get(quiet_key, 0.0) > time.monotonic():
-            return None
+        quiet (refused or throttled a moment ago: bot.teams.graph_gate)."""
         try:
-            answer = await self.graph.user_get(user.tenant_id, user.aad_object_id, endpoint)
-            self._answered.add(quiet_key)
-            self._probes.pop(quiet_key, None)
-            return answer
+            return await self.gate.call((user.tenant_id, endpoint), lambda: self.graph.user_get(
+                user.tenant_id, user.aad_object_id, endpoint))
         except GraphError as error:
-            if error.status == 403 and quiet_key in self._answered:
-                # This user's refusal (an access policy), or the consent withdrawn: probe
-                # again, one at a time; a second refusal in a row quiets the tenant.
-                self._answered.discard(quiet_key)
-            elif error.status == 403:
-                self._quiet[quiet_key] = time.monotonic() + self.cache_seconds
-            elif error.status == 429:
-                self._quiet[quiet_key] = time.monotonic() + (
-                    error.retry_after if error.retry_after is not None else THROTTLED_SECONDS)
             log.info("teams_away_not_known", tenant=user.tenant_id, user=user.aad_object_id,
                      endpoint=endpoint, status=error.status, error=str(error)[:120])
             return None

@@ -2,8 +2,9 @@
 sender (its queue and worker), the review cards and climbing reminders as channels of the
 review dispatch, their settling on the service's approval events, the `adaptiveCard/action`
 invoke handler, the Journal of the cards (bot.teams.journal), the loop of the approver
-nudges and digests, and the approvers' away status read from Microsoft Graph
-(bot.teams.away_status)."""
+nudges and digests, the approvers' away status read from Microsoft Graph
+(bot.teams.away_status), and the app installed through Graph for a person who never wrote to
+the bot (bot.teams.installs)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from bot.teams.actions import CardActions
 from bot.teams.away_status import TeamsAwayStatus
 from bot.teams.climb_cards import TeamsClimbs
 from bot.teams.component import teams_of
+from bot.teams.installs import TeamsInstaller
 from bot.teams.journal import TeamsJournal
 from bot.teams.nudges import TeamsNudges
 from bot.teams.outgoing import TeamsOutbox
@@ -34,6 +36,7 @@ class TeamsCards:
     actions: CardActions
     nudges: TeamsNudges
     away: TeamsAwayStatus
+    installer: TeamsInstaller
 
 
 _INSTALLED: dict[int, TeamsCards] = {}
@@ -51,20 +54,23 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     outbox = TeamsOutbox(runtime.state_sessions, runtime.read_sessions, runtime.clock,
                          wake=worker.wake)
     away = TeamsAwayStatus(runtime, front.graph)
-    channel = TeamsReviews(runtime, front.tenants, outbox, away)
+    installer = TeamsInstaller(front.tenants, runtime.directory, front.graph, front.connector,
+                               front.app_id)
+    channel = TeamsReviews(runtime, front.tenants, outbox, away, installer)
     reviews.add_channel(channel)
-    reviews.add_climb_channel(TeamsClimbs(runtime, front.tenants, outbox))
+    reviews.add_climb_channel(TeamsClimbs(runtime, front.tenants, outbox, installer))
     runtime.bus.subscribe("teams-approvals", channel.on_event, channel.handles)
     journal = TeamsJournal(runtime, front.tenants, outbox)
     front.work.replies = journal.reply
     runtime.bus.subscribe("teams-journal", journal.on_event, journal.handles)
     jobs = INSTALLED.get(id(runtime))
     if jobs is not None:  # staff reminders: the scheduler decides, as for mail
-        jobs.scheduler.add_channel(TeamsReminders(runtime, front.tenants, outbox))
+        jobs.scheduler.add_channel(TeamsReminders(runtime, front.tenants, outbox, installer))
     actions = CardActions(runtime, front.tenants, front.identity, outbox)
     front.invokes.add(ACTION_INVOKE, actions)
     nudges = TeamsNudges(runtime, front.tenants, outbox, away=away)
-    _INSTALLED[id(runtime)] = TeamsCards(outbox, worker, channel, actions, nudges, away)
+    _INSTALLED[id(runtime)] = TeamsCards(outbox, worker, channel, actions, nudges, away,
+                                         installer)
 
     async def start(_runtime: Runtime) -> None:
         worker.start()
@@ -73,6 +79,7 @@ def install_teams_cards(runtime: Runtime, reviews: ReviewDispatch) -> None:
     async def stop(_runtime: Runtime) -> None:
         await nudges.stop()
         await away.stop()
+        await installer.stop()
         await worker.stop()
         _INSTALLED.pop(id(runtime), None)
 

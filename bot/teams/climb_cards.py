@@ -12,6 +12,7 @@ from bot.chat.approvals import ref_of, request_of
 from bot.chat.nudges import climb_message
 from bot.chat.reach import reach
 from bot.teams import cards, render
+from bot.teams.installs import TeamsInstaller
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.reviews import context_of
@@ -28,14 +29,19 @@ def climb_key(dedupe_key: str) -> str:
 class TeamsClimbs:
     """Teams' `timebot.notify.escalations.ClimbChannel`."""
 
-    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
+                 installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+        self.installer = installer  # reaches who never wrote (bot.teams.installs)
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(climb_key(dedupe_key)) is not None
 
     async def climb_request(self, request: ClimbRequest) -> bool:
         user = await self.tenants.user_of_person(request.organisation_id, request.recipient_id)
+        if user is None and self.installer is not None:  # never wrote: installed, then sent
+            self.installer.later(request.organisation_id, request.recipient_id,
+                                 lambda: self.climb_request(request))
         if user is None or not user.conversation_id or not user.service_url:
             return False
         reader = await reach(self.runtime, request.organisation_id, request.recipient_id)

@@ -55,36 +55,49 @@ class GraphClient:
                 token_url=self.endpoints.tenant_token(tenant_id), scope=GRAPH_SCOPE)
         return tokens
 
-    async def user_get(self, tenant_id: str, user_id: str, path: str) -> dict[str, Any]:
-        """GET /users/{user_id}/{path} in the tenant, as the app; the JSON object answered."""
+    async def request(self, method: str, tenant_id: str, path: str, *,
+                      body: dict[str, Any] | None = None,
+                      params: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        """One call to Graph in the tenant, as the app: its status (2xx, or 409 for a POST:
+        already there) and the JSON object answered ({} when empty); any other status is a
+        GraphError."""
         try:
             tokens = self._tokens_of(tenant_id)
         except UntrustedUrl as error:
             raise GraphError(0, str(error)) from error
-        url = f"{self.endpoints.graph}/users/{quote(user_id, safe='')}/{path}"
+        url = f"{self.endpoints.graph}/{path}"
         for attempt in range(2):
             try:
                 headers = {"Authorization": f"Bearer {await tokens.token()}"}
             except ConnectorError as error:
                 raise GraphError(error.status, f"token: {error}") from error
             try:
-                answer = await self.http.get(url, headers=headers, timeout=self.timeout)
+                answer = await self.http.request(method, url, headers=headers, json=body,
+                                                 params=params, timeout=self.timeout)
             except httpx.HTTPError as error:
                 raise GraphError(0, f"Graph unreachable: {type(error).__name__}") from error
             if answer.status_code == 401 and attempt == 0:
                 tokens.forget()  # a token revoked or rotated early: once more, fresh
                 continue
-            if answer.status_code != 200:
+            if not (200 <= answer.status_code < 300
+                    or (answer.status_code == 409 and method == "POST")):
                 raise GraphError(answer.status_code, _error_code(answer),
                                  retry_after_of(answer.headers.get("Retry-After")))
+            if not answer.content:
+                return answer.status_code, {}
             try:
                 parsed = answer.json()
             except ValueError as error:
                 raise GraphError(answer.status_code, "not JSON") from error
             if not isinstance(parsed, dict):
                 raise GraphError(answer.status_code, "not a JSON object")
-            return parsed
+            return answer.status_code, parsed
         raise GraphError(401, "app token refused")
+
+    async def user_get(self, tenant_id: str, user_id: str, path: str) -> dict[str, Any]:
+        """GET /users/{user_id}/{path} in the tenant, as the app; the JSON object answered."""
+        return (await self.request("GET", tenant_id,
+                                   f"users/{quote(user_id, safe='')}/{path}"))[1]
 
     async def automatic_replies(self, tenant_id: str, user_id: str) -> dict[str, Any]:
         return await self.user_get(tenant_id, user_id, REPLIES_PATH)

@@ -14,6 +14,7 @@ from bot.chat.approvals import status_word
 from bot.chat.nudges import staff_nudge_text, submit_now_message
 from bot.chat.reach import reach
 from bot.teams import cards, render
+from bot.teams.installs import TeamsInstaller
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.tenants import TeamsTenants
 from timebot import l10n
@@ -28,8 +29,10 @@ def reminder_key(dedupe_key: str) -> str:
 class TeamsReminders:
     """Teams' `timebot.notify.decisions.Channel`."""
 
-    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox) -> None:
+    def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
+                 installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
+        self.installer = installer  # reaches who never wrote (bot.teams.installs)
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(reminder_key(dedupe_key)) is not None
@@ -40,6 +43,9 @@ class TeamsReminders:
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         person_id = str(reminder.person.get("id") or "")
         user = await self.tenants.user_of_person(reminder.organisation_id, person_id)
+        if user is None and self.installer is not None:  # never wrote: installed, then sent
+            self.installer.later(reminder.organisation_id, person_id,
+                                 lambda: self.period_reminder(reminder))
         if user is None or not user.conversation_id or not user.service_url:
             return False
         reader = await reach(self.runtime, reminder.organisation_id, person_id, "reminder")

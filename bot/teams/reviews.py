@@ -3,7 +3,8 @@
 place when the service reports the decision (approvalEventUpdate), whatever decided it.
 
 An approver linked in Teams (bot.teams.tenants: they wrote to the bot, in the tenant serving
-their organisation) gets the review card (bot.teams.cards), queued under a key derived from
+their organisation; or one who never did, the app installed for them through Microsoft Graph:
+bot.teams.installs) gets the review card (bot.teams.cards), queued under a key derived from
 the request's dedupe key, so it goes out once whichever delivery brought the event. The row's
 ref and context are what the settling and the card's actions (bot.teams.actions) read. Push
 off in the approver's notification settings (or approval updates off): no card. Whether the
@@ -30,6 +31,7 @@ from bot.chat.message import Block, Message
 from bot.chat.reach import reach
 from bot.teams import cards, render
 from bot.teams.away_status import TeamsAwayStatus
+from bot.teams.installs import TeamsInstaller
 from bot.teams.outgoing import Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.tenants import TeamsTenants
@@ -101,8 +103,10 @@ class TeamsReviews:
     handles = (APPROVAL_UPDATE,)  # the events on_event reads
 
     def __init__(self, runtime: Runtime, tenants: TeamsTenants, outbox: TeamsOutbox,
-                 away: TeamsAwayStatus | None = None) -> None:
+                 away: TeamsAwayStatus | None = None,
+                 installer: TeamsInstaller | None = None) -> None:
         self.runtime, self.tenants, self.outbox, self.away = runtime, tenants, outbox, away
+        self.installer = installer  # reaches who never wrote (bot.teams.installs)
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await self.outbox.queued_with_key(card_key(dedupe_key)) is not None
@@ -111,6 +115,9 @@ class TeamsReviews:
         """Queue the card; False when queued before, the approver is not in Teams (or their
         tenant does not serve the organisation), or they turned push off."""
         user = await self.tenants.user_of_person(request.organisation_id, request.approver_id)
+        if user is None and self.installer is not None:  # never wrote: installed, then sent
+            self.installer.later(request.organisation_id, request.approver_id,
+                                 lambda: self.review_request(request))
         if user is None or not user.conversation_id or not user.service_url:
             return False
         reader = await reach(self.runtime, request.organisation_id, request.approver_id)

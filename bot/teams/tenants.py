@@ -117,6 +117,14 @@ class TeamsTenants:
                 .limit(1))).scalar_one_or_none()
         return _linked(row) if row is not None else None
 
+    async def ever_linked(self, tenant_id: str, organisation_id: str, person_id: str) -> bool:
+        """Whether the person has a Teams user of the organisation in the tenant, even one
+        that removed the bot (never installed for again: removing it stops sending)."""
+        async with self.reads() as session:
+            return (await session.execute(select(TeamsUser.aad_object_id).where(
+                TeamsUser.tenant_id == tenant_id, TeamsUser.organisation_id == organisation_id,
+                TeamsUser.person_id == person_id).limit(1))).first() is not None
+
     async def link(self, user: LinkedUser) -> None:
         async with unit_of_work(self.sessions) as session:
             row = await session.get(TeamsUser, (user.tenant_id, user.aad_object_id))

@@ -32,7 +32,9 @@ class TeamsTenant(StateBase):
 class TeamsUser(StateBase):
     """A Teams user matched to a person by Entra ID object id and verified e-mail (never by a
     display name): the Teams user id ("29:…"), the personal conversation with the bot and the
-    service URL to reach it. `removed_at_ms`: since when the user removed the bot."""
+    service URL to reach it — once they wrote to the bot, or once the bot installed itself for
+    them through Graph (bot.teams.installs). `removed_at_ms`: since when the user removed the
+    bot (never installed for again)."""
 
     __tablename__ = "teams_users"
     __table_args__ = (Index("ix_teams_users_person", "organisation_id", "person_id"),)

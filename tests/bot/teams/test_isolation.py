@@ -3,7 +3,7 @@ with its own tenant connected and approvers linked in both. A submission in one 
 its own tenant only (every call the fake Bot Connector records is to a conversation of that
 tenant); a card value of one organisation's request, carried by a verified activity of the other
 tenant's approver, decides nothing; a tenant serving one organisation cannot be connected to the
-other."""
+other; an approver who never wrote has the app installed in their own organisation's tenant only."""
 
 from __future__ import annotations
 
@@ -110,3 +110,25 @@ async def test_each_organisations_submission_stays_in_its_tenant(world: TeamsWor
     await world.fake.wait_for("send", 2, conversation_id=bea.teams.conversation_id)
     assert tenants_written_to(world, before) == {beta.tenant_id}
     assert (await state(beta.org.admin, owner.member))["status"] == "s"
+
+
+async def test_an_approver_who_never_wrote_is_installed_for_in_their_tenant_only(
+        world: TeamsWorld) -> None:
+    """Cid of Beta never wrote to the bot; an account with his e-mail exists in the first
+    organisation's tenant too. Graph is asked with Beta's token only, the app installed for
+    his account there, his card written into Beta's tenant only."""
+    fake = world.fake
+    beta = await other_side(world)
+    await linked(world, beta, "Bea")  # Beta's connector known
+    cid = await beta.org.add_member("Cid")
+    cid_beta = fake.add_member(beta.tenant_id, cid.email, "Cid")
+    cid_home = fake.add_member(world.tenant_id, cid.email, "Cid")
+    before = len(fake.calls)
+    await submitted_in(world, beta, TeamsMember(cid, cid_beta))
+    await fake.wait_for("send", conversation_id=cid_beta.conversation_id)
+    graph = [c for c in fake.calls[before:]
+             if c.kind in ("user", "catalog", "install", "installed", "chat")]
+    assert graph and {fake.graph_tokens[c.token] for c in graph} == {beta.tenant_id}
+    assert cid_beta.aad_object_id in fake.installed
+    assert cid_home.aad_object_id not in fake.installed
+    assert tenants_written_to(world, before) == {beta.tenant_id}
