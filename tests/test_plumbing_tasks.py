@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from structlog.testing import capture_logs
 
-from plumbing.tasks import stop_task
+from plumbing.tasks import BackgroundTasks, stop_task
 
 
 async def test_a_running_task_is_cancelled_and_awaited() -> None:
@@ -74,3 +74,27 @@ async def test_a_stop_that_is_cancelled_itself_is_cancelled_not_carried_on() -> 
     with pytest.raises(asyncio.CancelledError):
         await stopping
     assert carried_on == [] and background.cancelled()
+
+
+async def test_background_tasks_settle_with_those_started_meanwhile_and_stop_the_rest() -> None:
+    tasks = BackgroundTasks()
+    done: list[str] = []
+
+    async def second() -> None:
+        await asyncio.sleep(0)
+        done.append("second")
+
+    async def first() -> None:
+        await asyncio.sleep(0)
+        tasks.start(second(), "second")  # started while settled() waits
+        done.append("first")
+
+    tasks.start(first(), "first")
+    await tasks.settled()
+    assert done == ["first", "second"]
+
+    waiting = tasks.start(asyncio.Event().wait(), "waits")
+    await asyncio.sleep(0)
+    await tasks.stop()
+    assert waiting.cancelled()
+    await asyncio.wait_for(tasks.settled(), 1)  # nothing left under way

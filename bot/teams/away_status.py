@@ -28,6 +28,7 @@ from bot.teams.graph import PRESENCE_PATH, REPLIES_PATH, GraphClient, GraphError
 from bot.teams.graph_away import graph_away, seen_of
 from bot.teams.graph_gate import GraphGate
 from bot.teams.tenants import LinkedUser
+from plumbing.tasks import BackgroundTasks
 from timebot.notify.away_facts import TEAMS_STATUS
 from timebot.notify.periods import local_date
 from timebot.process.runtime import Runtime
@@ -45,7 +46,7 @@ class TeamsAwayStatus:
         self._asked: dict[tuple[str, str], float] = {}  # user -> not asked again before
         self.gate = GraphGate(cache_seconds)  # a tenant refusing or throttling is spared
         self._slots = asyncio.Semaphore(concurrency)
-        self._tasks: set[asyncio.Task[str]] = set()
+        self._tasks = BackgroundTasks()
 
     def watch(self, user: LinkedUser, time_zone: str | None = None) -> bool:
         """Check the user's status in the background unless asked within `cache_seconds`;
@@ -57,22 +58,15 @@ class TeamsAwayStatus:
         if len(self._asked) > 10_000:
             self._asked = {k: until for k, until in self._asked.items() if until > now}
         self._asked[key] = now + self.cache_seconds
-        task = asyncio.create_task(self._check_logged(user, time_zone),
-                                   name="teams-away-status")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(self._check_logged(user, time_zone), "teams-away-status")
         return True
 
     async def settled(self) -> None:
         """Wait for the checks under way (tests; a stop that lets them finish)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settled()
 
     async def stop(self) -> None:
-        tasks, self._tasks = list(self._tasks), set()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.stop()
 
     async def _check_logged(self, user: LinkedUser, time_zone: str | None) -> str:
         try:

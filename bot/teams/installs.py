@@ -37,6 +37,7 @@ from bot.teams.connector import Connector, ConnectorError
 from bot.teams.graph import GraphClient, GraphError
 from bot.teams.graph_gate import THROTTLED_SECONDS, GraphGate
 from bot.teams.tenants import LinkedUser, TeamsTenants, Tenant
+from plumbing.tasks import BackgroundTasks
 from timebot.directory.people import PeopleDirectory
 from timebot.errors import DirectoryError, UnknownPerson
 
@@ -64,16 +65,13 @@ class TeamsInstaller:
         self._not_before: dict[tuple[str, str], float] = {}  # (organisation, person)
         self._people: dict[tuple[str, str], asyncio.Lock] = {}
         self._slots = asyncio.Semaphore(concurrency)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
 
     def later(self, organisation_id: str, person_id: str,
               then: Callable[[], Awaitable[object]]) -> None:
         """Reach the person in the background (at most `concurrency` installations at once)
         and run `then` once they are: a fan-out never waits for Graph."""
-        task = asyncio.create_task(self._later(organisation_id, person_id, then),
-                                   name="teams-install")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(self._later(organisation_id, person_id, then), "teams-install")
 
     async def _later(self, organisation_id: str, person_id: str,
                      then: Callable[[], Awaitable[object]]) -> None:
@@ -87,14 +85,10 @@ class TeamsInstaller:
 
     async def settled(self) -> None:
         """Wait for the installations under way (tests; a stop that lets them finish)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await self._tasks.settled()
 
     async def stop(self) -> None:
-        tasks, self._tasks = list(self._tasks), set()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.stop()
 
     async def reach(self, organisation_id: str, person_id: str) -> LinkedUser | None:
         """The person's Teams user: the linked one, else one the app was installed for now;
