@@ -26,6 +26,7 @@ from shell.demo_teams import FakeMember, FakeTeams
 from tests.net import free_port, started
 from tests.support import LiveServer, Member, Org, new_org, start_live_server, stop_live_server
 from tests.timebot.signin_support import browser, sign_in
+from timebot.process.runtime import Runtime
 
 APP_ID = "00000000-0000-4000-8000-00000000a99d"
 PASSWORD = "fake-teams-app-password"
@@ -59,6 +60,10 @@ class TeamsWorld:
     @property
     def url(self) -> str:
         return f"{self.live.base_url}/teams/messages"
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.live.app.state.runtime  # type: ignore[no-any-return]
 
     async def member(self, name: str, role: str = "employee", *,
                      tenant_id: str | None = None) -> TeamsMember:
@@ -99,7 +104,9 @@ class TeamsWorld:
 
 async def start_teams_world(backend: str, data_dir: Path,
                             extra_env: dict[str, str] | None = None,
-                            fake: FakeTeams | None = None) -> TeamsWorld:
+                            fake: FakeTeams | None = None, subscribed: bool = False
+                            ) -> TeamsWorld:
+    """`subscribed`: the organisation's webhook made first, as a running server's loop does."""
     fake = fake or FakeTeams(APP_ID, PASSWORD)
     server, task = await serve_fake(fake)
     env = {"TEAMS_APP_ID": APP_ID, "TEAMS_APP_PASSWORD": PASSWORD,
@@ -111,4 +118,6 @@ async def start_teams_world(backend: str, data_dir: Path,
     answer = await world.connect(org, world.tenant_id)
     assert answer.status_code == 303 and answer.headers["location"] == "/account?done=teams", \
         answer.text
+    if subscribed:
+        await world.runtime.subscriptions.ensure(org.id)
     return world

@@ -30,39 +30,34 @@ from tests.bot.teams.harness import APP_ID, PASSWORD, TeamsMember, TeamsWorld, s
 from tests.bot.teams.test_review_cards import card_of, linked, submitted, text_of
 from tests.mail.reviews_support import wait_for
 from timebot.process.notifications import jobs_of
-from timebot.process.runtime import Runtime
 from timebot.state.away import ApproverAbsence
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 ) -> AsyncIterator[TeamsWorld]:
-    started = await start_teams_world(request.param, tmp_path_factory.mktemp("teams-away"))
-    await started.live.app.state.runtime.subscriptions.ensure(started.org.id)
+    started = await start_teams_world(request.param, tmp_path_factory.mktemp("teams-away"),
+                                      subscribed=True)
     try:
         yield started
     finally:
         await started.stop()
 
 
-def runtime_of(world: TeamsWorld) -> Runtime:
-    return world.live.app.state.runtime  # type: ignore[no-any-return]
-
-
 def installed(world: TeamsWorld) -> TeamsCards:
-    cards = cards_of(runtime_of(world))
+    cards = cards_of(world.runtime)
     assert cards is not None
     return cards
 
 
 async def recorded(world: TeamsWorld, member: TeamsMember) -> list[ApproverAbsence]:
-    async with runtime_of(world).state_sessions() as session:
+    async with world.runtime.state_sessions() as session:
         return list(await session.scalars(select(ApproverAbsence).where(
             ApproverAbsence.approver_id == member.member.id)))
 
 
 async def user_of(world: TeamsWorld, member: TeamsMember) -> LinkedUser:
-    front = teams_of(runtime_of(world))
+    front = teams_of(world.runtime)
     assert front is not None
     user = await front.tenants.user_of_person(world.org.id, member.member.id)
     assert user is not None
@@ -109,7 +104,7 @@ async def test_an_out_of_office_approver_is_noticed_and_the_other_is_asked(
     # the replies were read: not the presence (only when they cannot be)
     assert graph_calls(world, ann, "presence") == graph_calls(world, bob, "presence") == 0
 
-    await jobs_of(runtime_of(world)).escalator.run(world.org.id)
+    await jobs_of(world.runtime).escalator.run(world.org.id)
     asked = (await fake.wait_for("send", 3, conversation_id=bob.teams.conversation_id))[2]
     assert f"Appr0 is away until {absence.until:%a %d %b %Y}" in text_of(card_of(asked))
     assert "you are asked too" in text_of(card_of(asked))
@@ -149,9 +144,9 @@ async def test_a_card_never_waits_for_graph(world: TeamsWorld) -> None:
 async def test_presence_alone_when_the_mailbox_permission_is_missing(world: TeamsWorld) -> None:
     """403 on the automatic replies (MailboxSettings.Read not granted): the presence still
     tells it, return date unknown; the tenant's replies are not asked again meanwhile."""
-    front = teams_of(runtime_of(world))
+    front = teams_of(world.runtime)
     assert front is not None
-    checker = TeamsAwayStatus(runtime_of(world), front.graph)
+    checker = TeamsAwayStatus(world.runtime, front.graph)
     cat, dan = await linked(world, "Cat"), await linked(world, "Dan")
     world.fake.presences[cat.teams.aad_object_id] = {"availability": "Offline",
                                                      "activity": "OutOfOffice"}
@@ -167,7 +162,7 @@ async def test_presence_alone_when_the_mailbox_permission_is_missing(world: Team
 
 
 async def test_throttled_unknown_and_slow_graph_are_not_known_away(world: TeamsWorld) -> None:
-    runtime = runtime_of(world)
+    runtime = world.runtime
     front = teams_of(runtime)
     assert front is not None
     eve, fay = await linked(world, "Eve"), await linked(world, "Fay")
@@ -203,7 +198,7 @@ async def test_throttled_unknown_and_slow_graph_are_not_known_away(world: TeamsW
 async def test_another_tenants_token_reads_nobody_here(world: TeamsWorld) -> None:
     """A Graph token is its tenant's: a user of this tenant asked with another tenant's token
     is 404 (the fake answers as Graph does), never their status."""
-    runtime = runtime_of(world)
+    runtime = world.runtime
     front = teams_of(runtime)
     assert front is not None
     gus = await linked(world, "Gus")
@@ -238,7 +233,7 @@ async def test_a_fan_out_asks_graph_once_per_approver_and_a_refusing_tenant_once
     """300 approvers of the tenant watched as a review card's fan-out does, then again as the
     nudges' tick does: one read of each (their automatic replies), none the second time. A
     tenant that granted neither permission: one refused call per endpoint."""
-    runtime = runtime_of(world)
+    runtime = world.runtime
     front = teams_of(runtime)
     assert front is not None
     fake, count = world.fake, 300
@@ -267,10 +262,10 @@ async def test_a_fan_out_asks_graph_once_per_approver_and_a_refusing_tenant_once
 async def test_one_users_refusal_does_not_quiet_the_tenant(world: TeamsWorld) -> None:
     """Once the tenant's replies answered, a 403 is that user's (an access policy): the
     others are still read; two refusals in a row (the consent withdrawn) quiet the tenant."""
-    front = teams_of(runtime_of(world))
+    front = teams_of(world.runtime)
     assert front is not None
     fake = world.fake
-    checker = TeamsAwayStatus(runtime_of(world), front.graph)
+    checker = TeamsAwayStatus(world.runtime, front.graph)
     first, barred, other, d, e, f = tenant_users(world, 6)
     assert await checker.check(first) == "not away"
     fake.fail("replies", 403, barred.aad_object_id)

@@ -29,35 +29,30 @@ from tests.service.test_approvals_support import add_record, submit
 from tests.support import new_org
 from timebot.notify.periods import week_of
 from timebot.process.notifications import jobs_of
-from timebot.process.runtime import Runtime
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 async def world(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
                 ) -> AsyncIterator[TeamsWorld]:
-    started = await start_teams_world(request.param, tmp_path_factory.mktemp("teams-installs"))
-    await started.live.app.state.runtime.subscriptions.ensure(started.org.id)
+    started = await start_teams_world(request.param, tmp_path_factory.mktemp("teams-installs"),
+                                      subscribed=True)
     try:
         yield started
     finally:
         await started.stop()
 
 
-def runtime_of(world: TeamsWorld) -> Runtime:
-    return world.live.app.state.runtime  # type: ignore[no-any-return]
-
-
 def installer_of(world: TeamsWorld) -> TeamsInstaller:
-    cards = cards_of(runtime_of(world))
+    cards = cards_of(world.runtime)
     assert cards is not None
     return cards.installer
 
 
 def another_process(world: TeamsWorld) -> TeamsInstaller:
     """An installer as another timebot process has it (nothing remembered in memory)."""
-    front = teams_of(runtime_of(world))
+    front = teams_of(world.runtime)
     assert front is not None
-    return TeamsInstaller(front.tenants, runtime_of(world).directory, front.graph,
+    return TeamsInstaller(front.tenants, world.runtime.directory, front.graph,
                           front.connector, front.app_id)
 
 
@@ -79,7 +74,7 @@ async def submit_to(world: TeamsWorld, approvers: list[TeamsMember]) -> TeamsMem
 
 async def review_mail(world: TeamsWorld, member: TeamsMember) -> None:
     async def arrived() -> bool:
-        return bool(await outbox_rows(runtime_of(world), member.member.email, "review"))
+        return bool(await outbox_rows(world.runtime, member.member.email, "review"))
 
     await wait_for(arrived, what=f"the review mail to {member.member.name}")
 
@@ -94,7 +89,7 @@ async def test_an_approver_who_never_wrote_gets_the_card(world: TeamsWorld) -> N
     assert calls(world, "install", bob) == 1
     # found by his e-mail in his own tenant, then by the object id Graph answered
     assert [c.conversation_id for c in fake.calls_to("user")][-1] == bob.member.email.lower()
-    front = teams_of(runtime_of(world))
+    front = teams_of(world.runtime)
     assert front is not None
     user = await front.tenants.user_of_person(world.org.id, bob.member.id)
     assert user is not None and user.conversation_id == bob.teams.conversation_id
@@ -151,7 +146,7 @@ async def test_without_the_permission_no_card_the_mail_goes_one_log_line(
     beta = await new_org(world.live, world.http, "Beta")
     tenant = str(uuid.uuid4())
     assert (await world.connect(beta, tenant)).headers["location"] == "/account?done=teams"
-    await runtime_of(world).subscriptions.ensure(beta.id)
+    await world.runtime.subscriptions.ensure(beta.id)
 
     async def in_beta(name: str) -> TeamsMember:
         person = await beta.add_member(name)
@@ -199,7 +194,7 @@ async def test_only_the_tenant_serving_the_organisation_is_asked(world: TeamsWor
     assert world.fake.calls_to("install", elsewhere.aad_object_id) == []
 
     ned = await linked(world, "Ned")
-    front = teams_of(runtime_of(world))
+    front = teams_of(world.runtime)
     assert front is not None
     await front.tenants.remove_user(world.tenant_id, ned.teams.aad_object_id)
     assert await installer.reach(world.org.id, ned.member.id) is None
@@ -207,7 +202,7 @@ async def test_only_the_tenant_serving_the_organisation_is_asked(world: TeamsWor
 
 
 async def test_a_staff_reminder_reaches_someone_who_never_wrote(world: TeamsWorld) -> None:
-    scheduler = jobs_of(runtime_of(world)).scheduler
+    scheduler = jobs_of(world.runtime).scheduler
     await scheduler.period_reminders(world.org.id)  # timebot serves the organisation from now
     await linked(world, "Pia")
     rita = await world.member("Rita")
@@ -232,14 +227,14 @@ async def test_graph_timing_out_quiets_the_tenant_a_moment(world: TeamsWorld) ->
     """Graph too slow: the installation gives up (one log line), and the tenant's next
     people are not asked meanwhile (a fan-out is not one timeout per person)."""
     fake = world.fake
-    front = teams_of(runtime_of(world))
+    front = teams_of(world.runtime)
     assert front is not None
     await linked(world, "Quin")
     ray, sue = await world.member("Ray"), await world.member("Sue")
     async with httpx.AsyncClient() as http:
         slow = GraphClient(http, front.endpoints, Credentials(APP_ID, PASSWORD),
                            timeout=httpx.Timeout(0.5))
-        installer = TeamsInstaller(front.tenants, runtime_of(world).directory, slow,
+        installer = TeamsInstaller(front.tenants, world.runtime.directory, slow,
                                    front.connector, front.app_id)
         fake.graph_open.clear()
         try:
