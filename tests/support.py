@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +112,19 @@ async def start_live_server(
     task = await started(server, "the live server")
     return LiveServer(backend, f"http://127.0.0.1:{port}", app, settings, clock, server, task,
                       databases)
+
+
+@contextmanager
+def sqlite_write_lock_held(path: Path) -> Iterator[None]:
+    """Another connection holds the SQLite file's write lock (a long writer of another
+    process) until the block ends."""
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
 
 
 async def stop_live_server(live: LiveServer) -> None:

@@ -7,16 +7,22 @@ lost: the same request sent again once the lock is free is answered, and acted o
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import httpx
 import pytest
 from sqlalchemy import make_url
 
-from tests.support import HOUR_MS, LiveServer, new_org, start_live_server, stop_live_server
+from tests.support import (
+    HOUR_MS,
+    LiveServer,
+    new_org,
+    sqlite_write_lock_held,
+    start_live_server,
+    stop_live_server,
+)
 from timebot.events.webhooks import WEBHOOK_PATH, sign
 
 LOCK_TIMEOUT_S = 0.3
@@ -41,17 +47,9 @@ async def live(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveSe
         await stop_live_server(server)
 
 
-@contextmanager
-def write_lock_held(url: str) -> Iterator[None]:
+def write_lock_held(url: str) -> AbstractContextManager[None]:
     """Another connection holds the database's write lock (a long writer of another process)."""
-    holder = sqlite3.connect(Path(make_url(url).database or ""), isolation_level=None,
-                             timeout=0)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+    return sqlite_write_lock_held(Path(make_url(url).database or ""))
 
 
 def assert_busy(answer: httpx.Response) -> None:

@@ -27,6 +27,7 @@ from tests.bot.slack.fake_slack import FakeSlack
 from tests.bot.slack.harness import SIGNING_SECRET
 from tests.net import free_port
 from tests.protocol.test_inbox_outage import allow_connections
+from tests.support import sqlite_write_lock_held
 from tests.upgrade.harness import (
     MAIL_DOMAIN,
     Instance,
@@ -267,13 +268,8 @@ async def _service_refusing(instance: Instance) -> AsyncIterator[None]:
         finally:
             await allow_connections(instance.databases[0], True)
         return
-    holder = sqlite3.connect(instance.data_dir / "service.db", isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
+    with sqlite_write_lock_held(instance.data_dir / "service.db"):
         yield
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
 
 
 async def _unprocessed_mail(instance: Instance) -> dict[str, Any]:
