@@ -93,6 +93,7 @@ image:
 	$(IMAGE_TOOL) build $(IMAGE_FORMAT) -f deploy/Dockerfile -t $(IMAGE_NAME):$(VERSION) \
 	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
 	  --build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) --build-arg SOURCE=$(SOURCE_URL) \
+	  --label org.opencontainers.image.revision=$(REVISION) \
 	  $(IMAGE_BUILD_ARGS) .
 
 clean:
