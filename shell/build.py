@@ -7,10 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from starlette.applications import Starlette
-from starlette.types import Receive, Scope, Send
 
 from mail.queues.inbox import Inbox
 from mail.queues.outbox import (
@@ -66,36 +63,22 @@ class EmbeddedWebhooks:
         return await ensure_local_webhook(self.sessions, organisation_id, now_ms, events)
 
 
-class ServiceApp:
-    """The embedded service's routes as an ASGI app, made at the first request: a command that
-    never calls the service over GraphQL builds no schema."""
-
-    def __init__(self, service: EmbeddedService) -> None:
-        self.service = service
-        self.app: Starlette | None = None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.app is None:
-            self.app = Starlette(routes=self.service.routes())
-        await self.app(scope, receive, send)
-
-
 def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False) -> Built:
-    """`in_process`: reach the embedded service through ASGI instead of the network (the CLI,
-    when no server is running)."""
+    """`in_process`: reach the embedded service in this process instead of over the network
+    (a command, when no server is running)."""
     service = EmbeddedService(
         settings.service_database_url, clock=clock,
         outbound=OutboundPolicy(settings.outbound_allowed_networks),
     ) if settings.embedded else None
-    transport: httpx.AsyncBaseTransport | None = None
     direct: ServiceCall | None = None
-    if in_process and service is not None:
-        transport = httpx.ASGITransport(app=ServiceApp(service))
-    elif service is not None and settings.role == "all":
-        # The server with its service embedded: the fronts' requests go to its executor
-        # in-process (no HTTP request per GraphQL call, not even one handled in-process).
-        direct = ExecutorCall(service.executor)
-    client = ServiceClient(settings.graphql_url, http_transport=transport, direct=direct)
+    if service is not None and (in_process or settings.role == "all"):
+        # The server with its service embedded, or a command: the fronts' requests go to its
+        # executor in-process (no HTTP request per GraphQL call, not even one handled
+        # in-process: a command's run of 1,000 reminders made 4,000), which is made at the
+        # first call (a command that never calls the service builds no schema).
+        embedded = service
+        direct = ExecutorCall(make=lambda: embedded.executor)
+    client = ServiceClient(settings.graphql_url, direct=direct)
     state_engine = create_engine(settings.database_url)
     state_sessions = session_factory(state_engine)
     provisioner = (

@@ -8,6 +8,7 @@ the client goes over the network as before."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -22,8 +23,20 @@ log = structlog.get_logger("shell.executor_call")
 class ExecutorCall:
     """A timebot.client.ServiceCall around the embedded service's executor."""
 
-    def __init__(self, executor: Executor) -> None:
-        self.executor = executor
+    def __init__(self, executor: Executor | None = None, *,
+                 make: Callable[[], Executor] | None = None) -> None:
+        """`executor`, or `make` to make it at the first call (a command that never calls the
+        service builds no schema)."""
+        if executor is None and make is None:
+            raise ValueError("an executor, or what makes one")
+        self._executor, self._make = executor, make
+
+    @property
+    def executor(self) -> Executor:
+        if self._executor is None:
+            assert self._make is not None
+            self._executor = self._make()
+        return self._executor
 
     async def __call__(self, payload: dict[str, Any], apikey: str) -> tuple[int, Any]:
         try:
