@@ -36,9 +36,9 @@ from timebot.notify.approvals import (
     setting_of,
     time_zone_of,
 )
-from timebot.notify.person_notify import EMAIL, gets, person_notify
+from timebot.notify.person_notify import EMAIL, gets
 from timebot.notify.review_reads import submission_reads
-from timebot.notify.suggestions import pending_suggestions
+from timebot.notify.suggestions import notify_and_suggestions
 from timebot.secret_key.tokens import make_token, pack_period
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
@@ -162,13 +162,13 @@ async def send_timesheet_reminder(
     if not person.get("email"):
         return False
     key = await runtime.directory.integration_key(organisation_id)
-    notify = await person_notify(runtime.client, key, str(person["id"]))
+    notify, pending = await notify_and_suggestions(runtime.client, key, str(person["id"]),
+                                                   start_ms, end_ms)
     if not gets(notify.settings, "reminder", EMAIL):
         return False  # they turned e-mail off (notificationSettings)
     zone = time_zone_of(person)
     now = runtime.clock.now_ms()
     local = localisation_of(person)
-    pending = await pending_suggestions(runtime.client, key, str(person["id"]), start_ms, end_ms)
     builtin = ctx.templates.mail(
         "timesheet_reminder",
         local,

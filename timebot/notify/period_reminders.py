@@ -36,7 +36,7 @@ from timebot.notify.periods import (
 )
 from timebot.notify.scheduler_epoch import ended_before, first_seen_ms
 from timebot.person_pages import page_query, person_pages
-from timebot.summary import load_summary
+from timebot.summary import SUMMARY_SELECTION, TimesheetSummary, load_summary, summarise
 
 # The localisation too: the reminder is written in the person's language and formats.
 PERSON_FIELDS = f"""id name email archived {LOCALISATION_FIELDS}
@@ -57,23 +57,34 @@ TEAM_STATES = operation(
 )
 
 
-PLANNED_DAYS_EXTENSION = operation(
-    """query SchedulerPlannedDays($p: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {
-      getPerson(id: $p) { scheduledDays(startTime: $s, endTime: $e) { date { ts } workingDay } }
-    }"""
+# What a verdict reads, in one request: the person's working days from the period's start to
+# now, and the period's records (was two requests a reminder).
+VERDICT_READS_EXTENSION = operation(
+    f"""query SchedulerVerdict($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!,
+      $plannedEnd: SvcTimestamp!) {{
+      {SUMMARY_SELECTION}
+      planned: getPerson(id: $person) {{
+        scheduledDays(startTime: $start, endTime: $plannedEnd) {{ date {{ ts }} workingDay }}
+      }}
+    }}"""
 )
 
 
-async def planned_days(
-    runtime: Ground, key: str, person_id: str, start_ms: int, end_ms: int, time_zone: str
-) -> dict[date, bool]:
-    """The person's working days from the service's schedules, or Monday to Friday."""
+async def planned_days_and_summary(
+    runtime: Ground, key: str, person_id: str, period: Period, now: int, time_zone: str
+) -> tuple[dict[date, bool], TimesheetSummary]:
+    """The person's working days from the period's start to `now` (from the service's
+    schedules, or Monday to Friday) and the period's summary: one request either way."""
     if not await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
-        return weekdays(start_ms, end_ms, time_zone)
+        return (weekdays(period.start_ms, now + 1, time_zone),
+                await load_summary(runtime.client, key, person_id, period.start_ms,
+                                   period.end_ms))
     data = await runtime.client.execute(
-        PLANNED_DAYS_EXTENSION, {"p": person_id, "s": start_ms, "e": end_ms}, apikey=key
-    )
-    return working_days((data.get("getPerson") or {}).get("scheduledDays") or [], time_zone)
+        VERDICT_READS_EXTENSION, {"person": person_id, "start": period.start_ms,
+                                  "end": period.end_ms, "plannedEnd": now + 1}, apikey=key)
+    planned = working_days((data.get("planned") or {}).get("scheduledDays") or [], time_zone)
+    return planned, summarise(data["getPerson"], data["getTimeRecords"], None, period.start_ms,
+                              period.end_ms)
 
 
 @dataclass(frozen=True)
@@ -195,7 +206,8 @@ async def _verdict(
         return PeriodVerdict(person, period, None,
                              "timesheet submitted" if status == "s" else "timesheet approved")
     zone_name = time_zone_of(person)
-    planned = await planned_days(runtime, key, person["id"], period.start_ms, now + 1, zone_name)
+    planned, summary = await planned_days_and_summary(runtime, key, person["id"], period, now,
+                                                      zone_name)
     zone = ZoneInfo(zone_name)
     today = datetime.fromtimestamp(now / 1000, UTC).astimezone(zone).date()
     end_day = datetime.fromtimestamp(period.end_ms / 1000, UTC).astimezone(zone).date()
@@ -205,8 +217,6 @@ async def _verdict(
     working = {day for day, works in planned.items() if works and day < end_day}
     if not working:
         return PeriodVerdict(person, period, None, f"no working day in the {noun_of(person)}")
-    summary = await load_summary(runtime.client, key, person["id"], period.start_ms,
-                                 period.end_ms)
     records = [(entry.day, entry.absence is not None) for entry in summary.entries]
     if records and absent_whole_period(records, period, zone_name, working):
         return PeriodVerdict(person, period, None, "absent on every working day")

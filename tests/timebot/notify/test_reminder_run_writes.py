@@ -16,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mail.queues.outbox_batch import BATCH_ROWS
 from tests.mail.reviews_support import WEEK_END, jobs, mails, runtime_of
-from tests.support import Org
+from tests.statement_counter import listening
+from tests.support import DAY_MS, Org
 
 PEOPLE = 6
 
@@ -57,3 +58,24 @@ async def test_a_reminder_run_takes_the_write_lock_once_a_batch(org: Org) -> Non
         assert await scheduler.period_reminders(org.id) == 0
     if org.live.backend == "sqlite":
         assert len(again) == 1, len(again)  # the epoch's
+
+
+async def test_a_reminder_run_asks_the_service_twice_a_reminder(org: Org) -> None:
+    """What a run asks the service, counted as the service's transactions (one a GraphQL
+    request) begun by the run: the verdict's read (working days and the period's records) and
+    the mail's (notification settings and suggested time), each one request. Before: four a
+    reminder, each a request's fixed cost (parsing, authentication, a transaction)."""
+    runtime = runtime_of(org)
+    scheduler = jobs(org).scheduler
+    for index in range(PEOPLE):
+        await org.add_member(f"Asa Ask{index}")
+    runtime.clock.set(WEEK_END)
+    await scheduler.period_reminders(org.id)  # the client's one-time look at the schema
+    runtime.clock.set(WEEK_END + 7 * DAY_MS)  # the next week is due for everyone
+    service = org.live.service
+    begun: list[int] = []
+    with listening([service.engine, service.read_engine], "begin",
+                   lambda _connection: begun.append(1), this_task_only=True):
+        assert await scheduler.period_reminders(org.id) == PEOPLE + 1  # and the admin
+    # (and 3 a run of this size: the people, a page at a time, and their approval states)
+    assert len(begun) == 2 * (PEOPLE + 1) + 3, len(begun)  # before: 4 a reminder, 31
