@@ -115,24 +115,17 @@ class Cursor:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._cursor = connection.raw.cursor()
+        # The sqlite3 cursor's, copied after each statement (only a statement changes them):
+        # plain attributes, read several times a statement, where properties were calls.
+        self.description: Any = None
+        self.rowcount = -1
+        self.lastrowid: int | None = None
 
     async def __aenter__(self) -> Cursor:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-    @property
-    def description(self) -> Any:
-        return self._cursor.description
-
-    @property
-    def rowcount(self) -> int:
-        return self._cursor.rowcount
-
-    @property
-    def lastrowid(self) -> int | None:
-        return self._cursor.lastrowid
 
     @property
     def arraysize(self) -> int:
@@ -143,11 +136,23 @@ class Cursor:
         self._cursor.arraysize = value
 
     async def execute(self, sql: str, parameters: Any = ()) -> Cursor:
-        await self._connection.run(self._cursor.execute, sql, parameters)
+        cursor = self._cursor
+        try:
+            await self._connection.run(cursor.execute, sql, parameters)
+        finally:
+            self.description = cursor.description
+            self.rowcount = cursor.rowcount
+            self.lastrowid = cursor.lastrowid
         return self
 
     async def executemany(self, sql: str, parameters: Iterable[Any]) -> Cursor:
-        await self._connection.run(self._cursor.executemany, sql, parameters)
+        cursor = self._cursor
+        try:
+            await self._connection.run(cursor.executemany, sql, parameters)
+        finally:
+            self.description = cursor.description
+            self.rowcount = cursor.rowcount
+            self.lastrowid = cursor.lastrowid
         return self
 
     async def fetchone(self) -> Any:
@@ -177,11 +182,8 @@ class Connection:
         self.path = path
         self.timeout = timeout
         self._holds_write_lock = False
-
-    # the dialect checks `_connection` before commit / rollback, as it does for aiosqlite
-    @property
-    def _connection(self) -> sqlite3.Connection | None:
-        return self.raw
+        # the dialect checks `_connection` before commit / rollback, as it does for aiosqlite
+        self._connection: sqlite3.Connection | None = raw
 
     @property
     def isolation_level(self) -> str | None:
@@ -189,7 +191,9 @@ class Connection:
 
     async def run(self, call: Any, sql: str, parameters: Any) -> Any:
         """Run one statement; wait (asynchronously) for the write lock where it needs it."""
-        if _begins_write(sql) and not self._holds_write_lock:
+        head = sql[:1]  # (_begins_write called only where its stripped text may be a BEGIN)
+        if (head in "bB" or head.isspace()) and not self._holds_write_lock \
+                and _begins_write(sql):
             await _write_lock(self.path).acquire()
             self._holds_write_lock = True
         try:

@@ -43,7 +43,21 @@ def json_reader(key: str) -> Read:
     return read
 
 
+# Each setting's reader, built once (by identity; the setting is kept, so its id stays its
+# own): a request resolves a dozen settings of each person it shows.
+_READERS: dict[int, tuple[Setting, Read]] = {}
+
+
 def reader(setting: Setting) -> Read:
+    known = _READERS.get(id(setting))
+    if known is not None and known[0] is setting:
+        return known[1]
+    read = _reader(setting)
+    _READERS[id(setting)] = (setting, read)
+    return read
+
+
+def _reader(setting: Setting) -> Read:
     by_json = json_reader(setting.key)
 
     def read(entity: Any, level: str) -> tuple[bool, Any]:
