@@ -128,8 +128,12 @@ def _decode_raw_header(value: str) -> str:
         return value
 
 
+_SPACES = re.compile(r"\s+")
+_RAW_BYTES = re.compile("[\udc80-\udcff]")  # raw 8-bit bytes in a header (surrogateescape)
+
+
 def _clean(value: str) -> str:
-    return re.sub(r"\s+", " ", value.replace("\x00", "")).strip()
+    return _SPACES.sub(" ", value.replace("\x00", "")).strip()
 
 
 def _headers(message: Message) -> tuple[tuple[str, str], ...]:
@@ -140,7 +144,7 @@ def _headers(message: Message) -> tuple[tuple[str, str], ...]:
         raw_items = []
     for name, value in raw_items:
         text = value if isinstance(value, str) else str(value)
-        if re.search("[\udc80-\udcff]", text):  # raw 8-bit bytes in a header
+        if _RAW_BYTES.search(text):
             text = decode_text(text.encode("utf-8", "surrogateescape"), None)
         if "=?" in text:
             text = _decode_raw_header(text)

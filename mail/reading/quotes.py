@@ -97,6 +97,7 @@ _LETTERS = re.compile(r"[^\W\d_]{2}")
 _LOWER_START = re.compile(r"^\s*[^\W\d_]")
 _UNDERSCORES = re.compile(r"^\s*_{2,}\s*$")
 _DIGIT = re.compile(r"\d")
+_BLANK_RUNS = re.compile(r"\n{3,}")
 # An attribution's strength: weak ("… wrote:"), weak made strong by the writer's address and a
 # time on its first line, strong (its pattern alone says so)
 _WEAK, _PROMOTED, _STRONG = 0, 1, 2
@@ -104,13 +105,6 @@ _WEAK, _PROMOTED, _STRONG = 0, 1, 2
 
 _DASHES = ("-", "\u2013", "\u2014")
 _ENDINGS = (":", "\uff1a", ">", *_DASHES)
-
-
-def _ends_like_one(line: str) -> bool:
-    """Whether `line` ends as an attribution's last line may (a colon, the writer's address,
-    "wrote", the dashes of "---- On … wrote ----")."""
-    end = line.rstrip()
-    return end.endswith(_ENDINGS) or end[-5:].lower() == "wrote"
 
 
 class _Budget:
@@ -122,10 +116,13 @@ class _Budget:
 
     def __init__(self, lines: list[str], characters: int) -> None:
         self.left = characters
-        # whether each line ends as an attribution may, has one of the words of one; the
-        # first line at or after each one that has such a word
-        self.ends = [_ends_like_one(line) for line in lines]
-        self.worded = [_has_attribution_word(line) for line in lines]
+        # whether each line ends as an attribution's last line may (a colon, the writer's
+        # address, "wrote", the dashes of "---- On … wrote ----"), has one of the words of one
+        # (not past _LONGEST_ATTRIBUTION); the first line at or after each one with such a word
+        self.ends = [end.endswith(_ENDINGS) or end[-5:].lower() == "wrote"
+                     for end in [line.rstrip() for line in lines]]
+        self.worded = [len(line) <= _LONGEST_ATTRIBUTION
+                       and _ATTRIBUTION_WORD.search(line.lower()) is not None for line in lines]
         self.next_worded = [len(lines)] * (len(lines) + 1)
         for index in range(len(lines) - 1, -1, -1):
             worded = self.worded[index]
@@ -138,12 +135,6 @@ class _Budget:
 
 # One search for any of the words (a scan in C, not a substring test per word and line).
 _ATTRIBUTION_WORD = re.compile("|".join(map(re.escape, ATTRIBUTION_WORDS)))
-
-
-def _has_attribution_word(line: str) -> bool:
-    if len(line) > _LONGEST_ATTRIBUTION:
-        return False
-    return _ATTRIBUTION_WORD.search(line.lower()) is not None
 
 
 def _is_blank(line: str) -> bool:
@@ -389,4 +380,4 @@ def extract_reply(text: str, *, forwards: bool = True) -> str:
         kept.pop()
     first = next((at for at, line in enumerate(kept) if not _is_blank(line)), len(kept))
     result = "\n".join(kept[first:])
-    return re.sub(r"\n{3,}", "\n\n", result).strip()
+    return _BLANK_RUNS.sub("\n\n", result).strip()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, cast
 
 from sqlalchemy import Table, and_, bindparam, select, update
@@ -141,8 +142,13 @@ def _submission(row: Any, event_row: Any, webhooks: Any,
                       _changing(event, _EVENT_CHANGES), _changing(timesheet, _SHEET_CHANGES))
 
 
+# (attrgetter of several names: the tuple, read in C)
+_GETTERS: dict[tuple[str, ...], attrgetter[Any]] = {
+    names: attrgetter(*names) for names in (_EVENT_CHANGES, _SHEET_CHANGES)}
+
+
 def _changing(row: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple(getattr(row, name) for name in names)
+    return tuple(_GETTERS[names](row))
 
 
 async def lock_submission(
