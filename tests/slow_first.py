@@ -10,18 +10,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-# Seconds each file's tests took in a run of four workers, longest first.
+# Seconds each file's tests took in a whole run of four workers (on a machine busy with
+# more; `-p tests.suite_timeline` lists them), longest first: those of 50 s or more.
 SLOW_FIRST: tuple[str, ...] = (
-    "tests/test_bench_monday.py",  # 137 (one test)
-    "tests/timebot/test_workers_postgresql.py",  # 89 (one test): `serve --workers 2`
-    "tests/timebot/test_workers.py",  # 80: the same on SQLite
-    "tests/test_http_sweep.py",  # 77
-    "tests/service/graphql/test_schema_sweep_0.py",  # 71 each: the GraphQL sweep's groups
-    "tests/service/graphql/test_schema_sweep_1.py",  # (one file of ~210 s before)
-    "tests/service/graphql/test_schema_sweep_2.py",
-    "tests/test_wheel_ide.py",  # 68: the wheel build
-    "tests/deploy/test_container_image.py",  # 53: the image build
-    "tests/timebot/test_signin_browser.py",  # 39: Chromium
+    "tests/timebot/test_reminders_cli.py",  # 335
+    "tests/timebot/test_service_import.py",  # 185
+    "tests/test_bench_monday.py",  # 165 (one test)
+    "tests/timebot/test_cli_newcomer.py",  # 141
+    "tests/timebot/test_backup.py",  # 128
+    "tests/timebot/test_cli.py",  # 124
+    "tests/test_bench_scale.py",  # 111 (one test)
+    "tests/service/organisation/test_account_life.py",  # 108
+    "tests/timebot/test_workers_postgresql.py",  # 101 (one test): `serve --workers 2`
+    "tests/timebot/notify/test_scheduler_quiet.py",  # 97 (given out last: the whole tail)
+    "tests/upgrade/test_upgrade_from_releases.py",  # 93
+    "tests/timebot/test_roles.py",  # 92
+    "tests/timebot/test_workers.py",  # 91: `serve --workers 2` on SQLite
+    "tests/bot/slack/test_oauth_install.py",  # 87
+    "tests/test_http_sweep.py",  # 73
+    "tests/deploy/test_mta_image.py",  # 65
+    "tests/deploy/test_container_image.py",  # 62: the image build
+    "tests/test_wheel_ide.py",  # 58: the wheel build
+    "tests/bot/slack/test_sender_failures.py",  # 57
+    "tests/timebot/events/test_events_in_process.py",  # 55
+    "tests/protocol/test_mta_postfix.py",  # 52
+    "tests/bot/teams/test_review_cards.py",  # 50
+    "tests/timebot/test_response_headers.py",  # 50
+    "tests/timebot/test_backup_refusals.py",  # 50
+    "tests/timebot/telemetry/test_metrics_workers.py",  # 50
 )
 
 
