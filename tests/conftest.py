@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.pg import dropped_all
+from tests.slow_first import ordered
 from tests.support import LiveServer, Org, new_org, start_live_server, stop_live_server
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -27,16 +28,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files with a test marked slow first (so that one does not start last and set the tail
-    alone), then files by their number of tests, most first; a file's tests keep their order."""
-    slow: set[object] = set()
-    count: dict[object, int] = {}
-    for item in items:
-        count[item.path] = count.get(item.path, 0) + 1
-        if item.get_closest_marker("slow") is not None:
-            slow.add(item.path)
-    first = {path: index for index, path in enumerate(dict.fromkeys(i.path for i in items))}
-    items.sort(key=lambda item: (item.path not in slow, -count[item.path], first[item.path]))
+    """The longest files first (tests/slow_first.py); a file's tests keep their order."""
+    items[:] = ordered(items)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from shell.supervisor import METRICS_DIRECTORY
 from tests.net import free_port
 from tests.timebot.test_cli import cli_env
-from tests.timebot.test_workers import Serve, databases  # noqa: F401  (the fixture)
+from tests.timebot.two_workers import Serve, databases  # noqa: F401  (the fixture)
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
 pytestmark = pytest.mark.slow
