@@ -136,19 +136,15 @@ class Cursor:
         self._cursor.arraysize = value
 
     async def execute(self, sql: str, parameters: Any = ()) -> Cursor:
-        cursor = self._cursor
-        try:
-            await self._connection.run(cursor.execute, sql, parameters)
-        finally:
-            self.description = cursor.description
-            self.rowcount = cursor.rowcount
-            self.lastrowid = cursor.lastrowid
-        return self
+        return await self._run(self._cursor.execute, sql, parameters)
 
     async def executemany(self, sql: str, parameters: Iterable[Any]) -> Cursor:
+        return await self._run(self._cursor.executemany, sql, parameters)
+
+    async def _run(self, call: Any, sql: str, parameters: Any) -> Cursor:
         cursor = self._cursor
         try:
-            await self._connection.run(cursor.executemany, sql, parameters)
+            await self._connection.run(call, sql, parameters)
         finally:
             self.description = cursor.description
             self.rowcount = cursor.rowcount
