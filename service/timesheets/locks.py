@@ -101,6 +101,9 @@ _OWNER_END = _SHEET_END + len(_OWNER_COLUMNS)
 _EVENT_CHANGES = ("status", "stage", "comment", "rejected_stage")
 _SHEET_CHANGES = ("status", "stage", "rejected_by_id", "stage_entered_ms", "reminded_ms",
                   "updated_ms")
+# What a decision may change of each row, as a tuple (attrgetter of several names: read in C)
+_EVENT_CHANGING = attrgetter(*_EVENT_CHANGES)
+_SHEET_CHANGING = attrgetter(*_SHEET_CHANGES)
 _UPDATE_EVENT = update(_EVENTS).where(_EVENTS.c.id == bindparam("wf_row"))
 _UPDATE_SHEET = update(_SHEETS).where(_SHEETS.c.id == bindparam("wf_row"))
 
@@ -139,16 +142,7 @@ def _submission(row: Any, event_row: Any, webhooks: Any,
     timesheet = SheetRow(*row[len(_EVENT_KEYS):_SHEET_END])
     owner = dict(zip(("id", "name", "email"), row[_SHEET_END:_OWNER_END], strict=True))
     return Submission(event, timesheet, ReadAhead(owner, webhooks_in(webhooks)), approvals,
-                      _changing(event, _EVENT_CHANGES), _changing(timesheet, _SHEET_CHANGES))
-
-
-# (attrgetter of several names: the tuple, read in C)
-_GETTERS: dict[tuple[str, ...], attrgetter[Any]] = {
-    names: attrgetter(*names) for names in (_EVENT_CHANGES, _SHEET_CHANGES)}
-
-
-def _changing(row: Any, names: tuple[str, ...]) -> tuple[Any, ...]:
-    return tuple(_GETTERS[names](row))
+                      _EVENT_CHANGING(event), _SHEET_CHANGING(timesheet))
 
 
 async def lock_submission(
@@ -194,11 +188,12 @@ async def save_submission(session: AsyncSession, submission: Submission) -> None
     each that changed, as the unit of work's flush did), and let the session forget what it
     holds of either row and what it remembered of its reads (it wrote)."""
     connection = await session.connection()
-    for row, statement, names, was in (
-        (submission.event, _UPDATE_EVENT, _EVENT_CHANGES, submission.event_was),
-        (submission.timesheet, _UPDATE_SHEET, _SHEET_CHANGES, submission.timesheet_was),
+    for row, statement, names, changing, was in (
+        (submission.event, _UPDATE_EVENT, _EVENT_CHANGES, _EVENT_CHANGING, submission.event_was),
+        (submission.timesheet, _UPDATE_SHEET, _SHEET_CHANGES, _SHEET_CHANGING,
+         submission.timesheet_was),
     ):
-        now = _changing(row, names)
+        now = changing(row)
         if now == was:
             continue
         await connection.execute(statement, {"wf_row": row.id, **dict(zip(names, now,
