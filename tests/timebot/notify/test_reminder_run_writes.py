@@ -6,12 +6,9 @@ no mail. (Between two batches the run yields: mail.queues.outbox_batch.)"""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mail.queues.outbox_batch import BATCH_ROWS
@@ -23,20 +20,12 @@ PEOPLE = 6
 
 
 @contextmanager
-def write_transactions(engine: AsyncEngine) -> Iterator[list[int]]:
-    """The transactions the calling task begins on `engine`, counted."""
+def transactions(*engines: AsyncEngine) -> Iterator[list[int]]:
+    """The transactions the calling task begins on `engines`, counted (the run's, not the
+    outbox worker's beside it)."""
     begun: list[int] = []
-    run = asyncio.current_task()
-
-    def begin(_connection: Any) -> None:
-        if asyncio.current_task() is run:  # the run's, not the outbox worker's beside it
-            begun.append(1)
-
-    event.listen(engine.sync_engine, "begin", begin)
-    try:
+    with listening(engines, "begin", lambda _connection: begun.append(1), this_task_only=True):
         yield begun
-    finally:
-        event.remove(engine.sync_engine, "begin", begin)
 
 
 async def test_a_reminder_run_takes_the_write_lock_once_a_batch(org: Org) -> None:
@@ -44,7 +33,7 @@ async def test_a_reminder_run_takes_the_write_lock_once_a_batch(org: Org) -> Non
     scheduler = jobs(org).scheduler
     people = [await org.add_member(f"Rita Run{index}") for index in range(PEOPLE)]
     runtime.clock.set(WEEK_END)  # Monday 00:00 UTC: everyone's empty week is due
-    with write_transactions(runtime.state_engine) as begun:
+    with transactions(runtime.state_engine) as begun:
         assert await scheduler.period_reminders(org.id) == PEOPLE + 1  # and the admin
     for person in people:
         assert len(await mails(runtime, person, "timesheet-reminder")) == 1
@@ -54,7 +43,7 @@ async def test_a_reminder_run_takes_the_write_lock_once_a_batch(org: Org) -> Non
     batches = -(-(PEOPLE + 1) // BATCH_ROWS)
     if org.live.backend == "sqlite":
         assert len(begun) == 1 + batches, len(begun)
-    with write_transactions(runtime.state_engine) as again:
+    with transactions(runtime.state_engine) as again:
         assert await scheduler.period_reminders(org.id) == 0
     if org.live.backend == "sqlite":
         assert len(again) == 1, len(again)  # the epoch's
@@ -73,9 +62,7 @@ async def test_a_reminder_run_asks_the_service_twice_a_reminder(org: Org) -> Non
     await scheduler.period_reminders(org.id)  # the client's one-time look at the schema
     runtime.clock.set(WEEK_END + 7 * DAY_MS)  # the next week is due for everyone
     service = org.live.service
-    begun: list[int] = []
-    with listening([service.engine, service.read_engine], "begin",
-                   lambda _connection: begun.append(1), this_task_only=True):
+    with transactions(service.engine, service.read_engine) as begun:
         assert await scheduler.period_reminders(org.id) == PEOPLE + 1  # and the admin
     # (and 3 a run of this size: the people, a page at a time, and their approval states)
     assert len(begun) == 2 * (PEOPLE + 1) + 3, len(begun)  # before: 4 a reminder, 31
