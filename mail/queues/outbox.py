@@ -39,6 +39,7 @@ from mail.queues.outbox_batch import BATCH_ROWS, RowBatch, closed, current_batch
 from mail.queues.relay import DeliveryError, RelaySettings, SmtpRelay, relay_failure
 from plumbing.clock import Clock
 from timebot.state.db import insert_ignoring, unit_of_work
+from timebot.state.group_finish import GroupedFinish
 from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
 from timebot.state.lanes import priority_of
 from timebot.state.models import OutboxMessage
@@ -278,27 +279,34 @@ class OutboxWorker(PollingWorker):
         leases while it holds them. Maildir deliveries (idempotent) are marked done
         together, each with its own delivery time: at the end of the batch, and after
         FLUSH_SECONDS of deliveries; a process that dies in between has them taken over and
-        finds each file written. A relay delivery is recorded as attempted before its SMTP
-        exchange and as sent right after it. A failed delivery is recorded at once (`_failed`):
-        retried after `retry_delay_ms`, or ended."""
+        finds each file written. A relay delivery is recorded as attempted by the claim
+        (`attempted_ms`), made only while this worker's lease surely holds, and recorded as
+        sent right after it (`GroupedFinish`: with the others sent meanwhile, in one
+        transaction). A failed delivery is recorded at once (`_failed`): retried after
+        `retry_delay_ms`, or ended."""
         clock = self.outbox.clock
         sessions = self.outbox.sessions
+        idempotent = self.deliverer.idempotent
+        now_ms = clock.now_ms()
         rows = await claim_records(
             sessions,
             OutboxMessage,
             owner=self.owner,
-            now_ms=clock.now_ms(),
+            now_ms=now_ms,
             lease_ms=self.lease_ms,
             limit=self.batch,
             due_column=OutboxMessage.next_attempt_ms,
             order_column=OutboxMessage.next_attempt_ms,
             priority_column=OutboxMessage.priority,
+            claimed_at_column=None if idempotent else OutboxMessage.attempted_ms,
         )
         if not rows:
             return 0
         delivered = FinishBatch(sessions, OutboxMessage, self.owner, FLUSH_SECONDS)
+        sent = GroupedFinish(sessions, OutboxMessage, self.owner)
+        heartbeat = LeaseHeartbeat(sessions, OutboxMessage, self.owner, clock, self.lease_ms,
+                                   held_until_ms=now_ms + self.lease_ms)
         slots = asyncio.Semaphore(self.concurrency)
-        idempotent = self.deliverer.idempotent
         # A delivery went through after earlier failures, and none failed for now in this
         # batch: the relay answers again, the rows waiting out a backoff are resumed.
         failing_before = self.waiting_on_failures
@@ -307,13 +315,11 @@ class OutboxWorker(PollingWorker):
 
         async def deliver(row: Row[Any]) -> None:
             async with slots:
-                if row.attempted_ms is not None and row.attempts > 1:
+                if not idempotent and row.attempts > 1:
                     log.info("mail_delivery_repeated", id=row.id, attempts=row.attempts,
                              idempotent=idempotent)
-                if not idempotent and not await finish_row(
-                    sessions, OutboxMessage, row.id, self.owner, attempted_ms=clock.now_ms()
-                ):
-                    return  # another worker holds it now
+                if not idempotent and not heartbeat.holds():
+                    return  # the lease may have passed: another worker may hold it now
                 try:
                     await self.deliverer.deliver(
                         row.raw, row.envelope_from, list(row.rcpt_tos), key=row.id)
@@ -327,9 +333,9 @@ class OutboxWorker(PollingWorker):
                 if idempotent:
                     await delivered.add(row.id, **done)
                 else:
-                    await finish_row(sessions, OutboxMessage, row.id, self.owner, **done)
+                    await sent.add(row.id, **done)
 
-        async with LeaseHeartbeat(sessions, OutboxMessage, self.owner, clock, self.lease_ms):
+        async with heartbeat:
             try:
                 results = await asyncio.gather(*(deliver(row) for row in rows),
                                                return_exceptions=True)
@@ -341,6 +347,12 @@ class OutboxWorker(PollingWorker):
             if isinstance(result, BaseException):
                 raise result
         return len(rows)
+
+    async def stop(self) -> None:
+        await super().stop()
+        close = getattr(self.deliverer, "close", None)
+        if close is not None:  # the relay's open sessions
+            await close()
 
     async def _failed(self, row: Row[Any], error: Exception) -> None:
         """Record a failed delivery: a temporary one is tried again after its backoff (for

@@ -10,6 +10,8 @@ from urllib.parse import unquote, urlsplit
 import aiosmtplib
 import structlog
 
+from mail.queues.relay_sessions import RelaySession, RelaySessions
+
 log = structlog.get_logger("mail.outbound")
 
 
@@ -75,13 +77,30 @@ class RelaySettings:
 class SmtpRelay:
     idempotent = False  # a relay cannot tell a repeated message from a new one
 
-    def __init__(self, settings: RelaySettings, timeout: float = 30.0) -> None:
+    def __init__(self, settings: RelaySettings, timeout: float = 30.0,
+                 sessions: RelaySessions | None = None) -> None:
         self.settings = settings
         self.timeout = timeout
+        self.sessions = sessions if sessions is not None else RelaySessions()
 
     async def deliver(
         self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *, key: str
     ) -> None:
+        session = await self.sessions.take() or await self._open()
+        try:
+            errors, _ = await session.client.sendmail(envelope_from, rcpt_tos, raw)
+        except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
+            self.sessions.discard(session)
+            raise relay_failure(error) from error
+        except BaseException:  # cancelled mid-exchange: the session's state is unknown
+            self.sessions.discard(session)
+            raise
+        self.sessions.give_back(session)
+        if errors:  # some recipients took it: sending again would repeat it to them
+            log.warning("mail_recipients_refused", key=key,
+                        refused={rcpt: f"{r.code} {r.message}" for rcpt, r in errors.items()})
+
+    async def _open(self) -> RelaySession:
         relay = self.settings
         # The client object rather than aiosmtplib.send: receipts go out with a null
         # envelope sender (MAIL FROM:<>), which send() refuses.
@@ -95,10 +114,12 @@ class SmtpRelay:
             timeout=self.timeout,
         )
         try:
-            async with client:
-                errors, _ = await client.sendmail(envelope_from, rcpt_tos, raw)
+            await client.connect()
         except (aiosmtplib.SMTPException, OSError, TimeoutError) as error:
+            client.close()
             raise relay_failure(error) from error
-        if errors:  # some recipients took it: sending again would repeat it to them
-            log.warning("mail_recipients_refused", key=key,
-                        refused={rcpt: f"{r.code} {r.message}" for rcpt, r in errors.items()})
+        return self.sessions.opening(client)
+
+    async def close(self) -> None:
+        """The open sessions ended (the outbox worker stops)."""
+        await self.sessions.close()

@@ -62,21 +62,30 @@ class LeaseHeartbeat:
         owner: str,
         clock: Clock,
         lease_ms: int = LEASE_MS,
+        held_until_ms: int = 0,
     ) -> None:
+        """`held_until_ms`: when the lease the claim took ends (its `now_ms + lease_ms`)."""
         self.sessions = sessions
         self.model = model
         self.owner = owner
         self.clock = clock
         self.lease_ms = lease_ms
+        self.held_until_ms = held_until_ms
         self._task: asyncio.Task[None] | None = None
+
+    def holds(self) -> bool:
+        """The rows' lease has not run out by this worker's last renewal: no other worker
+        can have taken them over (a claim takes a working row only once its lease passed)."""
+        return self.clock.now_ms() < self.held_until_ms
 
     async def _beat(self) -> None:
         interval = self.lease_ms / 4000
         while True:
             await asyncio.sleep(interval)
+            until_ms = self.clock.now_ms() + self.lease_ms
             try:
-                await renew_leases(self.sessions, self.model, self.owner,
-                                   self.clock.now_ms() + self.lease_ms)
+                await renew_leases(self.sessions, self.model, self.owner, until_ms)
+                self.held_until_ms = max(self.held_until_ms, until_ms)
             except Exception:  # the database went away for a moment: the next beat tries
                 log.exception("lease_renewal_failed", table=self.model.__tablename__)
 

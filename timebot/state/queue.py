@@ -47,14 +47,18 @@ _CLAIMS: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 _FINISHES: dict[tuple[Any, frozenset[str]], Any] = {}
 
 
-def _leased(table: Any) -> dict[str, Any]:
-    """What a claim writes: the row is working, under this owner's lease, one more attempt."""
-    return {
+def _leased(table: Any, claimed_at_column: Any = None) -> dict[str, Any]:
+    """What a claim writes: the row is working, under this owner's lease, one more attempt;
+    with `claimed_at_column`, the claim's time there."""
+    values = {
         "status": WORKING,
         "lease_owner": bindparam("claim_owner"),
         "lease_until_ms": bindparam("claim_until_ms", type_=BigInteger),
         "attempts": table.c.attempts + 1,
     }
+    if claimed_at_column is not None:
+        values[claimed_at_column.key] = bindparam("claim_now_ms", type_=BigInteger)
+    return values
 
 
 def _claim_statements(model: Any, due_column: Any, order_column: Any, priority_column: Any,
@@ -125,10 +129,10 @@ _SERIALISE = text("SELECT pg_advisory_xact_lock(hashtext(:lock_name))")
 
 
 def _take_statement(model: Any, due_column: Any, order_column: Any, lane_column: Any,
-                    priority_column: Any) -> Any:
+                    priority_column: Any, claimed_at_column: Any) -> Any:
     """UPDATE … SET status='working', … WHERE id IN (the claimable rows, oldest first, at most
     `claim_limit`, FOR UPDATE SKIP LOCKED) RETURNING the rows as updated."""
-    key = (model, due_column, order_column, lane_column, priority_column)
+    key = (model, due_column, order_column, lane_column, priority_column, claimed_at_column)
     statement = _TAKES.get(key)
     if statement is not None:
         return statement
@@ -136,7 +140,7 @@ def _take_statement(model: Any, due_column: Any, order_column: Any, lane_column:
     statement = (
         update(table)
         .where(chosen(table, due_column, order_column, lane_column, priority_column))
-        .values(_leased(table))
+        .values(_leased(table, claimed_at_column))
         .returning(*table.c)
     )
     if len(_TAKES) < 256:  # columns are class attributes: a few keys (not built per call)
@@ -156,14 +160,17 @@ async def claim_records(
     order_column: Any = None,
     lane_column: Any = None,
     priority_column: Any = None,
+    claimed_at_column: Any = None,
 ) -> list[SqlRow[Any]]:
     """`claim_rows` in one statement, the claimed rows as read-only records (Core rows: the
     model's columns as attributes, as the claim wrote them) rather than ORM objects — no
     identity map, no loading, one round trip. In claim order (RETURNING has none).
     With `lane_column`, only the oldest unfinished row of each lane is claimable (at most one
     row of a lane a claim: `claim_choice`). With `priority_column`, interactive rows first
-    and one bulk row more may come (`claim_choice.chosen`)."""
-    statement = _take_statement(model, due_column, order_column, lane_column, priority_column)
+    and one bulk row more may come (`claim_choice.chosen`). With `claimed_at_column`, the
+    claim writes its `now_ms` there (as it writes the lease: no transaction of its own)."""
+    statement = _take_statement(model, due_column, order_column, lane_column, priority_column,
+                                claimed_at_column)
     parameters = {"claim_now_ms": now_ms, "claim_limit": limit, "claim_owner": owner,
                   "claim_until_ms": now_ms + lease_ms}
     async with unit_of_work(sessions) as session:
