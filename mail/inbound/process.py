@@ -114,7 +114,7 @@ class MessageProcessor:
         self.receipts = ReceiptSender(
             runtime.state_sessions, mail.outbox, runtime.clock,
             mail_from=settings.mail_from, mail_domain=settings.mail_domain,
-            wake=mail.outbox_worker.wake,
+            wake=mail.outbox_worker.wake_express,
         )
         self._dkim = _DkimKeys(settings.dkim_txt_file)
         # The event and state reads of messages processed at once share requests.

@@ -70,7 +70,7 @@ class OwnerNotices:
 
         def written() -> None:
             if any(queued):
-                self.ctx.mail.outbox_worker.wake()
+                self.ctx.mail.outbox_worker.wake_express()
 
         # Dispatched by the event worker: with the event's done mark, in one commit.
         deferred = await write_with_event(outbox.sessions, queue, written)

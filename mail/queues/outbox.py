@@ -271,9 +271,17 @@ class OutboxWorker(PollingWorker):
         # delivery that goes through resumes the waiting ones (as does one of a message
         # that had failed, whichever worker recorded that).
         self.waiting_on_failures = False
-        self.failed_for_now = False  # in the batch under way
+
+    express = True  # receipts, refusals, owners' notices: claimed beside a batch of bulk mail
 
     async def run_once(self) -> int:
+        return await self._deliver_due(express=False)
+
+    async def run_express(self) -> int:
+        """`run_once` for the interactive messages only (timebot.state.worker's express loop)."""
+        return await self._deliver_due(express=True)
+
+    async def _deliver_due(self, *, express: bool) -> int:
         """Deliver what is due, up to `concurrency` messages at a time (each Maildir delivery
         waits for its write; each relay delivery for its SMTP exchange), renewing the rows'
         leases while it holds them. Maildir deliveries (idempotent) are marked done
@@ -299,6 +307,7 @@ class OutboxWorker(PollingWorker):
             order_column=OutboxMessage.next_attempt_ms,
             priority_column=OutboxMessage.priority,
             claimed_at_column=None if idempotent else OutboxMessage.attempted_ms,
+            express=express,
         )
         if not rows:
             return 0
@@ -311,7 +320,7 @@ class OutboxWorker(PollingWorker):
         # batch: the relay answers again, the rows waiting out a backoff are resumed.
         failing_before = self.waiting_on_failures
         resumed = [False]
-        self.failed_for_now = False
+        failed_for_now = [False]  # in this batch
 
         async def deliver(row: Row[Any]) -> None:
             async with slots:
@@ -324,7 +333,7 @@ class OutboxWorker(PollingWorker):
                     await self.deliverer.deliver(
                         row.raw, row.envelope_from, list(row.rcpt_tos), key=row.id)
                 except Exception as error:  # each row fails on its own
-                    await self._failed(row, error)
+                    failed_for_now[0] |= await self._failed(row, error)
                     return
                 if failing_before or row.last_error is not None:
                     resumed[0] = True
@@ -341,7 +350,7 @@ class OutboxWorker(PollingWorker):
                                                return_exceptions=True)
             finally:  # also when cancelled (stop) or recording an outcome failed
                 await delivered.flush()
-        if resumed[0] and not self.failed_for_now:
+        if resumed[0] and not failed_for_now[0]:
             await self._resume_waiting()
         for result in results:
             if isinstance(result, BaseException):
@@ -354,10 +363,11 @@ class OutboxWorker(PollingWorker):
         if close is not None:  # the relay's open sessions
             await close()
 
-    async def _failed(self, row: Row[Any], error: Exception) -> None:
+    async def _failed(self, row: Row[Any], error: Exception) -> bool:
         """Record a failed delivery: a temporary one is tried again after its backoff (for
         as long as it lasts); a permanent refusal ends the message; another error (the
-        message's own) is tried again a few times, then ends it too."""
+        message's own) is tried again a few times, then ends it too. True when it failed
+        for now (the relay's state, not the message's)."""
         now = self.outbox.clock.now_ms()
         if isinstance(error, DeliveryError):
             temporary = not error.permanent
@@ -378,7 +388,7 @@ class OutboxWorker(PollingWorker):
                       attempts=row.attempts)
         else:
             if temporary:
-                self.waiting_on_failures = self.failed_for_now = True
+                self.waiting_on_failures = True
             log.warning("mail_delivery_failed", id=row.id, error=reason, temporary=temporary,
                         attempts=row.attempts, retry_in_ms=outcome.next_attempt_ms - now,
                         exc_info=not isinstance(error, DeliveryError))
@@ -387,6 +397,7 @@ class OutboxWorker(PollingWorker):
             status=outcome.status, last_error=reason, next_attempt_ms=outcome.next_attempt_ms,
             failures=outcome.failures, lease_owner=None,
         )
+        return outcome.status != FAILED and temporary
 
     async def _resume_waiting(self) -> None:
         """The relay took a message after failures: the messages waiting out a temporary

@@ -162,7 +162,7 @@ async def process_time_entry(processor: Replier, mail: InboundMail) -> str:
         dedupe_key=receipt_dedupe_key(mail.key),
     )
     if queued:
-        processor.mail.outbox_worker.wake()
+        processor.mail.outbox_worker.wake_express()
     state = "queued" if queued else "already queued"
     if last is not None:
         return f"submit: {body.splitlines()[0]}; receipt {state}"

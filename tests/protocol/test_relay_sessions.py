@@ -217,3 +217,52 @@ async def test_a_worker_past_its_lease_sends_nothing_more(outbox: Outbox) -> Non
     other = Stalling(outbox, stall_ms=0)
     assert await OutboxWorker(outbox, other, concurrency=1).run_once() == 2
     assert sorted(late.keys + other.keys) == sorted(row.id for row in await outbox.messages())
+
+
+class HoldingBulk:
+    """Delivers at once, but holds every review (bulk) until `release` is set."""
+
+    idempotent = False
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.held = 0
+        self.subjects: list[str] = []
+
+    async def deliver(self, raw: bytes, envelope_from: str, rcpt_tos: list[str], *,
+                      key: str) -> None:
+        subject = str(message_from_bytes(raw)["Subject"])
+        if subject.startswith("Review"):
+            self.held += 1
+            await self.release.wait()
+        self.subjects.append(subject)
+
+
+async def test_a_receipt_goes_out_while_a_batch_of_bulk_mail_is_under_way(
+    outbox: Outbox
+) -> None:
+    """The main loop is in the middle of a batch of reviews (its deliveries slow); a receipt
+    queued meanwhile is claimed by the express loop and delivered before that batch ends."""
+    await enqueue(outbox, 8)
+    deliverer = HoldingBulk()
+    worker = OutboxWorker(outbox, deliverer, batch=8, concurrency=4, poll_seconds=60)
+    worker.start()
+    try:
+        await until(lambda: deliverer.held == 4)
+        await outbox.enqueue(new_message(
+            mail_from=f"timebot@{DOMAIN}", to="ann@example.com", subject="Receipt: approved",
+            text="Approved.", html="<p>Approved.</p>", mail_domain=DOMAIN),
+            kind="receipt", envelope_from="")
+        worker.wake_express()
+        await until(lambda: deliverer.subjects == ["Receipt: approved"])
+        assert deliverer.held == 4  # the batch of reviews still under way
+        deliverer.release.set()
+        for _ in range(1000):  # each marked sent once its exchange is over
+            if {row.status for row in await outbox.messages()} == {"done"}:
+                break
+            await asyncio.sleep(0.01)
+    finally:
+        await worker.stop()
+    assert {row.status for row in await outbox.messages()} == {"done"}
+    assert sorted(deliverer.subjects) == sorted(
+        ["Receipt: approved", *(f"Review {n}" for n in range(8))])

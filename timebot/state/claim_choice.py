@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import BigInteger, Integer, and_, bindparam, exists, or_, select
 
-from timebot.state.lanes import BULK
+from timebot.state.lanes import BULK, INTERACTIVE
 
 QUEUED = "queued"
 WORKING = "working"
@@ -68,14 +68,15 @@ def _claimable(table: Any, due_column: Any, lane_column: Any, order_column: Any,
 
 
 def chosen(table: Any, due_column: Any, order_column: Any, lane_column: Any = None,
-            priority_column: Any = None, where: Any = None) -> Any:
+            priority_column: Any = None, where: Any = None, express: bool = False) -> Any:
     """The condition on `id` that picks what a claim takes: the claimable queued rows oldest
     first, at most `claim_limit`, and as many rows taken over from a dead worker, locked
     (FOR UPDATE SKIP LOCKED: a second worker passes over them). Queued rows and working
     ones are chosen apart so that an index on (status, [priority,] order) serves each ORDER
     BY (one over both statuses sorts every due row at each claim, under the write lock).
     With `priority_column` (timebot.state.lanes): interactive rows first, then bulk ones,
-    and the oldest bulk row besides: bulk work never starves."""
+    and the oldest bulk row besides: bulk work never starves. `express`: interactive rows
+    only (a claim beside a batch of bulk work under way, for what a person waits for)."""
     order = table.c[order_column.key] if order_column is not None else table.c.id
     limit = bindparam("claim_limit", type_=Integer)
     queued = _claimable(table, due_column, lane_column, order_column, where, QUEUED)
@@ -92,6 +93,10 @@ def chosen(table: Any, due_column: Any, order_column: Any, lane_column: Any = No
     priority = table.c[priority_column.key]
     queued = _claimable(table, due_column, lane_column, order_column, where, QUEUED,
                         in_order=True)
+    if express:
+        interactive = select(table.c.id).where(queued, priority == INTERACTIVE)
+        return table.c.id.in_(interactive.order_by(order).limit(limit)
+                              .with_for_update(skip_locked=True))
     first = select(table.c.id).where(queued).limit(limit).with_for_update(skip_locked=True)
     reserve = (
         select(table.c.id)

@@ -10,7 +10,7 @@ instead, within a bound: what is not done by then is cancelled and taken over as
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import structlog
@@ -32,6 +32,12 @@ class Draining:
     _idle: asyncio.Event | None = None
 
     async def run_once(self) -> int:
+        return await self._counted(super().run_once)  # type: ignore[misc]
+
+    async def run_express(self) -> int:
+        return await self._counted(super().run_express)  # type: ignore[misc]
+
+    async def _counted(self, run: Callable[[], Awaitable[int]]) -> int:
         if self._draining:
             return 0
         if self._idle is None:
@@ -39,8 +45,7 @@ class Draining:
         self._in_flight += 1
         self._idle.clear()
         try:
-            handled: int = await super().run_once()  # type: ignore[misc]
-            return handled
+            return await run()
         finally:
             self._in_flight -= 1
             if not self._in_flight:

@@ -129,17 +129,19 @@ _SERIALISE = text("SELECT pg_advisory_xact_lock(hashtext(:lock_name))")
 
 
 def _take_statement(model: Any, due_column: Any, order_column: Any, lane_column: Any,
-                    priority_column: Any, claimed_at_column: Any) -> Any:
+                    priority_column: Any, claimed_at_column: Any, express: bool) -> Any:
     """UPDATE … SET status='working', … WHERE id IN (the claimable rows, oldest first, at most
     `claim_limit`, FOR UPDATE SKIP LOCKED) RETURNING the rows as updated."""
-    key = (model, due_column, order_column, lane_column, priority_column, claimed_at_column)
+    key = (model, due_column, order_column, lane_column, priority_column, claimed_at_column,
+           express)
     statement = _TAKES.get(key)
     if statement is not None:
         return statement
     table = model.__table__
     statement = (
         update(table)
-        .where(chosen(table, due_column, order_column, lane_column, priority_column))
+        .where(chosen(table, due_column, order_column, lane_column, priority_column,
+                      express=express))
         .values(_leased(table, claimed_at_column))
         .returning(*table.c)
     )
@@ -161,6 +163,7 @@ async def claim_records(
     lane_column: Any = None,
     priority_column: Any = None,
     claimed_at_column: Any = None,
+    express: bool = False,
 ) -> list[SqlRow[Any]]:
     """`claim_rows` in one statement, the claimed rows as read-only records (Core rows: the
     model's columns as attributes, as the claim wrote them) rather than ORM objects — no
@@ -168,9 +171,10 @@ async def claim_records(
     With `lane_column`, only the oldest unfinished row of each lane is claimable (at most one
     row of a lane a claim: `claim_choice`). With `priority_column`, interactive rows first
     and one bulk row more may come (`claim_choice.chosen`). With `claimed_at_column`, the
-    claim writes its `now_ms` there (as it writes the lease: no transaction of its own)."""
+    claim writes its `now_ms` there (as it writes the lease: no transaction of its own).
+    `express` (with `priority_column`): interactive rows only (`claim_choice.chosen`)."""
     statement = _take_statement(model, due_column, order_column, lane_column, priority_column,
-                                claimed_at_column)
+                                claimed_at_column, express)
     parameters = {"claim_now_ms": now_ms, "claim_limit": limit, "claim_owner": owner,
                   "claim_until_ms": now_ms + lease_ms}
     async with unit_of_work(sessions) as session:
