@@ -42,7 +42,7 @@ def create_app(
 
     if settings.runs_fronts:
         routes.append(
-            webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake)
+            webhook_route(runtime.subscriptions, runtime.events, runtime.event_worker.wake_for)
         )
     install_components(runtime, service, built.mail, routes)
     # The fronts' consumers are on the bus: the webhooks subscribe to what they handle (a

@@ -106,7 +106,7 @@ def build_runtime(settings: Settings, clock: Clock, *, in_process: bool = False)
     outbox = Outbox(state_sessions, clock)
     event_worker = EventWorker(events, bus)
     if in_process_events and service is not None and not in_process:
-        service.webhooks.local_receiver = local_receiver(events, event_worker.wake)
+        service.webhooks.local_receiver = local_receiver(events, event_worker.wake_for)
     runtime = Runtime(
         settings, clock, state_engine, state_sessions, client, directory, box,
         events, bus, event_worker, subscriptions,

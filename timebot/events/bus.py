@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from timebot.state.db import insert_ignoring
+from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import ReceivedEvent
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, Write, claim_records
 from timebot.state.retry import Backoff, after_failure, is_temporary
@@ -83,6 +84,27 @@ class ServiceEvent:
 
 
 Subscriber = Callable[[ServiceEvent], Awaitable[None]]
+
+BULK_ACTIONS = frozenset({"submitted", "restarted", "reminder"})
+"""approvalEventUpdate's actions that ask many (a stage's approvers), not answer one."""
+
+
+def event_priority(event: ServiceEvent) -> int:
+    """Pure: the lane of an event (timebot.state.lanes). Bulk: reminders, and a timesheet
+    submitted or restarted (its stage's review requests: the fan-out). Interactive: the rest,
+    a decision above all (the cards settled for the approver who just acted, the owner's
+    notice), dispatched before the bulk events received earlier. The review requests of a
+    submission whose decision went first ask nobody (timebot.notify.reviews reads the state
+    first)."""
+    if event.event in (APPROVAL_REMINDER, TIMESHEET_REMINDER):
+        return BULK
+    if event.event == APPROVAL_UPDATE and event.data.get("action") in BULK_ACTIONS:
+        return BULK
+    return INTERACTIVE
+
+
+def is_interactive(event: ServiceEvent) -> bool:
+    return event_priority(event) == INTERACTIVE
 
 
 @dataclass
@@ -147,6 +169,7 @@ class EventStore:
             "received_ms": now,
             "status": QUEUED,
             "attempts": 0,
+            "priority": event_priority(event),
         } for event in events]
         async with unit_of_work(self.sessions) as session:
             inserted = await session.execute(_new_events(session), rows)
@@ -198,12 +221,22 @@ class EventWorker(PollingWorker):
         self.lease_ms = lease_ms
         self.max_attempts = max_attempts
 
+    express = True  # decisions' events, claimed beside a batch of submissions' events
+
     async def run_once(self) -> int:
-        """Dispatch what is claimable now: each organisation's events in received order, up to
-        `concurrency` organisations at once, the largest share first. How each event ended is
-        written together (`FinishBatch`: at the end of the batch, and as it goes on every
-        FLUSH_SECONDS); a process that dies in between has those events dispatched again after
-        the lease, as if it had died while dispatching them (subscribers are idempotent)."""
+        return await self._dispatch_due(express=False)
+
+    async def run_express(self) -> int:
+        """`run_once` for the interactive events only (timebot.state.worker)."""
+        return await self._dispatch_due(express=True)
+
+    async def _dispatch_due(self, *, express: bool) -> int:
+        """Dispatch what is claimable now: each organisation's events in order (interactive
+        ones first, then received order), up to `concurrency` organisations at once, the
+        largest share first. How each event ended is written together (`FinishBatch`: at the
+        end of the batch, and as it goes on every FLUSH_SECONDS); a process that dies in
+        between has those events dispatched again after the lease, as if it had died while
+        dispatching them (subscribers are idempotent)."""
         rows = await claim_records(
             self.store.sessions,
             ReceivedEvent,
@@ -213,6 +246,8 @@ class EventWorker(PollingWorker):
             limit=self.claim_limit,
             due_column=ReceivedEvent.next_attempt_ms,
             order_column=ReceivedEvent.received_ms,
+            priority_column=ReceivedEvent.priority,
+            express=express,
         )
         if not rows:
             return 0

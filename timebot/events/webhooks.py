@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from timebot.events.bus import EventStore, ServiceEvent
+from timebot.events.bus import EventStore, ServiceEvent, is_interactive
 from timebot.events.subscriptions import WEBHOOK_PATH, WebhookSubscriptions
 
 log = structlog.get_logger("timebot.webhooks")
@@ -62,17 +62,20 @@ def event_of(payload: Any, headers: Mapping[str, str]) -> ServiceEvent:
 
 
 def local_receiver(
-    store: EventStore, on_accepted: Callable[[], None]
+    store: EventStore, on_accepted: Callable[[bool], None]
 ) -> Callable[[Sequence[Delivery]], Awaitable[None]]:
     """What the embedded service's delivery worker hands its in-process deliveries to
     (the shell registers it): committed to the event store like a webhook delivery, with the
-    same de-duplication on the delivery id, in one transaction per batch."""
+    same de-duplication on the delivery id, in one transaction per batch. `on_accepted` is
+    told whether a new one is interactive (`event_priority`)."""
 
     async def receive(deliveries: Sequence[Delivery]) -> None:
         events = [event_of(delivery.payload, {"X-Svc-Delivery": delivery.id})
                   for delivery in deliveries]
-        if await store.accept_many(events):
-            on_accepted()
+        new = set(await store.accept_new(events))
+        if new:
+            on_accepted(any(is_interactive(event) for event in events
+                            if event.delivery_id in new))
 
     return receive
 
@@ -103,7 +106,7 @@ def webhook_route(
             return JSONResponse({"error": "signature does not verify"}, 401)
         new = await store.accept(event)
         if new:
-            on_accepted()
+            on_accepted(is_interactive(event))
         return JSONResponse({"ok": True, "duplicate": not new})
 
     return Route(WEBHOOK_PATH, receive, methods=["POST"])

@@ -25,7 +25,7 @@ from sqlalchemy import select
 
 from plumbing.db import unit_of_work
 from timebot.client import operation
-from timebot.events.bus import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent
+from timebot.events.bus import APPROVAL_REMINDER, APPROVAL_UPDATE, ServiceEvent, is_interactive
 from timebot.events.pending_update import pending_update_data
 from timebot.notify.approvals import person_info, setting_of
 from timebot.notify.ground import CatchUpGround
@@ -90,7 +90,7 @@ class ApprovalPoller(PollingWorker):
     ) -> int:
         event = ServiceEvent(delivery_id, kind, organisation_id, timestamp_ms, data)
         if await self.runtime.events.accept(event):
-            self.runtime.event_worker.wake()
+            self.runtime.event_worker.wake_for(is_interactive(event))
             return 1
         return 0
 

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from plumbing.ids import new_id
 from timebot.state.base import StateBase as StateBase
 from timebot.state.chat_queue import ChatSendQueue
+from timebot.state.lanes import lane_column
 from timebot.state.leased_row import LeasedRow
 from timebot.state.mail_tables import ImapMessage as ImapMessage
 from timebot.state.mail_tables import InboxMessage as InboxMessage
@@ -65,7 +66,10 @@ class ReceivedEvent(LeasedRow, StateBase):
     makes a redelivery one row."""
 
     __tablename__ = "received_events"
-    __table_args__ = (Index("ix_received_events_status", "status", "received_ms"),)
+    __table_args__ = (
+        Index("ix_received_events_status", "status", "received_ms"),
+        Index("ix_received_events_claim", "status", "priority", "received_ms"),
+    )
 
     delivery_id: Mapped[str] = mapped_column(String(128), unique=True)
     event: Mapped[str] = mapped_column(String(64))
@@ -77,6 +81,10 @@ class ReceivedEvent(LeasedRow, StateBase):
     failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     next_attempt_ms: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     outcome: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # A decision's outcome (owners' notices, cards settled) before a stage's review requests
+    # and reminders (timebot.events.bus.event_priority); a row of a release that knows no
+    # lanes is interactive (the server default).
+    priority: Mapped[int] = lane_column()
 
 
 class SlackOutgoing(ChatSendQueue, StateBase):

@@ -49,6 +49,13 @@ class PollingWorker:
         self._wake.set()
         self._express_wake.set()
 
+    def wake_for(self, interactive: bool) -> None:
+        """`wake_express` for work a person waits for, else `wake`."""
+        if interactive:
+            self.wake_express()
+        else:
+            self.wake()
+
     async def _express_loop(self) -> None:
         while True:
             await self._express_wake.wait()
