@@ -16,8 +16,9 @@ import pytest
 
 from tests.pg import create_pg_database, drop_pg_database, pg_url
 from tests.support import LiveServer, start_live_server, stop_live_server
+from tests.timebot.cli_in_process import timebot_in_process
 from tests.timebot.signin_support import account, browser, sign_in
-from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
+from tests.timebot.test_cli import TIMEBOT, Run, cli_env, timebot
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
 pytestmark = pytest.mark.slow
@@ -94,7 +95,13 @@ class Setup:
             for p in people
         }
 
-    async def run(self, *args: str) -> Any:
+    async def run(self, *args: str) -> Run:
+        """`timebot service import` in this process (tests.timebot.cli_in_process)."""
+        return await timebot_in_process(self.env, "service", "import", "--org", self.org_id,
+                                        *args)
+
+    async def run_script(self, *args: str) -> Run:
+        """`timebot service import` through the installed script, a process of its own."""
         return await timebot(self.env, "service", "import", "--org", self.org_id, *args)
 
 
@@ -107,8 +114,8 @@ async def server(
     extra = {"TIMEBOT_SERVICE_DATABASE_URL": pg_url(database)} if database else {}
     data_dir = tmp_path_factory.mktemp("import") / "data"
     env = cli_env(data_dir, **extra)
-    await timebot(env, "service", "init", "--org", "First", "--admin-name", "First",
-                  "--admin-email", "first@acme.example")
+    await timebot_in_process(env, "service", "init", "--org", "First", "--admin-name", "First",
+                             "--admin-email", "first@acme.example")
     live = await start_live_server("sqlite", data_dir, extra)
     try:
         yield env, live
@@ -123,8 +130,8 @@ async def setup(
     server: tuple[dict[str, str], LiveServer], tmp_path: Path
 ) -> AsyncIterator[Setup]:
     env, live = server
-    created = (await timebot(env, "service", "init", "--org", "Acme", "--admin-name", "Root",
-                             "--admin-email", "root@acme.example")).json()
+    created = (await timebot_in_process(env, "service", "init", "--org", "Acme", "--admin-name",
+                                        "Root", "--admin-email", "root@acme.example")).json()
     async with httpx.AsyncClient(timeout=60) as http:
         yield Setup(env, live, http, created["organisation"]["id"],
                     created["admin"]["apikey"], tmp_path / "people.csv")
@@ -182,7 +189,7 @@ async def test_import_refuses_bad_rows_and_is_idempotent(setup: Setup) -> None:
     assert await setup.state() == expected
 
     # The imported people have API keys (and sign in with their e-mail like anyone added).
-    shown = await timebot(setup.env, "service", "apikey", "--email", "cy@acme.example",
+    shown = await timebot_in_process(setup.env, "service", "apikey", "--email", "cy@acme.example",
                           "--org", setup.org_id)
     assert shown.code == 0, shown.err
     me = await setup.gql("{ currentPerson { email name } }", key=shown.out.strip())
@@ -239,12 +246,14 @@ async def test_an_import_stopped_half_way_is_finished_by_running_it_again(setup:
 
 
 async def test_a_file_that_cannot_be_read_is_refused_whole(setup: Setup) -> None:
+    """Through the installed `timebot` script (the other tests run it in-process, but for the
+    import a crash stops half-way)."""
     setup.csv.write_text("Name,Phone\nAda,123\n", encoding="utf-8")
-    run = await setup.run(str(setup.csv))
+    run = await setup.run_script(str(setup.csv))
     assert run.code == 1
     assert "unknown column 'Phone'" in run.err
     setup.csv.write_bytes(b"Name,E-mail\n\xff\xfe,x@y.example\n")
-    run = await setup.run(str(setup.csv))
+    run = await setup.run_script(str(setup.csv))
     assert run.code == 1 and "not UTF-8" in run.err
     setup.csv.write_text(HEADER + GOOD, encoding="utf-8")
     run = await timebot(setup.env, "service", "import", "--org", "0" * 24, str(setup.csv))
