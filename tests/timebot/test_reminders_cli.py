@@ -21,7 +21,7 @@ from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.organisation.provisioning import add_person
 from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
-from tests.pg import drop_pg_database, pg_url
+from tests.pg import drop_pg_database_soon, pg_url
 from tests.support import TEST_SECRET_KEY
 from tests.timebot.cli_in_process import invoke
 from tests.timebot.test_cli import Run
@@ -130,7 +130,7 @@ async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         yield world
     finally:
         for name in databases:
-            await drop_pg_database(name)
+            drop_pg_database_soon(name)
 
 
 def _line(output: str, who: str) -> str:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
-from tests.pg import drop_pg_database, pg_url
+from tests.pg import drop_pg_database_soon, pg_url
 from tests.support import LiveServer, start_live_server, stop_live_server
 from tests.timebot.cli_in_process import timebot_in_process
 from tests.timebot.signin_support import account, browser, sign_in
@@ -128,7 +128,7 @@ async def server(
     finally:
         await stop_live_server(live)
         if database:
-            await drop_pg_database(database)
+            drop_pg_database_soon(database)
 
 
 @pytest.fixture
