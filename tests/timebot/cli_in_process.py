@@ -5,14 +5,18 @@ that the console script starts: each command keeps tests through the installed s
 (tests.timebot.test_cli.timebot).
 
 The command runs in a thread of its own (it calls asyncio.run), so that a live server on the
-test's loop keeps answering meanwhile. sys.stdout, sys.stderr and os.environ are
-the process's: one command at a time, and the environment is exactly `env` while it runs."""
+test's loop keeps answering meanwhile; what that thread writes to sys.stdout and sys.stderr is
+the command's output, what the others write (the live server's log lines) goes where it went.
+os.environ is the process's: one command at a time, and the environment is exactly `env` while
+it runs."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import os
+import sys
 import threading
 import traceback
 import warnings
@@ -20,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TextIO
 
 import structlog
 from click.testing import CliRunner
@@ -72,6 +77,40 @@ def _logging_kept() -> Iterator[None]:
             logger.propagate, logger.disabled = state.propagate, state.disabled
 
 
+class _ThreadRouted:
+    """A stream for sys.stdout or sys.stderr: writes of the command's thread to the command's
+    stream, the other threads' to the stream they wrote to before."""
+
+    def __init__(self, command_thread: int, command: TextIO, others: TextIO) -> None:
+        self._command_thread = command_thread
+        self._command = command
+        self._others = others
+
+    def _target(self) -> TextIO:
+        return self._command if threading.get_ident() == self._command_thread else self._others
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target(), name)
+
+
+class _CommandThreadRunner(CliRunner):
+    @contextmanager
+    def isolation(self, *args: Any, **kwargs: Any) -> Iterator[tuple[io.BytesIO, io.BytesIO,
+                                                                      io.BytesIO]]:
+        before_out, before_err = sys.stdout, sys.stderr
+        with super().isolation(*args, **kwargs) as streams:
+            command_thread = threading.get_ident()
+            sys.stdout = _ThreadRouted(command_thread, sys.stdout, before_out)  # type: ignore[assignment]
+            sys.stderr = _ThreadRouted(command_thread, sys.stderr, before_err)  # type: ignore[assignment]
+            yield streams
+
+
 def invoke(env: Mapping[str, str], *args: str) -> Run:
     """`timebot ARGS` with exactly `env` as its environment, in a thread of its own (the
     command's asyncio.run needs a thread without a running loop; the caller may be a
@@ -86,7 +125,7 @@ def _invoke_here(env: Mapping[str, str], args: tuple[str, ...]) -> Run:
     overrides: dict[str, str | None] = {key: None for key in os.environ if key not in env}
     overrides.update(env)
     with _ONE_AT_A_TIME, _logging_kept():
-        result = CliRunner().invoke(main, list(args), env=overrides, prog_name="timebot")
+        result = _CommandThreadRunner().invoke(main, list(args), env=overrides, prog_name="timebot")
     err = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         err += "".join(traceback.format_exception(result.exception))
