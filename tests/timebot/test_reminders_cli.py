@@ -20,8 +20,11 @@ from plumbing.clock import Clock
 from plumbing.db import unit_of_work
 from service.embedded import EmbeddedService
 from service.organisation.provisioning import add_person
-from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
+from tests.pg import drop_pg_database_soon, pg_url
 from tests.support import TEST_SECRET_KEY
+from tests.timebot.cli_in_process import invoke
+from tests.timebot.test_cli import Run
 from timebot.notify.periods import last_ended_week
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
@@ -36,11 +39,21 @@ def _env(world: dict[str, Any]) -> dict[str, str]:
             "TIMEBOT_SECRET_KEY": TEST_SECRET_KEY, **world["urls"]}
 
 
-def run(world: dict[str, Any], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(world: dict[str, Any], *args: str, check: bool = True) -> Run:
+    """`timebot ARGS` in this process (tests.timebot.cli_in_process): what the commands do."""
+    return _checked(invoke(_env(world), *args), args, check)
+
+
+def run_script(world: dict[str, Any], *args: str, check: bool = True) -> Run:
+    """`timebot ARGS` through the installed script, a process of its own."""
     result = subprocess.run([TIMEBOT, *args], env=_env(world), capture_output=True, text=True,
                             timeout=180)
-    if check and result.returncode != 0:
-        raise AssertionError(f"timebot {' '.join(args)} failed: {result.stderr}")
+    return _checked(Run(result.returncode, result.stdout, result.stderr), args, check)
+
+
+def _checked(result: Run, args: tuple[str, ...], check: bool) -> Run:
+    if check and result.code != 0:
+        raise AssertionError(f"timebot {' '.join(args)} failed: {result.err}")
     return result
 
 
@@ -89,15 +102,21 @@ async def _people(service_url: str, admin_key: str, week_start: int) -> dict[str
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[dict[str, Any]]:
+    # Fresh databases already migrated (tests.migrated): what these commands do, not the
+    # migrations, is under test.
     databases: list[str] = []
     urls: dict[str, str] = {}
     if request.param == "postgresql":
-        databases = [await create_pg_database(), await create_pg_database()]
+        databases = [await create_migrated_pg_database("timebot"),
+                     await create_migrated_pg_database("service")]
         urls = {"TIMEBOT_DATABASE_URL": pg_url(databases[0]),
                 "TIMEBOT_SERVICE_DATABASE_URL": pg_url(databases[1])}
+    else:
+        await place_migrated_sqlite(f"sqlite+aiosqlite:///{tmp_path / 'bot.db'}", "timebot")
+        await place_migrated_sqlite(f"sqlite+aiosqlite:///{tmp_path / 'service.db'}", "service")
     world: dict[str, Any] = {"dir": tmp_path, "urls": urls}
     created = json.loads(run(world, "service", "init", "--org", "Globex", "--admin-name",
-                             "Gina Admin", "--admin-email", "gina@globex.example").stdout)
+                             "Gina Admin", "--admin-email", "gina@globex.example").out)
     world["org"] = created["organisation"]["id"]
     world["admin_key"] = created["admin"]["apikey"]
     service_url = urls.get("TIMEBOT_SERVICE_DATABASE_URL") or \
@@ -111,7 +130,7 @@ async def world(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         yield world
     finally:
         for name in databases:
-            await drop_pg_database(name)
+            drop_pg_database_soon(name)
 
 
 def _line(output: str, who: str) -> str:
@@ -141,11 +160,11 @@ def _serve_since_long_ago(world: dict[str, Any]) -> None:
 
 def test_preview_says_who_and_why_not_then_send_queues_once(world: dict[str, Any]) -> None:
     at = datetime.fromtimestamp(world["at"] / 1000, UTC).isoformat()
-    fresh = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    fresh = run(world, "reminders", "preview", "--org", world["org"], "--at", at).out
     # A fresh organisation: the week ended before timebot served it (no burst at first start).
     assert "before timebot first served" in _line(fresh, "bob@globex.example")
     _serve_since_long_ago(world)
-    preview = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    preview = run(world, "reminders", "preview", "--org", world["org"], "--at", at).out
     assert "due now" in _line(preview, "bob@globex.example")
     assert "due now" in _line(preview, "gina@globex.example")  # an empty week is reminded too
     assert "timesheet submitted" in _line(preview, "sue@globex.example")
@@ -157,7 +176,7 @@ def test_preview_says_who_and_why_not_then_send_queues_once(world: dict[str, Any
     assert not outbox.exists() or not list(outbox.iterdir()), "a preview sends nothing"
 
     started_ms = int(datetime.now(UTC).timestamp() * 1000)
-    sent = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    sent = run(world, "reminders", "send", "--org", world["org"], "--at", at).out
     assert "queued 2 " in sent
     # Handed over now, not as at --at: leases taken as at a past --at look expired to a
     # running timebot, whose worker then sends the same mail too.
@@ -165,9 +184,9 @@ def test_preview_says_who_and_why_not_then_send_queues_once(world: dict[str, Any
     mails = [p.read_text(errors="replace") for p in outbox.iterdir()]
     assert sorted(m.split("\nTo: ", 1)[1].split("\n", 1)[0].strip() for m in mails
                   if "\nTo: " in m) == ["bob@globex.example", "gina@globex.example"], mails
-    again = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    again = run(world, "reminders", "send", "--org", world["org"], "--at", at).out
     assert "queued 0 " in again and len(list(outbox.iterdir())) == 2
-    after = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    after = run(world, "reminders", "preview", "--org", world["org"], "--at", at).out
     assert "already sent" in _line(after, "bob@globex.example")
 
 
@@ -192,15 +211,19 @@ def _sent_ms(world: dict[str, Any]) -> list[int]:
 
 
 def test_bad_arguments_are_named(tmp_path: Path) -> None:
+    """Through the installed `timebot` script (the other tests run the commands in-process)."""
     world: dict[str, Any] = {"dir": tmp_path, "urls": {}}
-    org = json.loads(run(world, "service", "init", "--org", "Initech", "--admin-name", "Ian",
-                         "--admin-email", "ian@initech.example").stdout)["organisation"]["id"]
-    bad_time = run(world, "reminders", "preview", "--org", org, "--at", "monday", check=False)
-    assert bad_time.returncode != 0 and "--at" in bad_time.stderr and "ISO 8601" in bad_time.stderr
-    refused = run(world, "reminders", "send", "--org", org, "--at", "2999-01-01", check=False)
-    assert refused.returncode != 0 and "future" in refused.stderr
-    unknown = run(world, "reminders", "preview", "--org", "0" * 24, check=False)
-    assert unknown.returncode != 0 and "no such organisation" in unknown.stderr
+    org = json.loads(run_script(world, "service", "init", "--org", "Initech", "--admin-name",
+                                "Ian", "--admin-email", "ian@initech.example").out)[
+        "organisation"]["id"]
+    bad_time = run_script(world, "reminders", "preview", "--org", org, "--at", "monday",
+                          check=False)
+    assert bad_time.code != 0 and "--at" in bad_time.err and "ISO 8601" in bad_time.err
+    refused = run_script(world, "reminders", "send", "--org", org, "--at", "2999-01-01",
+                         check=False)
+    assert refused.code != 0 and "future" in refused.err
+    unknown = run_script(world, "reminders", "preview", "--org", "0" * 24, check=False)
+    assert unknown.code != 0 and "no such organisation" in unknown.err
 
 
 def _record_absence(world: dict[str, Any], approver_id: str, until: Any) -> None:
@@ -230,7 +253,7 @@ def test_preview_notes_an_away_approver(world: dict[str, Any]) -> None:
     def previewed() -> tuple[str, str]:
         """The whole preview, and its approval reminder line."""
         preview = run(world, "reminders", "preview", "--org", world["org"],
-                      "--at", at.isoformat()).stdout
+                      "--at", at.isoformat()).out
         [line] = [line for line in preview.splitlines() if line.startswith("approval reminder")]
         return preview, line
 
@@ -288,7 +311,7 @@ def test_saved_reports_schedules_are_previewed_and_sent_once(world: dict[str, An
     monday = world["week"].end_ms  # the send moment: Monday 00:00 UTC after the week
     before = datetime.fromtimestamp((monday - HOUR_MS) / 1000, UTC).isoformat()
     at = datetime.fromtimestamp(world["at"] / 1000, UTC).isoformat()
-    early = run(world, "reminders", "preview", "--org", world["org"], "--at", before).stdout
+    early = run(world, "reminders", "preview", "--org", world["org"], "--at", before).out
     lines = [line for line in early.splitlines() if line.startswith("report")]
     assert len(lines) == 2, early
     sent_on = datetime.fromtimestamp(monday / 1000, UTC).strftime("%a %d %b %Y %H:%M")
@@ -297,18 +320,18 @@ def test_saved_reports_schedules_are_previewed_and_sent_once(world: dict[str, An
         assert f"next {sent_on} UTC" in line and "Weekly hours" in line, line
     outbox = world["dir"] / "outbox" / "new"
 
-    due = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    due = run(world, "reminders", "preview", "--org", world["org"], "--at", at).out
     reports = [line for line in due.splitlines() if line.startswith("report")]
     assert len(reports) == 2 and all("due now" in line for line in reports), due
     assert not outbox.exists() or not list(outbox.iterdir()), "a preview sends nothing"
 
-    sent = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    sent = run(world, "reminders", "send", "--org", world["org"], "--at", at).out
     assert "2 report mail(s)" in sent, sent
     mails = [p.read_text(errors="replace") for p in outbox.iterdir()]
     assert sum("Subject: Weekly hours: " in m for m in mails) == 2, mails
-    again = run(world, "reminders", "send", "--org", world["org"], "--at", at).stdout
+    again = run(world, "reminders", "send", "--org", world["org"], "--at", at).out
     assert "0 report mail(s)" in again, again
     assert sum("Subject: Weekly hours: " in p.read_text(errors="replace")
                for p in outbox.iterdir()) == 2
-    after = run(world, "reminders", "preview", "--org", world["org"], "--at", at).stdout
+    after = run(world, "reminders", "preview", "--org", world["org"], "--at", at).out
     assert all("sent" in line for line in after.splitlines() if line.startswith("report"))

@@ -14,10 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.pg import create_pg_database, drop_pg_database, pg_url
+from tests.migrated import create_migrated_pg_database, place_migrated_sqlite
+from tests.pg import drop_pg_database_soon, pg_url
 from tests.support import LiveServer, start_live_server, stop_live_server
+from tests.timebot.cli_in_process import timebot_in_process
 from tests.timebot.signin_support import account, browser, sign_in
-from tests.timebot.test_cli import TIMEBOT, cli_env, timebot
+from tests.timebot.test_cli import TIMEBOT, Run, cli_env, timebot
 
 # Minutes of work in few tests: started first (tests/conftest.py), not left for the end.
 pytestmark = pytest.mark.slow
@@ -94,7 +96,13 @@ class Setup:
             for p in people
         }
 
-    async def run(self, *args: str) -> Any:
+    async def run(self, *args: str) -> Run:
+        """`timebot service import` in this process (tests.timebot.cli_in_process)."""
+        return await timebot_in_process(self.env, "service", "import", "--org", self.org_id,
+                                        *args)
+
+    async def run_script(self, *args: str) -> Run:
+        """`timebot service import` through the installed script, a process of its own."""
         return await timebot(self.env, "service", "import", "--org", self.org_id, *args)
 
 
@@ -102,20 +110,25 @@ class Setup:
 async def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[tuple[dict[str, str], LiveServer]]:
-    """A server per backend, each test in an organisation of its own."""
-    database = await create_pg_database() if request.param == "postgresql" else None
+    """A server per backend, each test in an organisation of its own. Its databases are fresh
+    copies of migrated ones (tests.migrated): the import is under test, not the migrations."""
+    database = await create_migrated_pg_database("service") \
+        if request.param == "postgresql" else None
     extra = {"TIMEBOT_SERVICE_DATABASE_URL": pg_url(database)} if database else {}
     data_dir = tmp_path_factory.mktemp("import") / "data"
+    await place_migrated_sqlite(f"sqlite+aiosqlite:///{data_dir / 'bot.db'}", "timebot")
+    if database is None:
+        await place_migrated_sqlite(f"sqlite+aiosqlite:///{data_dir / 'service.db'}", "service")
     env = cli_env(data_dir, **extra)
-    await timebot(env, "service", "init", "--org", "First", "--admin-name", "First",
-                  "--admin-email", "first@acme.example")
+    await timebot_in_process(env, "service", "init", "--org", "First", "--admin-name", "First",
+                             "--admin-email", "first@acme.example")
     live = await start_live_server("sqlite", data_dir, extra)
     try:
         yield env, live
     finally:
         await stop_live_server(live)
         if database:
-            await drop_pg_database(database)
+            drop_pg_database_soon(database)
 
 
 @pytest.fixture
@@ -123,8 +136,8 @@ async def setup(
     server: tuple[dict[str, str], LiveServer], tmp_path: Path
 ) -> AsyncIterator[Setup]:
     env, live = server
-    created = (await timebot(env, "service", "init", "--org", "Acme", "--admin-name", "Root",
-                             "--admin-email", "root@acme.example")).json()
+    created = (await timebot_in_process(env, "service", "init", "--org", "Acme", "--admin-name",
+                                        "Root", "--admin-email", "root@acme.example")).json()
     async with httpx.AsyncClient(timeout=60) as http:
         yield Setup(env, live, http, created["organisation"]["id"],
                     created["admin"]["apikey"], tmp_path / "people.csv")
@@ -182,7 +195,7 @@ async def test_import_refuses_bad_rows_and_is_idempotent(setup: Setup) -> None:
     assert await setup.state() == expected
 
     # The imported people have API keys (and sign in with their e-mail like anyone added).
-    shown = await timebot(setup.env, "service", "apikey", "--email", "cy@acme.example",
+    shown = await timebot_in_process(setup.env, "service", "apikey", "--email", "cy@acme.example",
                           "--org", setup.org_id)
     assert shown.code == 0, shown.err
     me = await setup.gql("{ currentPerson { email name } }", key=shown.out.strip())
@@ -239,13 +252,16 @@ async def test_an_import_stopped_half_way_is_finished_by_running_it_again(setup:
 
 
 async def test_a_file_that_cannot_be_read_is_refused_whole(setup: Setup) -> None:
+    """The first run through the installed `timebot` script (the command's other runs in these
+    tests are in-process, but for the one a crash stops half-way)."""
     setup.csv.write_text("Name,Phone\nAda,123\n", encoding="utf-8")
-    run = await setup.run(str(setup.csv))
+    run = await setup.run_script(str(setup.csv))
     assert run.code == 1
     assert "unknown column 'Phone'" in run.err
     setup.csv.write_bytes(b"Name,E-mail\n\xff\xfe,x@y.example\n")
     run = await setup.run(str(setup.csv))
     assert run.code == 1 and "not UTF-8" in run.err
     setup.csv.write_text(HEADER + GOOD, encoding="utf-8")
-    run = await timebot(setup.env, "service", "import", "--org", "0" * 24, str(setup.csv))
+    run = await timebot_in_process(setup.env, "service", "import", "--org", "0" * 24,
+                                   str(setup.csv))
     assert run.code == 1 and f"no organisation {'0' * 24}" in run.err

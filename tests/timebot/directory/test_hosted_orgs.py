@@ -15,11 +15,9 @@ from typing import Any
 
 import httpx
 import pytest
-from click.testing import CliRunner
 from sqlalchemy import select
 
 from mail.queues.inbox import message_key
-from shell.cli import main
 from tests.mail.reviews_support import outbox_rows, parse
 from tests.protocol.reply_helpers import DOMAIN, DkimKey, reply
 from tests.service.test_approvals_support import WEEK, WEEK_END, add_record, submit
@@ -33,6 +31,7 @@ from tests.support import (
     start_live_server,
     stop_live_server,
 )
+from tests.timebot.cli_in_process import timebot_in_process
 from tests.timebot.test_cli import Run, cli_env, timebot
 from timebot.state.models import InboxMessage, WebhookRegistration
 from timebot.state.org_models import HostedOrganisation
@@ -52,11 +51,9 @@ class Hosted:
     env: dict[str, str]
 
     async def cli(self, *args: str) -> Run:
-        """The `timebot` command run in this process (a thread with its own event loop): the
-        same code as the installed command, without its start-up of several seconds."""
-        result = await asyncio.to_thread(
-            CliRunner().invoke, main, list(args), env=self.env, catch_exceptions=False)
-        return Run(result.exit_code, result.stdout, result.stderr)
+        """The `timebot` command run in this process (tests.timebot.cli_in_process): the same
+        code as the installed command, without its start-up of several seconds."""
+        return await timebot_in_process(self.env, *args)
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
