@@ -103,9 +103,12 @@ def send_command(settings: Settings, org_id: str, at_text: str | None) -> None:
         return await send_due(ctx, jobs.scheduler, org_id)
 
     async def deliver(ctx: Any, _jobs: Any) -> None:
-        for _ in range(1000):  # bounded: a relay that fails reschedules, which ends it
-            if not await ctx.mail.outbox_worker.run_once():
-                break
+        try:
+            for _ in range(1000):  # bounded: a relay that fails reschedules, which ends it
+                if not await ctx.mail.outbox_worker.run_once():
+                    break
+        finally:
+            await ctx.mail.outbox_worker.stop()  # the relay's sessions ended (QUIT)
 
     # What is due is decided as at --at; the mail is handed over now, on the real clock: its
     # leases must hold against a running timebot's worker (leases taken as at a past --at
