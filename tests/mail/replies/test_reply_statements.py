@@ -79,11 +79,14 @@ async def test_a_reply_takes_the_same_few_statements_whatever_the_owners_history
         for cache in recent:
             cache.ttl_s = directory.LOOKUP_TTL_S
     # The warm reply provisioned the approver's key, and storing a link forgets the person's
-    # directory entry: the next reply reads it once more. The steady state is from the one after.
-    assert any(s.startswith("SELECT person_links") for s in counted[0])
-    counted = counted[1:]
+    # directory entry: the next reply reads it once more — unless the warm reply's event,
+    # dispatched at once (an interactive one), read it first. The steady state is from the
+    # one after.
+    first, counted = counted[0], counted[1:]
     sizes = [len(statements) for statements in counted]
     assert sizes == [sizes[0]] * REPLIES, "\n\n".join("\n".join(s) for s in counted)
+    links = sum(s.startswith("SELECT person_links") for s in first)
+    assert (len(first) - sizes[0], links) in ((0, 0), (1, 1)), "\n".join(first)
     assert sizes[0] <= REPLY_STATEMENTS[style][live.backend], "\n".join(counted[0])
     assert any(s.startswith("UPDATE timesheets") for s in counted[0])  # the approval counted
     assert any(s.startswith("INSERT INTO outbox_messages") for s in counted[0])  # the receipt
