@@ -40,14 +40,19 @@ def update(action: str, submit: str) -> dict[str, Any]:
             "data": {"action": action, "submitId": submit, "status": "s", "stage": 0}}
 
 
-@pytest.mark.parametrize(("kind", "action", "lane"), [
-    (APPROVAL_UPDATE, "submitted", BULK), (APPROVAL_UPDATE, "restarted", BULK),
-    (APPROVAL_UPDATE, "reminder", BULK), (APPROVAL_REMINDER, None, BULK),
-    (APPROVAL_UPDATE, "approved", INTERACTIVE), (APPROVAL_UPDATE, "rejected", INTERACTIVE),
-    (APPROVAL_UPDATE, "autoApproved", INTERACTIVE), (APPROVAL_UPDATE, None, INTERACTIVE),
+@pytest.mark.parametrize(("kind", "action", "status", "lane"), [
+    (APPROVAL_UPDATE, "submitted", "s", BULK), (APPROVAL_UPDATE, "restarted", "s", BULK),
+    (APPROVAL_UPDATE, "reminder", "s", BULK), (APPROVAL_REMINDER, None, "s", BULK),
+    (APPROVAL_UPDATE, "approved", "s", INTERACTIVE),  # a stage approved: the next one asked
+    (APPROVAL_UPDATE, "approved", "a", INTERACTIVE),
+    (APPROVAL_UPDATE, "rejected", "r", INTERACTIVE),
+    (APPROVAL_UPDATE, "autoApproved", "a", INTERACTIVE),
+    # The reconciler's and the approval poller's, without an action: a stage waiting, or
+    # an outcome.
+    (APPROVAL_UPDATE, None, "s", BULK), (APPROVAL_UPDATE, None, "a", INTERACTIVE),
 ])
-def test_the_lane_of_an_event(kind: str, action: str | None, lane: int) -> None:
-    data = {"action": action} if action else {}
+def test_the_lane_of_an_event(kind: str, action: str | None, status: str, lane: int) -> None:
+    data = {"status": status, **({"action": action} if action else {})}
     assert event_priority(ServiceEvent("d", kind, "org", 1, data)) == lane
 
 

@@ -98,8 +98,12 @@ def event_priority(event: ServiceEvent) -> int:
     first)."""
     if event.event in (APPROVAL_REMINDER, TIMESHEET_REMINDER):
         return BULK
-    if event.event == APPROVAL_UPDATE and event.data.get("action") in BULK_ACTIONS:
-        return BULK
+    if event.event == APPROVAL_UPDATE:
+        action = event.data.get("action")
+        # Without an action: what the reconciler or the approval poller found waiting (a
+        # stage's approvers to ask) is bulk, an outcome they found is not.
+        if action in BULK_ACTIONS or (action is None and event.data.get("status") == "s"):
+            return BULK
     return INTERACTIVE
 
 
