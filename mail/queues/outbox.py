@@ -268,8 +268,7 @@ class OutboxWorker(PollingWorker):
         async def deliver(row: Row[Any]) -> None:
             async with slots:
                 if not idempotent and row.attempts > 1:
-                    log.info("mail_delivery_repeated", id=row.id, attempts=row.attempts,
-                             idempotent=idempotent)
+                    log.info("mail_delivery_repeated", id=row.id, attempts=row.attempts)
                 if not idempotent and not heartbeat.holds():
                     return  # the lease may have passed: another worker may hold it now
                 try:

@@ -30,7 +30,6 @@ class RelaySession:
     client: aiosmtplib.SMTP
     opened: float
     idle_timer: asyncio.TimerHandle | None = None
-    messages: int = 0
 
 
 class RelaySessions:
@@ -73,7 +72,6 @@ class RelaySessions:
         return None
 
     def give_back(self, session: RelaySession) -> None:
-        session.messages += 1
         if not self._reusable(session) or len(self._idle) >= self.max_idle:
             self._close(session)
             return
