@@ -33,7 +33,7 @@ from plumbing.db import unit_of_work
 from timebot.state.db import insert_ignoring
 from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import ReceivedEvent
-from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, Write, claim_records
+from timebot.state.queue import DONE, FAILED, QUEUED, WORKING, FinishBatch, Write, claim_records
 from timebot.state.retry import Backoff, after_failure, is_temporary
 from timebot.state.worker import PollingWorker
 
@@ -178,6 +178,21 @@ class EventStore:
         async with unit_of_work(self.sessions) as session:
             inserted = await session.execute(_new_events(session), rows)
             return [str(delivery) for delivery in inserted.scalars()]
+
+    async def waiting_stages(self, organisation_id: str) -> set[tuple[str, int]]:
+        """The (submission, stage) of this organisation's approval updates still to be
+        dispatched (queued, or in a worker's hands) that say the timesheet waits there: their
+        dispatch asks that stage's approvers (the reconciler need not feed them again)."""
+        data = ReceivedEvent.data
+        async with self.sessions() as session:
+            rows = await session.execute(
+                select(data["submitId"].as_string(), data["stage"].as_integer()).where(
+                    ReceivedEvent.organisation_id == organisation_id,
+                    ReceivedEvent.status.in_((QUEUED, WORKING)),
+                    ReceivedEvent.event == APPROVAL_UPDATE,
+                    data["status"].as_string() == "s"))
+            return {(str(submit), int(stage)) for submit, stage in rows
+                    if submit is not None and stage is not None}
 
     async def all(self) -> list[ReceivedEvent]:
         async with self.sessions() as session:

@@ -275,3 +275,36 @@ async def test_reconcilers_racing_a_webhook_send_one_review_request(org: Org) ->
 
 async def _len_at_least(rows: Any, count: int) -> bool:
     return len(await rows) >= count
+
+
+async def test_a_pass_during_a_fan_out_leaves_the_queued_submissions_to_their_events(
+    org: Org,
+) -> None:
+    """A pass that comes while the submissions' events still wait in the event store (a
+    fan-out under way) feeds nothing for them — before, it fed each a second event (#40: 861
+    of 900) — and their review e-mails still go, once each, when the events are dispatched."""
+    runtime = runtime_of(org.live)
+    approver = await org.add_member("Quinn Queue", "manager")
+    await set_stages(org, (approver,))
+    await runtime.subscriptions.ensure(org.id)
+    await runtime.event_worker.stop()
+    try:
+        owners = [await org.add_member(f"Fan Out {n}") for n in range(3)]
+        for owner in owners:
+            await add_record(owner)
+            await submit(owner)
+        await wait_for(lambda: _len_at_least(_submissions_queued(runtime, org.id), 3),
+                       what="the submissions' events in the store")
+        assert await Reconciler(runtime).reconcile({org.id}) == 0
+    finally:
+        runtime.event_worker.start()
+    await wait_for(lambda: _len_at_least(outbox_rows(runtime, approver.email, "review"), 3),
+                   what="the review mails")
+    await settle(runtime, org.id, len(await org_events(runtime, org.id)))
+    assert await Reconciler(runtime).reconcile({org.id}) == 0
+    assert len(await outbox_rows(runtime, approver.email, "review")) == 3
+
+
+async def _submissions_queued(runtime: Runtime, org_id: str) -> list[str]:
+    return [row.delivery_id for row in await org_events(runtime, org_id)
+            if row.status == "queued" and row.data.get("action") == "submitted"]
