@@ -7,9 +7,10 @@ statements are index lookups of microseconds, so here they run directly on the l
 behind the same `sqlite+aiosqlite` dialect (`async_creator`), and the only waiting that is
 left — for SQLite's write lock — is done asynchronously instead of in a busy handler:
 
-- writers of one process queue on an asyncio.Lock per database file, taken before
-  `BEGIN IMMEDIATE` and released when the transaction ends, so a writer never blocks the loop
-  waiting for another coroutine's transaction;
+- writers of one process queue on a lock per database file (plumbing.write_turns: in
+  arrival order, a writer a person waits on first), taken before `BEGIN IMMEDIATE` and
+  released when the transaction ends, so a writer never blocks the loop waiting for another
+  coroutine's transaction;
 - a writer of another process holding the lock makes `BEGIN` fail at once (busy_timeout 0);
   the statement is retried after an asynchronous back-off until `timeout` seconds have passed,
   then SQLite's "database is locked" is raised as before.
@@ -33,13 +34,15 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from plumbing.write_turns import WriteTurns
+
 _BUSY_FIRST_PAUSE = 0.001
 _BUSY_MAX_PAUSE = 0.01  # a writer of another process gets the lock within ~10 ms of its release
 
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # about SQLite's own default of 1000 pages
 WAL_CHECK_EVERY = 32  # commits between looks at the log's size
 
-_write_locks: dict[tuple[int, str], asyncio.Lock] = {}
+_write_locks: dict[tuple[int, str], WriteTurns] = {}
 
 
 class _Checkpoints:
@@ -70,7 +73,7 @@ class _Checkpoints:
 
     async def _run(self, path: str) -> None:
         try:
-            async with _write_lock(path):
+            async with write_turns_at(path):
                 await asyncio.get_running_loop().run_in_executor(None, _checkpoint, path)
             self.done += 1
         finally:
@@ -90,11 +93,12 @@ def _checkpoint(path: str) -> None:
 checkpoints = _Checkpoints()
 
 
-def _write_lock(path: str) -> asyncio.Lock:
+def write_turns_at(path: str) -> WriteTurns:
+    """The turns of this loop's writers at the database file `path`."""
     key = (id(asyncio.get_running_loop()), path)
     lock = _write_locks.get(key)
     if lock is None:
-        lock = _write_locks[key] = asyncio.Lock()
+        lock = _write_locks[key] = WriteTurns()
     return lock
 
 
@@ -190,7 +194,7 @@ class Connection:
         head = sql[:1]  # (_begins_write called only where its stripped text may be a BEGIN)
         if (head in "bB" or head.isspace()) and not self._holds_write_lock \
                 and _begins_write(sql):
-            await _write_lock(self.path).acquire()
+            await write_turns_at(self.path).acquire()
             self._holds_write_lock = True
         try:
             deadline: float | None = None
@@ -221,7 +225,7 @@ class Connection:
     def _release(self) -> None:
         if self._holds_write_lock:
             self._holds_write_lock = False
-            _write_lock(self.path).release()
+            write_turns_at(self.path).release()
 
     def cursor(self) -> Cursor:
         return Cursor(self)

@@ -29,6 +29,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from bot.slack.installations import not_connected
+from plumbing.urgency import interactive
 from timebot.inbound_text import has_control
 
 log = structlog.get_logger("timebot.slack.http")
@@ -196,9 +197,10 @@ def events_endpoint(
             log.warning("slack_app_rate_limited", team=parsed.body.get("team_id"),
                         minute=parsed.body.get("minute_rate_limited"))
             return Response(status_code=200)
-        target = app if isinstance(app, AsyncApp) else await app(parsed)
-        if target is None:
-            return to_starlette_response(not_connected(parsed))
-        return to_starlette_response(await target.async_dispatch(parsed))
+        with interactive():  # Slack's 3 s, and the person after them (the work after the ack)
+            target = app if isinstance(app, AsyncApp) else await app(parsed)
+            if target is None:
+                return to_starlette_response(not_connected(parsed))
+            return to_starlette_response(await target.async_dispatch(parsed))
 
     return events

@@ -22,6 +22,7 @@ from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from mail.inbound.addresses import Refusal, TokenCheck, classify_recipient, sender_problem
 from mail.queues.inbox import Inbox
+from plumbing.urgency import interactive
 from timebot.trusted_networks import (
     DEFAULT_TRUSTED_NETWORKS,
     Network,
@@ -92,10 +93,11 @@ class InboundHandler:
             raw = raw.encode("utf-8", "surrogateescape")
         trusted = peer_in_networks(session.peer, self.trusted_networks)
         try:
-            new = await self.inbox.accept(
-                bytes(raw), envelope.mail_from or "", list(envelope.rcpt_tos), self.source,
-                headers_trusted=trusted,
-            )
+            with interactive():  # the sender's client waits on the answer
+                new = await self.inbox.accept(
+                    bytes(raw), envelope.mail_from or "", list(envelope.rcpt_tos),
+                    self.source, headers_trusted=trusted,
+                )
         except Exception:  # the database is unavailable: the sender must retry
             log.exception("inbox_commit_failed")
             return self._per_recipient(envelope, "451 4.3.0 Temporary failure, try again later")

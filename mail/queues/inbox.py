@@ -169,6 +169,8 @@ class InboxWorker(PollingWorker):
     the processor on each; several workers in several processes never share a message. A
     message that failed is due again after its backoff (`_after_failure`)."""
 
+    interactive_work = True  # a reply, a command by mail: someone waits on its answer
+
     name = "inbox-worker"
 
     def __init__(

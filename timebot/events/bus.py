@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
+from plumbing.urgency import interactive
 from timebot.state.db import insert_ignoring
 from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import ReceivedEvent
@@ -301,7 +302,8 @@ class EventWorker(PollingWorker):
                 writes: list[tuple[Write, Written | None]] = []
                 token = _WITH_DONE.set(writes)
                 try:
-                    await self.bus.dispatch(event)
+                    with interactive(getattr(row, "priority", INTERACTIVE) == INTERACTIVE):
+                        await self.bus.dispatch(event)
                 except Exception as error:
                     await outcomes.add(row.id, **self._after_failure(row, error))
                     continue

@@ -15,6 +15,7 @@ import uuid
 import structlog
 
 from plumbing.tasks import stop_task
+from plumbing.urgency import interactive
 from plumbing.waiting import wait_for_event
 
 log = structlog.get_logger("timebot.worker")
@@ -24,6 +25,9 @@ class PollingWorker:
     name = "worker"
 
     express = False  # True where `run_express` claims interactive rows only
+    # True where everything the worker does is work a person waits on (the inbox's mail):
+    # its writes go ahead of bulk work's (plumbing.urgency)
+    interactive_work = False
 
     def __init__(self, poll_seconds: float = 2.0) -> None:
         self.poll_seconds = poll_seconds
@@ -61,15 +65,17 @@ class PollingWorker:
             await self._express_wake.wait()
             self._express_wake.clear()
             try:
-                while await self.run_express():
-                    pass
+                with interactive():
+                    while await self.run_express():
+                        pass
             except Exception:
                 log.exception("worker_error", worker=self.name, express=True)
 
     async def _loop(self) -> None:
         while True:
             try:
-                handled = await self.run_once()
+                with interactive(self.interactive_work):
+                    handled = await self.run_once()
             except Exception:  # e.g. the database went away for a moment
                 log.exception("worker_error", worker=self.name)
                 handled = 0
