@@ -11,14 +11,19 @@ BENCH_PROFILE_REPLIES).
   plumbing.sql_constants), from every connection the process opened.
 - compiles: the statements SQLAlchemy compiled anew at a run (a miss of its compiled cache,
   or a statement without a cache key) instead of taking them from its cache.
+- stalls: how long each run of a callback held the event loop (every other task waited
+  meanwhile: a Slack acknowledgement, a receipt): the distribution, and the tasks and our
+  functions in the runs of 5 ms and more (sampled as in `tasks`), by the loop time they took.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import re
 import signal
+import time
 import weakref
 from pathlib import Path
 from types import FrameType
@@ -173,9 +178,74 @@ class _Compiles:
         return "\n".join(lines)
 
 
+class _Stalls:
+    LONG_S = 0.005
+    BOUNDS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
+
+    def __init__(self) -> None:
+        self.runs: collections.Counter[int] = collections.Counter()  # by bucket
+        self.held: dict[str, float] = collections.defaultdict(float)  # loop s, long runs
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.longest: dict[str, float] = {}
+        self.samples: collections.Counter[str] = collections.Counter()  # in the run going on
+        self.total_s = 0.0
+
+    def start(self) -> None:
+        original = asyncio.events.Handle._run
+        stalls = self
+
+        def timed_run(handle: asyncio.events.Handle) -> None:
+            stalls.samples.clear()
+            began = time.perf_counter()
+            try:
+                original(handle)
+            finally:
+                stalls.ran(time.perf_counter() - began)
+
+        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign,assignment]
+        signal.signal(signal.SIGPROF, self._tick)
+        signal.setitimer(signal.ITIMER_PROF, _SAMPLE_S, _SAMPLE_S)
+
+    def _tick(self, _signum: int, frame: FrameType | None) -> None:
+        chain = _ours(frame)
+        self.samples[f"{_task_name()} | {' > '.join(chain[-2:]) if chain else '?'}"] += 1
+
+    def ran(self, seconds: float) -> None:
+        self.total_s += seconds
+        self.runs[next((b for b in self.BOUNDS_MS if seconds * 1000 < b), 10_000)] += 1
+        if seconds >= self.LONG_S:
+            name = self.samples.most_common(1)[0][0] if self.samples else "(not sampled)"
+            self.held[name] += seconds
+            self.counts[name] += 1
+            self.longest[name] = max(self.longest.get(name, 0.0), seconds)
+
+    def report(self) -> str:
+        signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        runs = sum(self.runs.values()) or 1
+        lines = [f"{runs} callback runs, {self.total_s:.1f} s of loop time", "",
+                 "runs by duration (ms, under):"]
+        lines += [f"  < {bound:>5}: {self.runs[bound]:7d} ({self.runs[bound] / runs * 100:.2f} %)"
+                  for bound in (*self.BOUNDS_MS, 10_000)]
+        lines += ["", f"runs of {self.LONG_S * 1000:g} ms and more, by the loop time they held "
+                  "(s, runs, longest ms | task | innermost of ours):"]
+        lines += [f"{held:7.2f} {self.counts[name]:6d} {self.longest[name] * 1000:7.1f} | {name}"
+                  for name, held in sorted(self.held.items(), key=lambda i: -i[1])[:40]]
+        return "\n".join(lines)
+
+
+def diagnosed_program() -> str:
+    """The `python -c` program of `timebot serve` with BENCH_DIAGNOSE's diagnosis installed
+    (report to BENCH_DIAGNOSE_OUT, default diagnosis.txt)."""
+    return ("from bench.diagnose import install; "
+            f"install({os.environ['BENCH_DIAGNOSE']!r}, "
+            f"{os.environ.get('BENCH_DIAGNOSE_OUT', 'diagnosis.txt')!r}); "
+            "from shell.cli import main; main()")
+
+
 def install(kind: str, path: str) -> None:
     """Start on SIGUSR1, write the report to `path` on SIGUSR2."""
-    diagnosis: _Tasks | _Statements | _Compiles = (
-        _Tasks() if kind == "tasks" else _Compiles() if kind == "compiles" else _Statements())
+    diagnosis: _Tasks | _Statements | _Compiles | _Stalls = (
+        _Tasks() if kind == "tasks" else _Compiles() if kind == "compiles"
+        else _Stalls() if kind == "stalls" else _Statements())
     signal.signal(signal.SIGUSR1, lambda *_: diagnosis.start())
     signal.signal(signal.SIGUSR2, lambda *_: Path(path).write_text(diagnosis.report() + "\n"))

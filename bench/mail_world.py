@@ -35,6 +35,7 @@ import httpx
 from sqlalchemy import func, select
 
 from bench.common import note
+from bench.diagnose import diagnosed_program
 from bench.mail_load import DOMAIN, SENDER_DOMAIN, Key, Mail, free_port, signed_reply
 from bench.reply_mail import styles
 from bench.serve import cpu_seconds, kill_tree, serve_command, until_ready
@@ -134,11 +135,7 @@ class TimebotProcess:
             args = serve_command(self.workers, _PHASE_PROFILE.format(
                 path=os.environ["BENCH_PROFILE_REPLIES"]))
         elif os.environ.get("BENCH_DIAGNOSE"):  # bench.diagnose, for diagnosis
-            args = serve_command(self.workers, (
-                "from bench.diagnose import install; "
-                f"install({os.environ['BENCH_DIAGNOSE']!r}, "
-                f"{os.environ.get('BENCH_DIAGNOSE_OUT', 'diagnosis.txt')!r}); "
-                "from shell.cli import main; main()"))
+            args = serve_command(self.workers, diagnosed_program())
         self.process = spawn(args, self.env, self.log_path)
         await until_ready(self.process, self.http, self.base, self.log_path, self.workers, 600)
         # The bench only reads timebot's databases: read-only engines, whose transactions on

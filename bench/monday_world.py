@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 
 from bench.common import note
+from bench.diagnose import diagnosed_program
 from bench.mail_load import DOMAIN, Key, free_port, new_key
 from bench.mail_world import spawn
 from bench.monday_sink import Arrivals
@@ -110,7 +111,8 @@ class Monday:
         note(f"monday: {imported.splitlines()[-1]} in {time.perf_counter() - started:.1f} s "
              "(init, import, the scheduler's epoch)")
         log = self.root / "timebot.log"
-        self.serve = spawn(serve_command(self.workers), self.env, log)
+        self.serve = spawn(serve_command(self.workers, *(
+            [diagnosed_program()] if os.environ.get("BENCH_DIAGNOSE") else [])), self.env, log)
         await until_ready(self.serve, self.http, self.base, log, self.workers, 1200)
         persons = await self.gql("{ getPersons { id email } }", {})
         self.ids = {p["email"]: p["id"] for p in persons["getPersons"]}
