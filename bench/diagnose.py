@@ -11,9 +11,9 @@ BENCH_PROFILE_REPLIES).
   plumbing.sql_constants), from every connection the process opened.
 - compiles: the statements SQLAlchemy compiled anew at a run (a miss of its compiled cache,
   or a statement without a cache key) instead of taking them from its cache.
-- stalls: how long each run of a callback held the event loop (every other task waited
-  meanwhile: a Slack acknowledgement, a receipt): the distribution, and the tasks and our
-  functions in the runs of 5 ms and more (sampled as in `tasks`), by the loop time they took.
+- stalls: how long the event loop was held between two turns of a probe task (every other
+  task waited meanwhile: a Slack acknowledgement, a receipt): the distribution, and the tasks
+  and our functions sampled (as in `tasks`) while it was held 5 ms and more.
 """
 
 from __future__ import annotations
@@ -179,6 +179,11 @@ class _Compiles:
 
 
 class _Stalls:
+    """A probe task asks the loop for a 1 ms sleep again and again: how late it comes back is
+    how long the callbacks run meanwhile held the loop (uvicorn runs uvloop, whose callbacks
+    cannot be timed one by one); the CPU samples taken meanwhile say whose they were."""
+
+    PROBE_S = 0.001
     LONG_S = 0.005
     BOUNDS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 
@@ -187,24 +192,23 @@ class _Stalls:
         self.held: dict[str, float] = collections.defaultdict(float)  # loop s, long runs
         self.counts: collections.Counter[str] = collections.Counter()
         self.longest: dict[str, float] = {}
-        self.samples: collections.Counter[str] = collections.Counter()  # in the run going on
+        self.samples: collections.Counter[str] = collections.Counter()  # since the last wake
         self.total_s = 0.0
+        self.probing = False
 
     def start(self) -> None:
-        original = asyncio.events.Handle._run
-        stalls = self
-
-        def timed_run(handle: asyncio.events.Handle) -> None:
-            stalls.samples.clear()
-            began = time.perf_counter()
-            try:
-                original(handle)
-            finally:
-                stalls.ran(time.perf_counter() - began)
-
-        asyncio.events.Handle._run = timed_run  # type: ignore[method-assign,assignment]
+        loop = asyncio.get_running_loop()
+        self.probing = True
+        loop.call_soon_threadsafe(lambda: loop.create_task(self._probe()))
         signal.signal(signal.SIGPROF, self._tick)
         signal.setitimer(signal.ITIMER_PROF, _SAMPLE_S, _SAMPLE_S)
+
+    async def _probe(self) -> None:
+        while self.probing:
+            self.samples.clear()
+            began = time.perf_counter()
+            await asyncio.sleep(self.PROBE_S)
+            self.ran(max(0.0, time.perf_counter() - began - self.PROBE_S))
 
     def _tick(self, _signum: int, frame: FrameType | None) -> None:
         chain = _ours(frame)
@@ -221,13 +225,14 @@ class _Stalls:
 
     def report(self) -> str:
         signal.setitimer(signal.ITIMER_PROF, 0, 0)
+        self.probing = False
         runs = sum(self.runs.values()) or 1
-        lines = [f"{runs} callback runs, {self.total_s:.1f} s of loop time", "",
-                 "runs by duration (ms, under):"]
+        lines = [f"{runs} probes, {self.total_s:.1f} s late in all", "",
+                 "how late a probe came back (ms, under):"]
         lines += [f"  < {bound:>5}: {self.runs[bound]:7d} ({self.runs[bound] / runs * 100:.2f} %)"
                   for bound in (*self.BOUNDS_MS, 10_000)]
-        lines += ["", f"runs of {self.LONG_S * 1000:g} ms and more, by the loop time they held "
-                  "(s, runs, longest ms | task | innermost of ours):"]
+        lines += ["", f"probes {self.LONG_S * 1000:g} ms late and more, by what was sampled "
+                  "meanwhile (s late, probes, latest ms | task | innermost of ours):"]
         lines += [f"{held:7.2f} {self.counts[name]:6d} {self.longest[name] * 1000:7.1f} | {name}"
                   for name, held in sorted(self.held.items(), key=lambda i: -i[1])[:40]]
         return "\n".join(lines)
