@@ -35,6 +35,15 @@ class Turns:
         self.tasks[name] = asyncio.get_running_loop().create_task(wait())
         await asyncio.sleep(0)  # queued now, in this order
 
+    @classmethod
+    async def behind(cls, turns: WriteTurns, *names: str) -> Turns:
+        """`names` queued, in this order, behind the lock taken now."""
+        await turns.acquire()
+        waiting = cls(turns)
+        for name in names:
+            await waiting.queue(name)
+        return waiting
+
     async def run_out(self) -> list[str]:
         self.turns.release()
         await asyncio.gather(*self.tasks.values(), return_exceptions=True)
@@ -43,20 +52,13 @@ class Turns:
 
 async def test_writers_take_turns_in_arrival_order() -> None:
     turns = WriteTurns()
-    await turns.acquire()
-    waiting = Turns(turns)
-    for name in ("a", "b", "c"):
-        await waiting.queue(name)
+    waiting = await Turns.behind(turns, "a", "b", "c")
     assert await waiting.run_out() == ["a", "b", "c"]
     assert not turns.locked()
 
 
 async def test_a_person_s_writer_goes_ahead_of_those_waiting() -> None:
-    turns = WriteTurns()
-    await turns.acquire()
-    waiting = Turns(turns)
-    for name in ("fan-out 1", "fan-out 2"):
-        await waiting.queue(name)
+    waiting = await Turns.behind(WriteTurns(), "fan-out 1", "fan-out 2")
     await waiting.queue("receipt", person=True)
     await waiting.queue("fan-out 3")
     assert await waiting.run_out() == ["receipt", "fan-out 1", "fan-out 2", "fan-out 3"]
@@ -67,10 +69,7 @@ async def test_a_writer_that_waited_long_enough_goes_first_whatever_it_is(
 ) -> None:
     now = [100.0]
     monkeypatch.setattr(time, "monotonic", lambda: now[0])
-    turns = WriteTurns(age_seconds=0.5)
-    await turns.acquire()
-    waiting = Turns(turns)
-    await waiting.queue("reminders")
+    waiting = await Turns.behind(WriteTurns(age_seconds=0.5), "reminders")
     now[0] += 0.5
     await waiting.queue("receipt", person=True)
     assert await waiting.run_out() == ["reminders", "receipt"]
@@ -78,20 +77,14 @@ async def test_a_writer_that_waited_long_enough_goes_first_whatever_it_is(
 
 async def test_a_cancelled_waiter_loses_nobody_s_turn() -> None:
     turns = WriteTurns()
-    await turns.acquire()
-    waiting = Turns(turns)
-    for name in ("gone", "next"):
-        await waiting.queue(name)
+    waiting = await Turns.behind(turns, "gone", "next")
     waiting.tasks["gone"].cancel()
     await asyncio.sleep(0)
     assert await waiting.run_out() == ["next"]
     assert not turns.locked()
 
     # Cancelled after its turn came, before it ran: the turn passes on.
-    await turns.acquire()
-    waiting = Turns(turns)
-    for name in ("handed", "after"):
-        await waiting.queue(name)
+    waiting = await Turns.behind(turns, "handed", "after")
     turns.release()  # "handed" is granted the lock …
     waiting.tasks["handed"].cancel()  # … and cancelled before it runs
     await asyncio.gather(*waiting.tasks.values(), return_exceptions=True)

@@ -6,31 +6,19 @@ submission's fan-out is not marked, a decision's outcome is."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest
-from sqlalchemy import delete
 
 from mail.queues.inbox import InboundMessage, Inbox, InboxWorker
-from plumbing.clock import Clock
 from plumbing.urgency import is_interactive
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_event_lanes import receive, update, world
-from tests.protocol.test_inbox_lanes import accept
+from tests.protocol.test_inbox_lanes import accept, inbox  # noqa: F401 (the fixture)
 from timebot.events.bus import APPROVAL_UPDATE, EventWorker, ServiceEvent
-from timebot.state.models import InboxMessage
 from timebot.state.worker import PollingWorker
 
 
-@pytest.fixture
-async def inbox(state_db: StateDB) -> AsyncIterator[Inbox]:
-    async with state_db.sessions() as session:
-        await session.execute(delete(InboxMessage))
-        await session.commit()
-    yield Inbox(state_db.sessions, Clock(frozen_ms=1_800_000_000_000))
-
-
-async def test_an_inbox_worker_s_mail_is_work_a_person_waits_on(inbox: Inbox) -> None:
+async def test_an_inbox_worker_s_mail_is_work_a_person_waits_on(
+    inbox: Inbox,  # noqa: F811 (the fixture)
+) -> None:
     seen: list[bool] = []
     handled = asyncio.Event()
 
