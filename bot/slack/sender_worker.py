@@ -35,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.slack.pacing import PaceClock, Pacer, RateLimits, bulk_at_once
 from bot.slack.workspace import INSTALLATION_ERRORS, UNINSTALLED
+from plumbing.urgency import yield_to_people
 from timebot.state.db import unit_of_work
 from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import SlackOutgoing
@@ -146,6 +147,8 @@ class SenderWorker(PollingWorker):
         bulk = key[1]
         async with self._bulk_gate if bulk else self._gate:
             while lane:
+                if bulk:
+                    await yield_to_people()
                 row = lane.popleft()
                 try:
                     await self._send(row, bulk)

@@ -27,7 +27,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.teams.connector import Connector, ConnectorError
 from bot.teams.outgoing import SEND, wall_ms
+from plumbing.urgency import yield_to_people
 from timebot.state.db import unit_of_work
+from timebot.state.lanes import BULK
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_rows
 from timebot.state.retry import Backoff, after_failure, is_temporary
 from timebot.state.teams_models import TeamsOutgoing, TeamsTenant, TeamsUser
@@ -107,6 +109,8 @@ class TeamsSenderWorker(PollingWorker):
             if (row.tenant_id, row.conversation_id) in removed:
                 await finished.add(row.id, status=FAILED, last_error=REMOVED)
                 continue
+            if row.priority == BULK:
+                await yield_to_people()
             async with calls:
                 outcome = await self._call(row, removed)
             await finished.add(row.id, **outcome)

@@ -37,10 +37,11 @@ from mail.queues.mime_writer import outgoing_message
 from mail.queues.outbox_batch import BATCH_ROWS, RowBatch, closed, current_batch, opened
 from mail.queues.relay import DeliveryError, RelaySettings, SmtpRelay, relay_failure
 from plumbing.clock import Clock
+from plumbing.urgency import yield_to_people
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.group_finish import GroupedFinish
 from timebot.state.heartbeat import LEASE_MS, LeaseHeartbeat
-from timebot.state.lanes import priority_of
+from timebot.state.lanes import BULK, priority_of
 from timebot.state.models import OutboxMessage
 from timebot.state.queue import DONE, FAILED, QUEUED, FinishBatch, claim_records, finish_row
 from timebot.state.retry import AfterFailure, Backoff, after_failure, is_temporary
@@ -267,6 +268,8 @@ class OutboxWorker(PollingWorker):
 
         async def deliver(row: Row[Any]) -> None:
             async with slots:
+                if row.priority == BULK:
+                    await yield_to_people()
                 if not idempotent and row.attempts > 1:
                     log.info("mail_delivery_repeated", id=row.id, attempts=row.attempts)
                 if not idempotent and not heartbeat.holds():

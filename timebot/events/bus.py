@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
 from plumbing.db import unit_of_work
-from plumbing.urgency import interactive
+from plumbing.urgency import interactive, yield_to_people
 from timebot.state.db import insert_ignoring
 from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import ReceivedEvent
@@ -299,10 +299,13 @@ class EventWorker(PollingWorker):
             for row in rows:
                 event = ServiceEvent(row.delivery_id, row.event, row.organisation_id,
                                      row.timestamp_ms, dict(row.data))
+                person_waits = getattr(row, "priority", INTERACTIVE) == INTERACTIVE
+                if not person_waits:
+                    await yield_to_people()
                 writes: list[tuple[Write, Written | None]] = []
                 token = _WITH_DONE.set(writes)
                 try:
-                    with interactive(getattr(row, "priority", INTERACTIVE) == INTERACTIVE):
+                    with interactive(person_waits):
                         await self.bus.dispatch(event)
                 except Exception as error:
                     await outcomes.add(row.id, **self._after_failure(row, error))

@@ -1,0 +1,88 @@
+"""plumbing.urgency: the scopes of work a person waits on are counted in the process, and bulk
+work's turn point (`yield_to_people`) waits while one is open — never longer than its limit,
+never for work marked interactive itself."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from plumbing import urgency
+from plumbing.urgency import interactive, is_interactive, people_waiting, yield_to_people
+
+LONG = 30.0  # a limit no test reaches unless it waits for nothing
+
+
+async def _held(opened: asyncio.Event, release: asyncio.Event) -> None:
+    with interactive():
+        opened.set()
+        await release.wait()
+
+
+async def test_the_scopes_are_counted_and_marked() -> None:
+    assert people_waiting() == 0 and not is_interactive()
+    with interactive():
+        with interactive():
+            assert people_waiting() == 2 and is_interactive()
+            with interactive(False):  # bulk inside: marked as such, not counted
+                assert people_waiting() == 2 and not is_interactive()
+        assert people_waiting() == 1
+    assert people_waiting() == 0 and not is_interactive()
+
+
+async def test_a_scope_is_closed_when_what_ran_in_it_fails() -> None:
+    with pytest.raises(RuntimeError), interactive():
+        raise RuntimeError("boom")
+    assert people_waiting() == 0
+
+
+async def test_bulk_work_goes_on_at_once_when_nobody_waits() -> None:
+    await asyncio.wait_for(yield_to_people(LONG), 5)
+
+
+async def test_bulk_work_waits_until_the_last_person_s_work_ends() -> None:
+    release_one, release_two = asyncio.Event(), asyncio.Event()
+    opened_one, opened_two = asyncio.Event(), asyncio.Event()
+    people = [asyncio.create_task(_held(opened_one, release_one)),
+              asyncio.create_task(_held(opened_two, release_two))]
+    await opened_one.wait()
+    await opened_two.wait()
+    bulk = asyncio.create_task(yield_to_people(LONG))
+    release_one.set()
+    await people[0]
+    await asyncio.sleep(0.05)
+    assert not bulk.done()  # one person still waits
+    release_two.set()
+    await asyncio.wait_for(bulk, 5)
+    await people[1]
+    assert urgency._waiting == []
+
+
+async def test_bulk_work_waits_no_longer_than_its_limit() -> None:
+    release, opened = asyncio.Event(), asyncio.Event()
+    person = asyncio.create_task(_held(opened, release))
+    await opened.wait()
+    await asyncio.wait_for(yield_to_people(0.01), 5)  # people never stop: bulk still goes on
+    assert not person.done() and urgency._waiting == []
+    release.set()
+    await person
+
+
+async def test_work_a_person_waits_on_never_waits_for_itself() -> None:
+    with interactive():
+        await asyncio.wait_for(yield_to_people(LONG), 5)
+
+
+async def test_a_cancelled_waiter_leaves_nothing_behind() -> None:
+    release, opened = asyncio.Event(), asyncio.Event()
+    person = asyncio.create_task(_held(opened, release))
+    await opened.wait()
+    bulk = asyncio.create_task(yield_to_people(LONG))
+    await asyncio.sleep(0.01)
+    bulk.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await bulk
+    assert urgency._waiting == []
+    release.set()
+    await person
