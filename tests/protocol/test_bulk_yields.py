@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from plumbing.urgency import interactive
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_event_lanes import receive, update, world
 from tests.protocol.test_outbox_lanes import by_status, queue
+from tests.protocol.test_relay_sessions import until
 from timebot.events.bus import EventWorker
 from timebot.state.queue import DONE, QUEUED
 
@@ -42,14 +43,6 @@ async def a_person_waiting() -> AsyncIterator[None]:
         await task
 
 
-async def until(condition: Callable[[], bool]) -> None:
-    for _ in range(3000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("never came")
-
-
 async def test_a_fan_out_event_waits_for_a_person_s_work_and_a_decision_does_not(
     state_db: StateDB, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -59,7 +52,7 @@ async def test_a_fan_out_event_waits_for_a_person_s_work_and_a_decision_does_not
                   update("submitted", "s1"), update("approved", "s2"))
     async with a_person_waiting():
         run = asyncio.create_task(EventWorker(store, bus).run_once())
-        await until(lambda: "approved:s2" in dispatched.seen)
+        await until(lambda: "approved:s2" in dispatched.seen, 30)
         await asyncio.sleep(0.2)
         assert dispatched.seen == ["approved:s2"]  # the submission's fan-out waits
     assert await asyncio.wait_for(run, 30) == 2
@@ -85,8 +78,8 @@ async def test_review_mail_waits_for_a_person_s_work_and_a_receipt_does_not(
     delivering = OutboxWorker(outbox, MaildirOutbox(maildir))
     async with a_person_waiting():
         run = asyncio.create_task(delivering.run_once())
-        await until(lambda: len(os.listdir(maildir / "new")) == 1 if (maildir / "new").exists()
-                    else False)
+        await until(lambda: (maildir / "new").exists()
+                    and len(os.listdir(maildir / "new")) == 1, 30)
         await asyncio.sleep(0.2)
         assert len(os.listdir(maildir / "new")) == 1  # the receipt alone
     assert await asyncio.wait_for(run, 30) == 3
