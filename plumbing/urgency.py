@@ -73,5 +73,3 @@ async def yield_to_people(limit: float | None = None) -> None:
     finally:
         if waiter in _waiting:
             _waiting.remove(waiter)
-        if not waiter.done():
-            waiter.cancel()

@@ -5,6 +5,8 @@ never for work marked interactive itself."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 
@@ -14,10 +16,24 @@ from plumbing.urgency import interactive, is_interactive, people_waiting, yield_
 LONG = 30.0  # a limit no test reaches unless it waits for nothing
 
 
-async def _held(opened: asyncio.Event, release: asyncio.Event) -> None:
-    with interactive():
-        opened.set()
-        await release.wait()
+@asynccontextmanager
+async def a_person_waiting() -> AsyncIterator[None]:
+    """Work a person waits on, under way in this process (a task of its own) until the block
+    ends."""
+    opened, release = asyncio.Event(), asyncio.Event()
+
+    async def person() -> None:
+        with interactive():
+            opened.set()
+            await release.wait()
+
+    task = asyncio.create_task(person())
+    await opened.wait()
+    try:
+        yield
+    finally:
+        release.set()
+        await task
 
 
 async def test_the_scopes_are_counted_and_marked() -> None:
@@ -42,31 +58,20 @@ async def test_bulk_work_goes_on_at_once_when_nobody_waits() -> None:
 
 
 async def test_bulk_work_waits_until_the_last_person_s_work_ends() -> None:
-    release_one, release_two = asyncio.Event(), asyncio.Event()
-    opened_one, opened_two = asyncio.Event(), asyncio.Event()
-    people = [asyncio.create_task(_held(opened_one, release_one)),
-              asyncio.create_task(_held(opened_two, release_two))]
-    await opened_one.wait()
-    await opened_two.wait()
-    bulk = asyncio.create_task(yield_to_people(LONG))
-    release_one.set()
-    await people[0]
-    await asyncio.sleep(0.05)
-    assert not bulk.done()  # one person still waits
-    release_two.set()
+    async with a_person_waiting():
+        async with a_person_waiting():
+            bulk = asyncio.create_task(yield_to_people(LONG))
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        assert not bulk.done()  # one person still waits
     await asyncio.wait_for(bulk, 5)
-    await people[1]
     assert urgency._waiting == []
 
 
 async def test_bulk_work_waits_no_longer_than_its_limit() -> None:
-    release, opened = asyncio.Event(), asyncio.Event()
-    person = asyncio.create_task(_held(opened, release))
-    await opened.wait()
-    await asyncio.wait_for(yield_to_people(0.01), 5)  # people never stop: bulk still goes on
-    assert not person.done() and urgency._waiting == []
-    release.set()
-    await person
+    async with a_person_waiting():
+        await asyncio.wait_for(yield_to_people(0.01), 5)  # people never stop: bulk goes on
+        assert people_waiting() == 1 and urgency._waiting == []
 
 
 async def test_work_a_person_waits_on_never_waits_for_itself() -> None:
@@ -75,14 +80,10 @@ async def test_work_a_person_waits_on_never_waits_for_itself() -> None:
 
 
 async def test_a_cancelled_waiter_leaves_nothing_behind() -> None:
-    release, opened = asyncio.Event(), asyncio.Event()
-    person = asyncio.create_task(_held(opened, release))
-    await opened.wait()
-    bulk = asyncio.create_task(yield_to_people(LONG))
-    await asyncio.sleep(0.01)
-    bulk.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await bulk
-    assert urgency._waiting == []
-    release.set()
-    await person
+    async with a_person_waiting():
+        bulk = asyncio.create_task(yield_to_people(LONG))
+        await asyncio.sleep(0.01)
+        bulk.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await bulk
+        assert urgency._waiting == []

@@ -7,40 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
 from mail.queues.outbox import MaildirOutbox, Outbox, OutboxWorker
 from plumbing import urgency
-from plumbing.urgency import interactive
 from tests.protocol.conftest import StateDB
 from tests.protocol.test_event_lanes import receive, update, world
 from tests.protocol.test_outbox_lanes import by_status, queue
 from tests.protocol.test_relay_sessions import until
+from tests.test_plumbing_urgency import a_person_waiting
 from timebot.events.bus import EventWorker
 from timebot.state.queue import DONE, QUEUED
-
-
-@asynccontextmanager
-async def a_person_waiting() -> AsyncIterator[None]:
-    """Work a person waits on, under way in this process until the block ends."""
-    opened, release = asyncio.Event(), asyncio.Event()
-
-    async def person() -> None:
-        with interactive():
-            opened.set()
-            await release.wait()
-
-    task = asyncio.create_task(person())
-    await opened.wait()
-    try:
-        yield
-    finally:
-        release.set()
-        await task
 
 
 async def test_a_fan_out_event_waits_for_a_person_s_work_and_a_decision_does_not(
