@@ -5,6 +5,7 @@ never for work marked interactive itself."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -13,7 +14,16 @@ import pytest
 from plumbing import urgency
 from plumbing.urgency import interactive, is_interactive, people_waiting, yield_to_people
 
+# A loop of their own: the suite's shared loop may have a server's work under way meanwhile.
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
 LONG = 30.0  # a limit no test reaches unless it waits for nothing
+
+
+def _waiters() -> list[asyncio.Future[None]]:
+    people = urgency._people()
+    assert people is not None
+    return people.waiting
 
 
 @asynccontextmanager
@@ -65,13 +75,13 @@ async def test_bulk_work_waits_until_the_last_person_s_work_ends() -> None:
         await asyncio.sleep(0.05)
         assert not bulk.done()  # one person still waits
     await asyncio.wait_for(bulk, 5)
-    assert urgency._waiting == []
+    assert _waiters() == []
 
 
 async def test_bulk_work_waits_no_longer_than_its_limit() -> None:
     async with a_person_waiting():
         await asyncio.wait_for(yield_to_people(0.01), 5)  # people never stop: bulk goes on
-        assert people_waiting() == 1 and urgency._waiting == []
+        assert people_waiting() == 1 and _waiters() == []
 
 
 async def test_work_a_person_waits_on_never_waits_for_itself() -> None:
@@ -86,4 +96,24 @@ async def test_a_cancelled_waiter_leaves_nothing_behind() -> None:
         bulk.cancel()
         with pytest.raises(asyncio.CancelledError):
             await bulk
-        assert urgency._waiting == []
+        assert _waiters() == []
+
+
+async def test_people_in_another_event_loop_are_theirs() -> None:
+    """A loop in another thread (a demo server) counts its own people."""
+    inside, leave = threading.Event(), threading.Event()
+
+    async def other_loop_person() -> None:
+        with interactive():
+            inside.set()
+            await asyncio.get_running_loop().run_in_executor(None, leave.wait)
+
+    thread = threading.Thread(target=asyncio.run, args=(other_loop_person(),))
+    thread.start()
+    try:
+        assert await asyncio.get_running_loop().run_in_executor(None, inside.wait, 5)
+        assert people_waiting() == 0
+        await asyncio.wait_for(yield_to_people(LONG), 5)
+    finally:
+        leave.set()
+        thread.join(5)
