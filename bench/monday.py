@@ -54,6 +54,7 @@ from bench.monday_load import (
     submissions,
 )
 from bench.monday_world import WEEKS, Monday
+from bench.serve import cpu_used
 from bench.slack_ack import percentile
 
 FIGURES = ("monday_receipt_p99", "monday_receipt_p50", "monday_first_review_mail",
@@ -181,13 +182,15 @@ async def _phases(world: Monday, load: LoadGenerator, slack: SlackLoad
     window = float(_setting("SUBMIT_SECONDS", "60"))
     alone_s = float(_setting("ALONE_SECONDS", "10"))
     alone, mixed = Paths(), Paths()
+    assert world.serve is not None
+    pid = world.serve.pid
     note("monday: the review fan-out alone")
-    with busy_machine():
+    with busy_machine(), cpu_used(pid, "the fan-out alone"):
         submitted = await _fanout(world, WEEKS["alone"], alone)
     await world.settle("the fan-out alone")
     await alone.count_slack(world)
     note("monday: the reminder run alone")
-    with busy_machine():
+    with busy_machine(), cpu_used(pid, "the reminder run alone"):
         await _reminders(world, REMINDERS_AT["alone"], alone)
     await world.settle("the reminder run alone")
     _count_reminders(world, alone)
@@ -196,17 +199,17 @@ async def _phases(world: Monday, load: LoadGenerator, slack: SlackLoad
     counts = (min(len(reviews), int(rate * alone_s)), int(rate * window))
     made = replies(world, reviews[: counts[0] + counts[1]], 0)
     note(f"monday: {counts[0]} replies alone")
-    with busy_machine():
+    with busy_machine(), cpu_used(pid, "the replies alone"):
         await _replies(world, load, made[: counts[0]], rate, alone)
     await world.settle("the replies alone")
     note(f"monday: slash commands alone, {rate:g}/s for {alone_s:g} s")
-    with busy_machine():
+    with busy_machine(), cpu_used(pid, "the slash commands alone"):
         await _commands(world, slack, rate, alone_s, alone)
     await world.settle("the slash commands alone")
     note(f"monday: the mixed load: {len(world.employees)} submissions in {window:g} s, the "
          f"reminder run, {len(made) - counts[0]} replies and {int(rate * window)} slash "
          f"commands at {rate:g}/s")
-    with busy_machine():
+    with busy_machine(), cpu_used(pid, "the mixed load"):
         await asyncio.gather(
             _fanout(world, WEEKS["mixed"], mixed),
             _reminders(world, REMINDERS_AT["mixed"], mixed),

@@ -8,6 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -77,6 +80,27 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
     own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return own + sum(cpu_seconds(child) for child in _children(pid))
+
+
+def _machine_ticks() -> tuple[int, int]:
+    """(busy, all) clock ticks of every core since boot (Linux /proc/stat; iowait is idle)."""
+    ticks = [int(field) for field in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(ticks) - ticks[3] - ticks[4], sum(ticks)
+
+
+@contextmanager
+def cpu_used(pid: int, what: str) -> Iterator[None]:
+    """Notes the CPU the block took: timebot's process tree's, in cores, and how busy the
+    machine was (every process: the database server, the load, timebot) — whether a phase's
+    figures were those of a machine with nothing left to give."""
+    own, machine, started = cpu_seconds(pid), _machine_ticks(), time.perf_counter()
+    yield
+    wall = max(time.perf_counter() - started, 1e-9)
+    (busy, ticks), used = _machine_ticks(), cpu_seconds(pid) - own
+    busy, ticks = busy - machine[0], ticks - machine[1]
+    note(f"# {what}: timebot used {used:.1f} CPU-s in {wall:.1f} s "
+         f"({used / wall:.2f} cores); the machine's {os.cpu_count()} "
+         f"cores were {busy / max(ticks, 1):.0%} busy")
 
 
 async def settled_cpu(pid: int, what: str, limit_s: float = 300.0) -> float:
