@@ -58,6 +58,16 @@ async def _owner_mails(h: SlackHarness, email: str) -> list[OutboxMessage]:
     return [row for row in rows if email in row.rcpt_tos]
 
 
+async def _wait_mail(h: SlackHarness, email: str) -> OutboxMessage:
+    """The owner's notice mail, once queued: the DM may be posted before the event's writes
+    (the mail among them) are committed with its outcome."""
+    for _ in range(400):
+        if found := await _owner_mails(h, email):
+            return found[0]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no owner notice mailed to {email}")
+
+
 async def test_rejection_tells_the_owner_once_with_the_reason(h: SlackHarness) -> None:
     owner, (ann,), event, _dms = await submitted(h, approvers=1)
     await reject(ann.member, event["submitId"], 0, "Tuesday's client call is missing")
@@ -66,7 +76,7 @@ async def test_rejection_tells_the_owner_once_with_the_reason(h: SlackHarness) -
     assert "Appr0 rejected your timesheet" in text
     assert "Tuesday's client call is missing" in text
     assert "stage 1 of 1" in text
-    [mail] = await _owner_mails(h, owner.member.email)
+    mail = await _wait_mail(h, owner.member.email)
     assert "was rejected" in mail.subject
     await _redispatch(h, event["submitId"])
     assert len(await _owner_dms(h, owner.slack_id)) == 1
@@ -87,7 +97,7 @@ async def test_only_the_final_approval_tells_the_owner(h: SlackHarness) -> None:
     await approve(bob.member, event["submitId"])
     [dm] = await h.fake.wait_for("chat.postMessage", channel=owner.slack_id)
     assert "Appr1 approved your timesheet" in str(dm.args["text"])
-    [mail] = await _owner_mails(h, owner.member.email)
+    mail = await _wait_mail(h, owner.member.email)
     assert "is approved" in mail.subject
     await _redispatch(h, event["submitId"])
     assert len(await _owner_dms(h, owner.slack_id)) == 1
@@ -100,14 +110,6 @@ NOTIFY = ("mutation($id: SvcId!, $n: SvcNotificationSettingsInput) { "
 INSTANT = {c: {"frequency": "instant"} for c in (
     "mentions", "managedEntityMentions", "assignedEntityMentions", "approvalUpdate",
     "budgetAlert")}
-
-
-async def _wait_mail(h: SlackHarness, email: str) -> OutboxMessage:
-    for _ in range(400):
-        if found := await _owner_mails(h, email):
-            return found[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no owner notice mailed to {email}")
 
 
 async def test_the_owner_notice_follows_the_owners_notification_settings(
