@@ -4,7 +4,7 @@ read where work of every kind meets, such as the SQLite write lock (plumbing.wri
 is a context variable: tasks started inside inherit it, and it never leaks out.
 
 Bulk work also yields on its own (`yield_to_people`): the scopes marked interactive are
-counted in the process, and a bulk loop (a submission's fan-out, bulk mail, bulk Slack posts)
+counted, and a bulk loop (a submission's fan-out, bulk mail, bulk Slack posts)
 waits between two of its items while one is open — at most YIELD_SECONDS, so that bulk work
 still progresses when people never stop. One event loop runs the process's work: every bulk
 item under way makes each await of a Slack acknowledgement or a receipt wait its turn. The
@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 _INTERACTIVE: ContextVar[bool] = ContextVar("interactive", default=False)
 
 YIELD_SECONDS = 0.05  # the longest a bulk item waits for people's work to end
+
 
 @dataclass
 class _People:
@@ -69,13 +70,13 @@ def interactive(flag: bool = True) -> Iterator[None]:
     """Mark what runs inside as work a person waits on (or, with False, as not)."""
     token = _INTERACTIVE.set(flag)
     people = _people() if flag else None
-    if people:
+    if people is not None:
         people.open += 1
     try:
         yield
     finally:
         _INTERACTIVE.reset(token)
-        if people:
+        if people is not None:
             people.open -= 1
             if not people.open:
                 people.release()

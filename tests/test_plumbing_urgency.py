@@ -28,7 +28,7 @@ def _waiters() -> list[asyncio.Future[None]]:
 
 @asynccontextmanager
 async def a_person_waiting() -> AsyncIterator[None]:
-    """Work a person waits on, under way in this process (a task of its own) until the block
+    """Work a person waits on, under way in this event loop (a task of its own) until the block
     ends."""
     opened, release = asyncio.Event(), asyncio.Event()
 
