@@ -50,6 +50,9 @@ class Person(OrgScoped, Base):
     __tablename__ = "persons"
     __table_args__ = (
         UniqueConstraint("organisation_id", "email", name="uq_persons_org_email"),
+        # A role's people: the administrators every submission names as approvers are read
+        # by their role, not found among every person of the organisation.
+        Index("ix_persons_role_id", "role_id"),
     )
 
     id: Mapped[str] = id_column()
