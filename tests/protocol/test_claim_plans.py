@@ -1,8 +1,8 @@
-"""A claim reads what it takes, not the table's history (#40): with thousands of sent rows and a
-few queued ones, the database reads the claimed rows by their key — on PostgreSQL it once read
-every row of the table to test an OR of one IN per choice (3–5 ms a claim in the Monday run,
-a third of the database's time), on SQLite and PostgreSQL alike. Checked on the plans the
-databases make for the statements the outbox and the Slack sender run, and on what they take."""
+"""A claim reads what it takes, not the table's history (#40): among thousands of sent rows
+and a few queued ones, SQLite and PostgreSQL read the claimed rows by their key. (PostgreSQL
+read every row of the table to test the OR of one IN per choice the claims once were: 3 to 5 ms
+a claim in the Monday run, a third of the database's time.) Checked on the plans the databases
+make for the statements the outbox and the Slack sender run, and on what a claim takes."""
 
 from __future__ import annotations
 
