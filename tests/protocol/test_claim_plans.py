@@ -7,7 +7,7 @@ make for the statements the outbox and the Slack sender run, and on what a claim
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from sqlalchemy import BindParameter, delete, insert, literal
@@ -68,7 +68,7 @@ async def _plan(state_db: StateDB, statement: Any) -> list[str]:
             return literal(values[element.key], element.type)
         return None
 
-    bound = visitors.replacement_traverse(statement, {}, valued)
+    bound = cast(Any, visitors.replacement_traverse)(statement, {}, valued)
     sql = str(bound.compile(dialect=state_db.engine.dialect,
                             compile_kwargs={"literal_binds": True}))
     explain = "EXPLAIN " if state_db.backend == "postgresql" else "EXPLAIN QUERY PLAN "
