@@ -327,6 +327,22 @@ async def _pg(statement: str) -> None:
         await connection.close()
 
 
+async def analyse(databases: dict[str, str]) -> None:
+    """ANALYZE each of these PostgreSQL databases, as autovacuum does on a production server
+    once enough rows changed. The tests' server runs with autovacuum off (CI's configuration):
+    without this its planner would plan on no statistics at all, as no production server does
+    (read every person of the organisation to find six by their key, 0.5 ms against 0.05)."""
+    import asyncpg
+
+    for url in databases.values():
+        name = url.rsplit("/", 1)[1]
+        connection = await asyncpg.connect(f"{PG_ADMIN_DSN.rsplit('/', 1)[0]}/{name}")
+        try:
+            await connection.execute("ANALYZE")
+        finally:
+            await connection.close()
+
+
 @asynccontextmanager
 async def fresh_databases(postgresql: bool | None = None) -> AsyncIterator[dict[str, str]]:
     """timebot's database variables: two new PostgreSQL databases (dropped after) when

@@ -31,7 +31,7 @@ import httpx
 from bench.common import note
 from bench.diagnose import diagnosed_program
 from bench.mail_load import DOMAIN, Key, free_port, new_key
-from bench.mail_world import spawn
+from bench.mail_world import analyse, spawn
 from bench.monday_sink import Arrivals
 from bench.people_import import csv_text
 from bench.serve import kill_tree, serve_command, settled_cpu, timebot_command, until_ready
@@ -55,6 +55,7 @@ class Monday:
     def __init__(self, root: Path, databases: dict[str, str], workers: int, people: int
                  ) -> None:
         self.root, self.workers, self.people = root, workers, people
+        self.databases = databases
         made = new_key()
         self.key = Key(made.private_pem, made.txt_line.replace(
             "s1._domainkey.example.com", f"s1._domainkey.{PEOPLE_DOMAIN}"))
@@ -158,7 +159,9 @@ class Monday:
     async def settle(self, what: str) -> None:
         """Until timebot's processes are idle (bench.serve.settled_cpu) and neither a mail
         arrived at the relay nor a message at the fake Slack for 3 s (the Slack sender paces
-        its DMs, a second apart in a channel): what the last phase set off is done."""
+        its DMs, a second apart in a channel): what the last phase set off is done. Then the
+        PostgreSQL databases analysed, as autovacuum would have by then (bench.mail_world.
+        analyse)."""
         assert self.serve is not None
         while True:
             await settled_cpu(self.serve.pid, what)
@@ -167,7 +170,8 @@ class Monday:
             await asyncio.sleep(3.0)
             self.arrivals.refresh()
             if (self.arrivals.total, await self.slack_calls("chat.postMessage")) == before:
-                return
+                break
+        await analyse(self.databases)
 
     async def slack_posts_since(self, monotonic: float) -> list[float]:
         """When (time.monotonic(), the machine's clock) each chat.postMessage since then was
