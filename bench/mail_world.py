@@ -317,10 +317,12 @@ class TimebotProcess:
         return counts
 
 
-async def _pg(statement: str) -> None:
+async def _pg(statement: str, database: str | None = None) -> None:
+    """Run `statement` on the server of PG_ADMIN_DSN, in its database or in `database`."""
     import asyncpg
 
-    connection = await asyncpg.connect(PG_ADMIN_DSN)
+    dsn = PG_ADMIN_DSN if database is None else f"{PG_ADMIN_DSN.rsplit('/', 1)[0]}/{database}"
+    connection = await asyncpg.connect(dsn)
     try:
         await connection.execute(statement)
     finally:
@@ -332,15 +334,8 @@ async def analyse(databases: dict[str, str]) -> None:
     once enough rows changed. The tests' server runs with autovacuum off (CI's configuration):
     without this its planner would plan on no statistics at all, as no production server does
     (read every person of the organisation to find six by their key, 0.5 ms against 0.05)."""
-    import asyncpg
-
     for url in databases.values():
-        name = url.rsplit("/", 1)[1]
-        connection = await asyncpg.connect(f"{PG_ADMIN_DSN.rsplit('/', 1)[0]}/{name}")
-        try:
-            await connection.execute("ANALYZE")
-        finally:
-            await connection.close()
+        await _pg("ANALYZE", url.rsplit("/", 1)[1])
 
 
 @asynccontextmanager
