@@ -44,28 +44,29 @@ def _check_bounds(start_ms: int, end_ms: int) -> None:
         raise BadInput("endTime", "a timesheet period is at most 366 days")
 
 
-async def _check_no_overlap(
+async def _same_or_refused(
     session: AsyncSession, owner: Person, start_ms: int, end_ms: int
-) -> None:
-    """Refused when a submitted, approved or rejected timesheet overlaps the period with other
-    bounds: that period is the one to submit."""
-    overlapping = list(
-        await session.scalars(
-            select(Timesheet).where(
-                Timesheet.organisation_id == owner.organisation_id,
-                Timesheet.person_id == owner.id,
-                Timesheet.start_ms < end_ms,
-                Timesheet.end_ms > start_ms,
-                Timesheet.status != STATUS_DRAFT,
-            )
-        )
-    )
-    for other in overlapping:
-        if other.start_ms != start_ms or other.end_ms != end_ms:
+) -> Timesheet | None:
+    """The timesheet with exactly these bounds, if there is one. Refused when a submitted,
+    approved or rejected timesheet overlaps the period with other bounds: that period is the
+    one to submit. (One read: the same bounds overlap the period too.)"""
+    same: Timesheet | None = None
+    for other in await session.scalars(
+        select(Timesheet).where(
+            Timesheet.organisation_id == owner.organisation_id,
+            Timesheet.person_id == owner.id,
+            Timesheet.start_ms < end_ms,
+            Timesheet.end_ms > start_ms,
+        ).order_by(Timesheet.start_ms, Timesheet.id)
+    ):
+        if other.start_ms == start_ms and other.end_ms == end_ms:
+            same = other
+        elif other.status != STATUS_DRAFT:
             raise RuleViolation(
                 f"the period overlaps the {STATUS_WORDS[other.status]} timesheet for "
                 f"{period_label(other.start_ms, other.end_ms)}; submit that period instead"
             )
+    return same
 
 
 def _check_open(timesheet: Timesheet) -> None:
@@ -89,16 +90,7 @@ async def _timesheet_to_submit(
     """The timesheet with exactly these bounds, locked and open to submission, else a new
     draft (refused when someone else created it meanwhile)."""
     session = actor.session
-    existing = (
-        await session.scalars(
-            select(Timesheet).where(
-                Timesheet.organisation_id == owner.organisation_id,
-                Timesheet.person_id == owner.id,
-                Timesheet.start_ms == start_ms,
-                Timesheet.end_ms == end_ms,
-            )
-        )
-    ).first()
+    existing = await _same_or_refused(session, owner, start_ms, end_ms)
     if existing is not None:
         timesheet = await lock_timesheet(session, existing.id)
         _check_open(timesheet)
@@ -200,7 +192,6 @@ async def submit(
     """Draft or rejected -> submitted (or approved at once when there is nothing to approve)."""
     session = actor.session
     _check_bounds(start_ms, end_ms)
-    await _check_no_overlap(session, owner, start_ms, end_ms)
     timesheet = await _timesheet_to_submit(actor, owner, start_ms, end_ms)
 
     resubmission = timesheet.status == STATUS_REJECTED
@@ -217,15 +208,21 @@ async def submit(
         await _previous_approvers_by_type(session, timesheet) if resubmission else {}
     )
     event = _start_submission(actor, timesheet, resolved, content, changes, auto=auto)
+    approved_at_once = not any(not stage.skipped for stage in resolved) or (
+        not content and await only_unreviewed(session, owner.organisation_id, owner.id,
+                                              start_ms, end_ms))
+    if not approved_at_once:
+        # Set before the flush: the timesheet is written once.
+        timesheet.stage = event.stage = st.first_open_stage(timesheet.stages, 0, {})
+        timesheet.stage_entered_ms = actor.now_ms
+        timesheet.reminded_ms = None
     await session.flush()
     await record_pending(session, timesheet)
 
     period = period_label(start_ms, end_ms)
     by = "" if auto else f" by {actor.name}"
     kind = journal.AUTO_SUBMITTED if auto else journal.SUBMITTED
-    if not any(not stage.skipped for stage in resolved) or (
-            not content and await only_unreviewed(session, owner.organisation_id, owner.id,
-                                                  start_ms, end_ms)):
+    if approved_at_once:
         await journal.write_entry(
             session, timesheet, kind, 0, actor.id, f"Timesheet for {period} submitted{by}",
             actor.now_ms,
@@ -236,11 +233,7 @@ async def submit(
     carried = (
         _carried(resolved, directory, touched, previous_by_type) if changes is not None else {}
     )
-    first = st.first_open_stage(timesheet.stages, 0, {})
-    timesheet.stage = first
-    event.stage = first
-    timesheet.stage_entered_ms = actor.now_ms
-    timesheet.reminded_ms = None
+    first = timesheet.stage
     await journal.write_entry(
         session, timesheet, kind, first, actor.id,
         f"Timesheet for {period} submitted{by} for approval "
@@ -252,5 +245,6 @@ async def submit(
     if carried:
         await advance(actor, timesheet, event, approvals_now, first, action="submitted")
     else:
-        await notify(actor, timesheet, "submitted")
+        # A new submission: nothing approved yet in its round.
+        await notify(actor, timesheet, "submitted", approvals={})
     return event
