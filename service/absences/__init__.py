@@ -7,7 +7,13 @@ from service.face import face_attribute
 
 if TYPE_CHECKING:
     from service.absences.allowances import check_records_balance
-    from service.absences.approval import only_unreviewed, reviewed, unlocked, unreviewed
+    from service.absences.approval import (
+        only_unreviewed,
+        reviewed,
+        unlocked,
+        unreviewed,
+        unreviewed_type_ids,
+    )
 
 __all__ = [
     "check_records_balance",
@@ -15,6 +21,7 @@ __all__ = [
     "reviewed",
     "unlocked",
     "unreviewed",
+    "unreviewed_type_ids",
 ]
 
 

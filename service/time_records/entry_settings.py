@@ -171,12 +171,15 @@ async def check_records(session: AsyncSession, organisation: Organisation, perso
 
 
 async def check_submission(session: AsyncSession, organisation: Organisation, owner: Person,
-                           start_ms: int, end_ms: int, *, now_ms: int, admin: bool) -> None:
+                           start_ms: int, end_ms: int, *, now_ms: int, admin: bool
+                           ) -> list[TimeRecord]:
     """submitTimesheet: the period's records as they stand pass the rules that hold for a
-    record at rest (forceComment, mandatoryStartEndTime; not lockDate: it records nothing)."""
-    records = await session.scalars(select(TimeRecord).where(
+    record at rest (forceComment, mandatoryStartEndTime; not lockDate: it records nothing).
+    Returns them (every record of the period, by start), for the submission's content."""
+    records = list((await session.scalars(select(TimeRecord).where(
         TimeRecord.organisation_id == organisation.id, TimeRecord.person_id == owner.id,
         TimeRecord.start_ms >= start_ms, TimeRecord.start_ms < end_ms,
-    ).order_by(TimeRecord.start_ms, TimeRecord.id))
-    await check_records(session, organisation, owner, records.unique(), kind="submit",
+    ).order_by(TimeRecord.start_ms, TimeRecord.id))).unique())
+    await check_records(session, organisation, owner, records, kind="submit",
                         now_ms=now_ms, admin=admin)
+    return records

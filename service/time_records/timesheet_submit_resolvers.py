@@ -35,11 +35,12 @@ async def resolve_submit(
         raise PermissionDenied("you may submit only your own timesheet or your people's")
     endTime = period_to_submit(
         await period_settings(context.session, context.organisation, owner), startTime, endTime)
-    await check_submission(context.session, context.organisation, owner, startTime, endTime,
-                           now_ms=context.now_ms, admin=context.is_admin)
+    records = await check_submission(context.session, context.organisation, owner, startTime,
+                                     endTime, now_ms=context.now_ms, admin=context.is_admin)
     await check_scheduled_time(context.session, context.organisation, owner, startTime,
                                endTime)
-    event = await submit_timesheet(caller_actor(context), owner, startTime, endTime)
+    event = await submit_timesheet(caller_actor(context), owner, startTime, endTime,
+                                   records=records)
     context.after_commit.append(KICK)
     return event
 

@@ -4,13 +4,13 @@ resolve to."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.absences import reviewed
+from service.absences import reviewed, unreviewed_type_ids
 from service.access import project_manager_ids
 from service.models import (
     ROLE_ADMIN,
@@ -33,23 +33,34 @@ ACTIVE_SLICE = 500  # ids per query when looking up who of the candidates is act
 
 
 async def load_content(
-    session: AsyncSession, org_id: str, person_id: str, start_ms: int, end_ms: int
+    session: AsyncSession, org_id: str, person_id: str, start_ms: int, end_ms: int,
+    records: Sequence[TimeRecord] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], int]:
     """The timesheet's content, {record id: {fp, projects, task}}, and its total duration:
     the records its approvers review (not time off approved automatically or needing no
-    approval: service/absences/approval.py)."""
-    rows = await session.scalars(
-        select(TimeRecord).where(
-            TimeRecord.organisation_id == org_id,
-            TimeRecord.person_id == person_id,
-            TimeRecord.start_ms >= start_ms,
-            TimeRecord.start_ms < end_ms,
-            reviewed(org_id),
+    approval: service/absences/approval.py). `records`: every record of the period, when the
+    caller read them in this transaction (submitTimesheet's entry rules did): not read again."""
+    if records is None:
+        rows = await session.scalars(
+            select(TimeRecord).where(
+                TimeRecord.organisation_id == org_id,
+                TimeRecord.person_id == person_id,
+                TimeRecord.start_ms >= start_ms,
+                TimeRecord.start_ms < end_ms,
+                reviewed(org_id),
+            )
         )
-    )
+        return content_of(rows.unique())
+    unreviewed = (await unreviewed_type_ids(session, org_id)
+                  if any(record.absence_id is not None for record in records) else set())
+    return content_of(record for record in records if record.absence_id not in unreviewed)
+
+
+def content_of(records: Iterable[TimeRecord]) -> tuple[dict[str, dict[str, Any]], int]:
+    """The content and total duration of these records (those the approvers review)."""
     content: dict[str, dict[str, Any]] = {}
     total = 0
-    for record in rows.unique():
+    for record in records:
         projects = sorted(p.id for p in record.projects)
         facts = {
             "start": record.start_ms,

@@ -4,6 +4,7 @@ already awaiting approval or approved) come before anything is written."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -13,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from plumbing.ids import new_id
 from service.absences import only_unreviewed
 from service.errors import BadInput, RuleViolation
-from service.models import Person
+from service.models import Person, TimeRecord
 from service.timesheets import changes as ch
 from service.timesheets import journal
 from service.timesheets import stages as st
@@ -187,9 +188,11 @@ def _start_submission(
 
 
 async def submit(
-    actor: Actor, owner: Person, start_ms: int, end_ms: int, *, auto: bool = False
+    actor: Actor, owner: Person, start_ms: int, end_ms: int, *, auto: bool = False,
+    records: Sequence[TimeRecord] | None = None,
 ) -> ApprovalEvent:
-    """Draft or rejected -> submitted (or approved at once when there is nothing to approve)."""
+    """Draft or rejected -> submitted (or approved at once when there is nothing to approve).
+    `records`: every record of the period, when the caller read them in this transaction."""
     session = actor.session
     _check_bounds(start_ms, end_ms)
     timesheet = await _timesheet_to_submit(actor, owner, start_ms, end_ms)
@@ -197,7 +200,7 @@ async def submit(
     resubmission = timesheet.status == STATUS_REJECTED
     previous = dict(timesheet.snapshot or {})
     content, _total = await load_content(
-        session, owner.organisation_id, owner.id, start_ms, end_ms
+        session, owner.organisation_id, owner.id, start_ms, end_ms, records
     )
     changes = ch.diff(previous, content) if resubmission else None
     touched: tuple[set[str], set[str]] = (set(), set())

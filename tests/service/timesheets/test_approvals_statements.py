@@ -30,15 +30,15 @@ APPROVE = "mutation($id: SvcId!) { approveTimesheet(id: $id) { id status stage }
 # approved event, the submit event's and the timesheet's new status; the audit row. (Before
 # issue #26's Core path: 10 and 11, the webhooks read on their own.)
 STATEMENTS_PER_APPROVAL = {"sqlite": 9, "postgresql": 10}
-# The key; the owner; the records as they stand with their projects (the entry rules); the
-# person's tags (the rules that cascade through tags); the timesheets overlapping the period
-# (one read: the same bounds and the others); the new draft (in a savepoint); the records
-# reviewed with their projects (the content); the administrators, the owner's managers, which
-# candidates are active; the event, the timesheet (written once), the pending approvals
-# (stale ones deleted, this round's inserted); the journal message and its mention; the
-# approver and the owner for the webhook event, the webhooks; the audit row. (Before: 26, the
-# timesheets read twice, the timesheet updated twice, the new round's approvals read.)
-STATEMENTS_PER_SUBMISSION = {"sqlite": 23, "postgresql": 23}
+# The key; the owner; the records as they stand with their projects (the entry rules, and the
+# content the approvers review: read once); the person's tags (the rules that cascade through
+# tags); the timesheets overlapping the period (one read: the same bounds and the others); the
+# new draft (in a savepoint); the administrators, the owner's managers, which candidates are
+# active; the event, the timesheet (written once), the pending approvals (stale ones deleted,
+# this round's inserted); the journal message and its mention; the approver and the owner for
+# the webhook event, the webhooks; the audit row. (Before: 26, the records and the timesheets
+# read twice, the timesheet updated twice, the new round's approvals read.)
+STATEMENTS_PER_SUBMISSION = {"sqlite": 21, "postgresql": 21}
 ADD_WEBHOOK = (
     "mutation($n: String!, $u: String!, $e: [String]!) { addIntegrationWebhook(name: $n, "
     "url: $u, events: $e) { id } }"

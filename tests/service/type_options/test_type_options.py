@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import func, select
 
 from plumbing.db import unit_of_work
-from service.models import AuditTrail
+from service.models import AuditTrail, Timesheet
+from service.timesheets.content import load_content
 from service.type_options.type_flags import FLAGS
 from tests.service.test_approvals_support import (
     WEEK,
@@ -165,10 +166,17 @@ async def test_time_off_approval_in_the_workflow(org: Org) -> None:
     # Next week: work and no-approval time off go to the admins; the time off is not theirs
     # to review and stays the owner's to change while the week waits.
     eve = await org.add_member("Eve")
-    await add_record(eve, eve, day=0)
+    work = await add_record(eve, eve, day=0)
     assert "errors" not in await add_absence(eve, sick, 1)
     event = await submit(eve, eve)
     assert event["status"] == "s"
+    # What the approvers review is the work alone: so the submission (from the records its
+    # entry rules read) and the content read from the database agree.
+    async with unit_of_work(org.live.service.sessions) as session:
+        snapshot = await session.scalar(select(Timesheet.snapshot).where(
+            Timesheet.organisation_id == org.id, Timesheet.person_id == eve.id))
+        content, _total = await load_content(session, org.id, eve.id, WEEK, WEEK_END)
+    assert snapshot == content and set(content) == {work}, (snapshot, content)
     assert "errors" not in await add_absence(eve, sick, 2)
     refused = await add_absence(eve, training, 3)
     assert "submitted for approval and locked" in refused["errors"][0]["message"]
