@@ -20,7 +20,7 @@ from tests.service.test_approvals_support import (
     submit,
 )
 from tests.statement_counter import statements
-from tests.support import Org
+from tests.support import Member, Org
 
 APPROVE = "mutation($id: SvcId!) { approveTimesheet(id: $id) { id status stage } }"
 
@@ -45,15 +45,22 @@ ADD_WEBHOOK = (
 )
 
 
-async def _approval_statements(org: Org) -> tuple[list[str], str]:
-    """The statements of one approval (the only stage's) of Bob's timesheet by his manager,
-    and the submit event's id."""
+async def _a_week_to_review(org: Org) -> tuple[Member, Member]:
+    """Bob, with two days recorded in the week, and Mia, his manager: the only stage's
+    approver."""
     bob = await org.add_member("Bob")
     mia = await org.add_member("Mia", role="manager")
     await manage(org, mia, bob)
     await set_stages(org, [{"type": "ppm", "quorum": "any"}])
     await add_record(bob, bob, day=0)
     await add_record(bob, bob, day=1)
+    return bob, mia
+
+
+async def _approval_statements(org: Org) -> tuple[list[str], str]:
+    """The statements of one approval (the only stage's) of Bob's timesheet by his manager,
+    and the submit event's id."""
+    bob, mia = await _a_week_to_review(org)
     submit_id = (await submit(bob, bob))["id"]
     service = org.live.service
     await service.executor.documents.prepare(APPROVE)  # parsed before: one key lookup
@@ -104,12 +111,7 @@ async def test_the_webhook_event_of_an_approval_names_the_owner_and_awaits_no_on
 
 
 async def test_one_submission_runs_a_fixed_number_of_statements(org: Org) -> None:
-    bob = await org.add_member("Bob")
-    mia = await org.add_member("Mia", role="manager")
-    await manage(org, mia, bob)
-    await set_stages(org, [{"type": "ppm", "quorum": "any"}])
-    await add_record(bob, bob, day=0)
-    await add_record(bob, bob, day=1)
+    bob, _mia = await _a_week_to_review(org)
     service = org.live.service
     await service.executor.documents.prepare(SUBMIT)
     async with statements([service.engine], this_task_only=True) as seen:
