@@ -50,13 +50,13 @@ async def load_content(
                 reviewed(org_id),
             )
         )
-        return content_of(rows.unique())
+        return _content_of(rows.unique())
     unreviewed = (await unreviewed_type_ids(session, org_id)
                   if any(record.absence_id is not None for record in records) else set())
-    return content_of(record for record in records if record.absence_id not in unreviewed)
+    return _content_of(record for record in records if record.absence_id not in unreviewed)
 
 
-def content_of(records: Iterable[TimeRecord]) -> tuple[dict[str, dict[str, Any]], int]:
+def _content_of(records: Iterable[TimeRecord]) -> tuple[dict[str, dict[str, Any]], int]:
     """The content and total duration of these records (those the approvers review)."""
     content: dict[str, dict[str, Any]] = {}
     total = 0

@@ -33,6 +33,13 @@ async def carry_over(
     return {index: set(approvers) for index, approvers in carried.items()}
 
 
+def enter_stage(timesheet: SheetLike, stage: int, now_ms: int) -> None:
+    """The timesheet waits at `stage` from `now_ms`: its approvers' reminders count from then."""
+    timesheet.stage = stage
+    timesheet.stage_entered_ms = now_ms
+    timesheet.reminded_ms = None
+
+
 async def advance(
     actor: Actor,
     timesheet: SheetLike,
@@ -49,9 +56,7 @@ async def advance(
         await finish_approved(actor, timesheet, event, automatic=False, ahead=ahead)
         return
     if nxt != timesheet.stage:
-        timesheet.stage = nxt
-        timesheet.stage_entered_ms = actor.now_ms
-        timesheet.reminded_ms = None
+        enter_stage(timesheet, nxt, actor.now_ms)
     event.stage = timesheet.stage
     event.status = STATUS_SUBMITTED
     await notify(actor, timesheet, action, approvals=approvals, ahead=ahead)

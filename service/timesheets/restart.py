@@ -12,7 +12,7 @@ from service.timesheets.locks import lock_timesheet
 from service.timesheets.models import STATUS_SUBMITTED, Timesheet
 from service.timesheets.notify import notify
 from service.timesheets.pending import record_pending
-from service.timesheets.progress import finish_approved
+from service.timesheets.progress import enter_stage, finish_approved
 from service.timesheets.records import record_event
 from service.timesheets.state import current_pending, submit_event
 
@@ -43,9 +43,7 @@ async def restart(actor: Actor, timesheet: Timesheet) -> None:
         await finish_approved(actor, timesheet, event, automatic=True)
         return
     first = st.first_open_stage(timesheet.stages, 0, {})
-    timesheet.stage = first
-    timesheet.stage_entered_ms = actor.now_ms
-    timesheet.reminded_ms = None
+    enter_stage(timesheet, first, actor.now_ms)
     event.stage = first
     event.status = STATUS_SUBMITTED
     await journal.write_entry(

@@ -31,7 +31,7 @@ from service.timesheets.models import (
 )
 from service.timesheets.notify import notify
 from service.timesheets.pending import record_pending
-from service.timesheets.progress import advance, carry_over, finish_approved
+from service.timesheets.progress import advance, carry_over, enter_stage, finish_approved
 from service.timesheets.records import add_submit_event
 from service.timesheets.state import approvals_of, current_pending
 
@@ -216,9 +216,8 @@ async def submit(
                                               start_ms, end_ms))
     if not approved_at_once:
         # Set before the flush: the timesheet is written once.
-        timesheet.stage = event.stage = st.first_open_stage(timesheet.stages, 0, {})
-        timesheet.stage_entered_ms = actor.now_ms
-        timesheet.reminded_ms = None
+        enter_stage(timesheet, st.first_open_stage(timesheet.stages, 0, {}), actor.now_ms)
+        event.stage = timesheet.stage
     await session.flush()
     await record_pending(session, timesheet)
 
