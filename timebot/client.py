@@ -166,6 +166,11 @@ class ServiceClient:
         self._transport: _Transport | None = None  # made by start()
         self._fields: dict[str, frozenset[str]] = {}  # offers(): the fields of a type, once
 
+    @property
+    def in_process(self) -> bool:
+        """Whether calls go to the embedded service's executor in this process (no HTTP)."""
+        return self._direct is not None
+
     async def offers(self, type_name: str, field: str, *, apikey: str) -> bool:
         """Whether the service's schema has `type_name.field`. The fronts ask before they send
         a document that uses one of the embedded service's extensions (fields a hosted service

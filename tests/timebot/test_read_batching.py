@@ -157,3 +157,25 @@ async def test_different_keys_are_never_merged(org: Org) -> None:
         assert batcher.requests_sent == 2
     finally:
         await client.close()
+
+
+async def test_in_process_each_query_runs_on_its_own_and_no_merged_document_is_prepared(
+    org: Org,
+) -> None:
+    """A server with its service embedded calls its executor directly: merging would save no
+    HTTP request, and each count of copies would be a new document to parse and validate."""
+    members = [await org.add_member(f"Direct {index}") for index in range(5)]
+    client: ServiceClient = org.live.app.state.runtime.client
+    assert client.in_process
+    documents = client._direct.executor.documents  # type: ignore[union-attr]
+    batcher = ReadBatcher(client, window_s=0.05)
+    alone = [await client.execute(PERSON, {"id": m.id}, apikey=org.admin.apikey)
+             for m in members]
+    prepared = documents.prepared
+    results = await asyncio.gather(
+        *(batcher.execute(PERSON, {"id": m.id}, apikey=org.admin.apikey) for m in members))
+    assert list(results) == alone
+    assert batcher.requests_sent == len(members)
+    assert documents.prepared == prepared  # the query's own document, prepared before
+    with pytest.raises(ServiceRequestError):  # its own error, as alone
+        await batcher.execute(PERSON, {"id": 12}, apikey=org.admin.apikey)
