@@ -58,6 +58,7 @@ from bench.common import Figure, note
 from bench.mail_load import Key, LoadGenerator, Mail, free_port, new_key, p99
 from bench.mail_world import TimebotProcess, running_timebot, spawn
 from bench.same_work_baseline import inbox_done
+from bench.serve import cpu_seconds
 
 THROUGHPUT = ("mail_replies_throughput", "mail_replies_throughput_vs_bare_sink",
               "mail_replies_throughput_vs_full_work")
@@ -98,8 +99,9 @@ async def _sink(load: LoadGenerator, mails: list[Mail], *, rate: int | None
 
 async def _same_work(load: LoadGenerator, world: TimebotProcess, key: Key,
                      events: list[str], mails: list[Mail],
-                     program: str = "same_work_baseline") -> float:
-    """Replies per second of a baseline program (bench.<program>), in its own process."""
+                     program: str = "same_work_baseline") -> tuple[float, float]:
+    """Replies per second of a baseline program (bench.<program>), in its own process, and
+    its CPU ms a reply (a second measure, less moved by the host than the wall clock)."""
     directory = world.root / program
     directory.mkdir()
     (directory / "events.txt").write_text("\n".join(events) + "\n")
@@ -122,6 +124,7 @@ async def _same_work(load: LoadGenerator, world: TimebotProcess, key: Key,
             except (OSError, aiosmtplib.SMTPException):
                 await asyncio.sleep(0.1)
         with busy_machine():
+            cpu = cpu_seconds(process.pid)
             started = time.perf_counter()
             await load.send_all(smtp_port, mails)
             deadline = time.perf_counter() + 600
@@ -130,7 +133,8 @@ async def _same_work(load: LoadGenerator, world: TimebotProcess, key: Key,
                     raise RuntimeError(f"{program} failed: "
                                        + (directory / "log").read_text()[-2000:])
                 await asyncio.sleep(0.05)
-            return len(mails) / (time.perf_counter() - started)
+            rate = len(mails) / (time.perf_counter() - started)
+            return rate, (cpu_seconds(process.pid) - cpu) * 1000 / len(mails)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -163,10 +167,11 @@ async def _throughput(names: set[str], count: int, key: Key, world: TimebotProce
                       load: LoadGenerator) -> list[Figure]:
     events, mails = await _prepared_replies(world, count)
     sink_rate, _ = await _sink(load, mails, rate=None)
-    same_work = await _same_work(load, world, key, events, mails)
-    full_work = 0.0
+    same_work, _ = await _same_work(load, world, key, events, mails)
+    full_work = full_work_cpu_ms = 0.0
     if "mail_replies_throughput_vs_full_work" in names:
-        full_work = await _same_work(load, world, key, events, mails, "full_work_baseline")
+        full_work, full_work_cpu_ms = await _same_work(load, world, key, events, mails,
+                                                       "full_work_baseline")
     cpu, lines, requests = world.cpu(), world.log_lines(), await world.requests()
     spy = world.sample_with_py_spy()
     world.profile(True)
@@ -182,7 +187,8 @@ async def _throughput(names: set[str], count: int, key: Key, world: TimebotProce
                  if route != "metrics" and after[route] > requests.get(route, 0)}
     note(f"{count} replies end to end in {count / rate:.2f} s: {rate:.0f}/s; same-work "
          f"{same_work:.0f}/s; full-work {full_work:.0f}/s; sink {sink_rate:.0f}/s; "
-         f"timebot CPU {cpu_ms:.1f} ms a reply; "
+         f"timebot CPU {cpu_ms:.1f} ms a reply; full-work CPU {full_work_cpu_ms:.1f} ms a "
+         f"reply (CPU ratio {full_work_cpu_ms / cpu_ms:.3f}); "
          f"HTTP requests a reply {per_route}; log lines a reply "
          f"{(world.log_lines() - lines) / count:.2f}; all accepted after {accepted:.2f} s, "
          f"SMTP transaction p50 {transactions[len(transactions) // 2] * 1000:.0f} ms")
