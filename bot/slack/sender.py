@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.slack.pacing import PaceClock, RateLimits
 from bot.slack.sender_worker import DELETE, OUTGOING, POST, UPDATE, SenderWorker, wall_ms
 from plumbing.clock import Clock
+from plumbing.prefixes import starts_with
 from timebot.state.db import insert_for, insert_ignoring, unit_of_work
 from timebot.state.lanes import priority_of
 from timebot.state.models import SlackOutgoing
@@ -188,7 +189,7 @@ class SlackSender:
             return list(await session.scalars(
                 select(SlackOutgoing)
                 .where(SlackOutgoing.method == POST,
-                       SlackOutgoing.dedupe_key.startswith(prefix, autoescape=True),
+                       starts_with(SlackOutgoing.dedupe_key, prefix),
                        self._mine())
                 .order_by(SlackOutgoing.seq)
             ))
@@ -214,7 +215,7 @@ class SlackSender:
         async with self.reads() as session:
             return list(await session.scalars(
                 select(SlackOutgoing)
-                .where(SlackOutgoing.method == POST, SlackOutgoing.ref.startswith(ref_prefix),
+                .where(SlackOutgoing.method == POST, starts_with(SlackOutgoing.ref, ref_prefix),
                        self._mine())
                 .order_by(SlackOutgoing.seq)
             ))

@@ -21,6 +21,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from plumbing.clock import Clock
+from plumbing.prefixes import starts_with
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.lanes import priority_of
 from timebot.state.queue import DONE, FAILED, QUEUED
@@ -149,7 +150,7 @@ class TeamsOutbox:
         async with self.reads() as session:
             return list(await session.scalars(
                 select(TeamsOutgoing).where(TeamsOutgoing.method == SEND,
-                                            TeamsOutgoing.ref.startswith(ref_prefix))
+                                            starts_with(TeamsOutgoing.ref, ref_prefix))
                 .order_by(TeamsOutgoing.seq)))
 
     async def latest_with_ref(self, ref: str, conversation_id: str) -> TeamsOutgoing | None:
