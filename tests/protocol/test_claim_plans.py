@@ -10,10 +10,11 @@ from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import pytest
-from sqlalchemy import BindParameter, delete, insert, literal
+from sqlalchemy import BindParameter, literal
 from sqlalchemy.sql import visitors
 
 from tests.protocol.conftest import StateDB
+from tests.protocol.table_history import table_history, whole_table_reads
 from timebot.state.claim_choice import DONE, QUEUED
 from timebot.state.lanes import BULK, INTERACTIVE
 from timebot.state.models import OutboxMessage, SlackOutgoing
@@ -40,22 +41,12 @@ def _slack_row(number: int, status: str, priority: int) -> dict[str, Any]:
 @pytest.fixture
 async def history(state_db: StateDB) -> AsyncIterator[StateDB]:
     """SENT rows done in each table, then three queued: two bulk, one interactive."""
-    async with state_db.sessions() as session:
-        for model, row in ((OutboxMessage, _outbox_row), (SlackOutgoing, _slack_row)):
-            await session.execute(delete(model))
-            await session.execute(insert(model), [row(n, DONE, BULK) for n in range(SENT)])
-            await session.execute(insert(model), [row(SENT, QUEUED, BULK),
-                                                  row(SENT + 1, QUEUED, BULK),
-                                                  row(SENT + 2, QUEUED, INTERACTIVE)])
-        await session.commit()
-    async with state_db.engine.connect() as connection:
-        await connection.exec_driver_sql("ANALYZE")
-        await connection.commit()
-    yield state_db
-    async with state_db.sessions() as session:
-        for model in (OutboxMessage, SlackOutgoing):
-            await session.execute(delete(model))
-        await session.commit()
+    rows = {model: [row(n, DONE, BULK) for n in range(SENT)]
+            + [row(SENT, QUEUED, BULK), row(SENT + 1, QUEUED, BULK),
+               row(SENT + 2, QUEUED, INTERACTIVE)]
+            for model, row in ((OutboxMessage, _outbox_row), (SlackOutgoing, _slack_row))}
+    async with table_history(state_db, rows) as db:
+        yield db
 
 
 async def _plan(state_db: StateDB, statement: Any) -> list[str]:
@@ -81,8 +72,7 @@ async def _plan(state_db: StateDB, statement: Any) -> list[str]:
 def _whole_table_read(plan: list[str], table: str) -> list[str]:
     """The plan's lines that read every row of `table` (not one of the choices' subqueries
     reading their index in order: those stop at the limit)."""
-    return [line for line in plan
-            if f"Seq Scan on {table} " in f"{line.strip()} " or line.strip() == f"SCAN {table}"]
+    return whole_table_reads(plan, table)
 
 
 async def test_the_outbox_claim_reads_the_rows_it_takes_by_key(history: StateDB) -> None:

@@ -12,13 +12,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, event, insert
+from sqlalchemy import event
 
 from bot.slack.sender import SlackSender
 from bot.teams.outgoing import TeamsOutbox
 from plumbing.clock import Clock
 from plumbing.prefixes import prefix_bounds
 from tests.protocol.conftest import StateDB
+from tests.protocol.table_history import table_history, whole_table_reads
 from timebot.state.claim_choice import DONE
 from timebot.state.lanes import BULK
 from timebot.state.models import SlackOutgoing
@@ -58,20 +59,10 @@ NEAR = [f"approval:{SUBMIT.upper()}:1:aa", f"approval:{SUBMIT}0:1:aa",
 @pytest.fixture
 async def history(state_db: StateDB) -> AsyncIterator[StateDB]:
     refs = [_ref(n) for n in range(SENT)] + OWN + NEAR
-    async with state_db.sessions() as session:
-        for model, row in ((SlackOutgoing, _slack), (TeamsOutgoing, _teams)):
-            await session.execute(delete(model))
-            await session.execute(insert(model), [row(n, ref, f"key:{ref}")
-                                                  for n, ref in enumerate(refs)])
-        await session.commit()
-    async with state_db.engine.connect() as connection:
-        await connection.exec_driver_sql("ANALYZE")
-        await connection.commit()
-    yield state_db
-    async with state_db.sessions() as session:
-        for model in (SlackOutgoing, TeamsOutgoing):
-            await session.execute(delete(model))
-        await session.commit()
+    rows = {model: [row(n, ref, f"key:{ref}") for n, ref in enumerate(refs)]
+            for model, row in ((SlackOutgoing, _slack), (TeamsOutgoing, _teams))}
+    async with table_history(state_db, rows) as db:
+        yield db
 
 
 async def _statements_and_plans(state_db: StateDB, call: Callable[[], Awaitable[Any]]
@@ -99,21 +90,16 @@ async def _statements_and_plans(state_db: StateDB, call: Callable[[], Awaitable[
     return result, plan
 
 
-def _whole_table_reads(plan: list[str], table: str) -> list[str]:
-    return [line for line in plan
-            if f"Seq Scan on {table} " in f"{line.strip()} " or line.strip() == f"SCAN {table}"]
-
-
 async def test_a_submissions_slack_rows_are_read_by_the_ref_index(history: StateDB) -> None:
     sender = SlackSender(history.sessions, None, Clock())  # type: ignore[arg-type]
     rows, plan = await _statements_and_plans(
         history, lambda: sender.sent_with_ref(f"approval:{SUBMIT}:"))
     assert [row.ref for row in rows] == OWN
-    assert plan and not _whole_table_reads(plan, "slack_outgoing"), "\n".join(plan)
+    assert plan and not whole_table_reads(plan, "slack_outgoing"), "\n".join(plan)
     posts, plan = await _statements_and_plans(
         history, lambda: sender.with_key_prefix(f"key:approval:{SUBMIT}:"))
     assert [row.ref for row in posts] == OWN
-    assert plan and not _whole_table_reads(plan, "slack_outgoing"), "\n".join(plan)
+    assert plan and not whole_table_reads(plan, "slack_outgoing"), "\n".join(plan)
 
 
 async def test_a_submissions_teams_rows_are_read_by_the_ref_index(history: StateDB) -> None:
@@ -121,7 +107,7 @@ async def test_a_submissions_teams_rows_are_read_by_the_ref_index(history: State
     rows, plan = await _statements_and_plans(
         history, lambda: outbox.with_ref(f"approval:{SUBMIT}:"))
     assert [row.ref for row in rows] == OWN
-    assert plan and not _whole_table_reads(plan, "teams_outgoing"), "\n".join(plan)
+    assert plan and not whole_table_reads(plan, "teams_outgoing"), "\n".join(plan)
 
 
 def test_the_bounds_hold_every_string_with_the_prefix() -> None:

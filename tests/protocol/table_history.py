@@ -1,0 +1,39 @@
+"""A queue table's history for the plan tests: thousands of rows inserted and analysed, so
+that the databases plan as they would in a deployment that has run for a while."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy import delete, insert
+
+from tests.protocol.conftest import StateDB
+
+
+@asynccontextmanager
+async def table_history(state_db: StateDB, rows: dict[Any, list[dict[str, Any]]]
+                        ) -> AsyncIterator[StateDB]:
+    """Each model's table holding just `rows[model]`, analysed; emptied afterwards."""
+    async with state_db.sessions() as session:
+        for model, values in rows.items():
+            await session.execute(delete(model))
+            await session.execute(insert(model), values)
+        await session.commit()
+    async with state_db.engine.connect() as connection:
+        await connection.exec_driver_sql("ANALYZE")
+        await connection.commit()
+    try:
+        yield state_db
+    finally:
+        async with state_db.sessions() as session:
+            for model in rows:
+                await session.execute(delete(model))
+            await session.commit()
+
+
+def whole_table_reads(plan: list[str], table: str) -> list[str]:
+    """The plan's lines that read every row of `table` (SQLite's and PostgreSQL's words)."""
+    return [line for line in plan
+            if f"Seq Scan on {table} " in f"{line.strip()} " or line.strip() == f"SCAN {table}"]
