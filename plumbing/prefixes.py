@@ -37,12 +37,19 @@ def prefix_bounds(prefix: str) -> tuple[str, str] | None:
     return low, head[:-1] + _NEXT[head[-1]]
 
 
+def prefix_range(column: InstrumentedAttribute[str | None], prefix: str
+                 ) -> ColumnElement[bool]:
+    """`column` in the range that holds every string starting with `prefix` (and, under a
+    linguistic collation, maybe others: the caller checks), answered from the column's index;
+    the LIKE itself when the prefix has no bounds."""
+    bounds = prefix_bounds(prefix)
+    if bounds is None:
+        return column.startswith(prefix, autoescape=True)
+    low, high = bounds
+    return and_(column >= low, column < high)
+
+
 def starts_with(column: InstrumentedAttribute[str | None], prefix: str
                 ) -> ColumnElement[bool]:
     """`column` starts with `prefix` (case and all), answered from the column's index."""
-    exact = column.startswith(prefix, autoescape=True)
-    bounds = prefix_bounds(prefix)
-    if bounds is None:
-        return exact
-    low, high = bounds
-    return and_(column >= low, column < high, exact)
+    return and_(prefix_range(column, prefix), column.startswith(prefix, autoescape=True))

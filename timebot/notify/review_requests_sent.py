@@ -7,19 +7,21 @@ A request is (submission, stage, approver). It was mailed when the outbox holds 
 Slack's queue holds an approval DM with its ref. The keys are looked up in IN lists
 (plumbing.in_lists);
 the restarted rounds only for the keys not found of approvers who do not read the digest (in
-practice the requests about to be sent), by ranges (`key:r` ≤ dedupe_key < `key:s`),
-which the unique index answers on SQLite and PostgreSQL alike (a LIKE prefix does not: SQLite's
-LIKE ignores case, PostgreSQL's needs a pattern index). Under a linguistic collation a range
-may hold other keys too: what it returns is checked against the prefix here."""
+practice the requests about to be sent), by ranges (`key:r` ≤ dedupe_key < `key:s`:
+plumbing.prefixes), which the unique index answers on SQLite and PostgreSQL alike (a LIKE
+prefix does not: SQLite's LIKE ignores case, PostgreSQL's needs a pattern index). Under a
+linguistic collation a range may hold other keys too: what it returns is checked against the
+prefix here."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from plumbing.in_lists import in_lists
+from plumbing.prefixes import prefix_range
 from timebot.notify.approvals import digest_readers
 from timebot.notify.ground import Ground
 from timebot.notify.reviews import review_dedupe_key
@@ -29,7 +31,6 @@ from timebot.state.models import OutboxMessage, SlackOutgoing
 CHUNK = 500
 SLACK_POST = "chat.postMessage"
 ROUND_MARK = ":r"
-AFTER_ROUND_MARK = ":s"
 
 Request = tuple[str, int, str]  # (submission, stage, approver)
 
@@ -80,9 +81,7 @@ async def _mailed_in_a_restarted_round(session: AsyncSession, keys: list[str]) -
     for chunk in in_lists(keys):
         wanted = set(chunk)
         rounds = await session.scalars(select(OutboxMessage.dedupe_key).where(or_(*(
-            and_(OutboxMessage.dedupe_key >= key + ROUND_MARK,
-                 OutboxMessage.dedupe_key < key + AFTER_ROUND_MARK)
-            for key in chunk))))
+            prefix_range(OutboxMessage.dedupe_key, key + ROUND_MARK) for key in chunk))))
         for round_key in rounds:
             found.update(_keys_of_round(round_key or "", wanted))
     return found
