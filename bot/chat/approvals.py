@@ -89,8 +89,11 @@ def status_word(code: Any) -> str | None:
     return STATUS_WORDS.get(str(code), str(code))
 
 
+REQUEST_REF = "approval:"  # what every request message's ref starts with
+
+
 def ref_of(submit_id: str, stage: int, approver_id: str) -> str:
-    return f"approval:{submit_id}:{stage}:{approver_id}"
+    return f"{REQUEST_REF}{submit_id}:{stage}:{approver_id}"
 
 
 def parse_ref(ref: str) -> tuple[str, int, str] | None:

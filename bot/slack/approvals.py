@@ -105,7 +105,7 @@ class ApprovalsPart:
             stored = await session.get(SlackOutgoing, row.id)
             if stored is None or stored.context.get("outcome"):
                 return
-            stored.context = {**stored.context, "outcome": outcome}
+            stored.add_context({"outcome": outcome}, self.deps.runtime.clock.now_ms())
         await self.deps.sender.update_row(row.id, text, blocks)
 
     # --- clicks ---------------------------------------------------------------------------

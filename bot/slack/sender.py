@@ -65,7 +65,7 @@ class SlackSender:
                                    poll_seconds=poll_seconds)
         self._seq = itertools.count()
 
-    def _mine(self) -> Any:
+    def mine(self) -> Any:
         """This installation's rows (another workspace's messages are never its own)."""
         return (SlackOutgoing.team_id == self.team_id if self.team_id is not None
                 else SlackOutgoing.team_id.is_(None))
@@ -190,7 +190,7 @@ class SlackSender:
                 select(SlackOutgoing)
                 .where(SlackOutgoing.method == POST,
                        starts_with(SlackOutgoing.dedupe_key, prefix),
-                       self._mine())
+                       self.mine())
                 .order_by(SlackOutgoing.seq)
             ))
 
@@ -200,7 +200,7 @@ class SlackSender:
             return (await session.scalars(
                 select(SlackOutgoing).where(
                     SlackOutgoing.channel_id == channel_id, SlackOutgoing.ts == ts,
-                    self._mine(),
+                    self.mine(),
                 )
             )).first()
 
@@ -216,7 +216,7 @@ class SlackSender:
             return list(await session.scalars(
                 select(SlackOutgoing)
                 .where(SlackOutgoing.method == POST, starts_with(SlackOutgoing.ref, ref_prefix),
-                       self._mine())
+                       self.mine())
                 .order_by(SlackOutgoing.seq)
             ))
 

@@ -22,7 +22,7 @@ from datetime import datetime
 import structlog
 from sqlalchemy import select
 
-from bot.chat.approvals import Request, parse_ref
+from bot.chat.approvals import REQUEST_REF, Request, parse_ref
 from bot.chat.nudge_schedule import (
     DEFAULT_REMIND_DAYS,
     DIGEST_HOUR,
@@ -38,11 +38,13 @@ from bot.teams.nudge_settings import TeamsNudgeSettings
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.tenants import TeamsTenants
+from plumbing.prefixes import starts_with
 from plumbing.tasks import stop_task
 from timebot import l10n
 from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.process.runtime import Runtime
+from timebot.state.chat_queue import settle_decided
 from timebot.state.db import unit_of_work
 from timebot.state.queue import FAILED
 from timebot.state.teams_models import TeamsOutgoing
@@ -88,11 +90,16 @@ class TeamsNudges:
                 log.exception("teams_nudge_tick_failed")
 
     async def _waiting(self) -> list[TeamsOutgoing]:
-        """The review cards sent and not decided (not the nudges: the card they remind of)."""
+        """The review cards sent and not decided (not the nudges: the card they remind of),
+        read by index: the rows not settled, not the queue's history."""
         async with self.runtime.read_sessions() as session:
             rows = list(await session.scalars(select(TeamsOutgoing).where(
-                TeamsOutgoing.method == SEND, TeamsOutgoing.ref.startswith("approval:"),
-                TeamsOutgoing.status != FAILED).order_by(TeamsOutgoing.seq)))
+                TeamsOutgoing.settled_ms.is_(None), starts_with(TeamsOutgoing.ref, REQUEST_REF),
+                TeamsOutgoing.method == SEND, TeamsOutgoing.status != FAILED,
+            ).order_by(TeamsOutgoing.seq)))
+        if any(row.context.get("outcome") for row in rows):
+            async with unit_of_work(self.runtime.state_sessions) as session:
+                await settle_decided(session, TeamsOutgoing, rows, self.runtime.clock.now_ms())
         decided = {row.ref for row in rows if row.context.get("outcome")}
         return [row for row in rows if row.ref not in decided and not row.context.get("nudge")
                 and parse_ref(str(row.ref)) is not None]

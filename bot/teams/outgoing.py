@@ -118,7 +118,7 @@ class TeamsOutbox:
             if row is None or row.status == FAILED:
                 return False
             if context:
-                row.context = {**row.context, **context}
+                row.add_context(context, self.clock.now_ms())
             if row.status == QUEUED and row.activity_id is None:
                 row.activity = activity
                 return True
@@ -137,7 +137,8 @@ class TeamsOutbox:
         async with unit_of_work(self.sessions) as session:
             row = await session.get(TeamsOutgoing, row_id)
             if row is not None and row.activity_id is not None:
-                row.activity, row.context = activity, {**row.context, **context}
+                row.activity = activity
+                row.add_context(context, self.clock.now_ms())
 
     async def queued_with_key(self, key: str) -> TeamsOutgoing | None:
         async with self.reads() as session:

@@ -5,9 +5,11 @@ the call goes and what came back."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, String, Text
+from sqlalchemy import JSON, BigInteger, String, Text, update
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, declarative_mixin, mapped_column
 
 from timebot.state.lanes import lane_column
@@ -27,3 +29,28 @@ class ChatSendQueue(LeasedRow):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_ms: Mapped[int] = mapped_column(BigInteger)
     sent_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # When what the row shows was decided (an "outcome" in its context): the nudgers read
+    # the request rows not settled, by index, not the queue's history (#40).
+    settled_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+    def add_context(self, context: Mapping[str, Any], now_ms: int) -> None:
+        """`context` merged into the row's; an outcome settles the row."""
+        self.context = {**self.context, **context}
+        if context.get("outcome") and self.settled_ms is None:
+            self.settled_ms = now_ms
+
+
+SETTLE_BATCH = 500
+
+
+async def settle_decided(session: AsyncSession, model: type[ChatSendQueue],
+                         rows: Sequence[ChatSendQueue], now_ms: int) -> int:
+    """Of `rows`, read as not settled, those whose context holds an outcome (a release before
+    `settled_ms` decided them) settled now, in short statements: the next read skips them.
+    How many."""
+    ids = [row.id for row in rows if row.context.get("outcome") and row.settled_ms is None]
+    for start in range(0, len(ids), SETTLE_BATCH):
+        await session.execute(update(model).where(
+            model.id.in_(ids[start:start + SETTLE_BATCH]), model.settled_ms.is_(None),
+        ).values(settled_ms=now_ms))
+    return len(ids)

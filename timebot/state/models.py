@@ -98,6 +98,8 @@ class SlackOutgoing(ChatSendQueue, StateBase):
         Index("ix_slack_outgoing_due", "status", "next_attempt_ms"),
         Index("ix_slack_outgoing_posted", "channel_id", "ts"),
         Index("ix_slack_outgoing_claim", "status", "priority", "seq"),
+        # an installation's request messages not decided yet (bot.slack.approver_nudges)
+        Index("ix_slack_outgoing_waiting", "team_id", "settled_ms", "ref"),
     )
 
     channel: Mapped[str] = mapped_column(String(64))

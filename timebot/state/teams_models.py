@@ -62,6 +62,8 @@ class TeamsOutgoing(ChatSendQueue, StateBase):
         Index("ix_teams_outgoing_due", "status", "next_attempt_ms"),
         Index("ix_teams_outgoing_claim", "status", "priority", "seq"),
         Index("ix_teams_outgoing_posted", "conversation_id", "activity_id"),
+        # the review cards not decided yet (bot.teams.nudges)
+        Index("ix_teams_outgoing_waiting", "settled_ms", "ref"),
     )
 
     tenant_id: Mapped[str] = mapped_column(String(64), index=True)
