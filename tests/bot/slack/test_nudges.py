@@ -89,6 +89,10 @@ async def test_approver_nudges_grow_apart_snooze_and_off(h: SlackHarness) -> Non
     updates = await h.fake.wait_for("chat.update", count=4, seconds=15)
     assert all("Approved by Ann" in text_of(u) for u in updates)
     assert request.args["channel"] == ann.slack_id
+    # and settled: the nudger's read no longer meets them (#40)
+    rows = await h.bot.deps.sender.sent_with_ref("approval:")
+    assert len(rows) == 4 and all(row.settled_ms is not None for row in rows)
+    assert await nudges.approvers._waiting() == []
 
 
 async def test_daily_digest(h: SlackHarness) -> None:

@@ -298,6 +298,13 @@ async def test_an_undecided_card_is_nudged_and_the_digest_approves_all(
         await asyncio.sleep(1)
         assert len(world.fake.calls_to("send", bob.teams.conversation_id)) == 3
         assert len(world.fake.calls_to("send", ann.teams.conversation_id)) == 4
+        # Ann's cards settled by the decisions: the nudger's read meets Bob's card alone (#40)
+        for _ in range(100):
+            waiting = await nudges._waiting()
+            if {row.context.get("approverId") for row in waiting} == {bob.member.id}:
+                break
+            await asyncio.sleep(0.1)
+        assert [row.context.get("approverId") for row in waiting] == [bob.member.id]
     finally:
         clock.frozen_ms, clock.offset_ms = frozen, offset
 
