@@ -90,9 +90,10 @@ async def test_approver_nudges_grow_apart_snooze_and_off(h: SlackHarness) -> Non
     assert all("Approved by Ann" in text_of(u) for u in updates)
     assert request.args["channel"] == ann.slack_id
     # and settled: the nudger's read no longer meets them (#40)
-    rows = await h.bot.deps.sender.sent_with_ref("approval:")
+    rows = [row for row in await h.bot.deps.sender.sent_with_ref("approval:")
+            if row.channel == ann.slack_id]
     assert len(rows) == 4 and all(row.settled_ms is not None for row in rows)
-    assert await nudges.approvers._waiting() == []
+    assert [w for w in await nudges.approvers._waiting() if w.slack_user == ann.slack_id] == []
 
 
 async def test_daily_digest(h: SlackHarness) -> None:
