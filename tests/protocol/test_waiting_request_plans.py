@@ -13,14 +13,18 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from bot.slack.approver_nudges import ApproverNudges
 from bot.slack.sender import SlackSender
 from bot.teams.nudges import TeamsNudges
 from plumbing.clock import Clock
 from tests.protocol.conftest import StateDB
-from tests.protocol.table_history import table_history, whole_table_reads
+from tests.protocol.table_history import (
+    statements_and_plans,
+    table_history,
+    whole_table_reads,
+)
 from timebot.state.claim_choice import DONE
 from timebot.state.lanes import BULK
 from timebot.state.models import SlackOutgoing
@@ -94,28 +98,8 @@ def _fresh_updates() -> None:
 
 async def _statements_and_plans(state_db: StateDB, call: Callable[[], Awaitable[Any]]
                                 ) -> tuple[Any, list[str]]:
-    """What `call` returns, and the plan of each SELECT it ran (with its parameters)."""
-    ran: list[tuple[str, Any]] = []
-
-    def keep(conn: Any, cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
-        ran.append((statement, parameters))
-
-    event.listen(state_db.engine.sync_engine, "before_cursor_execute", keep)
-    try:
-        result = await call()
-    finally:
-        event.remove(state_db.engine.sync_engine, "before_cursor_execute", keep)
-    _updates.append(sum(statement.lstrip().upper().startswith("UPDATE")
-                        for statement, _ in ran))
-    explain = "EXPLAIN " if state_db.backend == "postgresql" else "EXPLAIN QUERY PLAN "
-    plan: list[str] = []
-    async with state_db.engine.connect() as connection:
-        for statement, parameters in ran:
-            if statement.lstrip().upper().startswith("SELECT"):
-                rows = (await connection.exec_driver_sql(explain + statement,
-                                                         tuple(parameters))).all()
-                plan += [str(row[-1]) for row in rows]
-        await connection.rollback()
+    result, plan, ran = await statements_and_plans(state_db, call)
+    _updates.append(sum(statement.lstrip().upper().startswith("UPDATE") for statement in ran))
     return result, plan
 
 
