@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
-
 from bot.chat.approvals import REQUEST_REF, Request, parse_ref
 from bot.chat.nudge_schedule import DEFAULT_REMIND_DAYS, DIGEST_HOUR, approver_nudge_due, snoozed
 from bot.chat.nudges import approver_nudge, digest
@@ -18,13 +16,11 @@ from bot.slack.deps import SlackDeps
 from bot.slack.nudge_preferences import NudgePreferences, nudge_controls
 from bot.slack.render import SLACK as SLACK_MARKUP
 from bot.slack.render import blocks_of
-from plumbing.prefixes import starts_with
 from timebot import l10n
 from timebot.l10n.loading import load_localisation
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.notify.person_notify import SLACK, sends
-from timebot.state.chat_queue import settle_decided
-from timebot.state.db import unit_of_work
+from timebot.state.chat_queue import unsettled_with_ref
 from timebot.state.models import SlackOutgoing
 
 REMIND_SETTING = "query { currentOrganisation { timeSettings { approvalReminder { value } } } }"
@@ -52,18 +48,11 @@ class ApproverNudges:
     async def _waiting(self) -> list[Waiting]:
         """Requests this installation showed in Slack and not decided yet (the first row per
         approver/request), read by index: its rows not settled, not the queue's history."""
-        async with self.deps.runtime.read_sessions() as session:
-            rows = list(await session.scalars(
-                select(SlackOutgoing).where(
-                    self.deps.sender.mine(), SlackOutgoing.settled_ms.is_(None),
-                    starts_with(SlackOutgoing.ref, REQUEST_REF),
-                    SlackOutgoing.method == "chat.postMessage",
-                ).order_by(SlackOutgoing.seq)
-            ))
-        if any(row.context.get("outcome") for row in rows):
-            async with unit_of_work(self.deps.runtime.state_sessions) as session:
-                await settle_decided(session, SlackOutgoing, rows,
-                                     self.deps.runtime.clock.now_ms())
+        runtime = self.deps.runtime
+        rows = await unsettled_with_ref(
+            runtime.read_sessions, runtime.state_sessions, SlackOutgoing, REQUEST_REF,
+            runtime.clock.now_ms(), self.deps.sender.mine(),
+            SlackOutgoing.method == "chat.postMessage")
         found: dict[str, Waiting] = {}
         decided: set[str] = set()
         for row in rows:

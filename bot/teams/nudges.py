@@ -20,7 +20,6 @@ import asyncio
 from datetime import datetime
 
 import structlog
-from sqlalchemy import select
 
 from bot.chat.approvals import REQUEST_REF, Request, parse_ref
 from bot.chat.nudge_schedule import (
@@ -38,13 +37,12 @@ from bot.teams.nudge_settings import TeamsNudgeSettings
 from bot.teams.outgoing import SEND, Recipient, TeamsOutbox
 from bot.teams.render import TEAMS
 from bot.teams.tenants import TeamsTenants
-from plumbing.prefixes import starts_with
 from plumbing.tasks import stop_task
 from timebot import l10n
 from timebot.notify.approvals import DIGEST, preference
 from timebot.notify.periods import DAY_MS, local_date, zone
 from timebot.process.runtime import Runtime
-from timebot.state.chat_queue import settle_decided
+from timebot.state.chat_queue import unsettled_with_ref
 from timebot.state.db import unit_of_work
 from timebot.state.queue import FAILED
 from timebot.state.teams_models import TeamsOutgoing
@@ -92,14 +90,10 @@ class TeamsNudges:
     async def _waiting(self) -> list[TeamsOutgoing]:
         """The review cards sent and not decided (not the nudges: the card they remind of),
         read by index: the rows not settled, not the queue's history."""
-        async with self.runtime.read_sessions() as session:
-            rows = list(await session.scalars(select(TeamsOutgoing).where(
-                TeamsOutgoing.settled_ms.is_(None), starts_with(TeamsOutgoing.ref, REQUEST_REF),
-                TeamsOutgoing.method == SEND, TeamsOutgoing.status != FAILED,
-            ).order_by(TeamsOutgoing.seq)))
-        if any(row.context.get("outcome") for row in rows):
-            async with unit_of_work(self.runtime.state_sessions) as session:
-                await settle_decided(session, TeamsOutgoing, rows, self.runtime.clock.now_ms())
+        rows = await unsettled_with_ref(
+            self.runtime.read_sessions, self.runtime.state_sessions, TeamsOutgoing, REQUEST_REF,
+            self.runtime.clock.now_ms(), TeamsOutgoing.method == SEND,
+            TeamsOutgoing.status != FAILED)
         decided = {row.ref for row in rows if row.context.get("outcome")}
         return [row for row in rows if row.ref not in decided and not row.context.get("nudge")
                 and parse_ref(str(row.ref)) is not None]

@@ -5,13 +5,15 @@ the call goes and what came back."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
-from sqlalchemy import JSON, BigInteger, String, Text, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import JSON, BigInteger, ColumnElement, String, Text, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Mapped, declarative_mixin, mapped_column
 
+from plumbing.prefixes import starts_with
+from timebot.state.db import unit_of_work
 from timebot.state.lanes import lane_column
 from timebot.state.leased_row import LeasedRow
 
@@ -41,16 +43,28 @@ class ChatSendQueue(LeasedRow):
 
 
 SETTLE_BATCH = 500
+Row = TypeVar("Row", bound=ChatSendQueue)
 
 
-async def settle_decided(session: AsyncSession, model: type[ChatSendQueue],
-                         rows: Sequence[ChatSendQueue], now_ms: int) -> int:
-    """Of `rows`, read as not settled, those whose context holds an outcome (a release before
-    `settled_ms` decided them) settled now, in short statements: the next read skips them.
-    How many."""
-    ids = [row.id for row in rows if row.context.get("outcome") and row.settled_ms is None]
-    for start in range(0, len(ids), SETTLE_BATCH):
-        await session.execute(update(model).where(
-            model.id.in_(ids[start:start + SETTLE_BATCH]), model.settled_ms.is_(None),
-        ).values(settled_ms=now_ms))
-    return len(ids)
+async def unsettled_with_ref(
+    reads: async_sessionmaker[AsyncSession], writes: async_sessionmaker[AsyncSession],
+    model: type[Row], ref_prefix: str, now_ms: int, *conditions: ColumnElement[bool],
+) -> list[Row]:
+    """The rows of `model` not settled whose ref starts with `ref_prefix` (and that meet
+    `conditions`), oldest first, read by the `ix_*_waiting` index, not the queue's history.
+    Those among them whose context holds an outcome (a release before `settled_ms` decided
+    them) are settled now, in short statements, so that the next read skips them; they are
+    still returned, for the caller to see the decision."""
+    async with reads() as session:
+        rows = list(await session.scalars(select(model).where(
+            model.settled_ms.is_(None), starts_with(model.ref, ref_prefix), *conditions,
+        ).order_by(model.seq)))
+    decided = [row.id for row in rows if row.context.get("outcome")]
+    if decided:
+        async with unit_of_work(writes) as session:
+            for start in range(0, len(decided), SETTLE_BATCH):
+                await session.execute(update(model).where(
+                    model.id.in_(decided[start:start + SETTLE_BATCH]),
+                    model.settled_ms.is_(None),
+                ).values(settled_ms=now_ms))
+    return rows

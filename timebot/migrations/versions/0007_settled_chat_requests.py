@@ -3,7 +3,7 @@ shows was decided (an "outcome" in its context), and an index of the request row
 so that the nudgers read the requests still waiting instead of every request ever sent — each
 Slack installation's tick read every workspace's (#40). Expand only: release 1.0.0 keeps
 writing outcomes without it while a deployment rolls; the nudgers settle such a row when they
-meet it (timebot.state.chat_queue.settle_decided). The rows decided before are settled here
+meet it (timebot.state.chat_queue.unsettled_with_ref). The rows decided before are settled here
 (the outcome is in the JSON context: read per database).
 
 Revision ID: 0007
