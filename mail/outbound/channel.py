@@ -59,6 +59,7 @@ class MailChannel:
             entries=reminder.entries,
             total_ms=reminder.total_ms,
             dedupe_key=reminder.dedupe_key,
+            reads=reminder.reads,
         )
 
     async def daily_digests(self) -> int:

@@ -38,7 +38,7 @@ from timebot.notify.approvals import (
 )
 from timebot.notify.person_notify import EMAIL, gets
 from timebot.notify.review_reads import submission_reads
-from timebot.notify.suggestions import notify_and_suggestions
+from timebot.notify.suggestions import ReminderReads, notify_and_suggestions
 from timebot.secret_key.tokens import make_token, pack_period
 from timebot.state.db import insert_ignoring, unit_of_work
 from timebot.state.models import ApprovalReminderTally
@@ -154,16 +154,19 @@ async def send_timesheet_reminder(
     total_ms: int,
     dedupe_key: str,
     by_name: str | None = None,
+    reads: ReminderReads | None = None,
 ) -> bool:
     """One reminder to submit a period; `person` as `timebot.notify.approvals.PERSON` reads
-    it."""
+    it; `reads`: their notification settings and suggestions, when read already."""
     runtime = ctx.runtime
     settings = runtime.settings
     if not person.get("email"):
         return False
-    key = await runtime.directory.integration_key(organisation_id)
-    notify, pending = await notify_and_suggestions(runtime.client, key, str(person["id"]),
-                                                   start_ms, end_ms)
+    if reads is None:
+        key = await runtime.directory.integration_key(organisation_id)
+        reads = await notify_and_suggestions(runtime.client, key, str(person["id"]), start_ms,
+                                             end_ms)
+    notify, pending = reads.notify, reads.pending
     if not gets(notify.settings, "reminder", EMAIL):
         return False  # they turned e-mail off (notificationSettings)
     zone = time_zone_of(person)

@@ -35,7 +35,12 @@ if TYPE_CHECKING:
     )
     from service.access.project_managers import managed_project_ids, project_manager_ids
     from service.access.rules import AccessItem, has_access
-    from service.access.tag_members import person_tag_ids, person_tags, remember_untagged
+    from service.access.tag_members import (
+        person_tag_ids,
+        person_tags,
+        remember_tags_of,
+        remember_untagged,
+    )
 
 __all__ = [
     "APPROVALS",
@@ -63,6 +68,7 @@ __all__ = [
     "person_tags",
     "project_manager_ids",
     "relation",
+    "remember_tags_of",
     "remember_untagged",
     "require",
     "requirer",

@@ -14,13 +14,18 @@ from ariadne import QueryType
 from sqlalchemy import Select, func, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from service.access import remember_tags_of
 from service.graphql.context import RequestContext
 from service.graphql.filters import filter_clause
+from service.graphql.lookahead import requested
 from service.lookup import get_in_org
 from service.models import Person, PersonTag, Tag
+from service.organisation.settings_registry import ATTRIBUTES
 from service.structure import active_clause, name_contains, subtree
 
 query = QueryType()
+# A person's attributes whose values cascade through their tags (settings_cascade.for_person).
+_CASCADING = frozenset(ATTRIBUTES.values())
 
 
 def _person_conditions(org_id: str) -> dict[str, Any]:
@@ -72,7 +77,10 @@ async def resolve_get_persons(
     statement = _persons_statement(context, filter, archived).order_by(
         func.lower(Person.name), Person.id
     )
-    return list((await context.session.scalars(statement)).unique())
+    persons = list((await context.session.scalars(statement)).unique())
+    if len(persons) > 1 and not _CASCADING.isdisjoint(requested(info)):  # through their tags
+        await remember_tags_of(context.session, context.org_id, [p.id for p in persons])
+    return persons
 
 
 @query.field("countPersons")

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from timebot.notify.away_asks import AwayReason
 from timebot.notify.periods import Period
+from timebot.notify.suggestions import ReminderReads
 from timebot.summary import TimesheetSummary
 
 # Whether the channel already queued the notification of this dedupe key.
@@ -50,6 +51,8 @@ class PeriodReminder:
     entries: int
     total_ms: int
     dedupe_key: str
+    # The mail's reads of the person, read with the verdict's (None: the mail reads them).
+    reads: ReminderReads | None = None
 
 
 class ReviewChannel(Protocol):

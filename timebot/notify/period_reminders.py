@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -27,16 +27,10 @@ from timebot.notify.approvals import time_zone_of
 from timebot.notify.decisions import AlreadySent, PeriodReminder
 from timebot.notify.ground import Ground
 from timebot.notify.period_timing import due_now, noun_of, reminder_slots
-from timebot.notify.periods import (
-    Period,
-    absent_whole_period,
-    period_dedupe_key,
-    weekdays,
-    working_days,
-)
+from timebot.notify.periods import Period, absent_whole_period, period_dedupe_key
+from timebot.notify.reminder_reads import verdict_reads
 from timebot.notify.scheduler_epoch import ended_before, first_seen_ms
 from timebot.person_pages import page_query, person_pages
-from timebot.summary import SUMMARY_SELECTION, TimesheetSummary, load_summary, summarise
 
 # The localisation too: the reminder is written in the person's language and formats.
 PERSON_FIELDS = f"""id name email archived {LOCALISATION_FIELDS}
@@ -55,36 +49,6 @@ TEAM_STATES = operation(
       }
     }"""
 )
-
-
-# What a verdict reads, in one request: the person's working days from the period's start to
-# now, and the period's records (was two requests a reminder).
-VERDICT_READS_EXTENSION = operation(
-    f"""query SchedulerVerdict($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!,
-      $plannedEnd: SvcTimestamp!) {{
-      {SUMMARY_SELECTION}
-      planned: getPerson(id: $person) {{
-        scheduledDays(startTime: $start, endTime: $plannedEnd) {{ date {{ ts }} workingDay }}
-      }}
-    }}"""
-)
-
-
-async def planned_days_and_summary(
-    runtime: Ground, key: str, person_id: str, period: Period, now: int, time_zone: str
-) -> tuple[dict[date, bool], TimesheetSummary]:
-    """The person's working days from the period's start to `now` (from the service's
-    schedules, or Monday to Friday) and the period's summary: one request either way."""
-    if not await runtime.client.offers("SvcPerson", "scheduledDays", apikey=key):
-        return (weekdays(period.start_ms, now + 1, time_zone),
-                await load_summary(runtime.client, key, person_id, period.start_ms,
-                                   period.end_ms))
-    data = await runtime.client.execute(
-        VERDICT_READS_EXTENSION, {"person": person_id, "start": period.start_ms,
-                                  "end": period.end_ms, "plannedEnd": now + 1}, apikey=key)
-    planned = working_days((data.get("planned") or {}).get("scheduledDays") or [], time_zone)
-    return planned, summarise(data["getPerson"], data["getTimeRecords"], None, period.start_ms,
-                              period.end_ms)
 
 
 @dataclass(frozen=True)
@@ -206,8 +170,8 @@ async def _verdict(
         return PeriodVerdict(person, period, None,
                              "timesheet submitted" if status == "s" else "timesheet approved")
     zone_name = time_zone_of(person)
-    planned, summary = await planned_days_and_summary(runtime, key, person["id"], period, now,
-                                                      zone_name)
+    reads = await verdict_reads(runtime.client, key, person["id"], period, now, zone_name)
+    planned, summary = reads.planned, reads.summary
     zone = ZoneInfo(zone_name)
     today = datetime.fromtimestamp(now / 1000, UTC).astimezone(zone).date()
     end_day = datetime.fromtimestamp(period.end_ms / 1000, UTC).astimezone(zone).date()
@@ -228,4 +192,5 @@ async def _verdict(
         entries=len(summary.entries),
         total_ms=summary.total_ms,
         dedupe_key=period_dedupe_key(organisation_id, person["id"], period),
+        reads=reads.mail,
     ))

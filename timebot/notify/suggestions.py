@@ -4,7 +4,9 @@ asked for only where the service offers it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import structlog
 
@@ -49,31 +51,50 @@ async def pending_suggestions(client: ServiceClient, key: str, person_id: str,
     return pending_of((data.get("getPerson") or {}).get("suggestedTimeRecords"))
 
 
-# What the reminder's mail reads of its person, in one request (was two a reminder): their
-# notification settings and templates, and their suggested time in the period.
+# What the reminder's mail reads of its person: their notification settings and templates,
+# and their suggested time in the period ($start and $end). In one request (was two a
+# reminder), or riding on the verdict's (timebot.notify.reminder_reads).
+REMINDER_READ_FIELDS = f"""{NOTIFY_FIELDS}
+        suggestedTimeRecords(startTime: $start, endTime: $end) {{ duration }}"""
 REMINDER_READS_EXTENSION = operation(
-    f"""query ReminderReads($id: SvcId!, $s: SvcTimestamp!, $e: SvcTimestamp!) {{
-      getPerson(id: $id) {{ id {NOTIFY_FIELDS}
-        suggestedTimeRecords(startTime: $s, endTime: $e) {{ duration }} }}
+    f"""query ReminderReads($id: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {{
+      getPerson(id: $id) {{ id {REMINDER_READ_FIELDS} }}
     }}"""
 )
 
 
+@dataclass(frozen=True)
+class ReminderReads:
+    """What the reminder's mail needs of its person beside the verdict's facts."""
+
+    notify: PersonNotify
+    pending: Pending
+
+
+def reminder_reads_of(found: Mapping[str, Any]) -> ReminderReads:
+    """Pure: a person's REMINDER_READ_FIELDS as answered."""
+    return ReminderReads(notify_of(found), pending_of(found.get("suggestedTimeRecords")))
+
+
+async def offers_reminder_reads(client: ServiceClient, key: str) -> bool:
+    """Whether the service has both extensions' fields that REMINDER_READ_FIELDS asks."""
+    return await client.offers("SvcPerson", "notificationSettings", apikey=key) and \
+        await client.offers("SvcPerson", "suggestedTimeRecords", apikey=key)
+
+
 async def notify_and_suggestions(client: ServiceClient, key: str, person_id: str,
-                                 start_ms: int, end_ms: int) -> tuple[PersonNotify, Pending]:
+                                 start_ms: int, end_ms: int) -> ReminderReads:
     """`person_notify` and `pending_suggestions` of the person, in one request where the
     service offers both; an error in it has them read apart (a failing suggestions read costs
     the reminder its mention only, as it did)."""
-    if await client.offers("SvcPerson", "notificationSettings", apikey=key) and \
-            await client.offers("SvcPerson", "suggestedTimeRecords", apikey=key):
+    if await offers_reminder_reads(client, key):
         try:
             data = await client.execute(REMINDER_READS_EXTENSION,
-                                        {"id": person_id, "s": start_ms, "e": end_ms},
+                                        {"id": person_id, "start": start_ms, "end": end_ms},
                                         apikey=key, allow_partial=True)
         except ServiceRequestError as error:
             log.warning("reminder_reads_apart", person=person_id, error=str(error))
         else:
-            found = data.get("getPerson") or {}
-            return notify_of(found), pending_of(found.get("suggestedTimeRecords"))
-    return (await person_notify(client, key, person_id),
-            await pending_suggestions(client, key, person_id, start_ms, end_ms))
+            return reminder_reads_of(data.get("getPerson") or {})
+    return ReminderReads(await person_notify(client, key, person_id),
+                         await pending_suggestions(client, key, person_id, start_ms, end_ms))

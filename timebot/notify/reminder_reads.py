@@ -1,0 +1,88 @@
+"""What one end-of-period reminder reads from the service, in one request where the service
+offers it: the person's working days from the period's start to now and the period's records
+(the verdict's facts), and with them what the reminder's mail needs (notification settings,
+templates, suggested time), which it read in a request of its own before (issue #40: two
+requests and twelve statements a reminder, each request a fixed cost of authentication, a
+transaction and the person read again).
+
+The verdict's person and the mail's are one `getPerson` field (the same name and arguments
+merge into one resolution: the person is read once). Where that request fails (an error, a
+refused field), the verdict's facts are read alone and the mail reads its own, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import structlog
+
+from timebot.client import ServiceClient, operation
+from timebot.errors import PermissionRefused, ServiceRequestError
+from timebot.notify.periods import Period, weekdays, working_days
+from timebot.notify.suggestions import (
+    REMINDER_READ_FIELDS,
+    ReminderReads,
+    offers_reminder_reads,
+    reminder_reads_of,
+)
+from timebot.summary import SUMMARY_SELECTION, TimesheetSummary, load_summary, summarise
+
+log = structlog.get_logger("timebot.notify.reminder_reads")
+
+_VARIABLES = "$person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!, " \
+    "$plannedEnd: SvcTimestamp!"
+_PLANNED = "scheduledDays(startTime: $start, endTime: $plannedEnd) { date { ts } workingDay }"
+VERDICT_READS_EXTENSION = operation(
+    f"""query SchedulerVerdict({_VARIABLES}) {{
+      {SUMMARY_SELECTION}
+      getPerson(id: $person) {{ {_PLANNED} }}
+    }}"""
+)
+VERDICT_AND_MAIL_READS_EXTENSION = operation(
+    f"""query SchedulerVerdictAndMailReads({_VARIABLES}) {{
+      {SUMMARY_SELECTION}
+      getPerson(id: $person) {{ {_PLANNED}
+        {REMINDER_READ_FIELDS} }}
+    }}"""
+)
+
+
+@dataclass(frozen=True)
+class VerdictReads:
+    planned: dict[date, bool]  # working day or not, from the period's start to now
+    summary: TimesheetSummary
+    mail: ReminderReads | None  # None: the mail reads its own
+
+
+async def verdict_reads(client: ServiceClient, key: str, person_id: str, period: Period,
+                        now: int, time_zone: str) -> VerdictReads:
+    """The verdict's facts of `person_id` for `period` (working days from the service's
+    schedules, or Monday to Friday), and the mail's reads where the service offers them."""
+    if not await client.offers("SvcPerson", "scheduledDays", apikey=key):
+        return VerdictReads(weekdays(period.start_ms, now + 1, time_zone),
+                            await load_summary(client, key, person_id, period.start_ms,
+                                               period.end_ms), None)
+    variables = {"person": person_id, "start": period.start_ms, "end": period.end_ms,
+                 "plannedEnd": now + 1}
+    if await offers_reminder_reads(client, key):
+        try:
+            data = await client.execute(VERDICT_AND_MAIL_READS_EXTENSION, variables,
+                                        apikey=key)
+        except (ServiceRequestError, PermissionRefused) as error:
+            log.warning("reminder_reads_apart", person=person_id, error=str(error))
+        else:
+            return _answered(data, period, time_zone, mail=True)
+    return _answered(await client.execute(VERDICT_READS_EXTENSION, variables, apikey=key),
+                     period, time_zone, mail=False)
+
+
+def _answered(data: dict[str, Any], period: Period, time_zone: str, *, mail: bool
+              ) -> VerdictReads:
+    """Pure: the reads out of either query's answer."""
+    person = data["getPerson"]
+    return VerdictReads(
+        working_days(person.get("scheduledDays") or [], time_zone),
+        summarise(person, data["getTimeRecords"], None, period.start_ms, period.end_ms),
+        reminder_reads_of(person) if mail else None)
