@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from bench.common import note
 from plumbing.db import create_engine, unit_of_work
@@ -157,7 +157,8 @@ def _pg_url(name: str) -> str:
 
 async def _copy_rows(source_url: str, target_url: str) -> int:
     """Every row of the service's tables, from the SQLite seed into a migrated PostgreSQL
-    database (parents first): the rows the service wrote, on the other database."""
+    database (parents first): the rows the service wrote, on the other database. A table the
+    migration has written already (the releases it recorded) keeps its own rows."""
     from service.model_base import Base
 
     target = create_engine(target_url)
@@ -167,6 +168,8 @@ async def _copy_rows(source_url: str, target_url: str) -> int:
         await migrate(target)
         async with source.connect() as reading, target.begin() as writing:
             for table in Base.metadata.sorted_tables:
+                if await writing.scalar(select(func.count()).select_from(table)):
+                    continue
                 rows = [dict(row._mapping) for row in (await reading.execute(select(table)))]
                 for first in range(0, len(rows), 2000):
                     await writing.execute(table.insert(), rows[first:first + 2000])
