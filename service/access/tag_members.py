@@ -26,29 +26,24 @@ _CATEGORY = Columns(TagCategory, prefix="c_")
 _TAGS = cast(Table, Tag.__table__)
 _CATEGORIES = cast(Table, TagCategory.__table__)
 _PERSONS_TAGS = cast(Table, PersonTag.__table__)
-_PERSON_TAGS = (
-    select(*_TAG.labelled, *_CATEGORY.labelled)
-    .select_from(_TAGS)
-    .join(_PERSONS_TAGS, _PERSONS_TAGS.c.tag_id == _TAGS.c.id)
-    .outerjoin(_CATEGORIES, _CATEGORIES.c.id == _TAGS.c.category_id)
-    .where(
-        _PERSONS_TAGS.c.organisation_id == bindparam("tags_org"),
-        _PERSONS_TAGS.c.person_id == bindparam("tags_person"),
+
+
+def _tags_of(person: Any, *extra: Any) -> Any:
+    """The tags (with their categories) of the people `person` matches, and `extra` columns."""
+    return (
+        select(*_TAG.labelled, *_CATEGORY.labelled, *extra)
+        .select_from(_TAGS)
+        .join(_PERSONS_TAGS, _PERSONS_TAGS.c.tag_id == _TAGS.c.id)
+        .outerjoin(_CATEGORIES, _CATEGORIES.c.id == _TAGS.c.category_id)
+        .where(_PERSONS_TAGS.c.organisation_id == bindparam("tags_org"), person)
     )
-)
 
 
+_PERSON_TAGS = _tags_of(_PERSONS_TAGS.c.person_id == bindparam("tags_person"))
 # The same for many people at once, each row naming its person (after the tag's columns).
-_MANY_PERSONS_TAGS = (
-    select(*_TAG.labelled, *_CATEGORY.labelled, _PERSONS_TAGS.c.person_id)
-    .select_from(_TAGS)
-    .join(_PERSONS_TAGS, _PERSONS_TAGS.c.tag_id == _TAGS.c.id)
-    .outerjoin(_CATEGORIES, _CATEGORIES.c.id == _TAGS.c.category_id)
-    .where(
-        _PERSONS_TAGS.c.organisation_id == bindparam("tags_org"),
-        _PERSONS_TAGS.c.person_id.in_(bindparam("tags_people", expanding=True)),
-    )
-)
+_MANY_PERSONS_TAGS = _tags_of(
+    _PERSONS_TAGS.c.person_id.in_(bindparam("tags_people", expanding=True)),
+    _PERSONS_TAGS.c.person_id)
 MANY_AT_ONCE = 500  # people a statement (bound parameters stay well under every limit)
 
 
