@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from plumbing.clock import Clock
 from plumbing.prefixes import starts_with
 from timebot.state.db import insert_ignoring, unit_of_work
+from timebot.state.dedupe_keys import present_keys
 from timebot.state.lanes import priority_of
 from timebot.state.queue import DONE, FAILED, QUEUED
 from timebot.state.teams_models import TeamsOutgoing
@@ -139,6 +140,11 @@ class TeamsOutbox:
             if row is not None and row.activity_id is not None:
                 row.activity = activity
                 row.add_context(context, self.clock.now_ms())
+
+    async def keys_queued(self, keys: list[str]) -> set[str]:
+        """The `keys` with a row queued (`queued_with_key` of many)."""
+        async with self.reads() as session:
+            return await present_keys(session, TeamsOutgoing.dedupe_key, keys)
 
     async def queued_with_key(self, key: str) -> TeamsOutgoing | None:
         async with self.reads() as session:

@@ -34,8 +34,9 @@ class TeamsReminders:
         self.runtime, self.tenants, self.outbox = runtime, tenants, outbox
         self.installer = installer  # reaches who never wrote (bot.teams.installs)
 
-    async def already_sent(self, dedupe_key: str) -> bool:
-        return await self.outbox.queued_with_key(reminder_key(dedupe_key)) is not None
+    async def sent_among(self, dedupe_keys: list[str]) -> set[str]:
+        queued = await self.outbox.keys_queued([reminder_key(key) for key in dedupe_keys])
+        return {key for key in dedupe_keys if reminder_key(key) in queued}
 
     def bulk(self) -> AbstractAsyncContextManager[object]:
         return contextlib.nullcontext()  # each reminder's card is queued as it comes

@@ -10,7 +10,12 @@ from contextlib import AbstractAsyncContextManager
 from mail.outbound.digest import send_digests
 from mail.outbound.reminders import send_timesheet_reminder
 from mail.outbound.report_mail import send_due_report
-from mail.outbound.reviews import MailContext, already_queued, send_approver_mail
+from mail.outbound.reviews import (
+    MailContext,
+    already_queued,
+    queued_among,
+    send_approver_mail,
+)
 from timebot.notify.decisions import PeriodReminder, ReviewRequest
 from timebot.notify.due_reports import DueReport
 
@@ -21,6 +26,9 @@ class MailChannel:
 
     async def already_sent(self, dedupe_key: str) -> bool:
         return await already_queued(self.ctx.runtime, dedupe_key)
+
+    async def sent_among(self, dedupe_keys: list[str]) -> set[str]:
+        return await queued_among(self.ctx.runtime, dedupe_keys)
 
     async def review_request(self, request: ReviewRequest) -> bool:
         """Mail the request; False when it was queued before, or the approver reads the

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select
 
 from mail.outbound.digest import digest_person_ids, digest_plan, send_digests
-from mail.outbound.reviews import MailContext, already_queued
+from mail.outbound.reviews import MailContext, already_queued, queued_among
 from timebot.notify.approvals import DIGEST, person_info, preference, setting_of
 from timebot.notify.away_facts import away_facts, away_now
 from timebot.notify.due_reports import occurrence_key, scheduled_reports
@@ -87,7 +87,7 @@ async def preview(ctx: MailContext, organisation_id: str) -> list[PreviewLine]:
     runtime = ctx.runtime
     since = await recorded_first_seen_ms(runtime, organisation_id)
     verdicts = period_verdicts(
-        runtime, organisation_id, lambda key: already_queued(runtime, key),
+        runtime, organisation_id, lambda keys: queued_among(runtime, keys),
         runtime.clock.now_ms() if since is None else since, explain=True,
     )
     async for verdict in verdicts:

@@ -31,6 +31,7 @@ from timebot.notify.person_notify import EMAIL, gets
 from timebot.notify.review_reads import approver_reads
 from timebot.process.runtime import Runtime
 from timebot.secret_key.tokens import PeriodHint, make_token, message_id, reply_address
+from timebot.state.dedupe_keys import present_keys
 from timebot.state.models import OutboxMessage
 from timebot.summary import TimesheetSummary
 
@@ -122,6 +123,13 @@ async def already_queued(runtime: Runtime, dedupe_key: str) -> bool:
             select(OutboxMessage.id).where(OutboxMessage.dedupe_key == dedupe_key)
         )
         return found is not None
+
+
+async def queued_among(runtime: Runtime, dedupe_keys: list[str]) -> set[str]:
+    """The keys of `dedupe_keys` with a mail queued (`already_queued` of many, in a statement
+    per KEYS_AT_ONCE)."""
+    async with runtime.read_sessions() as session:
+        return await present_keys(session, OutboxMessage.dedupe_key, dedupe_keys)
 
 
 async def send_approver_mail(

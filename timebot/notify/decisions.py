@@ -19,6 +19,8 @@ from timebot.summary import TimesheetSummary
 
 # Whether the channel already queued the notification of this dedupe key.
 AlreadySent = Callable[[str], Awaitable[bool]]
+# Which of these dedupe keys were sent: one read for a page of people's notifications.
+SentAmong = Callable[[list[str]], Awaitable[set[str]]]
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,9 @@ class ReviewChannel(Protocol):
 class Channel(Protocol):
     """A way of telling people (mail implements it); the scheduler calls it."""
 
-    async def already_sent(self, dedupe_key: str) -> bool: ...
+    async def sent_among(self, dedupe_keys: list[str]) -> set[str]:
+        """The keys of `dedupe_keys` whose notification this channel has queued."""
+        ...
 
     async def period_reminder(self, reminder: PeriodReminder) -> bool:
         """Render and queue the reminder; False when it was queued before."""

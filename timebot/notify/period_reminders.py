@@ -24,7 +24,7 @@ from zoneinfo import ZoneInfo
 from timebot.client import operation
 from timebot.l10n import LOCALISATION_FIELDS
 from timebot.notify.approvals import time_zone_of
-from timebot.notify.decisions import AlreadySent, PeriodReminder
+from timebot.notify.decisions import PeriodReminder, SentAmong
 from timebot.notify.ground import Ground
 from timebot.notify.period_timing import due_now, noun_of, reminder_slots
 from timebot.notify.periods import Period, absent_whole_period, period_dedupe_key
@@ -63,13 +63,13 @@ class PeriodVerdict:
 
 
 async def due_period_reminders(
-    runtime: Ground, organisation_id: str, already_sent: AlreadySent,
+    runtime: Ground, organisation_id: str, sent_among: SentAmong,
     quiet: Quiet | None = None,
 ) -> AsyncGenerator[PeriodReminder, None]:
-    """The end-of-period reminders due now in one organisation that `already_sent` does not
+    """The end-of-period reminders due now in one organisation that `sent_among` does not
     know, one at a time (each is sent before the next is looked into)."""
     since = await first_seen_ms(runtime, organisation_id)
-    verdicts = period_verdicts(runtime, organisation_id, already_sent, since, explain=False,
+    verdicts = period_verdicts(runtime, organisation_id, sent_among, since, explain=False,
                                quiet=quiet)
     async with contextlib.aclosing(verdicts):
         async for verdict in verdicts:
@@ -97,6 +97,12 @@ class Quiet:
         self.until_ms = min(self.until_ms, ms)
 
 
+def _remindable(person: dict[str, Any], mail_from: str) -> bool:
+    """Pure: active, with an address, and not timebot's own integration person."""
+    email = str(person.get("email") or "")
+    return not person.get("archived") and bool(email) and email.lower() != mail_from.lower()
+
+
 def _timing(now: int, person: dict[str, Any], since: int, zone_name: str
             ) -> tuple[Period, str, int]:
     """Pure: the period whose reminder is considered at `now`, why it is not due ("" when it
@@ -113,7 +119,7 @@ def _timing(now: int, person: dict[str, Any], since: int, zone_name: str
 
 
 async def period_verdicts(
-    runtime: Ground, organisation_id: str, already_sent: AlreadySent, since: int,
+    runtime: Ground, organisation_id: str, sent_among: SentAmong, since: int,
     *, explain: bool, quiet: Quiet | None = None,
 ) -> AsyncGenerator[PeriodVerdict, None]:
     """Each active person's verdict on the last ended week at the runtime's clock: the due
@@ -125,19 +131,22 @@ async def period_verdicts(
     query = PEOPLE_AUTO_SUBMIT_EXTENSION if await runtime.client.offers(
         "SvcTimeSettings", "autoSubmit", apikey=key) else PEOPLE
     async for page in person_pages(runtime.client, key, query):  # a page at a time (memory)
+        timings = {str(person["id"]): _timing(now, person, since, time_zone_of(person))
+                   for person in page if _remindable(person, runtime.settings.mail_from)}
+        keys = [period_dedupe_key(organisation_id, person_id, period)
+                for person_id, (period, why_not, _) in timings.items() if not why_not]
+        sent = await sent_among(keys) if keys else set()  # one read a page
         due: dict[Period, list[dict[str, Any]]] = {}
         for person in page:
             if person.get("archived"):
                 if explain:
                     yield PeriodVerdict(person, None, None, "archived")
                 continue
-            if not person.get("email") or \
-                    str(person["email"]).lower() == runtime.settings.mail_from.lower():
+            timing = timings.get(str(person["id"]))
+            if timing is None:
                 continue  # no address, or timebot's own integration person
-            period, why_not, following = _timing(now, person, since, time_zone_of(person))
-            if not why_not and await already_sent(
-                period_dedupe_key(organisation_id, person["id"], period)
-            ):
+            period, why_not, following = timing
+            if not why_not and period_dedupe_key(organisation_id, person["id"], period) in sent:
                 why_not = "already sent"
             if quiet is not None:
                 quiet.at_most(following if why_not else now)

@@ -64,7 +64,7 @@ class Scheduler(PollingWorker):
         quiet = Quiet(now + QUIET_AT_MOST_MS)
         sent = 0
         for channel in self.channels:
-            reminders = due_period_reminders(self.runtime, organisation_id, channel.already_sent,
+            reminders = due_period_reminders(self.runtime, organisation_id, channel.sent_among,
                                              quiet)
             async with contextlib.aclosing(reminders), channel.bulk():
                 async for reminder in reminders:

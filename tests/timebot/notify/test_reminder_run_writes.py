@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mail.queues.outbox_batch import BATCH_ROWS
 from tests.mail.reviews_support import WEEK_END, jobs, mails, runtime_of
-from tests.statement_counter import listening
+from tests.statement_counter import listening, statements
 from tests.support import DAY_MS, Org
 
 PEOPLE = 6
@@ -66,3 +66,21 @@ async def test_a_reminder_run_asks_the_service_twice_a_reminder(org: Org) -> Non
         assert await scheduler.period_reminders(org.id) == PEOPLE + 1  # and the admin
     # (and 3 a run of this size: the people, a page at a time, and their approval states)
     assert len(begun) == (PEOPLE + 1) + 3, len(begun)  # before: 2 a reminder, 17; 4, 31
+
+
+async def test_a_reminder_run_asks_what_was_sent_once_a_page(org: Org) -> None:
+    """Whether each due reminder was queued before is one read for the page of people (a
+    round trip a reminder before), on the first run and on the second, which finds them all
+    sent and queues none."""
+    runtime = runtime_of(org)
+    scheduler = jobs(org).scheduler
+    for index in range(PEOPLE):
+        await org.add_member(f"Pia Page{index}")
+    runtime.clock.set(WEEK_END)
+    engines = [e for e in (runtime.state_engine, runtime.read_engine) if e is not None]
+    for expected in (PEOPLE + 1, 0):  # and the admin
+        async with statements(engines, this_task_only=True) as seen:
+            assert await scheduler.period_reminders(org.id) == expected
+        looked_up = [sql for sql in seen.lines(400) if "FROM outbox_messages" in sql
+                     and "dedupe_key" in sql and sql.startswith("SELECT")]
+        assert len(looked_up) == 1 and " IN " in looked_up[0], looked_up
