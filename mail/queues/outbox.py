@@ -160,7 +160,7 @@ class Outbox:
         """Within it, this task's `enqueue` without a session holds its mail back and writes
         it with the next ones, `rows` a transaction (mail.queues.outbox_batch); the rest at
         its end. `written`: called after each batch (the worker woken)."""
-        batch = RowBatch(self, self.sessions, _insert, rows, written)
+        batch = RowBatch(self, self.sessions, _insert_many, rows, written)
         token = opened(batch)
         try:
             yield batch
@@ -184,6 +184,16 @@ async def _insert(session: AsyncSession, values: dict[str, Any]) -> bool:
         insert_ignoring(session, OutboxMessage, conflict), values
     )
     return bool(result.rowcount)
+
+
+async def _insert_many(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    """`_insert` of each row, the rows of each kind (with a dedupe key or without) in one
+    executemany: one round trip a batch, not one a mail."""
+    keyed = [values for values in rows if values.get("dedupe_key") is not None]
+    unkeyed = [values for values in rows if values.get("dedupe_key") is None]
+    for group, conflict in ((keyed, ("dedupe_key",)), (unkeyed, ())):
+        if group:
+            await session.execute(insert_ignoring(session, OutboxMessage, conflict), group)
 
 
 def _addresses(message: EmailMessage, *names: str) -> list[tuple[str, str]]:

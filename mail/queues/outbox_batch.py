@@ -20,35 +20,39 @@ from timebot.state.db import unit_of_work
 
 BATCH_ROWS = 20
 
-Insert = Callable[[AsyncSession, dict[str, Any]], Awaitable[bool]]
+# Writes the rows in the session's transaction, each one unless its key was taken before.
+InsertMany = Callable[[AsyncSession, list[dict[str, Any]]], Awaitable[None]]
 
 
 class RowBatch:
-    def __init__(self, owner: object, sessions: async_sessionmaker[AsyncSession], insert: Insert,
+    def __init__(self, owner: object, sessions: async_sessionmaker[AsyncSession],
+                 insert: InsertMany,
                  rows: int, written: Callable[[], None] | None) -> None:
         self.owner, self.sessions, self.insert = owner, sessions, insert
         self.rows, self.written = rows, written
         self.held: list[dict[str, Any]] = []
         self.transactions = 0
+        # The run's own task: a task it starts inherits the context, not the batch (a receipt
+        # queued there goes at once, not with the run's next batch).
+        self.task = asyncio.current_task()
 
     async def add(self, values: dict[str, Any]) -> None:
         self.held.append(values)
         if len(self.held) >= self.rows:
             await self.flush()
 
-    async def flush(self) -> int:
-        """What is held back, written in one transaction; how many rows went in. Then the
-        loop is yielded to: a writer waiting for the lock takes it before the next batch."""
+    async def flush(self) -> None:
+        """What is held back, written in one transaction. Then the loop is yielded to: a
+        writer waiting for the lock takes it before the next batch."""
         if not self.held:
-            return 0
+            return
         held, self.held = self.held, []
         async with unit_of_work(self.sessions) as session:
-            went_in = [await self.insert(session, values) for values in held]
+            await self.insert(session, held)
         self.transactions += 1
         if self.written is not None:
             self.written()
         await asyncio.sleep(0)
-        return sum(went_in)
 
 
 _CURRENT: ContextVar[RowBatch | None] = ContextVar("outbox_batch", default=None)
@@ -57,7 +61,9 @@ _CURRENT: ContextVar[RowBatch | None] = ContextVar("outbox_batch", default=None)
 def current_batch(owner: object) -> RowBatch | None:
     """The batch open in this task for `owner` (an outbox), if any."""
     batch = _CURRENT.get()
-    return batch if batch is not None and batch.owner is owner else None
+    if batch is None or batch.owner is not owner or batch.task is not asyncio.current_task():
+        return None
+    return batch
 
 
 def opened(batch: RowBatch) -> Any:
