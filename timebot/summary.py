@@ -17,14 +17,16 @@ from zoneinfo import ZoneInfo
 from timebot.client import ServiceClient, operation
 
 # What `summarise` reads: the person $person and their records from $start to $end.
-SUMMARY_SELECTION = """getPerson(id: $person) { id name email localisation { timeZone { value } } }
-      getTimeRecords(startTime: $start, endTime: $end, filter: [{personId: $person}]) {
-        id duration comment wfh nonBillable
+SUMMARY_PERSON_FIELDS = "id name email localisation { timeZone { value } }"
+SUMMARY_RECORD_FIELDS = """id duration comment wfh nonBillable
         startTime { ts }
         projects { id name }
         task { id name }
-        absence { id name }
-      }"""
+        absence { id name }"""
+SUMMARY_SELECTION = f"""getPerson(id: $person) {{ {SUMMARY_PERSON_FIELDS} }}
+      getTimeRecords(startTime: $start, endTime: $end, filter: [{{personId: $person}}]) {{
+        {SUMMARY_RECORD_FIELDS}
+      }}"""
 SUMMARY_QUERY = operation(
     f"""query TimesheetSummary($person: SvcId!, $start: SvcTimestamp!, $end: SvcTimestamp!) {{
       {SUMMARY_SELECTION}

@@ -28,7 +28,7 @@ from timebot.notify.decisions import PeriodReminder, SentAmong
 from timebot.notify.ground import Ground
 from timebot.notify.period_timing import due_now, noun_of, reminder_slots
 from timebot.notify.periods import Period, absent_whole_period, period_dedupe_key
-from timebot.notify.reminder_reads import verdict_reads
+from timebot.notify.reminder_reads import VerdictReads, group_verdict_reads, verdict_reads
 from timebot.notify.scheduler_epoch import ended_before, first_seen_ms
 from timebot.person_pages import page_query, person_pages
 
@@ -164,22 +164,27 @@ async def period_verdicts(
                 )
             ).get("getTeamApprovalStates") or []
             status_of = {s["person"]["id"]: s.get("status") or "d" for s in states}
+            read = await group_verdict_reads(runtime.client, key, [
+                person for person in group
+                if status_of.get(person["id"], "d") not in ("s", "a")], period, now)
             for person in group:
                 verdict = await _verdict(runtime, key, organisation_id, person, period,
-                                         status_of.get(person["id"], "d"), now)
+                                         status_of.get(person["id"], "d"), now,
+                                         read.get(str(person["id"])))
                 if explain or verdict.reminder is not None:
                     yield verdict
 
 
 async def _verdict(
     runtime: Ground, key: str, organisation_id: str, person: dict[str, Any], period: Period,
-    status: str, now: int,
+    status: str, now: int, read: VerdictReads | None,
 ) -> PeriodVerdict:
     if status in ("s", "a"):
         return PeriodVerdict(person, period, None,
                              "timesheet submitted" if status == "s" else "timesheet approved")
     zone_name = time_zone_of(person)
-    reads = await verdict_reads(runtime.client, key, person["id"], period, now, zone_name)
+    reads = read or await verdict_reads(runtime.client, key, person["id"], period, now,
+                                        zone_name)
     planned, summary = reads.planned, reads.summary
     zone = ZoneInfo(zone_name)
     today = datetime.fromtimestamp(now / 1000, UTC).astimezone(zone).date()

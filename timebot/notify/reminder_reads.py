@@ -20,6 +20,7 @@ import structlog
 
 from timebot.client import ServiceClient, operation
 from timebot.errors import PermissionRefused, ServiceRequestError
+from timebot.notify.approvals import time_zone_of
 from timebot.notify.periods import Period, weekdays, working_days
 from timebot.notify.suggestions import (
     REMINDER_READ_FIELDS,
@@ -27,7 +28,15 @@ from timebot.notify.suggestions import (
     offers_reminder_reads,
     reminder_reads_of,
 )
-from timebot.summary import SUMMARY_SELECTION, TimesheetSummary, load_summary, summarise
+from timebot.person_pages import page_filter
+from timebot.summary import (
+    SUMMARY_PERSON_FIELDS,
+    SUMMARY_RECORD_FIELDS,
+    SUMMARY_SELECTION,
+    TimesheetSummary,
+    load_summary,
+    summarise,
+)
 
 log = structlog.get_logger("timebot.notify.reminder_reads")
 
@@ -45,6 +54,19 @@ VERDICT_AND_MAIL_READS_EXTENSION = operation(
       {SUMMARY_SELECTION}
       getPerson(id: $person) {{ {_PLANNED}
         {REMINDER_READ_FIELDS} }}
+    }}"""
+)
+
+
+# The same for a group of people due a reminder of one period, in one request: their
+# persons (each one's working days and the mail's reads) and all their records.
+GROUP_READS_EXTENSION = operation(
+    f"""query SchedulerVerdicts($page: [SvcPersonFilter], $people: [SvcId],
+        $start: SvcTimestamp!, $end: SvcTimestamp!, $plannedEnd: SvcTimestamp!) {{
+      getPersons(filter: $page) {{ {SUMMARY_PERSON_FIELDS} {_PLANNED}
+        {REMINDER_READ_FIELDS} }}
+      getTimeRecords(startTime: $start, endTime: $end, filter: [{{personIds: $people}}]) {{
+        {SUMMARY_RECORD_FIELDS} person {{ id }} }}
     }}"""
 )
 
@@ -76,6 +98,35 @@ async def verdict_reads(client: ServiceClient, key: str, person_id: str, period:
             return _answered(data, period, time_zone, mail=True)
     return _answered(await client.execute(VERDICT_READS_EXTENSION, variables, apikey=key),
                      period, time_zone, mail=False)
+
+
+async def group_verdict_reads(client: ServiceClient, key: str, people: list[dict[str, Any]],
+                              period: Period, now: int) -> dict[str, VerdictReads]:
+    """`verdict_reads` of each of `people` (as the scheduler's pages read them) for `period`,
+    in one request: {person id: reads}. Empty where the service does not offer every field
+    or the request fails, and without a person it no longer lists: those read alone."""
+    if len(people) < 2 or not (await client.offers("SvcPerson", "scheduledDays", apikey=key)
+                               and await offers_reminder_reads(client, key)):
+        return {}
+    zones = {str(person["id"]): time_zone_of(person) for person in people}
+    ids = list(zones)
+    try:
+        data = await client.execute(GROUP_READS_EXTENSION, {
+            "page": page_filter(ids), "people": ids, "start": period.start_ms,
+            "end": period.end_ms, "plannedEnd": now + 1}, apikey=key)
+    except (ServiceRequestError, PermissionRefused) as error:
+        log.warning("reminder_group_reads_apart", people=len(ids), error=str(error))
+        return {}
+    records: dict[str, list[dict[str, Any]]] = {person_id: [] for person_id in ids}
+    for record in data.get("getTimeRecords") or []:
+        owner = str(((record or {}).get("person") or {}).get("id") or "")
+        if owner in records:
+            records[owner].append(record)
+    found = {str(person["id"]): person for person in data.get("getPersons") or []
+             if person and str(person.get("id")) in zones}
+    return {person_id: _answered({"getPerson": person, "getTimeRecords": records[person_id]},
+                                 period, zones[person_id], mail=True)
+            for person_id, person in found.items()}
 
 
 def _answered(data: dict[str, Any], period: Period, time_zone: str, *, mail: bool

@@ -6,10 +6,19 @@ reminder template renders it. Driven by the scheduler's run, read from the outbo
 from __future__ import annotations
 
 from tests.mail.outbound.test_templates_notify import NOTIFY, settings
-from tests.mail.reviews_support import WEEK, WEEK_END, jobs, mails, runtime_of, text_part
+from tests.mail.reviews_support import (
+    WEEK,
+    WEEK_END,
+    add_record,
+    jobs,
+    mails,
+    runtime_of,
+    text_part,
+)
 from tests.support import Org
+from timebot.notify.approvals import time_zone_of
 from timebot.notify.periods import Period
-from timebot.notify.reminder_reads import verdict_reads
+from timebot.notify.reminder_reads import group_verdict_reads, verdict_reads
 
 REMINDER_TEMPLATE = ("mutation($id: SvcId!, $t: String) { "
                      "editPersonEmailTemplateReminder(id: $id, template: $t) { id } }")
@@ -47,3 +56,33 @@ async def test_the_verdict_carries_the_mails_reads_from_the_one_request(org: Org
     assert reads.mail.pending.count == 0
     assert reads.summary.entries == () and len(reads.planned) == 8  # Monday to Monday
     assert sum(reads.planned.values()) == 6  # Monday to Friday, and today
+
+
+async def test_a_groups_reads_are_each_persons_own(org: Org) -> None:
+    """The group's one request gives each person what their own request gives: their working
+    days in their time zone, their records only, their settings."""
+    runtime = runtime_of(org)
+    worked = await org.add_member("Wim Worked")
+    tokyo = await org.add_member("Toko Tokyo")
+    quiet = await org.add_member("Quinn Quiet")
+    await add_record(worked, day=0, hours=3)
+    await add_record(worked, day=2, hours=5)
+    await add_record(tokyo, day=1, hours=2)
+    await org.admin.gql("mutation($id: SvcId!) { editPersonLocalisationTimeZone(id: $id, "
+                        'timeZone: "Asia/Tokyo") { id } }', {"id": tokyo.id})
+    await quiet.gql(NOTIFY, {"id": quiet.id, "n": {**settings(), "email": False}})
+    key = await runtime.directory.integration_key(org.id)
+    people = (await org.admin.gql(
+        "query { getPersons { id name email localisation { timeZone { value } } } }"))[
+        "getPersons"]
+    week = Period(WEEK, WEEK_END)
+    together = await group_verdict_reads(runtime.client, key, people, week, WEEK_END)
+    assert set(together) == {person["id"] for person in people}
+    for person in people:
+        alone = await verdict_reads(runtime.client, key, person["id"], week, WEEK_END,
+                                    time_zone_of(person))
+        assert together[person["id"]] == alone, person["name"]
+    assert len(together[worked.id].summary.entries) == 2
+    assert len(together[tokyo.id].summary.entries) == 1
+    assert together[quiet.id].mail is not None
+    assert together[quiet.id].mail.notify.settings["email"] is False
