@@ -27,12 +27,18 @@ if TYPE_CHECKING:
         reader,
         set_json,
     )
-    from service.organisation.settings_registry import BY_NAME, LOCALISATION, TIME_SETTINGS
+    from service.organisation.settings_registry import (
+        ATTRIBUTES,
+        BY_NAME,
+        LOCALISATION,
+        TIME_SETTINGS,
+    )
     from service.organisation.tag_lookup import default_tag_category
 
 __all__ = [
     "APPROVAL_REMINDER",
     "APPROVAL_STAGES",
+    "ATTRIBUTES",
     "AUTO_SUBMIT",
     "BY_NAME",
     "LOCALISATION",

@@ -20,7 +20,7 @@ from service.graphql.filters import filter_clause
 from service.graphql.lookahead import requested
 from service.lookup import get_in_org
 from service.models import Person, PersonTag, Tag
-from service.organisation.settings_registry import ATTRIBUTES
+from service.organisation import ATTRIBUTES
 from service.structure import active_clause, name_contains, subtree
 
 query = QueryType()
