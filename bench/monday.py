@@ -25,6 +25,8 @@ BENCH_MONDAY_WORKERS=1|2 (`timebot serve --workers`, default 1), BENCH_MONDAY_PE
 60), BENCH_MONDAY_RATE (slash commands and replies a second, default 5),
 BENCH_MONDAY_ALONE_SECONDS (how long the replies and the commands run alone, default 10),
 BENCH_MONDAY_WAIT (s to wait for what a phase set off before counting it lost, default 300).
+BENCH_MONDAY_PY_SPY=PREFIX records each reminder run with py-spy (installed beside this
+interpreter) into PREFIX.<date of --at> (collapsed stacks), for diagnosis.
 BENCH_BUSY=N takes each phase on a busy machine (bench.busy); BENCH_LOG keeps timebot's log;
 BENCH_DIAGNOSE installs bench.diagnose in `timebot serve` (started by SIGUSR1, written by
 SIGUSR2: signal the serve process around the phase to look at).

@@ -15,9 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from email.utils import parseaddr
+from pathlib import Path
 
 import aiosmtplib
 import httpx
@@ -69,14 +72,20 @@ async def reminder_run(world: Monday, at: str) -> tuple[float, float, int]:
     """`timebot reminders send --at`: (its start, s since the epoch; its wall time, s; how many
     it queued)."""
     started, clock = time.time(), time.perf_counter()
+    command = timebot_command("reminders", "send", "--org", world.org_id, "--at", at)
+    spy = os.environ.get("BENCH_MONDAY_PY_SPY")
+    if spy:  # diagnosis: the run's collapsed stacks, a file a run
+        command = [str(Path(sys.executable).with_name("py-spy")), "record", "-r", "200",
+                   "-f", "raw", "-o", f"{spy}.{at[:10]}", "--", *command]
     process = await asyncio.create_subprocess_exec(
-        *timebot_command("reminders", "send", "--org", world.org_id, "--at", at),
+        *command,
         env=world.env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await process.communicate()
     wall = time.perf_counter() - clock
     if process.returncode:
         raise RuntimeError(f"timebot reminders send: {err.decode()[-2000:]}")
-    said = out.decode().strip().splitlines()[-1]  # "queued N reminder(s) and digest(s)"
+    said = [line for line in out.decode().splitlines()  # (py-spy writes its own lines too)
+            if line.startswith("queued ")][-1]  # "queued N reminder(s) and digest(s)"
     return started, wall, int(said.split()[1])
 
 

@@ -21,11 +21,14 @@ from service.graphql.lookahead import requested
 from service.lookup import get_in_org
 from service.models import Person, PersonTag, Tag
 from service.organisation import ATTRIBUTES
+from service.plannings import remember_timelines_of
 from service.structure import active_clause, name_contains, subtree
 
 query = QueryType()
 # A person's attributes whose values cascade through their tags (settings_cascade.for_person).
 _CASCADING = frozenset(ATTRIBUTES.values())
+# Those planned from the schedule timeline of the person, their tags and the organisation.
+_PLANNED = frozenset({"scheduledDays", "expectedTime"})
 
 
 def _person_conditions(org_id: str) -> dict[str, Any]:
@@ -78,8 +81,12 @@ async def resolve_get_persons(
         func.lower(Person.name), Person.id
     )
     persons = list((await context.session.scalars(statement)).unique())
-    if len(persons) > 1 and not _CASCADING.isdisjoint(requested(info)):  # through their tags
-        await remember_tags_of(context.session, context.org_id, [p.id for p in persons])
+    if len(persons) > 1:  # what each person's fields would read, read for the page at once
+        fields, ids = requested(info).keys(), [p.id for p in persons]
+        if not (_CASCADING | _PLANNED).isdisjoint(fields):  # through their tags
+            await remember_tags_of(context.session, context.org_id, ids)
+        if not _PLANNED.isdisjoint(fields):
+            await remember_timelines_of(context.session, context.org_id, ids)
     return persons
 
 

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
         out_of_schedule_allowed,
         plan_person,
         planned_day,
+        remember_timelines_of,
     )
     from service.plannings.schedule_rules import (
         DEFAULT_DAY_MS,
@@ -41,6 +42,7 @@ __all__ = [
     "plan_person",
     "planned_day",
     "plans",
+    "remember_timelines_of",
 ]
 
 
