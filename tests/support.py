@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,31 @@ def sqlite_write_lock_held(path: Path) -> Iterator[None]:
         yield
     finally:
         holder.execute("ROLLBACK")
+        holder.close()
+
+
+@asynccontextmanager
+async def sqlite_write_lock_taken(path: Path, *, seconds: float = 30.0) -> AsyncIterator[None]:
+    """`sqlite_write_lock_held` for a database this event loop's server writes too: the lock
+    is asked for without waiting, and asked again after yielding to the loop while a writer of
+    the server holds it. (Waiting in sqlite3's busy handler would block the loop, and with it
+    the server's open write transaction that the wait is for: locked until the timeout.)"""
+    holder = sqlite3.connect(path, isolation_level=None, timeout=0)
+    deadline = asyncio.get_running_loop().time() + seconds
+    try:
+        while True:
+            try:
+                holder.execute("BEGIN IMMEDIATE")
+                break
+            except sqlite3.OperationalError:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(0.01)
+        try:
+            yield
+        finally:
+            holder.execute("ROLLBACK")
+    finally:
         holder.close()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import httpx
@@ -19,7 +19,7 @@ from tests.support import (
     HOUR_MS,
     LiveServer,
     new_org,
-    sqlite_write_lock_held,
+    sqlite_write_lock_taken,
     start_live_server,
     stop_live_server,
 )
@@ -47,9 +47,9 @@ async def live(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LiveSe
         await stop_live_server(server)
 
 
-def write_lock_held(url: str) -> AbstractContextManager[None]:
+def write_lock_held(url: str) -> AbstractAsyncContextManager[None]:
     """Another connection holds the database's write lock (a long writer of another process)."""
-    return sqlite_write_lock_held(Path(make_url(url).database or ""))
+    return sqlite_write_lock_taken(Path(make_url(url).database or ""))
 
 
 def assert_busy(answer: httpx.Response) -> None:
@@ -68,7 +68,7 @@ async def test_a_graphql_write_that_finds_the_database_locked_is_503_then_done_o
         headers = {"apikey": me.apikey}
         day = {"s": WEEK_START, "e": WEEK_START + 24 * HOUR_MS}
         assert (await me.gql(RECORDS, day))["getTimeRecords"] == []  # its key looked up
-        with write_lock_held(live.settings.service_database_url):
+        async with write_lock_held(live.settings.service_database_url):
             answer = await http.post(live.graphql_url, json=add, headers=headers)
             assert_busy(answer)
             assert answer.json()["errors"][0]["message"].startswith("The server is busy")
@@ -89,7 +89,7 @@ async def test_a_webhook_delivery_that_finds_the_database_locked_is_503_then_tak
                            "data": {"status": "s"}}).encode()
         headers = {"X-Svc-Signature": sign(secret, body)}
         url = f"{live.base_url}{WEBHOOK_PATH}"
-        with write_lock_held(live.settings.database_url):
+        async with write_lock_held(live.settings.database_url):
             assert_busy(await http.post(url, content=body, headers=headers))
         retried = await http.post(url, content=body, headers=headers)  # the service's retry
         assert retried.json() == {"ok": True, "duplicate": False}
