@@ -10,12 +10,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from plumbing.in_lists import in_lists
+KEYS_AT_ONCE = 500  # bound parameters a statement: well under every database's limit
 
 
 async def present_keys(session: AsyncSession, column: Any, keys: Iterable[str]) -> set[str]:
-    """The `keys` that `column` (a queue's dedupe key) holds, in a statement per IN list."""
+    """The `keys` that `column` (a queue's dedupe key) holds."""
+    wanted = list(dict.fromkeys(keys))
     found: set[str] = set()
-    for chunk in in_lists(keys):
+    for start in range(0, len(wanted), KEYS_AT_ONCE):
+        chunk = wanted[start:start + KEYS_AT_ONCE]
         found.update(await session.scalars(select(column).where(column.in_(chunk))))
     return found
