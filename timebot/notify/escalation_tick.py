@@ -313,9 +313,13 @@ class Escalator:
 
     async def run(self, organisation_id: str, plans: list[Plan] | None = None) -> int:
         """Ask whoever is due now; returns how many requests were queued."""
+        if plans is None:
+            plans = await self.plans(organisation_id)
+        # Read after the plans: an AWAY plan is due when it was made, which a clock read
+        # before them would put in the future (skipped whenever reading them took a ms).
         now_ms = self.runtime.clock.now_ms()
         queued = 0
-        for plan in plans if plans is not None else await self.plans(organisation_id):
+        for plan in plans:
             if plan.due_ms > now_ms:
                 continue
             if plan.kind == AWAY:

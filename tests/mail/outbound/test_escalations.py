@@ -180,6 +180,33 @@ async def test_others_asked_when_an_absence_begins_later_admins_when_all_are_awa
     assert "Hal Abelson is away (return date unknown): you are asked too" in again
 
 
+async def test_the_others_are_asked_while_the_clock_moves(
+    org: Org, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real clock moves while the pass reads its plans: an AWAY plan made then is still
+    carried out (each read of this clock is a millisecond later than the one before)."""
+    owner = await org.add_member("Olive Owner")
+    grace = await org.add_member("Grace Hopper", "manager")
+    hal = await org.add_member("Hal Abelson", "manager")
+    await set_stages(org, (grace, hal))
+    org.live.clock.set(MONDAY_10)
+    await submitted(org, owner)
+    await time_off(org, grace, 1)
+    clock = org.live.clock
+    clock.set(MONDAY_10 + DAY_MS - HOUR_MS)
+
+    def ticking() -> int:
+        assert clock.frozen_ms is not None
+        clock.frozen_ms += 1
+        return clock.frozen_ms
+
+    monkeypatch.setattr(clock, "now_ms", ticking)
+    await jobs(org).escalator.run(org.id)
+    monkeypatch.undo()
+    _, second = await review_texts(org, hal)
+    assert "Grace Hopper is away until Tue 01 Dec 2026: you are asked too" in second
+
+
 async def test_a_stage_waiting_twice_the_reminder_interval_climbs_to_the_manager(
     org: Org
 ) -> None:
