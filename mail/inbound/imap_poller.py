@@ -1,6 +1,7 @@
 """The IMAP poller (aioimaplib): another way into the same durable inbox as SMTP and LMTP.
 
-- IDLE, with a search before and after each IDLE (nothing that arrived in between is missed);
+- IDLE, with a search before and after each IDLE (nothing that arrived in between is missed),
+  and a search again when the server announced new mail while the last one ran (below);
 - fetch with BODY.PEEK[] so that a message stays unseen until it is processed;
 - \\Seen (and, if configured, a move to a folder) only once its inbox row is processed: a
   message whose processing failed stays unseen, visible to a person; and as soon as it is
@@ -35,6 +36,7 @@ BACKOFF_SECONDS = (1, 2, 5, 10, 30, 60)
 PENDING_CHECK_SECONDS = 5.0
 _UID = re.compile(rb"UID (\d+)")
 _UIDVALIDITY = re.compile(rb"UIDVALIDITY (\d+)")
+_ANNOUNCED = re.compile(rb"\* \d+ (EXISTS|RECENT)\b")
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class ImapPoller:
         self._uidvalidity = 0
         self._flag_now = asyncio.Event()
         self._pending = 0  # fetched messages not flagged yet
+        self._announced = False  # the server said "new mail" since the last search began
 
     def processed(self) -> None:
         """Rows were processed: flag them on the server now, not at the next wake-up."""
@@ -116,18 +119,38 @@ class ImapPoller:
             found = _UIDVALIDITY.search(bytes(line))
             if found:
                 self._uidvalidity = int(found.group(1))
+        self._hear_announcements(client)
         self._client = client
         return client
 
+    def _hear_announcements(self, client: aioimaplib.IMAP4) -> None:
+        """Note each "* N EXISTS" the server sends. Dovecot announces a message that arrived
+        while a command ran in that command's answer (a SEARCH that did not see it, a FETCH,
+        a STORE), and never again: the IDLE that follows stays silent about it. aioimaplib
+        drops such lines (only those of the command's own kind are kept), so they are heard
+        where every untagged line passes."""
+        protocol = client.protocol
+        untagged = protocol._untagged_response
+
+        def hearing(line: bytes) -> object:
+            if _ANNOUNCED.match(line):
+                self._announced = True
+            return untagged(line)
+
+        protocol._untagged_response = hearing
+
     async def sync(self, client: aioimaplib.IMAP4) -> int:
         """Copy new unseen messages into the inbox, flag the processed ones; returns new ones.
-        When something was flagged, search once more: the server may have announced a message
-        that arrived meanwhile (EXISTS) in its answer to a STORE, where the IDLE that follows
-        would never see it."""
-        fetched = await self._fetch_unseen(client)
-        if await self._flag_processed(client):
+        Searches again while the server announced new mail (EXISTS) in the answer to one of
+        these commands: a message that arrived meanwhile, which the IDLE that follows would
+        never report."""
+        fetched = 0
+        while True:
+            self._announced = False
             fetched += await self._fetch_unseen(client)
-        return fetched
+            await self._flag_processed(client)
+            if not self._announced:
+                return fetched
 
     async def _fetch_unseen(self, client: aioimaplib.IMAP4) -> int:
         response = _check(await client.uid_search("UNSEEN", charset=None), "UID SEARCH")

@@ -116,6 +116,38 @@ async def test_idle_picks_up_new_mail(
         await poller.stop()
 
 
+class ArrivingPoller(ImapPoller):
+    """A poller during whose first FETCH another message arrives: Dovecot announces it
+    (EXISTS) in the answer to that FETCH, after the search that could have found it."""
+
+    def __init__(self, dovecot: Dovecot, user: str, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.dovecot, self.user, self.arrived = dovecot, user, False
+
+    async def _fetch(self, client: object, uid: int) -> bytes | None:
+        if not self.arrived:
+            self.arrived = True
+            await asyncio.to_thread(self.dovecot.deliver, self.user, mail("meanwhile"))
+        return await super()._fetch(client, uid)  # type: ignore[arg-type]
+
+
+async def test_a_message_that_arrives_during_a_sync_is_fetched_by_it(
+    dovecot: Dovecot, inbox: Inbox, state_db: StateDB
+) -> None:
+    """Nothing is flagged meanwhile: the announcement alone makes the sync search again (an
+    IDLE would never report the message, which waited for the next one)."""
+    user = f"bot-{uuid.uuid4().hex[:6]}"
+    dovecot.deliver(user, mail("first"))
+    poller = ArrivingPoller(dovecot, user, settings(dovecot, user), inbox, state_db.sessions)
+    client = await poller.connect()
+    try:
+        assert await poller.sync(client) == 2
+        assert sorted(b"meanwhile" in row.raw for row in await inbox.all()) == [False, True]
+        assert await poller.sync(client) == 0
+    finally:
+        await client.logout()
+
+
 def unseen_read_only(dovecot: Dovecot, user: str) -> list[bytes]:
     """UNSEEN as a separate client sees it, through EXAMINE (changes nothing on the server)."""
     client = dovecot.client(user)
