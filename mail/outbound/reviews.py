@@ -126,8 +126,7 @@ async def already_queued(runtime: Runtime, dedupe_key: str) -> bool:
 
 
 async def queued_among(runtime: Runtime, dedupe_keys: list[str]) -> set[str]:
-    """The keys of `dedupe_keys` with a mail queued (`already_queued` of many, in a statement
-    per KEYS_AT_ONCE)."""
+    """The keys of `dedupe_keys` with a mail queued (`already_queued` of many)."""
     async with runtime.read_sessions() as session:
         return await present_keys(session, OutboxMessage.dedupe_key, dedupe_keys)
 

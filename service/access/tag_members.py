@@ -13,6 +13,7 @@ from typing import Any, cast
 from sqlalchemy import Table, bindparam, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from plumbing.in_lists import in_lists
 from service.as_loaded import Columns
 from service.models import PersonTag, Tag, TagCategory
 from service.read_memo import memo
@@ -44,7 +45,6 @@ _PERSON_TAGS = _tags_of(_PERSONS_TAGS.c.person_id == bindparam("tags_person"))
 _MANY_PERSONS_TAGS = _tags_of(
     _PERSONS_TAGS.c.person_id.in_(bindparam("tags_people", expanding=True)),
     _PERSONS_TAGS.c.person_id)
-MANY_AT_ONCE = 500  # people a statement (bound parameters stay well under every limit)
 
 
 def _tags_key(org_id: str, person_id: str) -> tuple[str, str, str]:
@@ -70,14 +70,13 @@ async def person_tags(session: AsyncSession, org_id: str, person_id: str) -> lis
 
 async def remember_tags_of(session: AsyncSession, org_id: str,
                            person_ids: Iterable[str]) -> None:
-    """Read the tags of many people in a statement per MANY_AT_ONCE, remembered as
+    """Read the tags of many people in a statement per IN list, remembered as
     `person_tags` remembers one person's: a page of people whose settings are asked (each
     setting cascades through its person's tags) costs one read, not one a person."""
     remembered = memo(session)
-    wanted = [person_id for person_id in dict.fromkeys(person_ids)
+    wanted = [person_id for person_id in person_ids
               if _tags_key(org_id, person_id) not in remembered]
-    for start in range(0, len(wanted), MANY_AT_ONCE):
-        chunk = wanted[start:start + MANY_AT_ONCE]
+    for chunk in in_lists(wanted):
         found: dict[str, list[Tag]] = {person_id: [] for person_id in chunk}
         rows = await session.execute(_MANY_PERSONS_TAGS,
                                      {"tags_org": org_id, "tags_people": chunk})

@@ -133,9 +133,9 @@ async def period_verdicts(
     async for page in person_pages(runtime.client, key, query):  # a page at a time (memory)
         timings = {str(person["id"]): _timing(now, person, since, time_zone_of(person))
                    for person in page if _remindable(person, runtime.settings.mail_from)}
-        keys = [period_dedupe_key(organisation_id, person_id, period)
-                for person_id, (period, why_not, _) in timings.items() if not why_not]
-        sent = await sent_among(keys) if keys else set()  # one read a page
+        keys = {person_id: period_dedupe_key(organisation_id, person_id, period)
+                for person_id, (period, why_not, _) in timings.items() if not why_not}
+        sent = await sent_among(list(keys.values())) if keys else set()  # one read a page
         due: dict[Period, list[dict[str, Any]]] = {}
         for person in page:
             if person.get("archived"):
@@ -146,7 +146,7 @@ async def period_verdicts(
             if timing is None:
                 continue  # no address, or timebot's own integration person
             period, why_not, following = timing
-            if not why_not and period_dedupe_key(organisation_id, person["id"], period) in sent:
+            if keys.get(str(person["id"])) in sent:
                 why_not = "already sent"
             if quiet is not None:
                 quiet.at_most(following if why_not else now)

@@ -95,9 +95,10 @@ async def verdict_reads(client: ServiceClient, key: str, person_id: str, period:
         except (ServiceRequestError, PermissionRefused) as error:
             log.warning("reminder_reads_apart", person=person_id, error=str(error))
         else:
-            return _answered(data, period, time_zone, mail=True)
-    return _answered(await client.execute(VERDICT_READS_EXTENSION, variables, apikey=key),
-                     period, time_zone, mail=False)
+            return _reads(data["getPerson"], data["getTimeRecords"], period, time_zone,
+                          mail=True)
+    data = await client.execute(VERDICT_READS_EXTENSION, variables, apikey=key)
+    return _reads(data["getPerson"], data["getTimeRecords"], period, time_zone, mail=False)
 
 
 async def group_verdict_reads(client: ServiceClient, key: str, people: list[dict[str, Any]],
@@ -124,16 +125,14 @@ async def group_verdict_reads(client: ServiceClient, key: str, people: list[dict
             records[owner].append(record)
     found = {str(person["id"]): person for person in data.get("getPersons") or []
              if person and str(person.get("id")) in zones}
-    return {person_id: _answered({"getPerson": person, "getTimeRecords": records[person_id]},
-                                 period, zones[person_id], mail=True)
+    return {person_id: _reads(person, records[person_id], period, zones[person_id], mail=True)
             for person_id, person in found.items()}
 
 
-def _answered(data: dict[str, Any], period: Period, time_zone: str, *, mail: bool
-              ) -> VerdictReads:
-    """Pure: the reads out of either query's answer."""
-    person = data["getPerson"]
+def _reads(person: dict[str, Any], records: list[dict[str, Any]], period: Period,
+           time_zone: str, *, mail: bool) -> VerdictReads:
+    """Pure: a person's reads out of any of the queries' answers."""
     return VerdictReads(
         working_days(person.get("scheduledDays") or [], time_zone),
-        summarise(person, data["getTimeRecords"], None, period.start_ms, period.end_ms),
+        summarise(person, records, None, period.start_ms, period.end_ms),
         reminder_reads_of(person) if mail else None)

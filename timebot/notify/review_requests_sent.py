@@ -25,6 +25,7 @@ from plumbing.prefixes import prefix_range
 from timebot.notify.approvals import digest_readers
 from timebot.notify.ground import Ground
 from timebot.notify.reviews import review_dedupe_key
+from timebot.state.dedupe_keys import present_keys
 from timebot.state.models import OutboxMessage, SlackOutgoing
 
 # Events accepted per write transaction (short ones).
@@ -48,7 +49,7 @@ async def unrequested(
     configured, not posted."""
     mail_keys = {review_dedupe_key(*request): request for request in requests}
     async with runtime.read_sessions() as session:
-        mailed = await _mailed_as_such(session, list(mail_keys))
+        mailed = await present_keys(session, OutboxMessage.dedupe_key, mail_keys)
         unmailed = {key: request for key, request in mail_keys.items() if key not in mailed}
         digest = set[str]()
         for approvers in in_lists(approver for _s, _t, approver in unmailed.values()):
@@ -64,15 +65,6 @@ async def unrequested(
                 if request not in missing}
         posted = await _posted(session, list(refs))
     return missing | {request for ref, request in refs.items() if ref not in posted}
-
-
-async def _mailed_as_such(session: AsyncSession, keys: list[str]) -> set[str]:
-    """Those of these review keys the outbox holds."""
-    found: set[str] = set()
-    for chunk in in_lists(keys):
-        found.update(await session.scalars(
-            select(OutboxMessage.dedupe_key).where(OutboxMessage.dedupe_key.in_(chunk))))
-    return found
 
 
 async def _mailed_in_a_restarted_round(session: AsyncSession, keys: list[str]) -> set[str]:

@@ -10,14 +10,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-KEYS_AT_ONCE = 500  # bound parameters a statement: well under every database's limit
+from plumbing.in_lists import in_lists
 
 
 async def present_keys(session: AsyncSession, column: Any, keys: Iterable[str]) -> set[str]:
-    """The `keys` that `column` (a queue's dedupe key) holds."""
-    wanted = list(dict.fromkeys(keys))
+    """The `keys` that `column` (a queue's dedupe key) holds, in a statement per IN list."""
     found: set[str] = set()
-    for start in range(0, len(wanted), KEYS_AT_ONCE):
-        chunk = wanted[start:start + KEYS_AT_ONCE]
+    for chunk in in_lists(keys):
         found.update(await session.scalars(select(column).where(column.in_(chunk))))
     return found
