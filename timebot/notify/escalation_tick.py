@@ -16,9 +16,8 @@ Administrators are the holders of the integration person's role: the schema does
 role's kind (SvcRole has none; `authorisations` are a role's own additions, and
 getGlobalAuthorisations is the caller's), so a second admin-kind role is not found.
 
-What is sent is what the channels hold under those keys (the outbox, the Slack sender): a
-second tick, a second process or a restart sends nothing twice, and a stage decided meanwhile
-is no longer read as waiting. `plans` is also what `timebot reminders preview` shows."""
+What is sent is what the channels hold under those keys: a second tick, a second process or
+a restart sends nothing twice. `plans` is also what `timebot reminders preview` shows."""
 
 from __future__ import annotations
 
@@ -154,9 +153,8 @@ class Escalator:
         found = stage_entered(entry)
         if found is not None:
             return found
-        data = await self.runtime.client.execute(SUBMITTED_AT, {"id": entry["submitId"]},
-                                                 apikey=key)
-        event = data.get("getApprovalEventById") or {}
+        event = (await self.runtime.client.execute(
+            SUBMITTED_AT, {"id": entry["submitId"]}, apikey=key)).get("getApprovalEventById") or {}
         return int(event["ts"]["ts"]) if event.get("ts") else None
 
     async def _admins(self, key: str, role: str | None) -> list[tuple[str, str]]:
@@ -312,11 +310,9 @@ class Escalator:
         return await self.run(organisation_id, plans)
 
     async def run(self, organisation_id: str, plans: list[Plan] | None = None) -> int:
-        """Ask whoever is due now; returns how many requests were queued."""
-        if plans is None:
-            plans = await self.plans(organisation_id)
-        # Read after the plans: an AWAY plan is due when it was made, which a clock read
-        # before them would put in the future (skipped whenever reading them took a ms).
+        """Ask whoever is due now (the clock read after the plans: a plan due when it was
+        made is due); returns how many requests were queued."""
+        plans = plans if plans is not None else await self.plans(organisation_id)
         now_ms = self.runtime.clock.now_ms()
         queued = 0
         for plan in plans:
