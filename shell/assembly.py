@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from bot.slack.component import install_slack
-from bot.teams.cards_component import install_teams_cards
-from bot.teams.component import install_teams
 from mail.inbound_component import install_inbound
 from mail.queues.parts import MailParts
 from mail.review_component import install_reviews
@@ -34,6 +31,15 @@ def install_components(
     notifications = install_notifications(runtime)
     install_reviews(runtime, mail, routes, notifications)
     install_links(runtime, routes)
-    install_slack(runtime, routes, notifications.reviews, who_is)
-    install_teams(runtime, routes, who_is)
-    install_teams_cards(runtime, notifications.reviews)
+    settings = runtime.settings
+    # Imported only where configured: each chat front and its SDK are a second of start-up.
+    if settings.slack_bot_token or settings.slack_client_id or settings.slack_client_secret:
+        from bot.slack.component import install_slack
+
+        install_slack(runtime, routes, notifications.reviews, who_is)
+    if settings.teams_app_id:
+        from bot.teams.cards_component import install_teams_cards
+        from bot.teams.component import install_teams
+
+        install_teams(runtime, routes, who_is)
+        install_teams_cards(runtime, notifications.reviews)
