@@ -28,7 +28,6 @@ from gql import GraphQLRequest, gql
 from gql.transport.exceptions import TransportError
 from gql.transport.httpx import HTTPXAsyncTransport
 from graphql import DocumentNode, ExecutionResult, print_ast
-from httpx_aiohttp import AiohttpTransport
 
 from timebot.errors import (
     AccountInactive,
@@ -185,6 +184,9 @@ class ServiceClient:
 
     def _new_transport(self) -> _Transport:
         # aiohttp's session belongs to the event loop it was opened in: a fresh one per start.
+        # Imported here: a process whose service is embedded never opens it (0.2 s of start).
+        from httpx_aiohttp import AiohttpTransport
+
         return _Transport(
             url=self.url, timeout=self.timeout,
             transport=self._http_transport or AiohttpTransport(),

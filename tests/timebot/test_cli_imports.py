@@ -77,7 +77,8 @@ def test_a_command_calls_its_embedded_service_without_http(tmp_path: Path) -> No
 
 
 def test_a_process_without_slack_or_teams_loads_neither_front(tmp_path: Path) -> None:
-    """The chat fronts and their SDKs are a second of every start: only where configured."""
+    """The chat fronts and their SDKs are a second of every start: only where configured;
+    aiohttp (the GraphQL client's connections) only where the service is hosted."""
     env = {key: value for key, value in os.environ.items()
            if not key.startswith(("SLACK_", "TEAMS_"))}
     env.update(TIMEBOT_DATA_DIR=str(tmp_path / "data"), TIMEBOT_SMTP_PORT="0")
@@ -86,7 +87,7 @@ def test_a_process_without_slack_or_teams_loads_neither_front(tmp_path: Path) ->
     loaded = _modules_after(build, env)
     assert not [name for name in loaded if name.startswith(("bot.slack", "bot.teams"))]
     assert {name.split(".")[0] for name in loaded}.isdisjoint(
-        {"slack_bolt", "slack_sdk", "microsoft_agents"})
+        {"slack_bolt", "slack_sdk", "microsoft_agents", "aiohttp"})
     with_slack = _modules_after(build, {**env, "SLACK_BOT_TOKEN": "xoxb-1",
                                         "SLACK_SIGNING_SECRET": "secret"})
     assert "bot.slack.component" in with_slack and "bot.teams.component" not in with_slack
