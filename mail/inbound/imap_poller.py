@@ -36,7 +36,8 @@ BACKOFF_SECONDS = (1, 2, 5, 10, 30, 60)
 PENDING_CHECK_SECONDS = 5.0
 _UID = re.compile(rb"UID (\d+)")
 _UIDVALIDITY = re.compile(rb"UIDVALIDITY (\d+)")
-_ANNOUNCED = re.compile(rb"\* \d+ (EXISTS|RECENT)\b")
+_EXISTS = re.compile(rb"\* (\d+) EXISTS\b")
+_EXPUNGE = re.compile(rb"\* \d+ EXPUNGE\b")
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class ImapPoller:
         self._flag_now = asyncio.Event()
         self._pending = 0  # fetched messages not flagged yet
         self._announced = False  # the server said "new mail" since the last search began
+        self._exists = 0  # the messages in the mailbox, as the server last said
 
     def processed(self) -> None:
         """Rows were processed: flag them on the server now, not at the next wake-up."""
@@ -112,6 +114,7 @@ class ImapPoller:
             if settings.tls
             else aioimaplib.IMAP4(host=settings.host, port=settings.port)
         )
+        self._hear_announcements(client)
         await client.wait_hello_from_server()
         _check(await client.login(settings.user, settings.password), "LOGIN")
         selected = _check(await client.select(settings.mailbox), "SELECT")
@@ -119,7 +122,6 @@ class ImapPoller:
             found = _UIDVALIDITY.search(bytes(line))
             if found:
                 self._uidvalidity = int(found.group(1))
-        self._hear_announcements(client)
         self._client = client
         return client
 
@@ -128,13 +130,18 @@ class ImapPoller:
         while a command ran in that command's answer (a SEARCH that did not see it, a FETCH,
         a STORE), and never again: the IDLE that follows stays silent about it. aioimaplib
         drops such lines (only those of the command's own kind are kept), so they are heard
-        where every untagged line passes."""
+        where every untagged line passes. Only a count above the last one is new mail: a
+        server may repeat the count in any answer."""
         protocol = client.protocol
         untagged = protocol._untagged_response
+        self._exists = 0
 
         def hearing(line: bytes) -> object:
-            if _ANNOUNCED.match(line):
-                self._announced = True
+            if found := _EXISTS.match(line):
+                self._announced = self._announced or int(found.group(1)) > self._exists
+                self._exists = int(found.group(1))
+            elif _EXPUNGE.match(line):
+                self._exists = max(0, self._exists - 1)
             return untagged(line)
 
         protocol._untagged_response = hearing

@@ -144,6 +144,14 @@ async def test_a_message_that_arrives_during_a_sync_is_fetched_by_it(
         assert await poller.sync(client) == 2
         assert sorted(b"meanwhile" in row.raw for row in await inbox.all()) == [False, True]
         assert await poller.sync(client) == 0
+        # A count the server repeats is not new mail (a sync would search forever), a higher
+        # one is; an expunged message lowers it.
+        poller._announced = False
+        client.protocol._untagged_response(b"* 2 EXISTS")
+        assert not poller._announced
+        client.protocol._untagged_response(b"* 2 EXPUNGE")
+        client.protocol._untagged_response(b"* 2 EXISTS")
+        assert poller._announced
     finally:
         await client.logout()
 
