@@ -33,7 +33,7 @@ def install_components(
     install_links(runtime, routes)
     settings = runtime.settings
     # Imported only where configured: each chat front and its SDK are a second of start-up.
-    if settings.slack_bot_token or settings.slack_client_id or settings.slack_client_secret:
+    if settings.slack_configured:
         from bot.slack.component import install_slack
 
         install_slack(runtime, routes, notifications.reviews, who_is)

@@ -63,6 +63,11 @@ class Settings:
     @property
     def runs_fronts(self) -> bool:
         return self.role in ("all", "fronts")
+
+    @property
+    def slack_configured(self) -> bool:
+        """Slack is asked for: a bot token, or OAuth installs (the front checks the pair)."""
+        return bool(self.slack_bot_token or self.slack_client_id or self.slack_client_secret)
     # SMTP/LMTP peers whose mail's Authentication-Results count (the MTA in front of timebot)
     mail_trusted_networks: tuple[Network, ...] = parse_networks(DEFAULT_TRUSTED_NETWORKS)
     # Non-public networks that requests to addresses an administrator chose (webhooks, custom

@@ -192,11 +192,11 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
     installs (bot.slack.oauth: `who_is` tells who a browser's session is) and every workspace
     installed that way (bot.slack.installations)."""
     settings = runtime.settings
+    if not settings.slack_configured:
+        return
     if bool(settings.slack_client_id) != bool(settings.slack_client_secret):
         raise ConfigError("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together")
     oauth = bool(settings.slack_client_id)
-    if not settings.slack_bot_token and not oauth:
-        return
     socket_mode = bool(settings.slack_app_token)
     if oauth and socket_mode:
         raise ConfigError("OAuth installs (SLACK_CLIENT_ID) need HTTP mode: unset "

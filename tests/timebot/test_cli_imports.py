@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # Libraries no subcommand needs just to be chosen or to print its help.
 HEAVY = ("sqlalchemy", "jinja2", "alembic", "graphql", "ariadne", "service")
 
@@ -91,3 +93,18 @@ def test_a_process_without_slack_or_teams_loads_neither_front(tmp_path: Path) ->
     with_slack = _modules_after(build, {**env, "SLACK_BOT_TOKEN": "xoxb-1",
                                         "SLACK_SIGNING_SECRET": "secret"})
     assert "bot.slack.component" in with_slack and "bot.teams.component" not in with_slack
+
+
+@pytest.mark.parametrize("half", ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"])
+def test_half_of_the_slack_oauth_pair_is_still_refused(tmp_path: Path, half: str) -> None:
+    """Either half alone asks for Slack (`Settings.slack_configured`): the front is loaded and
+    names the missing half, rather than the process starting without Slack."""
+    from plumbing.clock import Clock
+    from shell.app import create_app
+    from timebot.config import load_settings
+    from timebot.errors import ConfigError
+
+    settings = load_settings({"TIMEBOT_DATA_DIR": str(tmp_path / "data"),
+                              "TIMEBOT_SMTP_PORT": "0", half: "x"})
+    with pytest.raises(ConfigError, match="SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together"):
+        create_app(settings, Clock())
