@@ -143,7 +143,14 @@ class _Scanner:
         if ch == "@":
             return self.read_target(entry, i)
 
-        found_date = match_date(text, i, limit, self.today)
+        try:
+            found_date = match_date(text, i, limit, self.today)
+        except Problem as problem:
+            if entry.day is None:
+                raise
+            # After the entry's date, a date-shaped phrase is words, as a valid one is below
+            # ("Mar 0" read back from a receipt's words "Mar" and "0").
+            return self.dissolve(entry, i, problem.position + len(problem.token))
         if found_date is not None:
             end, day = found_date
             if entry.day is None:
