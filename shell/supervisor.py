@@ -36,6 +36,7 @@ drop out) and removes the directory when it exits.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -237,7 +238,7 @@ class _Slot:
 class Supervisor:
     def __init__(self, settings: Settings, workers: int, sockets: dict[str, socket.socket],
                  metrics_directory: Path, drain_seconds: float = DRAIN_SECONDS) -> None:
-        self.settings = settings
+        self.settings = dataclasses.replace(settings, workers=workers)
         self.sockets = sockets
         self.metrics_directory = metrics_directory
         self.drain_seconds = drain_seconds

@@ -55,6 +55,9 @@ class Settings:
     role: str = "all"
     # `timebot serve --demo` (or TIMEBOT_DEMO=1): sign-in answers its code (debugPin).
     demo: bool = False
+    # The worker processes of this `timebot serve` (--workers): a limit that a third party
+    # sets for the whole app (Slack's pace of a workspace) is split among them.
+    workers: int = 1
 
     @property
     def runs_service(self) -> bool:

@@ -48,6 +48,7 @@ from bot.slack.installations import InstallationAuthorize, Installations
 from bot.slack.nudges import NudgesPart
 from bot.slack.oauth import oauth_flow, oauth_routes
 from bot.slack.oauth_store import InstallationStore, InstalledBot, StateStore
+from bot.slack.pacing import RateLimits
 from bot.slack.routes import DirectHub, Hub, OrganisationRoutes
 from bot.slack.sender import SlackSender
 from bot.slack.sender_worker import due_teams
@@ -160,6 +161,7 @@ def build_bot(
         runtime=runtime, web=client,
         identity=Identity(client, runtime.directory, workspace),
         sender=SlackSender(runtime.state_sessions, client, runtime.clock,
+                           limits=RateLimits().shared_by(runtime.settings.workers),
                            may_send=may_send,
                            team_id=installed.team_id if installed is not None else None,
                            poll_seconds=INSTALLATION_POLL_SECONDS if installed is not None
@@ -296,7 +298,8 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         assert settings.slack_signing_secret is not None  # checked above
         routes.append(Route("/slack/events", events_endpoint(
             registry.app_for, settings.slack_signing_secret), methods=["POST"]))
-    log.info("slack_installed", mode="socket" if socket_mode else "http", oauth=oauth)
+    log.info("slack_installed", mode="socket" if socket_mode else "http", oauth=oauth,
+             messages_per_second=RateLimits().shared_by(settings.workers).workspace_per_second)
 
 
 def install_shortcut(

@@ -8,6 +8,7 @@ the sender kept, not the network's jitter on a loaded machine."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -23,6 +24,14 @@ class RateLimits:
     workspace_per_second: float = 8.0
     concurrency: int = 256
     call_timeout: float = 30.0
+
+    def shared_by(self, processes: int) -> RateLimits:
+        """The limits of one of `processes` processes sending for the same workspaces (the
+        workers of `timebot serve --workers N`, each with its own pacer): the workspace's rate
+        split evenly, so that together they keep it. A channel's pace needs no share: the
+        rows of one channel are sent one after another (a lane), whichever process sends."""
+        return dataclasses.replace(
+            self, workspace_per_second=self.workspace_per_second / max(1, processes))
 
 
 def bulk_at_once(limits: RateLimits) -> int:
