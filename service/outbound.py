@@ -19,8 +19,10 @@ address (IPv4-mapped, 6to4, NAT64; IPv4-compatible ones are reserved).
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -155,14 +157,22 @@ class _GuardedBackend(httpcore.AsyncNetworkBackend):
         await self.inner.sleep(seconds)
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """The verifying TLS context of every guarded transport in this process: made once (it
+    reads the CA bundle, 30 ms each time), shared (an SSLContext serves any number of
+    connections, from any thread)."""
+    return httpx.create_ssl_context()
+
+
 class GuardedTransport(httpx.AsyncHTTPTransport):
     """httpx's transport over a connection pool with the guarded backend (TLS names the
     original host: httpcore passes it as the server name, not the address)."""
 
     def __init__(self, policy: OutboundPolicy) -> None:
-        super().__init__(trust_env=False)
+        super().__init__(verify=_ssl_context(), trust_env=False)  # (its pool is replaced)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=_ssl_context(),
             max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0,
             network_backend=_GuardedBackend(policy),
         )
