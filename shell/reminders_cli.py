@@ -99,20 +99,19 @@ def send_command(settings: Settings, org_id: str, at_text: str | None) -> None:
                                  param_hint="--at")
     from mail.outbound.reminder_preview import send_due
 
-    async def queue(ctx: Any, jobs: Any) -> Any:
-        return await send_due(ctx, jobs.scheduler, org_id)
-
-    async def deliver(ctx: Any, _jobs: Any) -> None:
+    async def queue_then_deliver(ctx: Any, jobs: Any) -> Any:
+        queued = await send_due(ctx, jobs.scheduler, org_id)
+        # What is due is decided as at --at; the mail is handed over now, on the real clock:
+        # its leases must hold against a running timebot's worker (leases taken as at a past
+        # --at looked expired to it, and it sent the same mail too).
+        clock.frozen_ms = None
         try:
             for _ in range(1000):  # bounded: a relay that fails reschedules, which ends it
                 if not await ctx.mail.outbox_worker.run_once():
                     break
         finally:
             await ctx.mail.outbox_worker.stop()  # the relay's sessions ended (QUIT)
+        return queued
 
-    # What is due is decided as at --at; the mail is handed over now, on the real clock: its
-    # leases must hold against a running timebot's worker (leases taken as at a past --at
-    # looked expired to it, and it sent the same mail too).
-    queued, reports = asyncio.run(_with_mail(settings, clock, org_id, queue))
-    asyncio.run(_with_mail(settings, Clock(), org_id, deliver))
+    queued, reports = asyncio.run(_with_mail(settings, clock, org_id, queue_then_deliver))
     click.echo(f"queued {queued} reminder(s) and digest(s), {reports} report mail(s)")
