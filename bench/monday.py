@@ -87,6 +87,7 @@ class Paths:
     reviews_doubled: int = 0
     reminder_s: float = 0.0
     reminder_wall_s: float = 0.0
+    reminder_cpu_s: float = 0.0
     reminders: tuple[int, int, int] = (0, 0, 0)  # (queued, arrived, people reminded twice)
     reminders_from: int = 0  # the relay's count of reminders before the run
     slack_origin: float = 0.0  # time.monotonic() at the first submission
@@ -133,7 +134,8 @@ async def _fanout(world: Monday, week: int, paths: Paths) -> list[str]:
 
 async def _reminders(world: Monday, at: str, paths: Paths) -> None:
     before = paths.reminders_from = len(world.arrivals.reminders)
-    started, paths.reminder_wall_s, queued = await reminder_run(world, at)
+    started, paths.reminder_wall_s, paths.reminder_cpu_s, queued = await reminder_run(
+        world, at)
     await _until(world, lambda: len(world.arrivals.reminders) - before >= queued, "reminders")
     mails = world.arrivals.reminders[before:]
     paths.reminders = (queued, len(mails), 0)
@@ -237,8 +239,9 @@ def _report(alone: Paths, mixed: Paths) -> list[Figure]:
              f"doubled {paths.reviews_doubled}; slash commands {len(paths.acks)}, acks over "
              f"3 s {sum(ms > SLACK_LIMIT_MS for ms in _ms(paths.acks))}, not 200 {refused}; "
              f"reminders queued {paths.reminders[0]}, arrived {paths.reminders[1]}, people "
-             f"reminded more than once {paths.reminders[2]} (the "
-             f"command took {paths.reminder_wall_s:.1f} s); review mail latency p50 "
+             f"reminded more than once {paths.reminders[2]} (the command took "
+             f"{paths.reminder_wall_s:.1f} s, {paths.reminder_cpu_s:.1f} CPU-s); review mail "
+             f"latency p50 "
              f"{paths.review_p50_s:.1f} s; Slack messages posted from the first submission "
              f"{paths.slack_posts[0]}, the last after {paths.slack_posts[1]:.1f} s; "
              f"submissions refused {len(paths.submissions_refused)}")

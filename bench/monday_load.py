@@ -16,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from email.utils import parseaddr
@@ -68,25 +70,36 @@ async def submissions(world: Monday, week: int, seconds: float
     return started, refused
 
 
-async def reminder_run(world: Monday, at: str) -> tuple[float, float, int]:
-    """`timebot reminders send --at`: (its start, s since the epoch; its wall time, s; how many
-    it queued)."""
+async def reminder_run(world: Monday, at: str) -> tuple[float, float, float, int]:
+    """`timebot reminders send --at`: (its start, s since the epoch; its wall time, s; the CPU
+    seconds it used, user and system, its own children's included; how many it queued)."""
     started, clock = time.time(), time.perf_counter()
     command = timebot_command("reminders", "send", "--org", world.org_id, "--at", at)
     spy = os.environ.get("BENCH_MONDAY_PY_SPY")
     if spy:  # diagnosis: the run's collapsed stacks, a file a run
         command = [str(Path(sys.executable).with_name("py-spy")), "record", "-r", "200",
                    "-f", "raw", "-o", f"{spy}.{at[:10]}", "--", *command]
-    process = await asyncio.create_subprocess_exec(
-        *command,
-        env=world.env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await process.communicate()
+    code, said_out, said_err, cpu = await asyncio.to_thread(_run_measured, command, world.env)
     wall = time.perf_counter() - clock
-    if process.returncode:
-        raise RuntimeError(f"timebot reminders send: {err.decode()[-2000:]}")
-    said = [line for line in out.decode().splitlines()  # (py-spy writes its own lines too)
+    if code:
+        raise RuntimeError(f"timebot reminders send: {said_err[-2000:]}")
+    said = [line for line in said_out.splitlines()  # (py-spy writes its own lines too)
             if line.startswith("queued ")][-1]  # "queued N reminder(s) and digest(s)"
-    return started, wall, int(said.split()[1])
+    return started, wall, cpu, int(said.split()[1])
+
+
+def _run_measured(command: list[str], env: dict[str, str]) -> tuple[int, str, str, float]:
+    """Runs `command` to its end: (exit code, stdout, stderr, CPU seconds it used). Reaped
+    with wait4, which gives this one process's resource use (its own children's included):
+    RUSAGE_CHILDREN would add any other child of the bench that ended meanwhile."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=err)
+        _pid, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (process.returncode, out.read().decode(), err.read().decode(),
+                usage.ru_utime + usage.ru_stime)
 
 
 def replies(world: Monday, reviews: list[Arrival], first: int) -> list[tuple[Mail, str]]:
