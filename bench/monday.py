@@ -16,7 +16,9 @@ Each figure is the mixed load's, beside the same path alone in the same run as i
 - monday_fanout_seconds: s from the first submission to the last of their review mails
   arriving (goal: within 1.5x alone);
 - monday_reminder_run_seconds: s from starting `timebot reminders send` to the last of its
-  reminders arriving (goal: within 1.5x alone).
+  reminders arriving (goal: within 1.5x alone);
+- monday_reminder_run_cpu_seconds: the CPU seconds that command used (its own work: beside
+  the figure above, what is left of its time was spent waiting for a core).
 Notes (stderr, '#'): receipts and review mails lost or doubled (must be 0), acks over 3 s.
 
 BENCH_MONDAY_DB=sqlite|postgresql (default sqlite; PostgreSQL on TIMEBOT_TEST_PG's server),
@@ -61,7 +63,7 @@ from bench.slack_ack import percentile
 
 FIGURES = ("monday_receipt_p99", "monday_receipt_p50", "monday_first_review_mail",
            "monday_slack_ack_p99", "monday_slack_ack_max", "monday_fanout_seconds",
-           "monday_reminder_run_seconds")
+           "monday_reminder_run_seconds", "monday_reminder_run_cpu_seconds")
 REMINDERS_AT = {"alone": "2026-03-16T07:00:00+00:00", "mixed": "2026-03-23T07:00:00+00:00"}
 SLACK_LIMIT_MS = 3000.0
 
@@ -259,6 +261,8 @@ def _report(alone: Paths, mixed: Paths) -> list[Figure]:
         Figure("monday_slack_ack_max", max(acks[0]), "ms", max(acks[1])),
         Figure("monday_fanout_seconds", mixed.fanout_s, "s", alone.fanout_s),
         Figure("monday_reminder_run_seconds", mixed.reminder_s, "s", alone.reminder_s),
+        Figure("monday_reminder_run_cpu_seconds", mixed.reminder_cpu_s, "s",
+               alone.reminder_cpu_s),
     ]
 
 
