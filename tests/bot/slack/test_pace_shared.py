@@ -1,7 +1,7 @@
 """Slack's pace of a workspace is the app's, not a process's: the workers of `timebot serve
 --workers N` each send at 1/N of it, so that together they keep it (each worker has a pacer
 of its own; before, two workers posted up to twice the workspace's rate: the monday bench's
-1,440 review DMs went out at 10–12 a second against a pace of 8)."""
+1,440 review DMs went out at 10 to 12 a second against a pace of 8)."""
 
 from __future__ import annotations
 
