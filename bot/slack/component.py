@@ -100,14 +100,16 @@ def bot_of(runtime: Runtime) -> SlackBot | None:
 class Shared:
     """What every bot of the process shares (#27: 100 installations on one process): the
     slots bounding the work after the acks, the deduplication of Slack's retries, where the
-    installations' parts register (routed by organisation: bot.slack.routes) and the slots of the
-    nudge ticks."""
+    installations' parts register (routed by organisation: bot.slack.routes), the slots of the
+    nudge ticks, and the pace each workspace's sender keeps (this process's share of Slack's,
+    `RateLimits.shared_by`)."""
 
     work_slots: asyncio.Semaphore
     dedup: SlackDeduplication
     routes: OrganisationRoutes | None
     direct: DirectHub
     ticks: asyncio.Semaphore
+    limits: RateLimits
 
     @classmethod
     def of(cls, runtime: Runtime, reviews: ReviewDispatch, *, routed: bool) -> Shared:
@@ -117,7 +119,8 @@ class Shared:
                    SlackDeduplication(runtime.state_sessions, runtime.clock,
                                       runtime.read_sessions),
                    OrganisationRoutes(runtime.bus, reviews, scheduler) if routed else None,
-                   DirectHub(runtime.bus, reviews, scheduler), asyncio.Semaphore(TICK_SLOTS))
+                   DirectHub(runtime.bus, reviews, scheduler), asyncio.Semaphore(TICK_SLOTS),
+                   RateLimits().shared_by(runtime.settings.workers))
 
 
 def build_bot(
@@ -161,7 +164,7 @@ def build_bot(
         runtime=runtime, web=client,
         identity=Identity(client, runtime.directory, workspace),
         sender=SlackSender(runtime.state_sessions, client, runtime.clock,
-                           limits=RateLimits().shared_by(runtime.settings.workers),
+                           limits=shared.limits,
                            may_send=may_send,
                            team_id=installed.team_id if installed is not None else None,
                            poll_seconds=INSTALLATION_POLL_SECONDS if installed is not None
@@ -299,7 +302,7 @@ def install_slack(runtime: Runtime, routes: list[BaseRoute], reviews: ReviewDisp
         routes.append(Route("/slack/events", events_endpoint(
             registry.app_for, settings.slack_signing_secret), methods=["POST"]))
     log.info("slack_installed", mode="socket" if socket_mode else "http", oauth=oauth,
-             messages_per_second=RateLimits().shared_by(settings.workers).workspace_per_second)
+             messages_per_second=shared.limits.workspace_per_second)
 
 
 def install_shortcut(

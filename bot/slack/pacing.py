@@ -28,8 +28,10 @@ class RateLimits:
     def shared_by(self, processes: int) -> RateLimits:
         """The limits of one of `processes` processes sending for the same workspaces (the
         workers of `timebot serve --workers N`, each with its own pacer): the workspace's rate
-        split evenly, so that together they keep it. A channel's pace needs no share: the
-        rows of one channel are sent one after another (a lane), whichever process sends."""
+        split evenly, so that together they keep it. A channel's pace is not split: within a
+        process a channel's rows go one after another (its lane), but the sender's claims have
+        no lanes, so two processes may each hold a row of one channel and send them closer
+        together than `per_channel_interval` (Slack allows a channel short bursts)."""
         return dataclasses.replace(
             self, workspace_per_second=self.workspace_per_second / max(1, processes))
 
